@@ -1,0 +1,23 @@
+"""Every tensor operation amber knows, defined once (see `opdef.OpDef`).
+
+`amber.ops.relu(x)` and `amber.ops.ReLU()(x)` run eagerly on NumPy arrays; the frontend compiles
+the same spellings into graph nodes.
+"""
+from .opdef import REQUIRED, Dyn, OpDef, OpFunction, Primitive
+from .registry import FUNCTIONS, METHODS, NUMPY, OPERATORS, OPS, PRIMITIVES, lookup
+
+__all__ = ["OpDef", "OpFunction", "Primitive", "Dyn", "REQUIRED", "OPS", "FUNCTIONS", "NUMPY",
+           "METHODS", "OPERATORS", "PRIMITIVES", "lookup", *FUNCTIONS, *PRIMITIVES]
+
+
+def __getattr__(name: str):
+    """`ops.relu`, `ops.ReduceMean`: the public spellings, straight from the registry."""
+    if name in FUNCTIONS:
+        return FUNCTIONS[name]
+    if name in PRIMITIVES:
+        return PRIMITIVES[name]
+    raise AttributeError(f"amber.ops has no operation {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

@@ -1,0 +1,131 @@
+"""`OpDef`: everything amber knows about one tensor operation, declared once.
+
+An op has tensor *inputs* (values, known at run time) and *attributes* (Python constants fixed at
+compile time: axes, strides, dtypes). The public spellings users write (`ops.reduce_mean`,
+`np.mean`, `x.mean()`, `ops.ReduceMean(keep_dims=True)`) are `OpFunction`s and `Primitive`s: each
+binds the user's arguments to (inputs, attrs) of its op, eagerly and in the frontend alike.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping
+
+from .types import Type
+
+Binder = Callable[..., tuple[tuple[Any, ...], dict[str, Any]]]
+"""Maps a spelling's arguments to `(inputs, attrs)` of its op, without looking at input values."""
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class OpDef:
+    """One tensor operation.
+
+    - `inputs`: names of the tensor inputs, in order. A sequence input (concat, stack) is one
+      input holding a tuple or list value.
+    - `attrs`: attribute names with their defaults (`REQUIRED` when there is none).
+    - `kernel(*inputs, **attrs)`: the eager NumPy implementation; constant folding runs it too.
+    - `infer(*input_types, **attrs) -> Type`: the shape/dtype rule; raises ValueError or
+      TypeError with a message naming the op and the shapes when the inputs do not fit.
+    - `emit`: how generated code spells the op: a Python expression whose free names are the
+      input and attribute names (`"np.maximum(x, 0)"`), or `emit(attrs) -> str` picking one.
+    - `helpers`: module-level functions (NumPy only) the emitted expression calls; codegen copies
+      their source into the generated module.
+    - `grad(...)`: the gradient rule, in terms of other ops (filled by the autodiff work).
+    - `effects`: the op has a side effect (printing, randomness, writing state): never folded,
+      merged or removed, and ordered by control edges.
+    - `can_raise`: the op may raise on valid-typed inputs (e.g. indexing out of range), so it is
+      not hoisted out of a loop that may run zero times.
+    """
+    name: str
+    inputs: tuple[str, ...]
+    kernel: Callable[..., Any]
+    infer: Callable[..., Type]
+    emit: str | Callable[[Mapping[str, Any]], str]
+    attrs: Mapping[str, Any] = field(default_factory=dict)
+    helpers: tuple[Callable[..., Any], ...] = ()
+    grad: Callable[..., Any] | None = None
+    effects: bool = False
+    can_raise: bool = False
+    commutative: bool = False
+    elementwise: bool = False
+    operator: str | None = None
+    """The Python AST operator class name this op implements (`"Add"` for `+`, `"USub"`, `"Lt"`)."""
+
+    def template(self, attrs: Mapping[str, Any]) -> str:
+        """The emit expression for these attribute values."""
+        return self.emit if isinstance(self.emit, str) else self.emit(attrs)
+
+    def full_attrs(self, attrs: Mapping[str, Any]) -> dict[str, Any]:
+        """`attrs` completed with defaults; raises TypeError naming unknown or missing ones."""
+        unknown = set(attrs) - set(self.attrs)
+        if unknown:
+            raise TypeError(f"{self.name}: unknown attribute(s) {', '.join(sorted(unknown))}")
+        full = {**self.attrs, **attrs}
+        missing = [k for k, v in full.items() if v is REQUIRED]
+        if missing:
+            raise TypeError(f"{self.name}: missing attribute(s) {', '.join(missing)}")
+        return full
+
+    def __call__(self, *inputs: Any, **attrs: Any) -> Any:
+        """Run the kernel eagerly on canonical (inputs, attrs)."""
+        return self.kernel(*inputs, **self.full_attrs(attrs))
+
+
+@dataclass(frozen=True, slots=True)
+class Dyn:
+    """Inside an attribute (e.g. getitem's `index`), a reference to the k-th variadic input: the
+    part of the structure only known at run time. Prints as `$k`."""
+    k: int
+
+    def __repr__(self) -> str:
+        return f"${self.k}"
+
+
+class _Required:
+    def __repr__(self) -> str:
+        return "REQUIRED"
+
+
+REQUIRED: Any = _Required()
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class OpFunction:
+    """A public functional spelling of an op: `ops.relu`, `ops.reduce_mean`, `np.tanh`, the
+    `x.sum` method. Calling it runs eagerly; the frontend calls `bind` with IR values instead."""
+    name: str
+    op: OpDef
+    binder: Binder
+
+    def bind(self, *args: Any, **kwargs: Any) -> tuple[tuple[Any, ...], dict[str, Any]]:
+        inputs, attrs = self.binder(*args, **kwargs)
+        return tuple(inputs), self.op.full_attrs(attrs)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        inputs, attrs = self.bind(*args, **kwargs)
+        return self.op.kernel(*inputs, **attrs)
+
+    def __repr__(self) -> str:
+        return f"<amber op function {self.name} -> {self.op.name}>"
+
+
+class Primitive:
+    """MindSpore's primitive-instance style: `ops.ReduceMean(keep_dims=True)(x, axis)`.
+
+    Subclasses set `op` and define `binder(self, *args, **kwargs)`; constructor arguments are
+    kept on the instance (they are compile-time constants)."""
+    op: OpDef
+
+    def binder(self, *args: Any, **kwargs: Any) -> tuple[tuple[Any, ...], dict[str, Any]]:
+        raise NotImplementedError(f"{type(self).__name__} does not define binder")
+
+    def bind(self, *args: Any, **kwargs: Any) -> tuple[tuple[Any, ...], dict[str, Any]]:
+        inputs, attrs = self.binder(*args, **kwargs)
+        return tuple(inputs), self.op.full_attrs(attrs)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        inputs, attrs = self.bind(*args, **kwargs)
+        return self.op.kernel(*inputs, **attrs)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}()"

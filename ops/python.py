@@ -1,0 +1,103 @@
+"""Python-level ops: constants, tuples, run-time lists, conversions, print, assert, raise.
+
+These are what a `construct` body does besides tensor math; the frontend makes them, codegen
+spells them as plain Python.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from .opdef import REQUIRED, OpDef
+from .types import (AnyType, ListType, NoneType, Scalar, Tensor, TupleType, Type, join_types,
+                    type_of)
+
+
+def _tensor_or_scalar(op: str, t: Type) -> None:
+    if not isinstance(t, Tensor | Scalar):
+        raise TypeError(f"{op}: expected a tensor or a Python scalar, got {t}")
+
+
+def _to_python(kind: type):
+    def infer(x: Type) -> Type:
+        _tensor_or_scalar(kind.__name__, x)
+        if isinstance(x, Tensor) and x.is_static and 1 not in (x.shape or (1,)) and x.shape:
+            # NOTE: int()/float() of an array with more than one element fails eagerly too.
+            raise TypeError(f"{kind.__name__}(): only size-1 arrays convert, got {x}")
+        return Scalar(kind)
+    return infer
+
+
+def _list_append_infer(items: Type, x: Type) -> Type:
+    if not isinstance(items, ListType):
+        raise TypeError(f"list_append: expected a list, got {items}")
+    return ListType(x if isinstance(items.element, AnyType) else join_types([items.element, x]))
+
+
+def list_append_kernel(items: list, x: Any) -> list:
+    """Append in place and hand the same list on (the IR threads lists as values)."""
+    items.append(x)
+    return items
+
+
+def assert_that(cond: Any, message: Any) -> None:
+    """A run-time `assert` that survives `python -O`."""
+    if not cond:
+        raise AssertionError(message) if message is not None else AssertionError()
+
+
+def raise_error(exc_type: type, *args: Any) -> None:
+    """A run-time `raise exc_type(*args)`."""
+    raise exc_type(*args)
+
+
+def _len_infer(x: Type) -> Type:
+    if not isinstance(x, Tensor | ListType | TupleType):
+        raise TypeError(f"len(): expected a sized value, got {x}")
+    if isinstance(x, Tensor) and x.rank == 0:
+        raise TypeError("len() of a 0-d array")
+    return Scalar(int)
+
+
+constant = OpDef(
+    "constant", (), kernel=lambda value: value, infer=lambda value: type_of(value),
+    emit="value", attrs={"value": REQUIRED})
+undefined = OpDef(
+    "undefined", (), kernel=lambda name: None, infer=lambda name: AnyType(),
+    emit="None", attrs={"name": REQUIRED})
+"""The value of a variable on a path that never bound it; codegen leaves the name unassigned, so
+reading it raises UnboundLocalError exactly as Python would."""
+make_tuple = OpDef(
+    "make_tuple", ("*xs",), kernel=lambda *xs: tuple(xs),
+    infer=lambda *xs: TupleType(xs), emit="(*xs,)")
+tuple_getitem = OpDef(
+    "tuple_getitem", ("t",), kernel=lambda t, index: t[index],
+    infer=lambda t, index: t.elements[index], emit="t[index]", attrs={"index": REQUIRED})
+list_new = OpDef(
+    "list_new", ("*xs",), kernel=lambda *xs: list(xs),
+    infer=lambda *xs: ListType(join_types(list(xs)) if xs else AnyType()), emit="[*xs]",
+    effects=True)  # NOTE: effectful so CSE never merges two fresh lists into one object
+list_append = OpDef(
+    "list_append", ("items", "x"), kernel=list_append_kernel, infer=_list_append_infer,
+    emit="list_append_kernel(items, x)", helpers=(list_append_kernel,), effects=True)
+length = OpDef("len", ("x",), kernel=len, infer=_len_infer, emit="len(x)")
+to_int = OpDef("int", ("x",), kernel=int, infer=_to_python(int), emit="int(x)", can_raise=True)
+to_float = OpDef(
+    "float", ("x",), kernel=float, infer=_to_python(float), emit="float(x)", can_raise=True)
+to_bool = OpDef("bool", ("x",), kernel=bool, infer=_to_python(bool), emit="bool(x)",
+                can_raise=True)
+not_ = OpDef("not", ("x",), kernel=lambda x: not x, infer=_to_python(bool), emit="not x",
+             operator="Not", can_raise=True)
+print_ = OpDef(
+    "print", ("*xs",), kernel=lambda *xs, sep, end: print(*xs, sep=sep, end=end),
+    infer=lambda *xs, sep, end: NoneType(), emit="print(*xs, sep=sep, end=end)",
+    attrs={"sep": " ", "end": "\n"}, effects=True)
+assert_ = OpDef(
+    "assert", ("cond", "message"), kernel=assert_that, infer=lambda cond, message: NoneType(),
+    emit="assert_that(cond, message)", helpers=(assert_that,), effects=True, can_raise=True)
+raise_ = OpDef(
+    "raise", ("*args",), kernel=lambda *args, exc_type: raise_error(exc_type, *args),
+    infer=lambda *args, exc_type: NoneType(), emit="raise_error(exc_type, *args)",
+    attrs={"exc_type": REQUIRED}, helpers=(raise_error,), effects=True, can_raise=True)
+
+OPS = (constant, undefined, make_tuple, tuple_getitem, list_new, list_append, length, to_int,
+       to_float, to_bool, not_, print_, assert_, raise_)

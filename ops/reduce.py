@@ -1,0 +1,2 @@
+"""placeholder: filled by the ops work."""
+OPS = ()

@@ -1,0 +1,50 @@
+"""The op registry: name -> OpDef, and the tables the frontend uses to recognise spellings.
+
+Built explicitly from each family file's tuples (`OPS`, `FUNCTIONS`, `NUMPY`, `METHODS`,
+`PRIMITIVES`); nothing registers itself on import.
+"""
+from __future__ import annotations
+
+from types import ModuleType
+
+from . import creation, elementwise, nn, python, reduce, shape
+from .opdef import OpDef, OpFunction, Primitive
+
+FAMILIES: tuple[ModuleType, ...] = (python, elementwise, reduce, shape, creation, nn)
+
+
+def _table(attr: str, key) -> dict:
+    table: dict = {}
+    for family in FAMILIES:
+        for entry in getattr(family, attr, ()):
+            name = key(entry)
+            assert name not in table, f"{attr}: {name!r} is declared twice"
+            table[name] = entry
+    return table
+
+
+OPS: dict[str, OpDef] = _table("OPS", lambda op: op.name)
+"""Every op by name."""
+
+FUNCTIONS: dict[str, OpFunction] = _table("FUNCTIONS", lambda f: f.name)
+"""`amber.ops.<name>` functional spellings (MindSpore names)."""
+
+NUMPY: dict[str, OpFunction] = _table("NUMPY", lambda f: f.name)
+"""`np.<name>` functions the frontend compiles, by NumPy name."""
+
+METHODS: dict[str, OpFunction] = _table("METHODS", lambda f: f.name)
+"""ndarray methods (`x.sum(...)`) by method name; the binder takes the array first."""
+
+PRIMITIVES: dict[str, type[Primitive]] = _table("PRIMITIVES", lambda p: p.__name__)
+"""`amber.ops.<Name>` primitive classes (MindSpore's `ops.ReLU()` style)."""
+
+OPERATORS: dict[str, OpDef] = {op.operator: op for op in OPS.values() if op.operator}
+"""Python operators by AST class name (`"Add"`, `"USub"`, `"Lt"`, ...)."""
+
+
+def lookup(name: str) -> OpDef:
+    """The op called `name`; KeyError with a readable message otherwise."""
+    try:
+        return OPS[name]
+    except KeyError:
+        raise KeyError(f"no op named {name!r}") from None

@@ -1,0 +1,198 @@
+"""The value types amber reasons about: tensors with static or symbolic shapes, Python scalars,
+tuples, lists and None. They live beneath `ops` because every shape rule speaks them;
+`amber.graph.types` re-exports them as the IR's type system.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Union
+
+import numpy as np
+
+Dim = Union[int, str]
+"""A dimension: a known size, or a symbol name ("?" is an anonymous unknown size)."""
+
+UNKNOWN: Dim = "?"
+
+
+@dataclass(frozen=True, slots=True)
+class Tensor:
+    """An ndarray (or NumPy scalar when the shape is ()) of a fixed dtype."""
+    shape: tuple[Dim, ...]
+    dtype: np.dtype
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "shape", tuple(self.shape))
+        object.__setattr__(self, "dtype", np.dtype(self.dtype))
+
+    @property
+    def rank(self) -> int:
+        return len(self.shape)
+
+    @property
+    def is_static(self) -> bool:
+        return all(isinstance(d, int) for d in self.shape)
+
+    def __str__(self) -> str:
+        return f"{dtype_short(self.dtype)}[{','.join(str(d) for d in self.shape)}]"
+
+
+@dataclass(frozen=True, slots=True)
+class Scalar:
+    """A Python scalar (`int`, `float` or `bool`): weakly typed in NumPy promotion."""
+    kind: type
+
+    def __post_init__(self) -> None:
+        assert self.kind in (int, float, bool), f"Scalar kind must be int/float/bool, not {self.kind}"
+
+    def __str__(self) -> str:
+        return self.kind.__name__
+
+
+@dataclass(frozen=True, slots=True)
+class TupleType:
+    """A Python tuple of a fixed length."""
+    elements: tuple[Type, ...]
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "elements", tuple(self.elements))
+
+    def __str__(self) -> str:
+        return "(" + ", ".join(str(e) for e in self.elements) + ("," if len(self.elements) == 1 else "") + ")"
+
+
+@dataclass(frozen=True, slots=True)
+class ListType:
+    """A Python list whose length is known only at run time; every element has type `element`."""
+    element: Type
+
+    def __str__(self) -> str:
+        return f"list[{self.element}]"
+
+
+@dataclass(frozen=True, slots=True)
+class NoneType:
+    """Python's None."""
+
+    def __str__(self) -> str:
+        return "none"
+
+
+@dataclass(frozen=True, slots=True)
+class StrType:
+    """A Python string (print and assert messages, dtype names)."""
+
+    def __str__(self) -> str:
+        return "str"
+
+
+@dataclass(frozen=True, slots=True)
+class AnyType:
+    """A value whose kind differs between paths (e.g. returns of different structure). Only
+    returning or passing it along is allowed; ops reject it."""
+
+    def __str__(self) -> str:
+        return "any"
+
+
+Type = Union[Tensor, Scalar, TupleType, ListType, NoneType, StrType, AnyType]
+
+_SHORT = {"float16": "f16", "float32": "f32", "float64": "f64", "int8": "i8", "int16": "i16",
+          "int32": "i32", "int64": "i64", "uint8": "u8", "uint16": "u16", "uint32": "u32",
+          "uint64": "u64", "bool": "b1", "complex64": "c64", "complex128": "c128"}
+_LONG = {v: k for k, v in _SHORT.items()}
+
+
+def dtype_short(dtype: np.dtype) -> str:
+    """`float32` -> `f32`, as the text IR spells dtypes."""
+    return _SHORT.get(np.dtype(dtype).name, np.dtype(dtype).name)
+
+
+def dtype_from_short(text: str) -> np.dtype:
+    """Inverse of `dtype_short`."""
+    return np.dtype(_LONG.get(text, text))
+
+
+def broadcast_shapes(*shapes: tuple[Dim, ...]) -> tuple[Dim, ...]:
+    """NumPy broadcasting over possibly symbolic shapes; raises ValueError when sizes clash."""
+    rank = max((len(s) for s in shapes), default=0)
+    out: list[Dim] = []
+    for axis in range(rank):
+        dims = [s[axis - rank + len(s)] for s in shapes if axis - rank + len(s) >= 0]
+        sizes = {d for d in dims if d != 1}
+        known = {d for d in sizes if isinstance(d, int)}
+        if len(known) > 1:
+            raise ValueError(f"shapes {' and '.join(_fmt(s) for s in shapes)} do not broadcast")
+        if known:
+            out.append(known.pop())
+        elif len(sizes) == 1:
+            out.append(sizes.pop())
+        elif sizes:
+            out.append(UNKNOWN)
+        else:
+            out.append(1)
+    return tuple(out)
+
+
+def _fmt(shape: tuple[Dim, ...]) -> str:
+    return "(" + ", ".join(str(d) for d in shape) + ("," if len(shape) == 1 else "") + ")"
+
+
+def result_dtype(*types: Type) -> np.dtype:
+    """The dtype NumPy 2 gives a ufunc over these operands (Python scalars are weak, NEP 50)."""
+    operands = []
+    for t in types:
+        if isinstance(t, Tensor):
+            operands.append(t.dtype)
+        elif isinstance(t, Scalar):
+            operands.append(t.kind(0))
+        else:
+            raise TypeError(f"expected a tensor or a Python scalar, got {t}")
+    return np.result_type(*operands)
+
+
+def type_of(value: object) -> Type:
+    """The type of a concrete Python/NumPy value."""
+    if isinstance(value, np.ndarray | np.generic):
+        return Tensor(np.shape(value), value.dtype)
+    if isinstance(value, bool | int | float):
+        return Scalar(type(value))
+    if value is None:
+        return NoneType()
+    if isinstance(value, str):
+        return StrType()
+    if isinstance(value, tuple):
+        return TupleType(tuple(type_of(v) for v in value))
+    if isinstance(value, list):
+        return ListType(join_types([type_of(v) for v in value]) if value else AnyType())
+    raise TypeError(f"amber has no type for a value of Python type {type(value).__name__}")
+
+
+def join_types(types: list[Type]) -> Type:
+    """The least type covering all of `types` (branch merges, loop-carried values, list items).
+
+    Tensors of one dtype and rank join to a tensor whose disagreeing dims become "?". Python
+    scalars join to the widest kind (bool < int < float). A scalar joined with tensors takes the
+    tensors' type: `s = 0` before `s = s + x[i]` in a loop is the common case. Anything else that
+    disagrees raises TypeError; callers turn that into a located error.
+    """
+    first = types[0]
+    if all(t == first for t in types):
+        return first
+    if all(isinstance(t, Scalar) for t in types):
+        return Scalar(max((t.kind for t in types), key=(bool, int, float).index))
+    tensors = [t for t in types if not isinstance(t, Scalar)]
+    if len(tensors) < len(types) and all(isinstance(t, Tensor) for t in tensors):
+        return join_types(tensors)
+    if all(isinstance(t, Tensor) for t in types):
+        if len({t.dtype for t in types}) != 1 or len({t.rank for t in types}) != 1:
+            raise TypeError("tensors of different dtype or rank: " + ", ".join(map(str, types)))
+        dims = zip(*(t.shape for t in types))
+        return Tensor(tuple(d[0] if len(set(d)) == 1 else UNKNOWN for d in dims), first.dtype)
+    if all(isinstance(t, TupleType) for t in types):
+        if len({len(t.elements) for t in types}) != 1:
+            raise TypeError("tuples of different length: " + ", ".join(map(str, types)))
+        return TupleType(tuple(join_types(list(e)) for e in zip(*(t.elements for t in types))))
+    if all(isinstance(t, ListType) for t in types):
+        return ListType(join_types([t.element for t in types]))
+    raise TypeError("values of different kinds: " + ", ".join(map(str, types)))
