@@ -1,0 +1,4 @@
+"""Python source -> graph IR."""
+from .errors import CompileError
+
+__all__ = ["CompileError"]

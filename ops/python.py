@@ -87,6 +87,22 @@ to_bool = OpDef("bool", ("x",), kernel=bool, infer=_to_python(bool), emit="bool(
                 can_raise=True)
 not_ = OpDef("not", ("x",), kernel=lambda x: not x, infer=_to_python(bool), emit="not x",
              operator="Not", can_raise=True)
+def _builtin_minmax(name: str):
+    def infer(*xs: Type) -> Type:
+        for x in xs:
+            _tensor_or_scalar(name, x)
+        if len(xs) == 1:  # min(seq): the smallest item of a sequence
+            x = xs[0]
+            return Tensor(x.shape[1:], x.dtype) if isinstance(x, Tensor) else x
+        return join_types(list(xs))
+    return infer
+
+
+builtin_min = OpDef("min", ("*xs",), kernel=min, infer=_builtin_minmax("min"), emit="min(*xs)",
+                    can_raise=True)
+builtin_max = OpDef("max", ("*xs",), kernel=max, infer=_builtin_minmax("max"), emit="max(*xs)",
+                    can_raise=True)
+"""Python's `min`/`max` builtins (scalars, or the items of a 1-d sequence), not NumPy's."""
 print_ = OpDef(
     "print", ("*xs",), kernel=lambda *xs, sep, end: print(*xs, sep=sep, end=end),
     infer=lambda *xs, sep, end: NoneType(), emit="print(*xs, sep=sep, end=end)",
@@ -100,4 +116,4 @@ raise_ = OpDef(
     attrs={"exc_type": REQUIRED}, helpers=(raise_error,), effects=True, can_raise=True)
 
 OPS = (constant, undefined, make_tuple, tuple_getitem, list_new, list_append, length, to_int,
-       to_float, to_bool, not_, print_, assert_, raise_)
+       to_float, to_bool, not_, builtin_min, builtin_max, print_, assert_, raise_)

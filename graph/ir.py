@@ -1,0 +1,453 @@
+"""The graph IR core: `Value`, `Use`, `Node`, `Block`, `Graph`, plus `InsertPoint`, `Builder`
+and `Rewriter`, the only ways later stages create and change the IR.
+
+Control flow is structured: a node of kind `if`, `while` or `for` owns nested blocks (regions).
+Use lists are kept right by construction: every way of setting an input goes through
+`Node.set_input` / `Block.set_results`, so `value.uses` is always exact.
+"""
+from __future__ import annotations
+
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any, Iterator, Sequence
+
+from ..ops import OpDef, lookup
+from .types import Scalar, Type, join_types
+
+IF, WHILE, FOR = "if", "while", "for"
+REGION_KINDS = (IF, WHILE, FOR)
+
+
+@dataclass(frozen=True, slots=True)
+class Loc:
+    """A position in the user's source: file, 1-based line, 0-based column, and the line's text."""
+    file: str
+    line: int
+    col: int = 0
+    text: str = ""
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}"
+
+
+@dataclass(slots=True, eq=False)
+class Use:
+    """One use of a value: operand `index` of `user` (a node's input, or a block's result)."""
+    user: Node | Block
+    index: int
+
+
+@dataclass(slots=True, eq=False)
+class Value:
+    """An SSA value, produced by exactly one node output or block parameter."""
+    type: Type
+    name: str = ""
+    owner: Node | Block | None = None
+    index: int = 0
+    uses: list[Use] = field(default_factory=list)
+
+    @property
+    def producer(self) -> Node | None:
+        """The node that computes this value, or None for a block parameter."""
+        return self.owner if isinstance(self.owner, Node) else None
+
+    @property
+    def users(self) -> list[Node | Block]:
+        return [u.user for u in self.uses]
+
+    def replace_all_uses_with(self, new: Value) -> None:
+        """Point every use of this value at `new`; `new` inherits the name hint if it has none."""
+        assert new is not self, "a value cannot replace itself"
+        for use in list(self.uses):
+            if isinstance(use.user, Node):
+                use.user.set_input(use.index, new)
+            else:
+                use.user.set_result(use.index, new)
+        if not new.name:
+            new.name = self.name
+
+    def __repr__(self) -> str:
+        return f"<Value %{self.name or '_'}: {self.type}>"
+
+
+class Node:
+    """One operation: an op from the registry, or a structured control-flow region.
+
+    `blocks` roles: if -> (then, else); while -> (cond, body); for -> (body,).
+    For a `for`, inputs are (start, stop, step, *init) and the body's params (index, *carried).
+    For a `while`, inputs are the initial carried values; both blocks take the carried values.
+    """
+    __slots__ = ("op", "_inputs", "attrs", "outputs", "blocks", "loc", "control_inputs", "parent")
+
+    def __init__(self, op: OpDef | str, inputs: Sequence[Value] = (), attrs: dict | None = None,
+                 output_types: Sequence[Type] = (), output_names: Sequence[str] = (),
+                 blocks: Sequence[Block] = (), loc: Loc | None = None,
+                 control_inputs: Sequence[Node] = ()) -> None:
+        assert isinstance(op, OpDef) or op in REGION_KINDS, f"unknown node kind {op!r}"
+        self.op = op
+        self._inputs: list[Value] = []
+        self.attrs: dict[str, Any] = dict(attrs or {})
+        names = list(output_names) + [""] * (len(output_types) - len(output_names))
+        self.outputs = [Value(t, n, self, i) for i, (t, n) in enumerate(zip(output_types, names))]
+        self.blocks: list[Block] = []
+        self.loc = loc
+        self.control_inputs: list[Node] = list(control_inputs)
+        self.parent: Block | None = None
+        for value in inputs:
+            self._append_input(value)
+        for block in blocks:
+            self.add_block(block)
+
+    # -- identity -------------------------------------------------------------------------
+    @property
+    def name(self) -> str:
+        """The op name (`"relu"`) or region kind (`"if"`)."""
+        return self.op if isinstance(self.op, str) else self.op.name
+
+    @property
+    def is_region(self) -> bool:
+        return isinstance(self.op, str)
+
+    @property
+    def effectful(self) -> bool:
+        """True if the node (or anything nested in it) has a side effect."""
+        if isinstance(self.op, OpDef):
+            return self.op.effects
+        return any(n.effectful for b in self.blocks for n in b.walk())
+
+    @property
+    def output(self) -> Value:
+        assert len(self.outputs) == 1, f"{self.name} has {len(self.outputs)} outputs, not one"
+        return self.outputs[0]
+
+    # -- block roles ----------------------------------------------------------------------
+    @property
+    def then(self) -> Block:
+        assert self.op == IF
+        return self.blocks[0]
+
+    @property
+    def else_(self) -> Block:
+        assert self.op == IF
+        return self.blocks[1]
+
+    @property
+    def cond(self) -> Block:
+        assert self.op == WHILE
+        return self.blocks[0]
+
+    @property
+    def body(self) -> Block:
+        assert self.op in (WHILE, FOR)
+        return self.blocks[-1]
+
+    # -- inputs ---------------------------------------------------------------------------
+    @property
+    def inputs(self) -> tuple[Value, ...]:
+        return tuple(self._inputs)
+
+    @inputs.setter
+    def inputs(self, values: Sequence[Value]) -> None:
+        self._drop_input_uses()
+        self._inputs = []
+        for value in values:
+            self._append_input(value)
+
+    def set_input(self, index: int, value: Value) -> None:
+        """Replace operand `index`, moving the use from the old value to `value`."""
+        old = self._inputs[index]
+        old.uses[:] = [u for u in old.uses if not (u.user is self and u.index == index)]
+        self._inputs[index] = value
+        value.uses.append(Use(self, index))
+
+    def _append_input(self, value: Value) -> None:
+        assert isinstance(value, Value), f"{self.name}: input is {value!r}, not a Value"
+        value.uses.append(Use(self, len(self._inputs)))
+        self._inputs.append(value)
+
+    def _drop_input_uses(self) -> None:
+        for value in self._inputs:
+            value.uses[:] = [u for u in value.uses if u.user is not self]
+
+    # -- structure ------------------------------------------------------------------------
+    def add_block(self, block: Block) -> Block:
+        assert block.parent is None, "block already belongs to a node"
+        block.parent = self
+        self.blocks.append(block)
+        return block
+
+    def walk(self) -> Iterator[Node]:
+        """This node, then every node nested in its blocks, in order."""
+        yield self
+        for block in self.blocks:
+            yield from block.walk()
+
+    def is_ancestor_of(self, other: Node) -> bool:
+        """True if `other` is nested (at any depth) inside one of this node's blocks."""
+        block = other.parent
+        while block is not None and block.parent is not None:
+            if block.parent is self:
+                return True
+            block = block.parent.parent
+        return False
+
+    def erase(self) -> None:
+        """Remove this node; refuses while any output still has uses."""
+        for out in self.outputs:
+            assert not out.uses, f"cannot erase {self.name}: %{out.name} still has uses"
+        self.drop_all_uses()
+        if self.parent is not None:
+            self.parent.remove(self)
+
+    def drop_all_uses(self) -> None:
+        """Release every value this node and its nested blocks use (before discarding them)."""
+        self._drop_input_uses()
+        self._inputs = []
+        for block in self.blocks:
+            block.drop_all_uses()
+
+    def __repr__(self) -> str:
+        outs = ", ".join(f"%{o.name or '_'}" for o in self.outputs)
+        ins = ", ".join(f"%{v.name or '_'}" for v in self._inputs)
+        return f"<Node {outs} = {self.name}({ins})>"
+
+
+class Block:
+    """An ordered list of nodes with parameters (values flowing in) and results (flowing out)."""
+    __slots__ = ("params", "nodes", "_results", "parent")
+
+    def __init__(self, param_types: Sequence[Type] = (), param_names: Sequence[str] = ()) -> None:
+        names = list(param_names) + [""] * (len(param_types) - len(param_names))
+        self.params = [Value(t, n, self, i) for i, (t, n) in enumerate(zip(param_types, names))]
+        self.nodes: list[Node] = []
+        self._results: list[Value] = []
+        self.parent: Node | Graph | None = None
+
+    def add_param(self, type: Type, name: str = "") -> Value:
+        value = Value(type, name, self, len(self.params))
+        self.params.append(value)
+        return value
+
+    @property
+    def results(self) -> tuple[Value, ...]:
+        return tuple(self._results)
+
+    def set_results(self, values: Sequence[Value]) -> None:
+        """Set the yielded values (the block's terminator)."""
+        for value in self._results:
+            value.uses[:] = [u for u in value.uses if u.user is not self]
+        self._results = []
+        for i, value in enumerate(values):
+            assert isinstance(value, Value), f"block result is {value!r}, not a Value"
+            value.uses.append(Use(self, i))
+            self._results.append(value)
+
+    def set_result(self, index: int, value: Value) -> None:
+        old = self._results[index]
+        old.uses[:] = [u for u in old.uses if not (u.user is self and u.index == index)]
+        self._results[index] = value
+        value.uses.append(Use(self, index))
+
+    def insert(self, index: int, node: Node) -> Node:
+        assert node.parent is None, f"{node.name} is already in a block"
+        node.parent = self
+        self.nodes.insert(index, node)
+        return node
+
+    def append(self, node: Node) -> Node:
+        return self.insert(len(self.nodes), node)
+
+    def remove(self, node: Node) -> None:
+        """Detach `node` from this block without touching its uses (to move it elsewhere)."""
+        self.nodes.remove(node)
+        node.parent = None
+
+    def index(self, node: Node) -> int:
+        for i, n in enumerate(self.nodes):
+            if n is node:
+                return i
+        raise ValueError(f"{node!r} is not in this block")
+
+    def walk(self) -> Iterator[Node]:
+        """Every node in this block and, recursively, in the blocks they own."""
+        for node in list(self.nodes):
+            yield from node.walk()
+
+    def drop_all_uses(self) -> None:
+        for node in self.nodes:
+            node.drop_all_uses()
+        self.set_results([])
+
+    @property
+    def owner_node(self) -> Node | None:
+        return self.parent if isinstance(self.parent, Node) else None
+
+    def __repr__(self) -> str:
+        return f"<Block params={len(self.params)} nodes={len(self.nodes)}>"
+
+
+class Graph:
+    """A compiled function: a body block whose params are the inputs and whose results the outputs.
+
+    `meta` carries facts the runtime needs that are not computation (e.g. which leading inputs
+    are parameters, by attribute path); it is printed and serialized with the graph.
+    """
+    __slots__ = ("name", "body", "meta")
+
+    def __init__(self, name: str, body: Block | None = None, meta: dict | None = None) -> None:
+        self.name = name
+        self.body = body if body is not None else Block()
+        self.body.parent = self
+        self.meta: dict[str, Any] = dict(meta or {})
+
+    @property
+    def inputs(self) -> list[Value]:
+        return self.body.params
+
+    @property
+    def outputs(self) -> tuple[Value, ...]:
+        return self.body.results
+
+    def walk(self) -> Iterator[Node]:
+        return self.body.walk()
+
+    def __repr__(self) -> str:
+        return f"<Graph {self.name}>"
+
+
+@dataclass(frozen=True, slots=True)
+class InsertPoint:
+    """Where new nodes go: before `anchor` in `block`, or at the end when `anchor` is None."""
+    block: Block
+    anchor: Node | None = None
+
+    @staticmethod
+    def before(node: Node) -> InsertPoint:
+        assert node.parent is not None, "node is not in a block"
+        return InsertPoint(node.parent, node)
+
+    @staticmethod
+    def after(node: Node) -> InsertPoint:
+        block = node.parent
+        assert block is not None, "node is not in a block"
+        i = block.index(node)
+        return InsertPoint(block, block.nodes[i + 1] if i + 1 < len(block.nodes) else None)
+
+    @staticmethod
+    def at_start(block: Block) -> InsertPoint:
+        return InsertPoint(block, block.nodes[0] if block.nodes else None)
+
+    @staticmethod
+    def at_end(block: Block) -> InsertPoint:
+        return InsertPoint(block, None)
+
+    def insert(self, node: Node) -> Node:
+        index = len(self.block.nodes) if self.anchor is None else self.block.index(self.anchor)
+        return self.block.insert(index, node)
+
+
+class Builder:
+    """Creates nodes at an insertion point, inferring their types from the op registry."""
+
+    def __init__(self, ip: InsertPoint, loc: Loc | None = None) -> None:
+        self.ip = ip
+        self.loc = loc
+
+    @contextmanager
+    def at(self, ip: InsertPoint) -> Iterator[Builder]:
+        """Build at `ip` inside the `with`; the old insertion point comes back on exit."""
+        saved, self.ip = self.ip, ip
+        try:
+            yield self
+        finally:
+            self.ip = saved
+
+    def insert(self, node: Node) -> Node:
+        if node.loc is None:
+            node.loc = self.loc
+        return self.ip.insert(node)
+
+    def op(self, op: OpDef | str, *inputs: Value, name: str = "", loc: Loc | None = None,
+           control_inputs: Sequence[Node] = (), **attrs: Any) -> Value:
+        """Add one op node and return its output; the type comes from the op's `infer`."""
+        opdef = lookup(op) if isinstance(op, str) else op
+        full = opdef.full_attrs(attrs)
+        out_type = opdef.infer(*(v.type for v in inputs), **full)
+        node = Node(opdef, inputs, full, [out_type], [name], loc=loc,
+                    control_inputs=control_inputs)
+        return self.insert(node).output
+
+    def constant(self, value: Any, name: str = "") -> Value:
+        return self.op("constant", name=name, value=value)
+
+    def if_(self, cond: Value, then: Block, else_: Block, types: Sequence[Type] | None = None,
+            names: Sequence[str] = ()) -> list[Value]:
+        """An If region over filled blocks; output types default to the join of both arms."""
+        if types is None:
+            types = [join_types([a.type, b.type]) for a, b in zip(then.results, else_.results)]
+        return self.insert(Node(IF, [cond], {}, types, names, [then, else_])).outputs
+
+    def while_(self, inits: Sequence[Value], cond: Block, body: Block,
+               names: Sequence[str] = ()) -> list[Value]:
+        """A While region; carried types are the body's parameter types."""
+        types = [p.type for p in body.params]
+        return self.insert(Node(WHILE, inits, {}, types, names, [cond, body])).outputs
+
+    def for_(self, start: Value, stop: Value, step: Value, inits: Sequence[Value], body: Block,
+             names: Sequence[str] = ()) -> list[Value]:
+        """A For region over range(start, stop, step); body params are (index, *carried)."""
+        types = [p.type for p in body.params[1:]]
+        return self.insert(Node(FOR, [start, stop, step, *inits], {}, types, names,
+                                [body])).outputs
+
+
+INDEX_TYPE = Scalar(int)
+"""The type of a For region's induction variable."""
+
+
+class Rewriter:
+    """The one object through which passes change the IR; records whether anything changed."""
+
+    def __init__(self) -> None:
+        self.changed = False
+
+    def builder(self, ip: InsertPoint, loc: Loc | None = None) -> Builder:
+        self.changed = True  # NOTE: conservatively; builders exist to add nodes
+        return Builder(ip, loc)
+
+    def replace_value(self, old: Value, new: Value) -> None:
+        if old is not new and old.uses:
+            old.replace_all_uses_with(new)
+            self.changed = True
+
+    def replace(self, node: Node, values: Sequence[Value]) -> None:
+        """Route uses of `node`'s outputs to `values`, then erase `node`."""
+        assert len(values) == len(node.outputs), f"{node.name}: replacement arity mismatch"
+        for old, new in zip(node.outputs, values):
+            self.replace_value(old, new)
+        self.erase(node)
+
+    def erase(self, node: Node) -> None:
+        node.erase()
+        self.changed = True
+
+    def move(self, node: Node, ip: InsertPoint) -> None:
+        """Detach `node` and insert it at `ip` (its uses are untouched)."""
+        assert node.parent is not None
+        node.parent.remove(node)
+        ip.insert(node)
+        self.changed = True
+
+    def inline(self, block: Block, ip: InsertPoint, args: Sequence[Value]) -> list[Value]:
+        """Move `block`'s nodes to `ip`, substituting `args` for its params; return its results."""
+        assert len(args) == len(block.params), "inline: argument count mismatch"
+        for param, arg in zip(block.params, args):
+            if param.uses:
+                param.replace_all_uses_with(arg)
+        for node in list(block.nodes):
+            block.remove(node)
+            ip.insert(node)
+        results = list(block.results)
+        block.set_results([])
+        self.changed = True
+        return results
