@@ -160,6 +160,19 @@ class Node:
         self._inputs[index] = value
         value.uses.append(Use(self, index))
 
+    def erase_input(self, index: int) -> None:
+        """Drop operand `index`; later operands shift down one place."""
+        old = self._inputs.pop(index)
+        old.uses[:] = [u for u in old.uses if not (u.user is self and u.index == index)]
+        _shift_uses(self, self._inputs, index)
+
+    def erase_output(self, index: int) -> None:
+        """Drop output `index`, which must be unused; later outputs shift down."""
+        assert not self.outputs[index].uses, f"{self.name}: erased output still has uses"
+        self.outputs.pop(index)
+        for i, out in enumerate(self.outputs):
+            out.index = i
+
     def _append_input(self, value: Value) -> None:
         assert isinstance(value, Value), f"{self.name}: input is {value!r}, not a Value"
         value.uses.append(Use(self, len(self._inputs)))
@@ -242,6 +255,19 @@ class Block:
             value.uses.append(Use(self, i))
             self._results.append(value)
 
+    def erase_param(self, index: int) -> None:
+        """Drop parameter `index`, which must be unused; later params shift down."""
+        assert not self.params[index].uses, "erased block parameter still has uses"
+        self.params.pop(index)
+        for i, param in enumerate(self.params):
+            param.index = i
+
+    def erase_result(self, index: int) -> None:
+        """Drop result `index`; later results shift down one place."""
+        old = self._results.pop(index)
+        old.uses[:] = [u for u in old.uses if not (u.user is self and u.index == index)]
+        _shift_uses(self, self._results, index)
+
     def set_result(self, index: int, value: Value) -> None:
         old = self._results[index]
         old.uses[:] = [u for u in old.uses if not (u.user is self and u.index == index)]
@@ -313,6 +339,15 @@ class Graph:
 
     def __repr__(self) -> str:
         return f"<Graph {self.name}>"
+
+
+def _shift_uses(user: Node | Block, operands: list[Value], start: int) -> None:
+    """After an operand was removed at `start`, renumber the uses of the operands that moved down."""
+    for i in range(start, len(operands)):
+        for use in operands[i].uses:
+            if use.user is user and use.index == i + 1:
+                use.index = i
+                break
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,0 +1,229 @@
+"""Weight initializers with MindSpore's names (`Normal`, `XavierUniform`, 'he_uniform', ...).
+
+`initializer(init, shape, dtype)` turns a name, an `Initializer`, a number or an array into a new
+array. Random draws come from amber's global generator, so they are reproducible after
+`amber.set_seed(n)`.
+"""
+from __future__ import annotations
+
+import math
+import numbers
+from typing import Any, Sequence
+
+import numpy as np
+
+from .seed import get_generator
+
+Shape = tuple[int, ...]
+
+
+class Initializer:
+    """Base class: `values(shape, rng)` draws a float64 array; `init(arr)` fills `arr` in place."""
+
+    def values(self, shape: Shape, rng: np.random.Generator) -> np.ndarray:
+        """A float64 array of `shape` drawn from this initializer's distribution."""
+        raise NotImplementedError(f"{type(self).__name__} does not define values()")
+
+    def __call__(self, arr: np.ndarray) -> np.ndarray:
+        """Fill `arr` in place (MindSpore's calling convention) and return it."""
+        arr[...] = self.values(arr.shape, get_generator())
+        return arr
+
+    def __repr__(self) -> str:
+        fields = ", ".join(f"{k}={v!r}" for k, v in vars(self).items())
+        return f"{type(self).__name__}({fields})"
+
+
+def _fans(init: Initializer, shape: Shape) -> tuple[int, int]:
+    """(fan_in, fan_out) of a weight shaped [out, in, *kernel]."""
+    if len(shape) < 2:
+        raise ValueError(f"{type(init).__name__}: needs a weight shape of rank >= 2 to compute "
+                         f"fan in/out, got shape {shape}")
+    receptive = math.prod(shape[2:])
+    return shape[1] * receptive, shape[0] * receptive
+
+
+def _gain(nonlinearity: str, slope: float) -> float:
+    """The recommended scale for a nonlinearity (the values He and Xavier init use)."""
+    gains = {"linear": 1.0, "conv2d": 1.0, "sigmoid": 1.0, "tanh": 5.0 / 3.0,
+             "relu": math.sqrt(2.0), "leaky_relu": math.sqrt(2.0 / (1.0 + slope ** 2))}
+    if nonlinearity not in gains:
+        raise ValueError(f"unknown nonlinearity {nonlinearity!r}; expected one of {sorted(gains)}")
+    return gains[nonlinearity]
+
+
+class Zero(Initializer):
+    """All zeros."""
+
+    def values(self, shape: Shape, rng: np.random.Generator) -> np.ndarray:
+        return np.zeros(shape)
+
+
+class One(Initializer):
+    """All ones."""
+
+    def values(self, shape: Shape, rng: np.random.Generator) -> np.ndarray:
+        return np.ones(shape)
+
+
+class Constant(Initializer):
+    """Every element equal to `value`."""
+
+    def __init__(self, value: float) -> None:
+        self.value = value
+
+    def values(self, shape: Shape, rng: np.random.Generator) -> np.ndarray:
+        return np.full(shape, self.value, dtype=np.float64)
+
+
+class Normal(Initializer):
+    """N(mean, sigma^2)."""
+
+    def __init__(self, sigma: float = 0.01, mean: float = 0.0) -> None:
+        self.sigma = sigma
+        self.mean = mean
+
+    def values(self, shape: Shape, rng: np.random.Generator) -> np.ndarray:
+        return rng.normal(self.mean, self.sigma, size=shape)
+
+
+class TruncatedNormal(Initializer):
+    """N(mean, sigma^2) redrawn until inside [mean + a*sigma, mean + b*sigma]."""
+
+    def __init__(self, sigma: float = 0.01, mean: float = 0.0, a: float = -2.0,
+                 b: float = 2.0) -> None:
+        if not a < b:
+            raise ValueError(f"TruncatedNormal: needs a < b, got a={a}, b={b}")
+        self.sigma = sigma
+        self.mean = mean
+        self.a = a
+        self.b = b
+
+    def values(self, shape: Shape, rng: np.random.Generator) -> np.ndarray:
+        z = rng.standard_normal(size=shape)
+        bad = (z < self.a) | (z > self.b)
+        while bad.any():  # rejection sampling: each redraw lands inside with p >= 0.95 for +-2
+            z[bad] = rng.standard_normal(size=int(bad.sum()))
+            bad = (z < self.a) | (z > self.b)
+        return self.mean + self.sigma * z
+
+
+class Uniform(Initializer):
+    """U(-scale, scale)."""
+
+    def __init__(self, scale: float = 0.07) -> None:
+        self.scale = scale
+
+    def values(self, shape: Shape, rng: np.random.Generator) -> np.ndarray:
+        return rng.uniform(-self.scale, self.scale, size=shape)
+
+
+class XavierUniform(Initializer):
+    """U(-b, b) with b = gain * sqrt(6 / (fan_in + fan_out)) (Glorot & Bengio)."""
+
+    def __init__(self, gain: float = 1.0) -> None:
+        self.gain = gain
+
+    def values(self, shape: Shape, rng: np.random.Generator) -> np.ndarray:
+        fan_in, fan_out = _fans(self, shape)
+        bound = self.gain * math.sqrt(6.0 / (fan_in + fan_out))
+        return rng.uniform(-bound, bound, size=shape)
+
+
+class XavierNormal(Initializer):
+    """N(0, std^2) with std = gain * sqrt(2 / (fan_in + fan_out))."""
+
+    def __init__(self, gain: float = 1.0) -> None:
+        self.gain = gain
+
+    def values(self, shape: Shape, rng: np.random.Generator) -> np.ndarray:
+        fan_in, fan_out = _fans(self, shape)
+        return rng.normal(0.0, self.gain * math.sqrt(2.0 / (fan_in + fan_out)), size=shape)
+
+
+class HeUniform(Initializer):
+    """U(-b, b) with b = gain * sqrt(3 / fan) (He et al., Kaiming uniform)."""
+
+    def __init__(self, negative_slope: float = 0.0, mode: str = "fan_in",
+                 nonlinearity: str = "leaky_relu") -> None:
+        _check_mode(self, mode)
+        self.negative_slope = negative_slope
+        self.mode = mode
+        self.nonlinearity = nonlinearity
+
+    def values(self, shape: Shape, rng: np.random.Generator) -> np.ndarray:
+        fan_in, fan_out = _fans(self, shape)
+        fan = fan_in if self.mode == "fan_in" else fan_out
+        bound = _gain(self.nonlinearity, self.negative_slope) * math.sqrt(3.0 / fan)
+        return rng.uniform(-bound, bound, size=shape)
+
+
+class HeNormal(Initializer):
+    """N(0, std^2) with std = gain / sqrt(fan) (He et al., Kaiming normal)."""
+
+    def __init__(self, negative_slope: float = 0.0, mode: str = "fan_in",
+                 nonlinearity: str = "leaky_relu") -> None:
+        _check_mode(self, mode)
+        self.negative_slope = negative_slope
+        self.mode = mode
+        self.nonlinearity = nonlinearity
+
+    def values(self, shape: Shape, rng: np.random.Generator) -> np.ndarray:
+        fan_in, fan_out = _fans(self, shape)
+        fan = fan_in if self.mode == "fan_in" else fan_out
+        std = _gain(self.nonlinearity, self.negative_slope) / math.sqrt(fan)
+        return rng.normal(0.0, std, size=shape)
+
+
+def _check_mode(init: Initializer, mode: str) -> None:
+    if mode not in ("fan_in", "fan_out"):
+        raise ValueError(f"{type(init).__name__}: mode must be 'fan_in' or 'fan_out', got {mode!r}")
+
+
+_BY_NAME: dict[str, type[Initializer]] = {
+    "zeros": Zero, "zero": Zero, "ones": One, "one": One, "normal": Normal,
+    "truncatednormal": TruncatedNormal, "uniform": Uniform, "xavieruniform": XavierUniform,
+    "xaviernormal": XavierNormal, "heuniform": HeUniform, "henormal": HeNormal,
+}
+"""Initializer names, lower-cased without underscores ('xavier_uniform' -> 'xavieruniform')."""
+
+
+def _canonical_shape(shape: int | Sequence[int] | None) -> Shape:
+    dims = (shape,) if isinstance(shape, int | np.integer) else tuple(shape or ())
+    if not all(isinstance(d, int | np.integer) and not isinstance(d, bool) and d >= 0
+               for d in dims):
+        raise ValueError(f"initializer: shape must be non-negative ints, got {shape!r}")
+    return tuple(int(d) for d in dims)
+
+
+def _from_name(name: str) -> Initializer:
+    key = name.lower().replace("_", "")
+    if key not in _BY_NAME:
+        names = ", ".join(repr(n) for n in ("normal", "truncated_normal", "uniform", "zeros",
+                                            "ones", "xavier_uniform", "xavier_normal",
+                                            "he_uniform", "he_normal"))
+        raise ValueError(f"initializer: unknown name {name!r}; known names: {names}")
+    return _BY_NAME[key]()
+
+
+def initializer(init: Any, shape: int | Sequence[int] | None = None,
+                dtype: Any = np.float32) -> np.ndarray:
+    """A new array of `shape` and `dtype` from `init`: an initializer name ('normal', 'zeros',
+    'xavier_uniform', ...), an `Initializer`, a Python number, or an array of that shape."""
+    dtype = np.dtype(dtype)
+    if isinstance(init, np.ndarray):
+        if shape is not None and tuple(init.shape) != _canonical_shape(shape):
+            raise ValueError(f"initializer: the given array has shape {tuple(init.shape)}, "
+                             f"expected {_canonical_shape(shape)}")
+        return np.array(init, dtype=dtype)
+    dims = _canonical_shape(shape)
+    if isinstance(init, str):
+        init = _from_name(init)
+    elif isinstance(init, numbers.Number) and not isinstance(init, bool):
+        init = Constant(init)
+    elif isinstance(init, type) and issubclass(init, Initializer):
+        init = init()
+    if not isinstance(init, Initializer):
+        raise TypeError(f"initializer: init must be a name, an Initializer, a number or an array, "
+                        f"got {type(init).__name__}")
+    return init.values(dims, get_generator()).astype(dtype)

@@ -1,0 +1,61 @@
+"""Common subexpression elimination.
+
+Merges a pure op node into an earlier node with the same op, inputs and attributes, within a
+block and from enclosing blocks into nested ones (an enclosing block's earlier nodes dominate
+everything nested after them). Never merges effectful nodes or regions.
+"""
+from __future__ import annotations
+
+from typing import Any, Hashable
+
+import numpy as np
+
+from ..ir import Block, Graph, Node, Rewriter, Value
+
+
+def run(graph: Graph, rw: Rewriter) -> bool:
+    before, rw.changed = rw.changed, False
+    _visit(graph.body, {}, rw)
+    changed, rw.changed = rw.changed, before or rw.changed
+    return changed
+
+
+def _visit(block: Block, seen: dict[Hashable, Value], rw: Rewriter) -> None:
+    scope = dict(seen)  # NOTE: a copy, so a nested block's entries never leak to its siblings
+    for node in list(block.nodes):
+        if node.is_region:
+            for inner in node.blocks:
+                _visit(inner, scope, rw)
+            continue
+        if node.effectful or len(node.outputs) != 1:
+            continue
+        key = _key(node)
+        if key is None:
+            continue
+        if key in scope:
+            rw.replace(node, [scope[key]])
+        else:
+            scope[key] = node.output
+
+
+def _key(node: Node) -> Hashable | None:
+    try:
+        attrs = tuple(sorted((k, _freeze(v)) for k, v in node.attrs.items()))
+    except TypeError:
+        return None  # an attribute we cannot compare safely: leave the node alone
+    return (node.name, tuple(id(v) for v in node.inputs), attrs, node.output.type)
+
+
+def _freeze(value: Any) -> Hashable:
+    """A hashable stand-in that is equal exactly when the attribute values are."""
+    if isinstance(value, np.ndarray | np.generic):
+        arr = np.asarray(value)
+        return ("array", arr.dtype.str, arr.shape, arr.tobytes())
+    if isinstance(value, tuple):
+        return ("tuple", tuple(_freeze(v) for v in value))
+    if isinstance(value, slice):
+        return ("slice", _freeze(value.start), _freeze(value.stop), _freeze(value.step))
+    if isinstance(value, float):
+        return ("float", value.hex())  # NOTE: keeps 0.0 and -0.0 (and NaNs) apart
+    hash(value)
+    return (type(value).__name__, value)
