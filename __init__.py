@@ -1,4 +1,12 @@
 """amber: compile MindSpore-style Python models into static graphs and readable NumPy code."""
 from . import ops
+from . import common, nn
+from .common import dtype
+from .common.dtype import bool_, float16, float32, float64, int32, int64, uint8
+from .nn import Parameter, ParameterTuple
+from .tensor import (Tensor, get_seed, load_checkpoint, load_param_into_net, save_checkpoint,
+                     set_seed)
+from .frontend import CompileError
+from .runtime import GRAPH_MODE, PYNATIVE_MODE, get_context, jit, set_context
 
 __version__ = "0.1.0"

@@ -11,7 +11,7 @@ _generator: np.random.Generator = np.random.default_rng()
 
 
 def set_seed(seed: int) -> None:
-    """Reset the global generator to `seed`; later initializers and Dropout cells are reproducible."""
+    """Reset the global generator to `seed`: later initializers and Dropout cells reproduce."""
     global _seed, _generator
     if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or seed < 0:
         raise ValueError(f"set_seed: seed must be a non-negative int, got {seed!r}")

@@ -1,2 +1,405 @@
-"""placeholder: filled by the ops work."""
-OPS = ()
+"""Elementwise ops: Python operators, NumPy ufuncs and activations, with NumPy broadcasting.
+
+Also the machinery every family shares: dtype probes, named-error kernels, spelling binders.
+Ops with an `operator` run the `operator` function and emit the operator itself, so Python scalars
+keep Python semantics (`7 / 2 == 3.5`) and arrays get NumPy's, exactly as eager code does.
+"""
+from __future__ import annotations
+
+import inspect
+import operator as pyop
+import warnings
+from typing import Any, Callable, Mapping
+
+import numpy as np
+
+from .opdef import OpDef, OpFunction, Primitive
+from .types import (ListType, NoneType, Scalar, Tensor, TupleType, Type, broadcast_shapes,
+                    type_of)
+
+Infer = Callable[..., Type]
+Fix = Callable[[dict[str, Any]], dict[str, Any]]
+
+
+# ---- shared machinery: dtype probes, named errors, spellings --------------------------------
+
+def sample(t: Type) -> Any:
+    """A tiny concrete value of type `t` (ones, so no op divides by zero or overflows)."""
+    if isinstance(t, Tensor):
+        return np.ones((1,) * t.rank, t.dtype)
+    if isinstance(t, Scalar):
+        return t.kind(1)
+    if isinstance(t, NoneType):
+        return None
+    if isinstance(t, TupleType):
+        return tuple(sample(e) for e in t.elements)
+    if isinstance(t, ListType):
+        return [sample(t.element)]
+    raise TypeError(f"expected a tensor or a Python scalar, got {t}")
+
+
+def probe(name: str, fn: Callable[..., Any], types: tuple[Type, ...], attrs: Mapping[str, Any]
+          ) -> Any:
+    """Run `fn` on samples of `types`: NumPy itself decides the result dtype or scalar kind."""
+    try:
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return fn(*(sample(t) for t in types), **attrs)
+    except (TypeError, ValueError, OverflowError) as err:
+        shown = ", ".join(str(t) for t in types)
+        raise TypeError(f"{name}: unsupported operand type(s) {shown}: {err}") from None
+
+
+def as_tensor(name: str, t: Type) -> Tensor:
+    """`t` as a tensor: a Python scalar is the 0-d array NumPy would make of it."""
+    if isinstance(t, Tensor):
+        return t
+    if isinstance(t, Scalar):
+        return Tensor((), np.asarray(t.kind(0)).dtype)
+    raise TypeError(f"{name}: expected a tensor, got {t}")
+
+
+def checked(name: str, fn: Callable[..., Any], infer: Infer) -> Callable[..., Any]:
+    """`fn` whose failures name the op: infer's message when infer rejects the arguments' types
+    (it names the shapes), else NumPy's message prefixed with the op name."""
+    def kernel(*args: Any, **attrs: Any) -> Any:
+        try:
+            return fn(*args, **attrs)
+        except (ValueError, TypeError, IndexError, ZeroDivisionError) as err:
+            raise _explained(name, infer, args, attrs, err) from err
+    kernel.__name__ = kernel.__qualname__ = f"{name}_kernel"
+    kernel.__doc__ = fn.__doc__
+    return kernel
+
+
+def _explained(name: str, infer: Infer, args: tuple[Any, ...], attrs: Mapping[str, Any],
+               err: Exception) -> Exception:
+    try:
+        types = [type_of(a) for a in args]
+    except TypeError:
+        types = None
+    if types is not None:
+        try:
+            infer(*types, **attrs)
+        except (ValueError, TypeError, IndexError) as named:
+            return named
+    kind = next((k for k in (ValueError, IndexError, TypeError) if isinstance(err, k)),
+                ZeroDivisionError)
+    return kind(f"{name}: {err}")
+
+
+def _signature(params: str) -> inspect.Signature:
+    # NOTE: a spelling's parameters are written as the Python signature users know it by.
+    return inspect.signature(eval(f"lambda {params}: None", {"np": np}))
+
+
+def _bound(spelling: str, sig: inspect.Signature, args: tuple, kwargs: dict) -> dict[str, Any]:
+    try:
+        bound = sig.bind(*args, **kwargs)
+    except TypeError as err:
+        raise TypeError(f"{spelling}: {err}") from None
+    bound.apply_defaults()
+    return dict(bound.arguments)
+
+
+def _route(op: OpDef, values: dict[str, Any], fix: Fix | None, rename: Mapping[str, str]
+           ) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    values = {rename.get(k, k): v for k, v in values.items()}
+    if fix is not None:
+        values = fix(values)
+    inputs: list[Any] = []
+    for name in op.inputs:
+        if name.startswith("*"):
+            inputs.extend(values.pop(name[1:]))
+        else:
+            inputs.append(values.pop(name))
+    return tuple(inputs), values
+
+
+def spell(name: str, op: OpDef, params: str, fix: Fix | None = None, **rename: str
+          ) -> OpFunction:
+    """The functional spelling `name(params)` of `op`: arguments reach the op's inputs and attrs
+    by name after `rename` (spelling name -> op name) and `fix` (canonical attr values)."""
+    sig = _signature(params)
+
+    def binder(*args: Any, **kwargs: Any) -> tuple[tuple[Any, ...], dict[str, Any]]:
+        return _route(op, _bound(name, sig, args, kwargs), fix, rename)
+    return OpFunction(name, op, binder)
+
+
+def primitive(name: str, op: OpDef, init: str = "", call: str = "x", fix: Fix | None = None,
+              **rename: str) -> type[Primitive]:
+    """MindSpore's `Name(init)(call)` spelling of `op`, as a `Primitive` subclass."""
+    init_sig, call_sig = _signature(init), _signature(call)
+
+    def __init__(self: Primitive, *args: Any, **kwargs: Any) -> None:
+        self.params = _bound(name, init_sig, args, kwargs)
+
+    def binder(self: Primitive, *args: Any, **kwargs: Any) -> tuple[tuple, dict[str, Any]]:
+        return _route(op, {**self.params, **_bound(name, call_sig, args, kwargs)}, fix, rename)
+
+    def __repr__(self: Primitive) -> str:
+        return f"{name}({', '.join(f'{k}={v!r}' for k, v in self.params.items())})"
+    body = {"op": op, "__init__": __init__, "binder": binder, "__repr__": __repr__,
+            "__doc__": f"MindSpore's `ops.{name}({init})({call})`.", "__module__": "amber.ops",
+            "__qualname__": name}
+    return type(name, (Primitive,), body)
+
+
+def np_call(func: str, args: str, **defaults: Any) -> Callable[[Mapping[str, Any]], str]:
+    """An emit `func(args, k=k, ...)` naming only the attributes that differ from `defaults`."""
+    def emit(attrs: Mapping[str, Any]) -> str:
+        kws = [f"{k}={k}" for k, d in defaults.items() if not _same(attrs[k], d)]
+        return f"{func}({', '.join([args, *kws])})"
+    return emit
+
+
+def _same(a: Any, b: Any) -> bool:
+    return a is b or (type(a) is type(b) and a == b)
+
+
+def dtype_or_none(values: dict[str, Any], key: str = "dtype") -> dict[str, Any]:
+    """Canonical dtype attr: an `np.dtype` (or None); accepts `np.float32`, `"float32"`, `float`."""
+    if values.get(key) is not None:
+        values[key] = np.dtype(values[key])
+    return values
+
+
+# ---- elementwise shape and dtype rule ---------------------------------------------------------
+
+def elementwise_infer(name: str, fn: Callable[..., Any], nullable: bool = False,
+                      numeric: bool = False) -> Infer:
+    """Broadcast shape of the tensor operands; the dtype (or Python scalar kind) is what `fn`
+    gives on samples, which reproduces NumPy 2 promotion and Python's scalar rules exactly.
+    `nullable`: inputs after the first may be None (clip bounds)."""
+    def infer(*types: Type, **attrs: Any) -> Type:
+        for i, t in enumerate(types):
+            if not (isinstance(t, Tensor | Scalar) or (nullable and i and t == NoneType())):
+                shown = ", ".join(str(t) for t in types)
+                raise TypeError(f"{name}: expected tensors or Python scalars, got {shown}")
+            if numeric and _is_bool(t):
+                raise TypeError(f"{name}: expected a numeric tensor, got {t}")
+        try:
+            shape = broadcast_shapes(*(t.shape for t in types if isinstance(t, Tensor)))
+        except ValueError as err:
+            raise ValueError(f"{name}: {err}") from None
+        out = type_of(probe(name, fn, types, attrs))
+        return Tensor(shape, out.dtype) if isinstance(out, Tensor) else out
+    return infer
+
+
+def _is_bool(t: Type) -> bool:
+    return t == Scalar(bool) or (isinstance(t, Tensor) and t.dtype == np.bool_)
+
+
+def _op(name: str, inputs: tuple[str, ...], fn: Callable[..., Any], emit: Any, *,
+        operator: str | None = None, wrap: bool = True, nullable: bool = False,
+        numeric: bool = False, commutative: bool = False,
+        attrs: Mapping[str, Any] | None = None) -> OpDef:
+    infer = elementwise_infer(name, fn, nullable, numeric)
+    kernel = checked(name, fn, infer) if wrap and operator is None else fn
+    return OpDef(name, inputs, kernel=kernel, infer=infer, emit=emit, attrs=dict(attrs or {}),
+                 operator=operator, commutative=commutative, elementwise=True)
+
+
+def _unary(name: str, fn: Callable[..., Any], emit: str, **kw: Any) -> OpDef:
+    return _op(name, ("x",), fn, emit, **kw)
+
+
+def _binary(name: str, fn: Callable[..., Any], emit: str, **kw: Any) -> OpDef:
+    return _op(name, ("x", "y"), fn, emit, **kw)
+
+
+def _ufunc(name: str, fn: np.ufunc, **kw: Any) -> OpDef:
+    args = "x" if fn.nin == 1 else "x, y"
+    return _op(name, ("x",) if fn.nin == 1 else ("x", "y"), fn, f"np.{fn.__name__}({args})",
+               **kw)
+
+
+GELU_SCALE = 0.7978845608028654
+"""sqrt(2 / pi), in the tanh approximation of GELU."""
+
+
+def _rsqrt(x: Any) -> Any:
+    return 1 / np.sqrt(x)
+
+
+def _sigmoid(x: Any) -> Any:
+    return 1 / (1 + np.exp(-x))
+
+
+def _relu(x: Any) -> Any:
+    return np.maximum(x, 0)
+
+
+def _gelu(x: Any) -> Any:
+    """GELU, tanh approximation (MindSpore's default `approximate=True`)."""
+    return 0.5 * x * (1 + np.tanh(0.7978845608028654 * (x + 0.044715 * x ** 3)))
+
+
+def _round(x: Any, decimals: int) -> Any:
+    return np.round(x, decimals)
+
+
+# ---- ops --------------------------------------------------------------------------------------
+
+neg = _unary("neg", pyop.neg, "-x", operator="USub")
+pos = _unary("pos", pyop.pos, "+x", operator="UAdd")
+absolute = _unary("abs", abs, "abs(x)", wrap=False)  # builtin: abs(-2) stays a Python int
+exp = _ufunc("exp", np.exp)
+log = _ufunc("log", np.log)
+sqrt = _ufunc("sqrt", np.sqrt)
+rsqrt = _unary("rsqrt", _rsqrt, "1 / np.sqrt(x)")
+square = _ufunc("square", np.square)
+reciprocal = _ufunc("reciprocal", np.reciprocal)  # NOTE: NumPy's: integer 1/x for ints
+tanh = _ufunc("tanh", np.tanh)
+sigmoid = _unary("sigmoid", _sigmoid, "1 / (1 + np.exp(-x))")
+relu = _unary("relu", _relu, "np.maximum(x, 0)", numeric=True)
+gelu = _unary("gelu", _gelu,
+              "0.5 * x * (1 + np.tanh(0.7978845608028654 * (x + 0.044715 * x ** 3)))")
+floor = _ufunc("floor", np.floor)
+ceil = _ufunc("ceil", np.ceil)
+round_ = _unary("round", _round, lambda a: "np.round(x, decimals)" if a["decimals"] else
+                "np.round(x)", attrs={"decimals": 0})
+sign = _ufunc("sign", np.sign)
+sin = _ufunc("sin", np.sin)
+cos = _ufunc("cos", np.cos)
+logical_not = _ufunc("logical_not", np.logical_not)
+isnan = _ufunc("isnan", np.isnan)
+isfinite = _ufunc("isfinite", np.isfinite)
+invert = _unary("invert", pyop.invert, "~x", operator="Invert")
+
+add = _binary("add", pyop.add, "x + y", operator="Add", commutative=True)
+sub = _binary("sub", pyop.sub, "x - y", operator="Sub")
+mul = _binary("mul", pyop.mul, "x * y", operator="Mult", commutative=True)
+div = _binary("div", pyop.truediv, "x / y", operator="Div")
+floordiv = _binary("floordiv", pyop.floordiv, "x // y", operator="FloorDiv")
+mod = _binary("mod", pyop.mod, "x % y", operator="Mod")
+pow_ = _binary("pow", pyop.pow, "x ** y", operator="Pow")
+maximum = _ufunc("maximum", np.maximum, commutative=True)
+minimum = _ufunc("minimum", np.minimum, commutative=True)
+eq = _binary("eq", pyop.eq, "x == y", operator="Eq", commutative=True)
+ne = _binary("ne", pyop.ne, "x != y", operator="NotEq", commutative=True)
+lt = _binary("lt", pyop.lt, "x < y", operator="Lt")
+le = _binary("le", pyop.le, "x <= y", operator="LtE")
+gt = _binary("gt", pyop.gt, "x > y", operator="Gt")
+ge = _binary("ge", pyop.ge, "x >= y", operator="GtE")
+logical_and = _ufunc("logical_and", np.logical_and, commutative=True)
+logical_or = _ufunc("logical_or", np.logical_or, commutative=True)
+bitwise_and = _binary("bitwise_and", pyop.and_, "x & y", operator="BitAnd", commutative=True)
+bitwise_or = _binary("bitwise_or", pyop.or_, "x | y", operator="BitOr", commutative=True)
+bitwise_xor = _binary("bitwise_xor", pyop.xor, "x ^ y", operator="BitXor", commutative=True)
+select = _op("select", ("cond", "x", "y"), np.where, "np.where(cond, x, y)")
+clip = _op("clip", ("x", "lo", "hi"), np.clip, "np.clip(x, lo, hi)", nullable=True)
+"""`lo`/`hi` are inputs (tensors, scalars, or None for no bound), as in NumPy."""
+
+
+# ---- spellings --------------------------------------------------------------------------------
+
+def _gelu_mode(values: dict[str, Any]) -> dict[str, Any]:
+    if values.pop("approximate") not in ("tanh", True):
+        raise ValueError("gelu: only the tanh approximation is implemented (approximate='tanh')")
+    return values
+
+
+def _true_division(values: dict[str, Any]) -> dict[str, Any]:
+    if values.pop("rounding_mode") is not None:
+        raise ValueError("div: rounding_mode is not supported; use ops.floor_div")
+    return values
+
+
+def _clip_bounds(values: dict[str, Any]) -> dict[str, Any]:
+    # np.clip(a, a_min, a_max) or np.clip(a, min=..., max=...)
+    lo, hi = values.pop("min"), values.pop("max")
+    values["lo"] = values["lo"] if lo is None else lo
+    values["hi"] = values["hi"] if hi is None else hi
+    return values
+
+
+_UNARY = (  # op, MindSpore functions, NumPy functions, MindSpore primitive
+    (neg, ("neg", "negative"), ("negative",), "Neg"),
+    (pos, (), ("positive",), None),
+    (absolute, ("abs", "absolute"), ("abs", "absolute"), "Abs"),
+    (exp, ("exp",), ("exp",), "Exp"),
+    (log, ("log",), ("log",), "Log"),
+    (sqrt, ("sqrt",), ("sqrt",), "Sqrt"),
+    (rsqrt, ("rsqrt",), (), "Rsqrt"),
+    (square, ("square",), ("square",), "Square"),
+    (reciprocal, ("reciprocal",), ("reciprocal",), "Reciprocal"),
+    (tanh, ("tanh",), ("tanh",), "Tanh"),
+    (sigmoid, ("sigmoid",), (), "Sigmoid"),
+    (relu, ("relu",), (), "ReLU"),
+    (gelu, (), (), "GeLU"),
+    (floor, ("floor",), ("floor",), "Floor"),
+    (ceil, ("ceil",), ("ceil",), "Ceil"),
+    (round_, (), (), None),
+    (sign, ("sign",), ("sign",), "Sign"),
+    (sin, ("sin",), ("sin",), "Sin"),
+    (cos, ("cos",), ("cos",), "Cos"),
+    (logical_not, ("logical_not",), ("logical_not",), "LogicalNot"),
+    (isnan, ("isnan",), ("isnan",), "IsNan"),
+    (isfinite, ("isfinite",), ("isfinite",), "IsFinite"),
+    (invert, ("invert", "bitwise_not"), ("invert", "bitwise_not", "bitwise_invert"), "Invert"),
+)
+_BINARY = (
+    (add, ("add",), ("add",), "Add"),
+    (sub, ("sub", "subtract"), ("subtract",), "Sub"),
+    (mul, ("mul", "multiply"), ("multiply",), "Mul"),
+    (div, (), ("divide", "true_divide"), "Div"),
+    (floordiv, ("floor_div", "floor_divide"), ("floor_divide",), "FloorDiv"),
+    (mod, ("floor_mod", "remainder"), ("mod", "remainder"), "FloorMod"),
+    (pow_, ("pow",), ("power", "pow"), "Pow"),
+    (maximum, ("maximum",), ("maximum",), "Maximum"),
+    (minimum, ("minimum",), ("minimum",), "Minimum"),
+    (eq, ("equal", "eq"), ("equal",), "Equal"),
+    (ne, ("not_equal", "ne"), ("not_equal",), "NotEqual"),
+    (lt, ("less", "lt"), ("less",), "Less"),
+    (le, ("less_equal", "le"), ("less_equal",), "LessEqual"),
+    (gt, ("greater", "gt"), ("greater",), "Greater"),
+    (ge, ("greater_equal", "ge"), ("greater_equal",), "GreaterEqual"),
+    (logical_and, ("logical_and",), ("logical_and",), "LogicalAnd"),
+    (logical_or, ("logical_or",), ("logical_or",), "LogicalOr"),
+    (bitwise_and, ("bitwise_and",), ("bitwise_and",), "BitwiseAnd"),
+    (bitwise_or, ("bitwise_or",), ("bitwise_or",), "BitwiseOr"),
+    (bitwise_xor, ("bitwise_xor",), ("bitwise_xor",), "BitwiseXor"),
+)
+
+OPS = (neg, pos, absolute, exp, log, sqrt, rsqrt, square, reciprocal, tanh, sigmoid, relu, gelu,
+       floor, ceil, round_, sign, sin, cos, logical_not, isnan, isfinite, invert,
+       add, sub, mul, div, floordiv, mod, pow_, maximum, minimum, eq, ne, lt, le, gt, ge,
+       logical_and, logical_or, bitwise_and, bitwise_or, bitwise_xor, select, clip)
+
+FUNCTIONS = (
+    *(spell(n, op, "input", input="x") for op, names, _, _ in _UNARY for n in names),
+    *(spell(n, op, "input, other", input="x", other="y")
+      for op, names, _, _ in _BINARY for n in names),
+    spell("gelu", gelu, "input, approximate='tanh'", _gelu_mode, input="x"),
+    spell("round", round_, "input, *, decimals=0", input="x"),
+    spell("div", div, "input, other, *, rounding_mode=None", _true_division, input="x",
+          other="y"),
+    spell("select", select, "cond, x, y"),
+    spell("where", select, "condition, input, other", condition="cond", input="x", other="y"),
+    spell("clip_by_value", clip, "x, clip_value_min=None, clip_value_max=None",
+          clip_value_min="lo", clip_value_max="hi"),
+    spell("clamp", clip, "input, min=None, max=None", input="x", min="lo", max="hi"),
+    spell("clip", clip, "input, min=None, max=None", input="x", min="lo", max="hi"),
+)
+NUMPY = (
+    *(spell(n, op, "x, /") for op, _, names, _ in _UNARY for n in names),
+    *(spell(n, op, "x1, x2, /", x1="x", x2="y") for op, _, names, _ in _BINARY for n in names),
+    spell("round", round_, "a, decimals=0", a="x"),
+    spell("where", select, "condition, x, y, /", condition="cond"),
+    spell("clip", clip, "a, a_min=None, a_max=None, *, min=None, max=None", _clip_bounds, a="x",
+          a_min="lo", a_max="hi"),
+)
+METHODS = (
+    spell("clip", clip, "x, min=None, max=None", min="lo", max="hi"),
+    spell("round", round_, "x, decimals=0"),
+)
+PRIMITIVES = (
+    *(primitive(p, op) for op, _, _, p in _UNARY if p),
+    *(primitive(p, op, call="x, y") for op, _, _, p in _BINARY),
+    primitive("RealDiv", div, call="x, y"),
+    primitive("Select", select, call="cond, x, y"),
+    primitive("Round", round_, call="x, decimals=0"),
+)

@@ -50,6 +50,9 @@ class OpDef:
     elementwise: bool = False
     operator: str | None = None
     """The Python AST operator class name this op implements (`"Add"` for `+`, `"USub"`, `"Lt"`)."""
+    fresh: bool = False
+    """The result is a newly allocated array (or a scalar) sharing memory with no input, so a
+    later op may overwrite it once nothing else reads it (ufuncs, matmul, conv, reductions)."""
     inplace: str | None = None
     """The op writing its result into an existing buffer `out` of the result's shape and dtype
     (`"np.add(x, y, out=out)"`); set for ops fusion and memory planning may run in place."""

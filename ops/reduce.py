@@ -1,2 +1,146 @@
-"""placeholder: filled by the ops work."""
-OPS = ()
+"""Reductions over axes: sum, mean, max, min, prod, argmax, argmin, all, any.
+
+`axis` is canonical NumPy: an int, a tuple (`()` reduces nothing) or None (every axis). MindSpore
+spellings, where `()` means every axis, are translated by their binders.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy as np
+
+from .elementwise import as_tensor, checked, dtype_or_none, np_call, primitive, probe, spell
+from .opdef import OpDef
+from .shape import normalize_axes
+from .types import Tensor, Type
+
+
+def _reduce_infer(name: str, fn: Callable[..., Any], *, nonempty: bool = False,
+                  single_axis: bool = False) -> Callable[..., Tensor]:
+    """Shape from the axes; dtype from `fn` on a tiny array (NumPy's own accumulator rules:
+    int32 sums to int64, int means to float64). `nonempty`: no identity, so a reduced axis of
+    size 0 is an error (max, argmax)."""
+    def infer(x: Type, *, axis: Any, keepdims: bool, **attrs: Any) -> Tensor:
+        t = as_tensor(name, x)
+        if single_axis and not (axis is None or type(axis) is int):
+            raise TypeError(f"{name}: axis must be an int or None, got {axis!r}")
+        axes = normalize_axes(name, axis, t)
+        if nonempty and any(t.shape[a] == 0 for a in axes):
+            raise ValueError(f"{name}: cannot reduce a zero-size axis of {t}")
+        if keepdims:
+            shape = tuple(1 if i in axes else d for i, d in enumerate(t.shape))
+        else:
+            shape = tuple(d for i, d in enumerate(t.shape) if i not in axes)
+        out = probe(name, fn, (t,), {"axis": axis, "keepdims": keepdims, **attrs})
+        return Tensor(shape, np.result_type(out))
+    return infer
+
+
+def _reduction(name: str, fn: Callable[..., Any], emit: Any, *, dtype: bool = False,
+               **kw: bool) -> OpDef:
+    infer = _reduce_infer(name, fn, **kw)
+    attrs = {"axis": None, "keepdims": False, **({"dtype": None} if dtype else {})}
+    return OpDef(name, ("x",), kernel=checked(name, fn, infer), infer=infer, emit=emit,
+                 attrs=attrs)
+
+
+def _np_reduce(func: str, **kw: bool) -> OpDef:
+    fn = getattr(np, func)
+    defaults = {"axis": None, "keepdims": False, **({"dtype": None} if kw.get("dtype") else {})}
+    return _reduction(func, fn, np_call(f"np.{func}", "x", **defaults), **kw)
+
+
+def _arg(fn: Callable[..., Any]) -> Callable[..., Any]:
+    def kernel(x: Any, *, axis: int | None, keepdims: bool, dtype: np.dtype | None) -> Any:
+        out = fn(x, axis=axis, keepdims=keepdims)
+        return out if dtype is None else out.astype(dtype)
+    return kernel
+
+
+def _arg_emit(func: str) -> Callable[[dict[str, Any]], str]:
+    call = np_call(func, "x", axis=None, keepdims=False)
+    return lambda a: call(a) + ("" if a["dtype"] is None else ".astype(dtype)")
+
+
+sum_ = _np_reduce("sum", dtype=True)
+mean = _np_reduce("mean", dtype=True)
+prod = _np_reduce("prod", dtype=True)
+reduce_max = _reduction("reduce_max", np.max, np_call("np.max", "x", axis=None, keepdims=False),
+                        nonempty=True)
+reduce_min = _reduction("reduce_min", np.min, np_call("np.min", "x", axis=None, keepdims=False),
+                        nonempty=True)
+"""Named `reduce_max`/`reduce_min`: `max`/`min` are Python's builtins (ops/python.py)."""
+argmax = _reduction("argmax", _arg(np.argmax), _arg_emit("np.argmax"), dtype=True,
+                    nonempty=True, single_axis=True)
+argmin = _reduction("argmin", _arg(np.argmin), _arg_emit("np.argmin"), dtype=True,
+                    nonempty=True, single_axis=True)
+"""Index dtype: NumPy's intp unless `dtype` (MindSpore's `Argmax` primitive gives int32)."""
+all_ = _np_reduce("all")
+any_ = _np_reduce("any")
+
+
+# ---- spellings --------------------------------------------------------------------------------
+
+def _np_axis(values: dict[str, Any]) -> dict[str, Any]:
+    if values.pop("out", None) is not None:
+        raise TypeError("out= is not supported; use the result")
+    return dtype_or_none(values) if "dtype" in values else values
+
+
+def _ms_axis(values: dict[str, Any]) -> dict[str, Any]:
+    """MindSpore: `()` (or an empty list) reduces every axis; lists are tuples."""
+    axis = values["axis"]
+    axis = tuple(axis) if isinstance(axis, list) else axis
+    values["axis"] = None if axis == () else axis
+    return dtype_or_none(values) if "dtype" in values else values
+
+
+def _int32_default(values: dict[str, Any]) -> dict[str, Any]:
+    values["dtype"] = np.dtype(np.int32 if values["dtype"] is None else values["dtype"])
+    return values
+
+
+_REDUCTIONS = (  # op, MindSpore reduce_* name, primitive, functional name(s) and signature
+    (sum_, "reduce_sum", "ReduceSum", ("sum",), "input, dim=None, keepdim=False, *, dtype=None"),
+    (mean, "reduce_mean", "ReduceMean", ("mean",), "input, axis=None, keep_dims=False"),
+    (prod, "reduce_prod", "ReduceProd", ("prod",), "input, axis=None, keep_dims=False"),
+    (reduce_max, "reduce_max", "ReduceMax", ("amax",), "input, axis=None, keepdims=False"),
+    (reduce_min, "reduce_min", "ReduceMin", ("amin",), "input, axis=None, keepdims=False"),
+    (all_, "reduce_all", "ReduceAll", ("all",), "input, axis=None, keep_dims=False"),
+    (any_, "reduce_any", "ReduceAny", ("any",), "input, axis=None, keep_dims=False"),
+)
+_KEEP = {"keep_dims": "keepdims", "keepdim": "keepdims", "dim": "axis", "input": "x"}
+_NUMPY = (  # op, NumPy names, NumPy signature after the array
+    (sum_, ("sum",), "axis=None, dtype=None, out=None, keepdims=False"),
+    (mean, ("mean",), "axis=None, dtype=None, out=None, keepdims=False"),
+    (prod, ("prod",), "axis=None, dtype=None, out=None, keepdims=False"),
+    (reduce_max, ("max", "amax"), "axis=None, out=None, keepdims=False"),
+    (reduce_min, ("min", "amin"), "axis=None, out=None, keepdims=False"),
+    (argmax, ("argmax",), "axis=None, out=None, *, keepdims=False"),
+    (argmin, ("argmin",), "axis=None, out=None, *, keepdims=False"),
+    (all_, ("all",), "axis=None, out=None, keepdims=False"),
+    (any_, ("any",), "axis=None, out=None, keepdims=False"),
+)
+
+OPS = (sum_, mean, prod, reduce_max, reduce_min, argmax, argmin, all_, any_)
+
+FUNCTIONS = (
+    *(spell(name, op, "x, axis=(), keep_dims=False", _ms_axis, keep_dims="keepdims")
+      for op, name, _, _, _ in _REDUCTIONS),
+    *(spell(name, op, params, _ms_axis, **_KEEP)
+      for op, _, _, names, params in _REDUCTIONS for name in names),
+    spell("argmax", argmax, "input, dim=None, keepdim=False", **_KEEP),
+    spell("argmin", argmin, "input, axis=None, keepdims=False", **_KEEP),
+)
+NUMPY = tuple(spell(name, op, f"a, {params}", _np_axis, a="x")
+              for op, names, params in _NUMPY for name in names)
+METHODS = tuple(spell(name, op, f"x, {params}", _np_axis)
+                for op, names, params in _NUMPY for name in names[:1])
+PRIMITIVES = (
+    *(primitive(p, op, "keep_dims=False", "x, axis=()", _ms_axis, keep_dims="keepdims")
+      for op, _, p, _, _ in _REDUCTIONS),
+    primitive("Argmax", argmax, "axis=-1, output_type=None", "x", _int32_default,
+              output_type="dtype"),
+    primitive("Argmin", argmin, "axis=-1, output_type=None", "x", _int32_default,
+              output_type="dtype"),
+)

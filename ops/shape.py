@@ -1,2 +1,876 @@
-"""placeholder: filled by the ops work."""
-OPS = ()
+"""Shape ops: reshape, transpose, concat/stack/split, tile, pad, cast, indexing (`x[i]`,
+`x[i] = v`) and the run-time shape queries; plus the axis and shape helpers other families use.
+
+Parts of a shape or an index known only at run time are `Dyn(k)` references to variadic inputs.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from .elementwise import as_tensor, checked, dtype_or_none, np_call, primitive, spell
+from .opdef import REQUIRED, Dyn, OpDef
+from .types import (UNKNOWN, Dim, ListType, NoneType, Scalar, Tensor, TupleType, Type,
+                    broadcast_shapes, join_types)
+
+
+class IndexOutOfRange(IndexError, ValueError):
+    """A static index outside a static dim: an IndexError as in Python, a ValueError as every
+    infer failure."""
+
+
+# ---- axes ----------------------------------------------------------------------------------
+
+def normalize_axis(name: str, axis: Any, rank: int, t: Type) -> int:
+    """`axis` in `[-rank, rank)` as a non-negative int; ValueError naming the op otherwise."""
+    if type(axis) is not int:
+        raise TypeError(f"{name}: axis must be an int, got {axis!r}")
+    if not -rank <= axis < rank:
+        raise ValueError(f"{name}: axis {axis} is out of range for {t}")
+    return axis % rank
+
+
+def normalize_axes(name: str, axis: Any, t: Tensor, rank: int | None = None) -> tuple[int, ...]:
+    """`axis` (int, tuple, or None for all) as sorted non-negative axes, without repeats."""
+    rank = t.rank if rank is None else rank
+    if axis is None:
+        return tuple(range(rank))
+    axes = [normalize_axis(name, a, rank, t) for a in (axis if isinstance(axis, tuple) else
+                                                        (axis,))]
+    if len(set(axes)) != len(axes):
+        raise ValueError(f"{name}: repeated axis in {axis} for {t}")
+    return tuple(sorted(axes))
+
+
+def _listed_axis(values: dict[str, Any], key: str = "axis") -> dict[str, Any]:
+    if isinstance(values.get(key), list):
+        values[key] = tuple(values[key])
+    return values
+
+
+def _fmt(dims: Any) -> str:
+    dims = tuple(dims)
+    return "(" + ", ".join(map(str, dims)) + ("," if len(dims) == 1 else "") + ")"
+
+
+# ---- shapes that may hold run-time dims ------------------------------------------------------
+
+def split_shape(shape: Any) -> tuple[tuple[int | Dyn, ...], tuple[Any, ...]]:
+    """A user's shape argument as a static attr plus the run-time values it refers to: Python
+    ints stay literal, any other dim is `Dyn(k)`; a shape that is itself a run-time value is
+    `(Dyn(0),)`."""
+    if type(shape) is int:
+        return (shape,), ()
+    if not isinstance(shape, tuple | list):
+        return (Dyn(0),), (shape,)
+    dims: list[int | Dyn] = []
+    dyn: list[Any] = []
+    for d in shape:
+        if type(d) is int:
+            dims.append(d)
+        else:
+            dims.append(Dyn(len(dyn)))
+            dyn.append(d)
+    return tuple(dims), tuple(dyn)
+
+
+def _whole(shape: tuple[Any, ...]) -> bool:
+    return len(shape) == 1 and isinstance(shape[0], Dyn)
+
+
+def resolve_shape(shape: tuple[int | Dyn, ...], dyn: tuple[Any, ...]) -> Any:
+    """The concrete shape argument, for kernels."""
+    if _whole(shape):
+        return dyn[shape[0].k]
+    return tuple(dyn[d.k] if isinstance(d, Dyn) else d for d in shape)
+
+
+def shape_text(shape: tuple[int | Dyn, ...], var: str) -> str:
+    """The shape as an expression in an emit template (`dims_k` for `Dyn(k)`)."""
+    if _whole(shape):
+        return f"{var}_{shape[0].k}"
+    return _fmt(f"{var}_{d.k}" if isinstance(d, Dyn) else repr(d) for d in shape)
+
+
+def shape_dims(name: str, shape: tuple[int | Dyn, ...], types: tuple[Type, ...]
+               ) -> tuple[Dim, ...]:
+    """The dims a shape attr describes, "?" where only run time knows them."""
+    if _whole(shape) and isinstance(types[shape[0].k], TupleType):
+        whole = types[shape[0].k]
+        for e in whole.elements:
+            _check_dim(name, e)
+        return (UNKNOWN,) * len(whole.elements)
+    dims: list[Dim] = []
+    for d in shape:
+        if isinstance(d, Dyn):
+            _check_dim(name, types[d.k])
+        dims.append(UNKNOWN if isinstance(d, Dyn) else d)
+    return tuple(dims)
+
+
+def _check_dim(name: str, t: Type) -> None:
+    if not (t == Scalar(int) or (isinstance(t, Tensor) and t.rank == 0 and t.dtype.kind in "iu")):
+        raise TypeError(f"{name}: a shape entry must be an int, got {t}")
+
+
+def _dims_fix(values: dict[str, Any]) -> dict[str, Any]:
+    values["shape"], values["dims"] = split_shape(values["shape"])
+    return values
+
+
+def _shape_args(values: dict[str, Any]) -> dict[str, Any]:
+    # x.reshape(2, 3) and x.reshape((2, 3)) are the same call
+    shape = values["shape"]
+    values["shape"] = shape[0] if len(shape) == 1 and not isinstance(shape[0], int) else shape
+    return _dims_fix(values)
+
+
+def broadcasts_to(src: tuple[Dim, ...], dst: tuple[Dim, ...]) -> bool:
+    """Whether an array of shape `src` broadcasts to `dst` (unknown dims are given the benefit
+    of the doubt)."""
+    return len(src) <= len(dst) and all(
+        not (isinstance(s, int) and isinstance(d, int)) or s in (1, d)
+        for s, d in zip(src[::-1], dst[::-1]))
+
+
+def _static_size(shape: tuple[Dim, ...]) -> int | None:
+    return math.prod(shape) if all(isinstance(d, int) for d in shape) else None
+
+
+# ---- reshape, transpose, axes in and out ------------------------------------------------------
+
+def _reshape(x: Any, *dims: Any, shape: tuple) -> Any:
+    return np.reshape(x, resolve_shape(shape, dims))
+
+
+def _reshape_infer(x: Type, *dims: Type, shape: tuple) -> Tensor:
+    t = as_tensor("reshape", x)
+    target = list(shape_dims("reshape", shape, dims))
+    if target.count(-1) > 1 or any(isinstance(d, int) and d < -1 for d in target):
+        raise ValueError(f"reshape: bad target shape {_fmt(target)} for {t}")
+    known = math.prod(d for d in target if isinstance(d, int) and d != -1)
+    size = _static_size(t.shape)
+    if -1 in target:
+        target[target.index(-1)] = _missing_dim(t, target, known, size)
+    elif size is not None and UNKNOWN not in target and known != size:
+        raise ValueError(f"reshape: cannot reshape {t} (size {size}) into shape {_fmt(target)}")
+    return Tensor(tuple(target), t.dtype)
+
+
+def _missing_dim(t: Tensor, target: list[Dim], known: int, size: int | None) -> Dim:
+    """The size `-1` stands for, symbolic when the input's only unknown is one symbol."""
+    if UNKNOWN in target:
+        return UNKNOWN
+    if size is not None:
+        if known == 0 or size % known:
+            raise ValueError(f"reshape: cannot reshape {t} (size {size}) into shape "
+                             f"{_fmt(target)}")
+        return size // known
+    symbols = [d for d in t.shape if isinstance(d, str)]
+    static = math.prod(d for d in t.shape if isinstance(d, int))
+    return symbols[0] if len(symbols) == 1 and symbols[0] != UNKNOWN and static == known \
+        else UNKNOWN
+
+
+def _transpose_infer(x: Type, *, perm: tuple[int, ...] | None) -> Tensor:
+    t = as_tensor("transpose", x)
+    if perm is None:
+        return Tensor(t.shape[::-1], t.dtype)
+    if not isinstance(perm, tuple) or len(perm) != t.rank:
+        raise ValueError(f"transpose: perm {perm} does not match the rank of {t}")
+    axes = [normalize_axis("transpose", a, t.rank, t) for a in perm]
+    if sorted(axes) != list(range(t.rank)):
+        raise ValueError(f"transpose: perm {perm} is not a permutation of the axes of {t}")
+    return Tensor(tuple(t.shape[a] for a in axes), t.dtype)
+
+
+def _expand_dims_infer(x: Type, *, axis: int | tuple[int, ...]) -> Tensor:
+    t = as_tensor("expand_dims", x)
+    n = len(axis) if isinstance(axis, tuple) else 1
+    axes = normalize_axes("expand_dims", axis, t, t.rank + n)
+    dims = iter(t.shape)
+    return Tensor(tuple(1 if i in axes else next(dims) for i in range(t.rank + n)), t.dtype)
+
+
+def _squeeze_infer(x: Type, *, axis: int | tuple[int, ...] | None) -> Tensor:
+    t = as_tensor("squeeze", x)
+    if axis is None:
+        if any(isinstance(d, str) for d in t.shape):
+            raise ValueError(f"squeeze: cannot tell which dims of {t} are 1; pass axis")
+        return Tensor(tuple(d for d in t.shape if d != 1), t.dtype)
+    axes = normalize_axes("squeeze", axis, t)
+    if any(isinstance(t.shape[a], int) and t.shape[a] != 1 for a in axes):
+        raise ValueError(f"squeeze: axis {axis} of {t} does not have size 1")
+    return Tensor(tuple(d for i, d in enumerate(t.shape) if i not in axes), t.dtype)
+
+
+def _ms_squeeze_axis(values: dict[str, Any]) -> dict[str, Any]:
+    values = _listed_axis(values)
+    values["axis"] = None if values["axis"] == () else values["axis"]
+    return values
+
+
+def _flatten(x: Any, *, start_dim: int, end_dim: int) -> Any:
+    if start_dim == 0 and end_dim == -1:
+        return x.flatten()  # a copy, as ndarray.flatten() makes
+    if start_dim == 1 and end_dim == -1:
+        return x.reshape(x.shape[0], -1)
+    tail = x.shape[end_dim + 1:] if end_dim != -1 else ()
+    return x.reshape(x.shape[:start_dim] + (-1,) + tail)
+
+
+def _flatten_emit(attrs: dict[str, Any]) -> str:
+    start, end = attrs["start_dim"], attrs["end_dim"]
+    if start == 0 and end == -1:
+        return "x.flatten()"
+    if start == 1 and end == -1:
+        return "x.reshape(x.shape[0], -1)"
+    tail = f" + x.shape[{end + 1}:]" if end != -1 else ""
+    return f"x.reshape(x.shape[:{start}] + (-1,){tail})"
+
+
+def _flatten_infer(x: Type, *, start_dim: int, end_dim: int) -> Tensor:
+    t = as_tensor("flatten", x)
+    if start_dim == 0 and end_dim == -1:
+        return Tensor((_dim_product(t.shape),), t.dtype)
+    if t.rank == 0:
+        raise ValueError(f"flatten: cannot flatten {t} from start_dim {start_dim}")
+    start = start_dim + t.rank if start_dim < 0 else start_dim
+    end = normalize_axis("flatten", end_dim, t.rank, t)
+    if not 0 <= start <= end + 1:
+        raise ValueError(f"flatten: start_dim {start_dim} and end_dim {end_dim} do not fit {t}")
+    middle = _dim_product(t.shape[start:end + 1])
+    return Tensor(t.shape[:start] + (middle,) + t.shape[end + 1:], t.dtype)
+
+
+def _dim_product(dims: tuple[Dim, ...]) -> Dim:
+    if len(dims) == 1:
+        return dims[0]
+    size = _static_size(dims)
+    return UNKNOWN if size is None else size
+
+
+# ---- sequences of tensors ---------------------------------------------------------------------
+
+def _same_dim(name: str, dims: list[Dim], shown: str) -> Dim:
+    """Dims that must agree: the known size, a shared symbol, or "?"."""
+    known = {d for d in dims if isinstance(d, int)}
+    if len(known) > 1:
+        raise ValueError(f"{name}: sizes {_fmt(dims)} do not match in {shown}")
+    if known:
+        return known.pop()
+    return dims[0] if len(set(dims)) == 1 else UNKNOWN
+
+
+def _members(name: str, xs: Type) -> tuple[list[Tensor], bool]:
+    """The tensors of a tuple (exact) or list (one representative, count unknown)."""
+    if isinstance(xs, TupleType):
+        if not xs.elements:
+            raise ValueError(f"{name}: need at least one array")
+        return [as_tensor(name, e) for e in xs.elements], True
+    if isinstance(xs, ListType):
+        return [as_tensor(name, xs.element)], False
+    raise TypeError(f"{name}: expected a tuple or list of tensors, got {xs}")
+
+
+def _concat_infer(xs: Type, *, axis: int) -> Tensor:
+    ts, exact = _members("concat", xs)
+    if ts[0].rank == 0 or len({t.rank for t in ts}) != 1:
+        raise ValueError(f"concat: tensors need one rank >= 1, got {xs}")
+    ax = normalize_axis("concat", axis, ts[0].rank, xs)
+    dims: list[Dim] = [_same_dim("concat", [t.shape[i] for t in ts], str(xs)) if i != ax else 0
+                       for i in range(ts[0].rank)]
+    along = [t.shape[ax] for t in ts]
+    dims[ax] = sum(along) if exact and all(isinstance(d, int) for d in along) else \
+        (along[0] if exact and len(along) == 1 else UNKNOWN)
+    return Tensor(tuple(dims), np.result_type(*(t.dtype for t in ts)))
+
+
+def _stack_infer(xs: Type, *, axis: int) -> Tensor:
+    ts, exact = _members("stack", xs)
+    if len({t.rank for t in ts}) != 1:
+        raise ValueError(f"stack: tensors need one shape, got {xs}")
+    ax = normalize_axis("stack", axis, ts[0].rank + 1, xs)
+    dims = [_same_dim("stack", [t.shape[i] for t in ts], str(xs)) for i in range(ts[0].rank)]
+    dims.insert(ax, len(ts) if exact else UNKNOWN)
+    return Tensor(tuple(dims), np.result_type(*(t.dtype for t in ts)))
+
+
+def _split(x: Any, *, axis: int, sections: Any, sizes: Any) -> tuple[Any, ...]:
+    return tuple(np.split(x, _cuts(sections, sizes, x.shape[axis]), axis=axis))
+
+
+def _cuts(sections: Any, sizes: Any, n: int) -> Any:
+    if sizes is None:
+        return sections
+    if isinstance(sizes, int):
+        return range(sizes, n, sizes)
+    if sum(sizes) != n:
+        raise ValueError(f"split: sizes {sizes} do not add up to the axis size {n}")
+    return tuple(np.cumsum(sizes[:-1]).tolist())
+
+
+def _split_emit(attrs: dict[str, Any]) -> str:
+    sections, sizes = attrs["sections"], attrs["sizes"]
+    if isinstance(sizes, int):
+        cuts = "range(sizes, x.shape[axis], sizes)"
+    else:
+        cuts = "sections" if sizes is None else repr(_cuts(None, sizes, sum(sizes)))
+    return f"tuple(np.split(x, {cuts}, axis=axis))"
+
+
+def _split_infer(x: Type, *, axis: int, sections: Any, sizes: Any) -> TupleType:
+    t = as_tensor("split", x)
+    ax = normalize_axis("split", axis, t.rank, t)
+    pieces = _piece_sizes(t, t.shape[ax], sections, sizes)
+    return TupleType(tuple(Tensor(t.shape[:ax] + (p,) + t.shape[ax + 1:], t.dtype)
+                           for p in pieces))
+
+
+def _piece_sizes(t: Tensor, n: Dim, sections: Any, sizes: Any) -> list[Dim]:
+    if (sections is None) == (sizes is None):
+        raise TypeError("split: give exactly one of sections and sizes")
+    if isinstance(sections, int):
+        if sections <= 0 or (isinstance(n, int) and n % sections):
+            raise ValueError(f"split: {t} does not split into {sections} equal parts")
+        return [n // sections if isinstance(n, int) else UNKNOWN] * sections
+    if sections is not None:
+        bounds = (0, *sections, None)
+        return [len(range(n)[a:b]) if isinstance(n, int) else UNKNOWN
+                for a, b in zip(bounds, bounds[1:])]
+    if isinstance(sizes, int):
+        if sizes <= 0 or not isinstance(n, int):
+            raise ValueError(f"split: chunks of {sizes} need a positive size and a static dim, "
+                             f"got {t}")
+        return [len(range(n)[i:i + sizes]) for i in range(0, max(n, 1), sizes)]
+    if isinstance(n, int) and sum(sizes) != n:
+        raise ValueError(f"split: sizes {sizes} do not add up to the axis size of {t}")
+    return list(sizes)
+
+
+def _ms_split(values: dict[str, Any]) -> dict[str, Any]:
+    chunks = values.pop("split_size_or_sections")
+    values["sizes"] = chunks if isinstance(chunks, int) else tuple(chunks)
+    values["sections"] = None
+    return values
+
+
+def _np_split(values: dict[str, Any]) -> dict[str, Any]:
+    s = values["sections"]
+    values["sections"] = s if isinstance(s, int) else tuple(s)
+    return values
+
+
+# ---- tile, broadcast, pad, flip, repeat -------------------------------------------------------
+
+def _tile_infer(x: Type, *, reps: tuple[int, ...]) -> Tensor:
+    t = as_tensor("tile", x)
+    if any(type(r) is not int or r < 0 for r in reps):
+        raise ValueError(f"tile: reps {reps} must be non-negative ints")
+    n = max(len(reps), t.rank)
+    shape = (1,) * (n - t.rank) + t.shape
+    reps = (1,) * (n - len(reps)) + reps
+    return Tensor(tuple(_times(d, r) for d, r in zip(shape, reps)), t.dtype)
+
+
+def _times(d: Dim, r: int) -> Dim:
+    return d * r if isinstance(d, int) else (d if r == 1 else UNKNOWN)
+
+
+def _reps_tuple(values: dict[str, Any]) -> dict[str, Any]:
+    reps = values["reps"]
+    values["reps"] = (reps,) if isinstance(reps, int) else tuple(reps)
+    return values
+
+
+def _broadcast_to(x: Any, *dims: Any, shape: tuple) -> Any:
+    target = resolve_shape(shape, dims)
+    if isinstance(target, tuple) and -1 in shape:  # MindSpore: -1 keeps the input's dim
+        target = tuple(np.shape(x)[i - len(target)] if d == -1 else d
+                       for i, d in enumerate(target))
+    return np.broadcast_to(x, target)
+
+
+def _broadcast_to_emit(attrs: dict[str, Any]) -> str:
+    shape = attrs["shape"]
+    if _whole(shape) or -1 not in shape:
+        return f"np.broadcast_to(x, {shape_text(shape, 'dims')})"
+    items = (f"x.shape[{i - len(shape)}]" if d == -1 else
+             f"dims_{d.k}" if isinstance(d, Dyn) else repr(d) for i, d in enumerate(shape))
+    return f"np.broadcast_to(x, {_fmt(items)})"
+
+
+def _broadcast_to_infer(x: Type, *dims: Type, shape: tuple) -> Tensor:
+    t = as_tensor("broadcast_to", x)
+    target = list(shape_dims("broadcast_to", shape, dims))
+    if len(target) < t.rank:
+        raise ValueError(f"broadcast_to: cannot broadcast {t} to shape {_fmt(target)}")
+    for i in range(1, t.rank + 1):
+        d, want = t.shape[-i], target[-i]
+        if want == -1:
+            target[-i] = d
+        elif isinstance(want, int) and isinstance(d, int) and d not in (1, want):
+            raise ValueError(f"broadcast_to: cannot broadcast {t} to shape {_fmt(target)}")
+    if any(isinstance(d, int) and d < 0 for d in target):
+        raise ValueError(f"broadcast_to: bad shape {_fmt(target)} for {t}")
+    return Tensor(tuple(target), t.dtype)
+
+
+def _pad_infer(x: Type, *, paddings: Any, value: Any) -> Tensor:
+    t = as_tensor("pad", x)
+    try:
+        widths = np.broadcast_to(np.asarray(paddings), (t.rank, 2)).tolist()
+    except ValueError:
+        raise ValueError(f"pad: paddings {paddings} do not fit {t}") from None
+    if any(type(w) is not int or w < 0 for pair in widths for w in pair):
+        raise ValueError(f"pad: paddings {paddings} must be non-negative ints")
+    return Tensor(tuple(d + a + b if isinstance(d, int) else (d if a + b == 0 else UNKNOWN)
+                        for d, (a, b) in zip(t.shape, widths)), t.dtype)
+
+
+def _constant_mode(values: dict[str, Any]) -> dict[str, Any]:
+    if values.pop("mode") != "constant":
+        raise ValueError("pad: only mode='constant' is supported")
+    return values
+
+
+def _pairs(values: dict[str, Any]) -> dict[str, Any]:
+    p = values["paddings"]
+    values["paddings"] = tuple(tuple(q) if isinstance(q, list | tuple) else q for q in p) \
+        if isinstance(p, list | tuple) else p
+    return values
+
+
+def _flip_infer(x: Type, *, axis: Any) -> Tensor:
+    t = as_tensor("flip", x)
+    normalize_axes("flip", axis, t)
+    return t
+
+
+def _repeat_infer(x: Type, *, repeats: Any, axis: int | None) -> Tensor:
+    t = as_tensor("repeat", x)
+    reps = (repeats,) if isinstance(repeats, int) else repeats
+    if any(type(r) is not int or r < 0 for r in reps):
+        raise ValueError(f"repeat: repeats {repeats} must be non-negative ints")
+    if axis is None:
+        return Tensor((_repeated("repeat", _dim_product(t.shape), reps, t),), t.dtype)
+    ax = normalize_axis("repeat", axis, t.rank, t)
+    return Tensor(t.shape[:ax] + (_repeated("repeat", t.shape[ax], reps, t),) +
+                  t.shape[ax + 1:], t.dtype)
+
+
+def _repeated(name: str, n: Dim, reps: tuple[int, ...], t: Tensor) -> Dim:
+    if len(reps) == 1:
+        return _times(n, reps[0])
+    if isinstance(n, int) and len(reps) != n:
+        raise ValueError(f"{name}: {len(reps)} repeats do not match {n} items of {t}")
+    return sum(reps)
+
+
+def _repeats_tuple(values: dict[str, Any]) -> dict[str, Any]:
+    if isinstance(values["repeats"], list):
+        values["repeats"] = tuple(values["repeats"])
+    return values
+
+
+# ---- cast and the run-time shape queries ------------------------------------------------------
+
+def _cast_infer(x: Type, *, dtype: np.dtype) -> Tensor:
+    if not isinstance(x, Tensor):
+        raise TypeError(f"cast: expected a tensor, got {x}")
+    return Tensor(x.shape, dtype)
+
+
+def _cast(x: Any, *, dtype: np.dtype) -> Any:
+    return x.astype(dtype)
+
+
+def _shape_infer(x: Type) -> TupleType:
+    return TupleType((Scalar(int),) * as_tensor("shape", x).rank)
+
+
+def _count_infer(name: str):
+    def infer(x: Type) -> Scalar:
+        as_tensor(name, x)
+        return Scalar(int)
+    return infer
+
+
+# ---- indexing ---------------------------------------------------------------------------------
+
+def split_index(key: Any) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
+    """A subscript key as getitem/setitem's `index` attr plus the run-time values it refers to:
+    ints, None, Ellipsis and int slice bounds stay literal; anything else becomes `Dyn(k)`."""
+    dyn: list[Any] = []
+
+    def ref(v: Any) -> Any:
+        if v is None or v is Ellipsis or type(v) is int:
+            return v
+        dyn.append(v)
+        return Dyn(len(dyn) - 1)
+
+    items = key if isinstance(key, tuple) else (key,)
+    index = tuple(slice(ref(i.start), ref(i.stop), ref(i.step)) if isinstance(i, slice)
+                  else ref(i) for i in items)
+    return index, tuple(dyn)
+
+
+def index_key(index: tuple[Any, ...], dyn: tuple[Any, ...]) -> Any:
+    """The concrete subscript an `index` attr describes, for kernels."""
+    def value(v: Any) -> Any:
+        return dyn[v.k] if isinstance(v, Dyn) else v
+    items = tuple(slice(value(i.start), value(i.stop), value(i.step)) if isinstance(i, slice)
+                  else value(i) for i in index)
+    return items[0] if len(items) == 1 else items
+
+
+def index_text(index: tuple[Any, ...]) -> str:
+    """The subscript as source text, `idx_k` standing for `Dyn(k)`: `0, 1:, None, ...`."""
+    def item(i: Any) -> str:
+        if isinstance(i, slice):
+            bounds = [("" if b is None else item(b)) for b in (i.start, i.stop, i.step)]
+            return ":".join(bounds if i.step is not None else bounds[:2])
+        return "..." if i is Ellipsis else f"idx_{i.k}" if isinstance(i, Dyn) else repr(i)
+    return ", ".join(item(i) for i in index) if index else "()"
+
+
+Item = tuple[str, Any]
+"""An index item classified: ("int", n|None), ("slice", s), ("new", None), ("ellipsis", None),
+("array", shape) or ("mask", shape)."""
+
+
+def _items(index: tuple[Any, ...], types: tuple[Type, ...]) -> list[Item]:
+    if len(index) == 1 and isinstance(index[0], Dyn) and isinstance(types[index[0].k], TupleType):
+        return [_classify_type(e) for e in types[index[0].k].elements]  # x[t], t a tuple value
+    return [_classify(i, types) for i in index]
+
+
+def _classify(item: Any, types: tuple[Type, ...]) -> Item:
+    if item is None or item is Ellipsis:
+        return ("new" if item is None else "ellipsis", None)
+    if isinstance(item, bool):
+        return ("mask", ())
+    if isinstance(item, int):
+        return ("int", item)
+    if isinstance(item, Dyn):
+        return _classify_type(types[item.k])
+    if isinstance(item, slice):
+        for b in (item.start, item.stop, item.step):
+            if isinstance(b, Dyn) and _classify_type(types[b.k]) not in (("int", None),
+                                                                           ("new", None)):
+                raise TypeError(f"getitem: slice bounds must be ints or None, got {types[b.k]}")
+        if item.step == 0:
+            raise ValueError("getitem: slice step cannot be zero")
+        return ("slice", item)
+    raise TypeError(f"getitem: bad index item {item!r}")
+
+
+def _classify_type(t: Type) -> Item:
+    if t == NoneType():
+        return ("new", None)
+    if t == Scalar(int) or (isinstance(t, Tensor) and t.rank == 0 and t.dtype.kind in "iu"):
+        return ("int", None)
+    if t == Scalar(bool) or (isinstance(t, Tensor) and t.dtype == np.bool_):
+        return ("mask", t.shape if isinstance(t, Tensor) else ())
+    if isinstance(t, Tensor) and t.dtype.kind in "iu":
+        return ("array", t.shape)
+    if isinstance(t, TupleType | ListType):
+        kinds = set(t.elements) if isinstance(t, TupleType) else {t.element}
+        n = len(t.elements) if isinstance(t, TupleType) else UNKNOWN
+        if kinds <= {Scalar(int)} or kinds == {Scalar(bool)}:
+            return ("array" if Scalar(int) in kinds or not kinds else "mask", (n,))
+    raise TypeError("getitem: only integers, slices, None, ... and integer or boolean arrays "
+                    f"are valid indices, got {t}")
+
+
+def _index_tensor(t: Tensor, items: list[Item]) -> Tensor:
+    """NumPy's basic and advanced indexing rules, over possibly symbolic dims."""
+    used = sum(len(p) if k == "mask" else 1 for k, p in items if k not in ("new", "ellipsis"))
+    ellipses = [i for i, (k, _) in enumerate(items) if k == "ellipsis"]
+    if len(ellipses) > 1 or used > t.rank:
+        raise IndexOutOfRange(f"getitem: too many indices for {t}" if used > t.rank else
+                              "getitem: an index can only have a single ellipsis")
+    at = ellipses[0] if ellipses else len(items)
+    items = items[:at] + [("slice", slice(None))] * (t.rank - used) + items[at + 1:]
+    advanced = any(k in ("array", "mask") for k, _ in items)
+    out: list[Dim] = []
+    picks: list[tuple[Dim, ...]] = []
+    where: list[int] = []
+    insert_at, axis = 0, 0
+    for pos, (kind, p) in enumerate(items):
+        if kind == "new":
+            out.append(1)
+            continue
+        if kind == "slice":
+            out.append(_slice_len(p, t.shape[axis]))
+        elif kind == "int":
+            _check_int(p, axis, t)
+        elif kind == "mask":
+            _check_mask(p, axis, t)
+        if kind in ("array", "mask") or (kind == "int" and advanced):
+            insert_at = len(out) if not where else insert_at
+            where.append(pos)
+            picks.append((UNKNOWN,) if kind == "mask" else p if kind == "array" else ())
+        axis += len(p) if kind == "mask" else 1
+    if advanced:
+        # NOTE: NumPy puts the broadcast index dims first when advanced indices are not adjacent
+        at = insert_at if where == list(range(where[0], where[-1] + 1)) else 0
+        out[at:at] = _broadcast_indices(picks, t)
+    return Tensor(tuple(out), t.dtype)
+
+
+def _broadcast_indices(shapes: list[tuple[Dim, ...]], t: Tensor) -> tuple[Dim, ...]:
+    try:
+        return broadcast_shapes(*shapes)
+    except ValueError:
+        raise IndexOutOfRange(f"getitem: index arrays of shapes {', '.join(map(_fmt, shapes))} "
+                              f"do not broadcast (indexing {t})") from None
+
+
+def _slice_len(s: slice, n: Dim) -> Dim:
+    if any(isinstance(b, Dyn) for b in (s.start, s.stop, s.step)):
+        return UNKNOWN
+    if isinstance(n, int):
+        return len(range(n)[s])
+    return n if s.start is None and s.stop is None and s.step in (None, 1, -1) else UNKNOWN
+
+
+def _check_int(i: int | None, axis: int, t: Tensor) -> None:
+    n = t.shape[axis]
+    if i is not None and isinstance(n, int) and not -n <= i < n:
+        raise IndexOutOfRange(f"getitem: index {i} is out of bounds for axis {axis} of {t}")
+
+
+def _check_mask(shape: tuple[Dim, ...], axis: int, t: Tensor) -> None:
+    for j, m in enumerate(shape):
+        d = t.shape[axis + j]
+        if isinstance(m, int) and isinstance(d, int) and m != d:
+            raise IndexOutOfRange(f"getitem: boolean index of shape {_fmt(shape)} does not match"
+                                  f" {t} at axis {axis}")
+
+
+def _index_sequence(x: ListType | TupleType, index: tuple[Any, ...], types: tuple[Type, ...]
+                    ) -> Type:
+    if len(index) != 1:
+        raise TypeError(f"getitem: {x} indices must be integers or slices, not tuples")
+    item = index[0]
+    if isinstance(item, slice):
+        _classify(item, types)
+        if isinstance(x, ListType):
+            return x
+        if any(isinstance(b, Dyn) for b in (item.start, item.stop, item.step)):
+            raise TypeError(f"getitem: slicing {x} needs static bounds")
+        return TupleType(x.elements[item])
+    if _classify(item, types) != ("int", None if isinstance(item, Dyn) else item):
+        raise TypeError(f"getitem: {x} indices must be integers or slices")
+    if isinstance(x, ListType):
+        return x.element
+    if isinstance(item, Dyn):
+        return join_types(list(x.elements))
+    if not -len(x.elements) <= item < len(x.elements):
+        raise IndexOutOfRange(f"getitem: tuple index {item} is out of range for {x}")
+    return x.elements[item]
+
+
+def _getitem_infer(x: Type, *idx: Type, index: tuple[Any, ...]) -> Type:
+    if isinstance(x, ListType | TupleType):
+        return _index_sequence(x, index, idx)
+    if not isinstance(x, Tensor):
+        raise TypeError(f"getitem: {x} is not subscriptable")
+    return _index_tensor(x, _items(index, idx))
+
+
+def _getitem(x: Any, *idx: Any, index: tuple[Any, ...]) -> Any:
+    return x[index_key(index, idx)]
+
+
+def assign_item(x: Any, key: Any, value: Any) -> Any:
+    """`x[key] = value` in place, handing `x` on (the IR threads the written array as a value)."""
+    x[key] = value
+    return x
+
+
+def _setitem(x: Any, value: Any, *idx: Any, index: tuple[Any, ...]) -> Any:
+    return assign_item(x, index_key(index, idx), value)
+
+
+def _setitem_infer(x: Type, value: Type, *idx: Type, index: tuple[Any, ...]) -> Type:
+    if isinstance(x, ListType):
+        if isinstance(_index_sequence(x, index, idx), ListType):
+            raise TypeError("setitem: slice assignment to a list is not supported")
+        return ListType(join_types([x.element, value]))
+    if not isinstance(x, Tensor):
+        raise TypeError(f"setitem: {x} does not support item assignment")
+    target = _index_tensor(x, _items(index, idx)).shape
+    dims = as_tensor("setitem", value).shape
+    while len(dims) > len(target) and dims[0] == 1:
+        dims = dims[1:]  # NumPy drops leading 1s of the value
+    if not broadcasts_to(dims, target):
+        raise ValueError(f"setitem: cannot assign {value} to x[{index_text(index)}] of shape "
+                         f"{_fmt(target)} ({x})")
+    return x
+
+
+# ---- ops --------------------------------------------------------------------------------------
+
+def _op(name: str, inputs: tuple[str, ...], fn: Any, infer: Any, emit: Any,
+        attrs: dict[str, Any] | None = None) -> OpDef:
+    return OpDef(name, inputs, kernel=checked(name, fn, infer), infer=infer, emit=emit,
+                 attrs=attrs or {})
+
+
+reshape = _op("reshape", ("x", "*dims"), _reshape, _reshape_infer,
+              lambda a: f"np.reshape(x, {shape_text(a['shape'], 'dims')})", {"shape": REQUIRED})
+transpose = _op("transpose", ("x",), lambda x, perm: np.transpose(x, perm), _transpose_infer,
+                lambda a: "np.transpose(x)" if a["perm"] is None else "np.transpose(x, perm)",
+                {"perm": None})
+expand_dims = _op("expand_dims", ("x",), lambda x, axis: np.expand_dims(x, axis),
+                  _expand_dims_infer, "np.expand_dims(x, axis)", {"axis": REQUIRED})
+squeeze = _op("squeeze", ("x",), lambda x, axis: np.squeeze(x, axis), _squeeze_infer,
+              np_call("np.squeeze", "x", axis=None), {"axis": None})
+flatten = _op("flatten", ("x",), _flatten, _flatten_infer, _flatten_emit,
+              {"start_dim": 1, "end_dim": -1})
+"""MindSpore's flatten keeps dim 0 (`start_dim=1`); `x.flatten()` is `start_dim=0` (a copy)."""
+concat = _op("concat", ("xs",), lambda xs, axis: np.concatenate(xs, axis=axis), _concat_infer,
+             "np.concatenate(xs, axis=axis)", {"axis": 0})
+stack = _op("stack", ("xs",), lambda xs, axis: np.stack(xs, axis=axis), _stack_infer,
+            "np.stack(xs, axis=axis)", {"axis": 0})
+split = _op("split", ("x",), _split, _split_infer, _split_emit,
+            {"axis": 0, "sections": None, "sizes": None})
+"""A tuple of pieces: `sections` as NumPy's (a count of equal parts, or cut indices), or
+`sizes` as MindSpore's (a chunk size, or the size of each piece)."""
+tile = _op("tile", ("x",), lambda x, reps: np.tile(x, reps), _tile_infer, "np.tile(x, reps)",
+           {"reps": REQUIRED})
+broadcast_to = _op("broadcast_to", ("x", "*dims"), _broadcast_to, _broadcast_to_infer,
+                   _broadcast_to_emit, {"shape": REQUIRED})
+pad = _op("pad", ("x",), lambda x, paddings, value: np.pad(x, paddings, constant_values=value),
+          _pad_infer, lambda a: "np.pad(x, paddings, constant_values=value)" if a["value"] else
+          "np.pad(x, paddings)", {"paddings": REQUIRED, "value": 0})
+"""Constant padding; `paddings` is NumPy's `pad_width` (per-dim `(before, after)` pairs)."""
+flip = _op("flip", ("x",), lambda x, axis: np.flip(x, axis), _flip_infer,
+           np_call("np.flip", "x", axis=None), {"axis": None})
+repeat = _op("repeat", ("x",), lambda x, repeats, axis: np.repeat(x, repeats, axis),
+             _repeat_infer, np_call("np.repeat", "x, repeats", axis=None),
+             {"repeats": REQUIRED, "axis": None})
+cast = _op("cast", ("x",), _cast, _cast_infer, "x.astype(dtype)", {"dtype": REQUIRED})
+shape_of = _op("shape", ("x",), np.shape, _shape_infer, "np.shape(x)")
+size_of = _op("size", ("x",), np.size, _count_infer("size"), "np.size(x)")
+ndim_of = _op("ndim", ("x",), np.ndim, _count_infer("ndim"), "np.ndim(x)")
+getitem = OpDef("getitem", ("x", "*idx"), kernel=checked("getitem", _getitem, _getitem_infer),
+                infer=_getitem_infer, emit=lambda a: f"x[{index_text(a['index'])}]",
+                attrs={"index": REQUIRED}, can_raise=True)
+"""`x[index]`; build `index` and the variadic inputs from a subscript with `split_index`."""
+setitem = OpDef("setitem", ("x", "value", "*idx"),
+                kernel=checked("setitem", _setitem, _setitem_infer), infer=_setitem_infer,
+                emit=lambda a: f"assign_item(x, np.s_[{index_text(a['index'])}], value)",
+                attrs={"index": REQUIRED}, helpers=(assign_item,), effects=True, can_raise=True)
+"""`x[index] = value`, in place; returns `x` itself."""
+
+
+# ---- spellings --------------------------------------------------------------------------------
+
+def _perm(values: dict[str, Any]) -> dict[str, Any]:
+    return _listed_axis(values, "perm")
+
+
+def _method_axes(values: dict[str, Any]) -> dict[str, Any]:
+    # x.transpose(), x.transpose(1, 0) and x.transpose((1, 0))
+    axes = values.pop("axes")
+    values["perm"] = axes[0] if len(axes) == 1 and not isinstance(axes[0], int) else \
+        (axes or None)
+    return _perm(values)
+
+
+def _c_order(values: dict[str, Any]) -> dict[str, Any]:
+    if values.pop("order") != "C":
+        raise ValueError("flatten: only order='C' is supported")
+    return values
+
+
+def _flatten_all(values: dict[str, Any]) -> dict[str, Any]:
+    return {**_c_order(values), "start_dim": 0, "end_dim": -1}
+
+
+def _dtype(values: dict[str, Any]) -> dict[str, Any]:
+    return dtype_or_none(values)
+
+
+OPS = (reshape, transpose, expand_dims, squeeze, flatten, concat, stack, split, tile,
+       broadcast_to, pad, flip, repeat, cast, shape_of, size_of, ndim_of, getitem, setitem)
+
+FUNCTIONS = (
+    spell("reshape", reshape, "input, shape", _dims_fix, input="x"),
+    spell("transpose", transpose, "input, input_perm", _perm, input="x", input_perm="perm"),
+    spell("permute", transpose, "input, axis", _perm, input="x", axis="perm"),
+    spell("expand_dims", expand_dims, "input_x, axis", _listed_axis, input_x="x"),
+    spell("unsqueeze", expand_dims, "input, dim", input="x", dim="axis"),
+    spell("squeeze", squeeze, "input, axis=None", _ms_squeeze_axis, input="x"),
+    spell("flatten", flatten, "input, order='C', *, start_dim=1, end_dim=-1", _c_order,
+          input="x"),
+    spell("concat", concat, "tensors, axis=0", tensors="xs"),
+    spell("cat", concat, "tensors, axis=0", tensors="xs"),
+    spell("stack", stack, "tensors, axis=0", tensors="xs"),
+    spell("split", split, "tensor, split_size_or_sections, axis=0", _ms_split, tensor="x"),
+    spell("tile", tile, "input, dims", _reps_tuple, input="x", dims="reps"),
+    spell("broadcast_to", broadcast_to, "input, shape", _dims_fix, input="x"),
+    spell("flip", flip, "input, dims", _listed_axis, input="x", dims="axis"),
+    spell("repeat_interleave", repeat, "input, repeats, axis=None", _repeats_tuple, input="x"),
+    spell("repeat_elements", repeat, "x, rep, axis=0", rep="repeats"),
+    spell("cast", cast, "input, dtype", _dtype, input="x"),
+    spell("shape", shape_of, "input", input="x"),
+    spell("size", size_of, "input", input="x"),
+    spell("numel", size_of, "input", input="x"),
+    spell("rank", ndim_of, "input", input="x"),
+)
+NUMPY = (
+    spell("reshape", reshape, "a, shape", _dims_fix, a="x"),
+    spell("transpose", transpose, "a, axes=None", _perm, a="x", axes="perm"),
+    spell("expand_dims", expand_dims, "a, axis", _listed_axis, a="x"),
+    spell("squeeze", squeeze, "a, axis=None", _listed_axis, a="x"),
+    spell("concatenate", concat, "arrays, axis=0", arrays="xs"),
+    spell("stack", stack, "arrays, axis=0", arrays="xs"),
+    spell("split", split, "ary, indices_or_sections, axis=0", _np_split, ary="x",
+          indices_or_sections="sections"),
+    spell("tile", tile, "A, reps", _reps_tuple, A="x"),
+    spell("broadcast_to", broadcast_to, "array, shape", _dims_fix, array="x"),
+    spell("pad", pad, "array, pad_width, mode='constant', constant_values=0",
+          lambda v: _pairs(_constant_mode(v)), array="x", pad_width="paddings",
+          constant_values="value"),
+    spell("flip", flip, "m, axis=None", _listed_axis, m="x"),
+    spell("repeat", repeat, "a, repeats, axis=None", _repeats_tuple, a="x"),
+    spell("shape", shape_of, "a", a="x"),
+    spell("size", size_of, "a", a="x"),
+    spell("ndim", ndim_of, "a", a="x"),
+)
+METHODS = (
+    spell("reshape", reshape, "x, *shape", _shape_args),
+    spell("transpose", transpose, "x, *axes", _method_axes),
+    spell("squeeze", squeeze, "x, axis=None", _listed_axis),
+    spell("flatten", flatten, "x, order='C'", _flatten_all),
+    spell("astype", cast, "x, dtype", _dtype),
+    spell("repeat", repeat, "x, repeats, axis=None", _repeats_tuple),
+)
+PRIMITIVES = (
+    primitive("Reshape", reshape, call="input_x, input_shape", fix=_dims_fix, input_x="x",
+              input_shape="shape"),
+    primitive("Transpose", transpose, call="input_x, input_perm", fix=_perm, input_x="x",
+              input_perm="perm"),
+    primitive("ExpandDims", expand_dims, call="input_x, axis", input_x="x"),
+    primitive("Squeeze", squeeze, "axis=()", "input_x", _ms_squeeze_axis, input_x="x"),
+    primitive("Flatten", flatten, call="input_x", input_x="x"),
+    primitive("Concat", concat, "axis=0", "input_x", input_x="xs"),
+    primitive("Stack", stack, "axis=0", "input_x", input_x="xs"),
+    primitive("Split", split, "axis=0, output_num=1", "input_x", input_x="x",
+              output_num="sections"),
+    primitive("Tile", tile, call="input_x, multiples", fix=_reps_tuple, input_x="x",
+              multiples="reps"),
+    primitive("BroadcastTo", broadcast_to, "shape", "input_x", _dims_fix, input_x="x"),
+    primitive("Pad", pad, "paddings", "input_x", _pairs, input_x="x"),
+    primitive("ReverseV2", flip, "axis", "input_x", _listed_axis, input_x="x"),
+    primitive("Cast", cast, call="input_x, type_", fix=_dtype, input_x="x", type_="dtype"),
+    primitive("Shape", shape_of, call="input_x", input_x="x"),
+    primitive("Size", size_of, call="input_x", input_x="x"),
+    primitive("Rank", ndim_of, call="input_x", input_x="x"),
+)

@@ -1,0 +1,4 @@
+"""`python -m amber`: the amber command (see `cli.py`)."""
+from .cli import main
+
+raise SystemExit(main())

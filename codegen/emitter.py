@@ -1,0 +1,164 @@
+"""Lowers a graph's blocks to Python statements: one statement per node, native `if`/`while`/
+`for` for regions (`emit_if`, `emit_while`, `emit_for`), region results assigned at the end of
+each branch or loop body, and a marker before each run of statements from one user line.
+"""
+from __future__ import annotations
+
+import ast
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from ..graph import FOR, IF, WHILE, Block, Graph, Loc, Node, Value
+from ..ops import python as pyops
+from . import pyast as py
+from .literal import ConstantPool, literal
+from .prelude import unbound_local
+from .storage import INPLACE_ATTR, Kind, Storage
+from .template import render
+
+LocKey = tuple[str, int] | None
+
+
+class Emitter:
+    """Builds the entry function of one module; `markers[i]` is the location marker i stands
+    for (an `Expr` of `marker_text(i)`, replaced by a comment once printed)."""
+
+    def __init__(self, storage: Storage, pool: ConstantPool,
+                 frees: dict[Block, dict[int, list[str]]],
+                 marker_text: Callable[[int], str]) -> None:
+        self.st, self.pool, self.frees, self.marker_text = storage, pool, frees, marker_text
+        self.markers: list[Loc] = []
+        self.helpers: set[Callable[..., Any]] = set()
+        """Prelude functions the function calls (copied into the module like op helpers)."""
+
+    def function(self, graph: Graph, fn_name: str) -> ast.FunctionDef:
+        params = [self.st.name(v) for v in graph.inputs]
+        body = self.block(graph.body, None)
+        if graph.outputs:
+            values = [self.result(v) for v in graph.outputs]
+            body.append(py.return_(values[0] if len(values) == 1 else py.tuple_(values)))
+        return py.function(fn_name, params, body)
+
+    # -- expressions ----------------------------------------------------------------------
+    def expr(self, value: Value) -> ast.expr:
+        """How generated code reads `value` where it is used."""
+        kind = self.st.kind[value]
+        if kind is Kind.VAR:
+            return py.name(self.st.name(value))
+        if kind is Kind.UNDEFINED:  # NOTE: a name never assigned would be a global, not local
+            self.helpers.add(unbound_local)
+            return py.call(unbound_local.__name__, [py.const(value.producer.attrs["name"])])
+        if kind is Kind.INLINE:
+            return literal(self.st.constant(value))
+        if kind is Kind.MODULE:
+            return self.pool.ref(self.st.constant(value), value.name)
+        if kind is Kind.NONE:
+            return py.const(None)
+        return self.render(value.producer)
+
+    def result(self, value: Value) -> ast.expr:
+        """A returned value; a module constant array is copied (the caller may write to it)."""
+        ref = self.expr(value)
+        if self.st.kind[value] is Kind.MODULE and isinstance(self.st.constant(value), np.ndarray):
+            return py.call(ast.Attribute(value=ref, attr="copy", ctx=ast.Load()))
+        return ref
+
+    def render(self, node: Node, out: ast.expr | None = None) -> ast.expr:
+        attrs = {k: v for k, v in node.attrs.items() if not k.startswith("__")}
+        hint = node.outputs[0].name or node.name
+
+        def hoist(value: Any) -> ast.expr:
+            return self.pool.ref(value, hint)
+        return render(node.op, attrs, [self.expr(v) for v in node.inputs], hoist, out)
+
+    # -- statements -----------------------------------------------------------------------
+    def block(self, block: Block, context: LocKey) -> list[ast.stmt]:
+        """The statements of `block`, a location marker opening each run from one user line
+        (`context`: the line of the statement enclosing the block)."""
+        stmts: list[ast.stmt] = []
+        frees = self.frees.get(block, {})
+        for i, node in enumerate(block.nodes):
+            key = (node.loc.file, node.loc.line) if node.loc is not None else context
+            produced = self.statements(node, key)
+            if produced and key != context and node.loc is not None:
+                stmts.append(py.expr_stmt(py.const(self.marker_text(len(self.markers)))))
+                self.markers.append(node.loc)
+                context = key
+            stmts.extend(produced)
+            if i in frees:
+                stmts.append(py.delete(frees[i]))
+        return stmts
+
+    def statements(self, node: Node, key: LocKey) -> list[ast.stmt]:
+        if node.op == IF:
+            return self.emit_if(node, key)
+        if node.op == WHILE:
+            return self.emit_while(node, key)
+        if node.op == FOR:
+            return self.emit_for(node, key)
+        out = node.output
+        kind = self.st.kind[out]
+        if kind is Kind.VAR and node.op is pyops.constant:  # a list: fresh on every call
+            return [py.assign(self.st.name(out), literal(self.st.constant(out)))]
+        if kind is Kind.VAR and INPLACE_ATTR in node.attrs:
+            buffer = py.name(self.st.name(node.inputs[node.attrs[INPLACE_ATTR]]))
+            return [py.expr_stmt(self.render(node, out=buffer))]
+        if kind is Kind.VAR:
+            return [py.assign(self.st.name(out), self.render(node))]
+        if kind is Kind.NONE:
+            return [py.expr_stmt(self.render(node))]
+        return []  # constants, undefined values and inlined expressions have no statement
+
+    def assign(self, targets: Sequence[Value], sources: Sequence[Value]) -> list[ast.stmt]:
+        """Region-boundary assignments, parallel: a tuple assignment when an ordered sequence
+        would overwrite a variable a later source still reads (`a, b = b, a`)."""
+        copies, _ = self.st.copy_plan(targets, sources)
+        names = [self.st.name(t) for t, _ in copies]
+        values = [self.expr(s) for _, s in copies]
+        reads = [{self.st.name(v) for v in self.st.reads(s)} for _, s in copies]
+        if any(names[i] in reads[j] for i in range(len(names)) for j in range(i + 1, len(names))):
+            return [py.assign_tuple(names, values)]
+        return [py.assign(n, v) for n, v in zip(names, values)]
+
+    def emit_if(self, node: Node, key: LocKey) -> list[ast.stmt]:
+        """`if c: ... else: ...`; each branch ends assigning the If's results."""
+        then, else_ = (self.block(b, key) + self.assign(node.outputs, b.results)
+                       for b in node.blocks)
+        test = self.expr(node.inputs[0])
+        if not then and not else_:
+            return []
+        if not then:
+            return [py.if_(py.not_(test), else_, [])]
+        return [py.if_(test, then, else_)]
+
+    def emit_while(self, node: Node, key: LocKey) -> list[ast.stmt]:
+        """`while <cond>:` when the condition is one expression, else `while True:` computing
+        it and breaking when false. The carried variables are assigned before the loop and at
+        the end of the body; after the loop they are its results."""
+        inits = self.assign(node.outputs, node.inputs)
+        cond = self.block(node.cond, key)
+        test = self.expr(node.cond.results[0])
+        body = self.block(node.body, key) + self.assign(node.outputs, node.body.results)
+        if cond:
+            body = cond + [py.if_(py.not_(test), [py.break_()], [])] + body
+            test = py.const(True)
+        return inits + [py.while_(test, body)]
+
+    def emit_for(self, node: Node, key: LocKey) -> list[ast.stmt]:
+        """`for i in range(start, stop, step):`, dropping a start of 0 and a step of 1."""
+        start, stop, step = node.inputs[:3]
+        inits = self.assign(node.outputs, node.inputs[3:])
+        if self._is_int(step, 1):
+            bounds = [stop] if self._is_int(start, 0) else [start, stop]
+        else:
+            bounds = [start, stop, step]
+        index = self.st.name(node.body.params[0])
+        body = self.block(node.body, key) + self.assign(node.outputs, node.body.results)
+        return inits + [py.for_range(index, [self.expr(b) for b in bounds], body)]
+
+    def _is_int(self, value: Value, number: int) -> bool:
+        if self.st.kind[value] is not Kind.INLINE:
+            return False
+        const = self.st.constant(value)
+        return type(const) is int and const == number

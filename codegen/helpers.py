@@ -1,0 +1,120 @@
+"""Copies the NumPy helper functions ops list in `OpDef.helpers` into the generated module.
+
+A helper is a real module-level function whose globals are only `np`, builtins and other
+helpers (found from its body and copied first). Its source is copied verbatim; annotations the
+generated module could not evaluate (`Any`) are dropped, at the price of reprinting via astor.
+"""
+from __future__ import annotations
+
+import ast
+import builtins
+import functools
+import inspect
+import textwrap
+import types
+from typing import Iterable
+
+import numpy as np
+
+from . import pyast as py
+
+_VISIBLE = frozenset(dir(builtins)) | {"np"}
+
+
+def collect_helpers(roots: Iterable[types.FunctionType]) -> list[types.FunctionType]:
+    """`roots` and every helper they call, each once, callees before callers."""
+    ordered: list[types.FunctionType] = []
+    seen: set[types.FunctionType] = set()
+
+    def visit(fn: types.FunctionType) -> None:
+        if fn in seen:
+            return
+        seen.add(fn)
+        for dep in _parse(fn).calls:
+            visit(dep)
+        ordered.append(fn)
+
+    for fn in roots:
+        visit(fn)
+    names = [fn.__name__ for fn in ordered]
+    clash = {n for n in names if names.count(n) > 1}
+    assert not clash, f"codegen: different helper functions share the name(s) {sorted(clash)}"
+    return ordered
+
+
+def helper_source(fn: types.FunctionType) -> str:
+    """The function's source as it goes into the generated module."""
+    return _parse(fn).source
+
+
+class _Helper:
+    """A helper's checked source and the helpers it calls."""
+
+    def __init__(self, source: str, calls: list[types.FunctionType]) -> None:
+        self.source, self.calls = source, calls
+
+
+@functools.lru_cache(maxsize=None)
+def _parse(fn: types.FunctionType) -> _Helper:
+    where = f"helper {fn.__module__}.{fn.__qualname__}"
+    assert isinstance(fn, types.FunctionType), f"{where} is not a Python function"
+    text = textwrap.dedent(inspect.getsource(fn))
+    tree = ast.parse(text)
+    node = tree.body[0]
+    assert isinstance(node, ast.FunctionDef) and node.name == fn.__name__, \
+        f"{where} is not a plain `def {fn.__name__}` (lambda or alias)"
+    assert not node.decorator_list, f"{where} is decorated; codegen copies undecorated functions"
+    if fn.__globals__.get("np", np) is not np:
+        raise NameError(f"{where}: `np` there is not numpy")
+    calls = []
+    for ident in sorted(_free_names(node) - _VISIBLE):
+        value = fn.__globals__.get(ident)
+        if not isinstance(value, types.FunctionType):
+            raise NameError(f"{where} uses the global {ident!r}, which generated code does not "
+                            "have (helpers may use only np, builtins and other helpers)")
+        calls.append(value)
+    if _drop_foreign_annotations(node):
+        text = py.to_source(node)
+    return _Helper(text.rstrip() + "\n", calls)
+
+
+def _annotations(fn: ast.FunctionDef) -> list[ast.expr]:
+    args = fn.args
+    every = args.posonlyargs + args.args + args.kwonlyargs + [args.vararg, args.kwarg]
+    found = [a.annotation for a in every if a is not None and a.annotation is not None]
+    return found + ([fn.returns] if fn.returns is not None else [])
+
+
+def _free_names(fn: ast.FunctionDef) -> set[str]:
+    """Names the function reads but does not bind (annotations aside: they may be dropped)."""
+    skip = {id(n) for a in _annotations(fn) for n in ast.walk(a)}
+    loads, bound = set(), set()
+    for n in ast.walk(fn):
+        if id(n) in skip:
+            continue
+        if isinstance(n, ast.Name):
+            (loads if isinstance(n.ctx, ast.Load) else bound).add(n.id)
+        elif isinstance(n, ast.arg):
+            bound.add(n.arg)
+        elif isinstance(n, ast.FunctionDef | ast.ClassDef) and n is not fn:
+            bound.add(n.name)
+        elif isinstance(n, ast.ExceptHandler) and n.name:
+            bound.add(n.name)
+        elif isinstance(n, ast.alias):
+            bound.add((n.asname or n.name).split(".")[0])
+    return loads - bound
+
+
+def _drop_foreign_annotations(fn: ast.FunctionDef) -> bool:
+    """Remove annotations naming anything but builtins and `np`; True if any went."""
+    def foreign(a: ast.expr) -> bool:
+        return any(isinstance(n, ast.Name) and n.id not in _VISIBLE for n in ast.walk(a))
+
+    dropped = False
+    args = fn.args
+    for a in args.posonlyargs + args.args + args.kwonlyargs + [args.vararg, args.kwarg]:
+        if a is not None and a.annotation is not None and foreign(a.annotation):
+            a.annotation, dropped = None, True
+    if fn.returns is not None and foreign(fn.returns):
+        fn.returns, dropped = None, True
+    return dropped

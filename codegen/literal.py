@@ -1,0 +1,146 @@
+"""Python and NumPy constants as AST: attribute values filled into templates, constant nodes
+inlined at their use sites, and the module-level constants large arrays become.
+"""
+from __future__ import annotations
+
+import ast
+import builtins
+import math
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from ..ops import Dyn
+from . import pyast as py
+from .namer import Namer, readable
+
+INLINE_ARRAY_SIZE = 16
+"""Arrays of at most this many elements are written where they are used; larger ones become
+module-level constants, built once when the module is loaded."""
+
+HEX_ARRAY_SIZE = 1024
+"""Module constants of more elements are stored as hex bytes instead of a nested list."""
+
+_SCALARS = (bool, int, float, complex, str, bytes, type(None), type(Ellipsis), slice, np.dtype,
+            type, np.generic)
+
+Hoist = Callable[[Any], ast.expr]
+"""Turns a value too large to inline into a reference to a module-level constant."""
+
+
+def is_inline(value: Any) -> bool:
+    """True for constants written at their use sites: scalars, None, dtypes, short tuples of
+    those and tiny arrays. Lists are mutable and never inline."""
+    if isinstance(value, tuple):
+        return len(value) <= 8 and all(is_inline(v) for v in value)
+    if isinstance(value, np.ndarray):
+        return value.size <= INLINE_ARRAY_SIZE
+    return isinstance(value, _SCALARS + (Dyn,))
+
+
+def literal(value: Any, dyn: Sequence[ast.expr] = (), hoist: Hoist | None = None,
+            subscript: bool = False) -> ast.expr:
+    """The expression that rebuilds `value` in generated code (NumPy as `np`).
+
+    `dyn` holds the expressions `Dyn(k)` references stand for; `hoist` receives arrays and
+    tuples too large to inline; `subscript` writes slices as `a:b` (inside `x[...]`)."""
+    def again(v: Any, sub: bool = False) -> ast.expr:
+        return literal(v, dyn, hoist, sub)
+
+    if hoist is not None and not isinstance(value, list) and not is_inline(value):
+        return hoist(value)
+    if isinstance(value, Dyn):
+        assert value.k < len(dyn), f"{value!r} refers past the {len(dyn)} variadic inputs"
+        return py.copy_expr(dyn[value.k])
+    if isinstance(value, slice):
+        parts = (value.start, value.stop, value.step)
+        if subscript:
+            lower, upper, step = (None if p is None else again(p) for p in parts)
+            return ast.Slice(lower=lower, upper=upper, step=step)
+        return py.call("slice", [again(p) for p in parts])
+    if isinstance(value, tuple):
+        return py.tuple_([again(v, subscript) for v in value])
+    if isinstance(value, list):
+        return py.list_([again(v) for v in value])
+    if isinstance(value, np.ndarray):
+        return array_literal(value)
+    if isinstance(value, np.generic):
+        return py.call(dtype_literal(value.dtype), [_scalar(value.item())])
+    if isinstance(value, np.dtype):
+        return dtype_literal(value)
+    if isinstance(value, type):
+        return _type_literal(value)
+    return _scalar(value)
+
+
+def array_literal(array: np.ndarray) -> ast.expr:
+    """`np.array([[1.0, 2.0]], dtype=np.float32)`, or hex bytes for a large array."""
+    dtype = dtype_literal(array.dtype)
+    if array.dtype == object:
+        raise TypeError("codegen cannot write an array of Python objects into generated code")
+    if array.size == 0:
+        return py.call(py.attr("np", "zeros"), [literal(array.shape)], dtype=dtype)
+    if array.size > HEX_ARRAY_SIZE:
+        data = py.call(py.attr("bytes", "fromhex"), [py.const(array.tobytes().hex())])
+        flat = py.call(py.attr("np", "frombuffer"), [data],
+                       dtype=py.call(py.attr("np", "dtype"), [py.const(array.dtype.str)]))
+        shaped = py.call(ast.Attribute(value=flat, attr="reshape", ctx=ast.Load()),
+                         [literal(array.shape)])
+        return py.call(ast.Attribute(value=shaped, attr="copy", ctx=ast.Load()))
+    return py.call(py.attr("np", "array"), [literal(array.tolist())], dtype=dtype)
+
+
+def dtype_literal(dtype: np.dtype) -> ast.expr:
+    """`np.float32`, `np.bool_`, or `np.dtype('<U3')` for dtypes without a scalar name."""
+    dtype = np.dtype(dtype)
+    spelled = "bool_" if dtype == np.bool_ else dtype.name
+    if getattr(np, spelled, None) is dtype.type:
+        return py.attr("np", spelled)
+    return py.call(py.attr("np", "dtype"), [py.const(dtype.str)])
+
+
+def _type_literal(kind: type) -> ast.expr:
+    if getattr(builtins, kind.__name__, None) is kind:
+        return py.name(kind.__name__)
+    if issubclass(kind, np.generic):
+        return dtype_literal(np.dtype(kind))
+    raise TypeError(f"codegen cannot name the type {kind.__module__}.{kind.__qualname__} in "
+                    "generated code (only builtins and NumPy scalar types)")
+
+
+def _scalar(value: Any) -> ast.expr:
+    if isinstance(value, float):
+        if math.isnan(value):
+            return py.call("float", [py.const("nan")])
+        if math.isinf(value):
+            inf = py.call("float", [py.const("inf")])
+            return inf if value > 0 else py.neg(inf)
+        return py.neg(py.const(-value)) if math.copysign(1.0, value) < 0 else py.const(value)
+    if isinstance(value, complex):
+        return py.call("complex", [_scalar(value.real), _scalar(value.imag)])
+    if isinstance(value, int) and not isinstance(value, bool) and value < 0:
+        return py.neg(py.const(-value))
+    if isinstance(value, bool | int | str | bytes | type(None) | type(Ellipsis)):
+        return py.const(value)
+    raise TypeError(f"codegen cannot write a constant of type {type(value).__name__} into "
+                    "generated code")
+
+
+class ConstantPool:
+    """The module-level constants of one generated module, each value defined once."""
+
+    def __init__(self, namer: Namer) -> None:
+        self.namer = namer
+        self._entries: dict[int, tuple[str, Any]] = {}
+
+    def ref(self, value: Any, hint: str = "") -> ast.Name:
+        """A reference to the constant holding `value`, defining it on first use."""
+        entry = self._entries.get(id(value))
+        if entry is None:
+            base = readable(hint).upper() if hint else "CONST"
+            entry = self._entries[id(value)] = (self.namer.fresh(base), value)
+        return py.name(entry[0])
+
+    def definitions(self) -> list[ast.stmt]:
+        """`NAME = <literal>` for every constant, in order of first use."""
+        return [py.assign(ident, literal(value)) for ident, value in self._entries.values()]

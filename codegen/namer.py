@@ -1,0 +1,61 @@
+"""The one namer of a generated module: readable, unique identifiers from IR name hints.
+
+Hints are the user's variable names; synthetic frontend names start with `SYNTHETIC_PREFIX` and
+lose it (`__brk0` -> `brk`). Names never shadow a builtin, a keyword, `np`, a copied helper or a
+module constant, and repeats get a numeric suffix (`x`, `x_1`, `x_2`).
+"""
+from __future__ import annotations
+
+import builtins
+import keyword
+import re
+
+SYNTHETIC_PREFIX = "__"
+"""Hints the frontend invents (flags for break/continue/return) start with this prefix."""
+
+EMPTY_HINT = "t"
+"""The base name of values without a hint (`t`, `t_1`, ...)."""
+
+UNUSED = "_"
+"""The name of a loop index nothing reads."""
+
+_RESERVED = frozenset(dir(builtins)) | frozenset(keyword.kwlist) | {"np", UNUSED}
+_SUFFIX = "{base}_{n}"
+_NON_IDENT = re.compile(r"\W")
+
+
+def readable(hint: str) -> str:
+    """The base identifier for a hint: `fc1.weight` -> `fc1_weight`, `__brk0` -> `brk`."""
+    if hint.startswith(SYNTHETIC_PREFIX):
+        hint = hint.strip("_").rstrip("0123456789").rstrip("_")
+    base = _NON_IDENT.sub("_", hint)
+    if base[:1].isdigit():
+        base = "v" + base
+    return base if base.isidentifier() else EMPTY_HINT
+
+
+class Namer:
+    """Hands out unique identifiers for one module."""
+
+    def __init__(self) -> None:
+        self.taken: set[str] = set(_RESERVED)
+        self._next: dict[str, int] = {}
+
+    def reserve(self, ident: str) -> None:
+        """Claim a name that must appear verbatim (a copied helper function)."""
+        assert ident not in self.taken, f"codegen: the name {ident!r} is claimed twice"
+        self.taken.add(ident)
+
+    def fresh(self, hint: str) -> str:
+        """A new identifier based on `hint`, unused so far in this module."""
+        base = readable(hint)
+        if base not in self.taken:
+            self.taken.add(base)
+            return base
+        n = self._next.get(base, 1)
+        while _SUFFIX.format(base=base, n=n) in self.taken:
+            n += 1
+        self._next[base] = n + 1
+        ident = _SUFFIX.format(base=base, n=n)
+        self.taken.add(ident)
+        return ident

@@ -1,0 +1,336 @@
+"""Where each IR value lives in generated code: a local variable, an expression written at its
+use sites (constants, a tuple built once), or a module-level constant.
+
+Values are coalesced into one variable where the user's code had one: an If's result and the
+values its branches yield, a loop's carried values in cond, body and after the loop, and a
+re-assignment `x = f(x)` of the same name hint. Region results and in-place results must share a
+variable; the other merges are proposals, kept only if `hazards.find_hazard` proves that no read
+sees a variable already overwritten, and otherwise dropped one at a time.
+"""
+from __future__ import annotations
+
+import enum
+import re
+from dataclasses import dataclass
+from typing import Any, Iterator, Sequence
+
+from ..graph import FOR, IF, WHILE, Block, Graph, Node, NoneType, Value
+from ..ops import python as pyops
+from .literal import is_inline
+from .namer import UNUSED, Namer, readable
+
+INPLACE_ATTR = "__inplace__"
+"""`node.attrs[INPLACE_ATTR] = k`: the node writes its result into input k's buffer (set by
+memory planning); codegen emits `OpDef.inplace` with `out` = input k and reuses its variable."""
+
+_REBIND = "rebind"
+_SUFFIXED = re.compile(r"(?<=.)_\d+$")
+
+
+class Kind(enum.Enum):
+    """How generated code refers to a value."""
+    VAR = "a local variable"
+    UNDEFINED = "a variable no path assigns: reading it raises UnboundLocalError"
+    INLINE = "a literal written at each use"
+    MODULE = "a module-level constant"
+    NONE = "None (the result of print, assert, ...)"
+    EXPR = "its producing expression, written at its single use"
+
+
+@dataclass(eq=False)
+class _Edge:
+    a: Value
+    b: Value
+    mandatory: bool
+    reason: str
+
+
+class Storage:
+    """The storage decision for every value of one graph (see the module docstring)."""
+
+    def __init__(self, graph: Graph) -> None:
+        self.graph = graph
+        self.order = {v: i for i, v in enumerate(_values_in_order(graph))}
+        self.unbound = _maybe_unbound(graph)
+        self.kind = _classify(graph, self.unbound)
+        self.dead = _dead_targets(graph)
+        self.edges = _propose(graph, self)
+        self.dropped: set[_Edge] = set()
+        self.names: dict[Value, str] = {}
+        self._regroup()
+
+    # -- queries --------------------------------------------------------------------------
+    def slot(self, value: Value) -> Value:
+        """The representative of the variable a VAR value lives in."""
+        parent = self._parent
+        root = value
+        while parent[root] is not root:
+            parent[root] = parent[parent[root]]  # path halving
+            root = parent[root]
+        return root
+
+    def name(self, value: Value) -> str:
+        return self.names[self.slot(value)]
+
+    def constant(self, value: Value) -> Any:
+        """The value of an INLINE, MODULE or literal-list constant."""
+        return value.producer.attrs["value"]
+
+    def reads(self, value: Value) -> Iterator[Value]:
+        """The variables reading `value` reads (an EXPR reads its producer's inputs)."""
+        kind = self.kind[value]
+        if kind is Kind.VAR:
+            yield value
+        elif kind is Kind.EXPR:
+            for v in value.producer.inputs:
+                yield from self.reads(v)
+
+    def copy_plan(self, targets: Sequence[Value], sources: Sequence[Value]
+                  ) -> tuple[list[tuple[Value, Value]], list[Value]]:
+        """Region-boundary assignments `target = source`: the ones to emit, and the sources
+        already in their target's variable. Undefined sources and dead targets need nothing."""
+        copies, in_place = [], []
+        for target, source in zip(targets, sources, strict=True):
+            if self.kind[target] is not Kind.VAR or target in self.dead:
+                continue
+            if self.kind[source] is Kind.UNDEFINED:
+                continue
+            if self.kind[source] is Kind.VAR and self.slot(source) is self.slot(target):
+                in_place.append(source)
+            else:
+                copies.append((target, source))
+        return copies, in_place
+
+    # -- coalescing -----------------------------------------------------------------------
+    def _regroup(self) -> None:
+        """Union the kept edges; a variable's representative is its earliest member."""
+        self._parent = {v: v for v in self.kind}
+        with_input = {p: True for p in self.graph.inputs}
+        self.accepted: list[_Edge] = []
+        for edge in self.edges:
+            a, b = self.slot(edge.a), self.slot(edge.b)
+            if edge in self.dropped or a is b:
+                continue
+            if with_input.get(a) and with_input.get(b):
+                continue  # NOTE: two function parameters can never share a name
+            first, second = sorted((a, b), key=self.order.__getitem__)
+            self._parent[second] = first
+            with_input[first] = with_input.get(a, False) or with_input.get(b, False)
+            self.accepted.append(edge)
+
+    def resolve(self, reader: Value, writers: set[Value]) -> None:
+        """`reader` is read while its variable holds one of `writers`: drop one proposed merge
+        on the path joining them, a re-assignment if any (that costs only a new name, not a
+        copy), else the one nearest to `reader`."""
+        writer = min(writers, key=self.order.__getitem__)
+        path = self._path(reader, writer)
+        droppable = [e for e in path if not e.mandatory]
+        if droppable:
+            self.dropped.add(min(droppable, key=lambda e: e.reason != _REBIND))
+            self._regroup()
+            return
+        culprit = next((e for e in path if e.reason == INPLACE_ATTR), None)
+        if culprit is not None:
+            raise ValueError(f"codegen: {culprit.a.producer.name} runs in place over "
+                             f"%{culprit.b.name}, which is read afterwards ({INPLACE_ATTR} is "
+                             "only valid on an input nothing reads later)")
+        raise AssertionError(f"codegen: %{reader.name} is overwritten before it is read")
+
+    def _path(self, start: Value, goal: Value) -> list[_Edge]:
+        """The kept edges joining `start` to `goal` (they share a variable), start side first."""
+        around: dict[Value, list[tuple[_Edge, Value]]] = {}
+        for e in self.accepted:
+            around.setdefault(e.a, []).append((e, e.b))
+            around.setdefault(e.b, []).append((e, e.a))
+        came: dict[Value, tuple[_Edge, Value]] = {}
+        frontier = [start]
+        while frontier and goal not in came:
+            reached = []
+            for value in frontier:
+                for edge, other in around.get(value, ()):
+                    if other is not start and other not in came:
+                        came[other] = (edge, value)
+                        reached.append(other)
+            frontier = reached
+        path = []
+        while goal is not start:
+            edge, goal = came[goal]
+            path.append(edge)
+        return path[::-1]
+
+    # -- naming ---------------------------------------------------------------------------
+    def assign_names(self, namer: Namer) -> None:
+        """Name every variable, earliest first, from its earliest named member's hint; graph
+        inputs first (they are the parameters); a loop index nothing reads is `_`."""
+        members: dict[Value, list[Value]] = {}
+        for value in sorted(self.kind, key=self.order.__getitem__):
+            if self.kind[value] is Kind.VAR:
+                members.setdefault(self.slot(value), []).append(value)
+        for root, group in members.items():
+            if len(group) == 1 and _is_index(root) and not root.uses:
+                self.names[root] = UNUSED
+            else:
+                self.names[root] = namer.fresh(next((v.name for v in group if v.name), ""))
+
+
+def _values_in_order(graph: Graph) -> Iterator[Value]:
+    yield from graph.inputs
+    for node in graph.walk():
+        yield from node.outputs
+        for block in node.blocks:
+            yield from block.params
+
+
+def _is_index(value: Value) -> bool:
+    block = value.owner
+    return isinstance(block, Block) and block.owner_node is not None \
+        and block.owner_node.op == FOR and value.index == 0
+
+
+def _classify(graph: Graph, unbound: set[Value]) -> dict[Value, Kind]:
+    kind = {v: Kind.VAR for v in _values_in_order(graph)}
+    for node in graph.walk():
+        if node.is_region:
+            continue
+        out = node.output
+        if node.op is pyops.constant:
+            value = node.attrs["value"]
+            if isinstance(value, list):
+                continue
+            kind[out] = Kind.INLINE if is_inline(value) else Kind.MODULE
+        elif node.op is pyops.undefined:
+            kind[out] = Kind.UNDEFINED
+        elif out.type == NoneType() and INPLACE_ATTR not in node.attrs:
+            kind[out] = Kind.NONE
+        elif node.op is pyops.make_tuple and _used_once_nearby(out) \
+                and not unbound.intersection(node.inputs):  # NOTE: raise where Python would
+            kind[out] = Kind.EXPR
+    for node in graph.walk():
+        if node.op == WHILE:
+            single = _single_expression(node.cond, kind)
+            if single is not None:
+                kind[single] = Kind.EXPR
+    return kind
+
+
+def _used_once_nearby(value: Value) -> bool:
+    """One use, in the block that computes `value` (so inlining moves no work into a loop)."""
+    if len(value.uses) != 1:
+        return False
+    user, block = value.uses[0].user, value.producer.parent
+    return user is block or (isinstance(user, Node) and user.parent is block)
+
+
+def _single_expression(cond: Block, kind: dict[Value, Kind]) -> Value | None:
+    """The cond's result if one pure op computes it from variables (`while i < n:`)."""
+    real = [n for n in cond.nodes if n.is_region
+            or kind[n.output] not in (Kind.INLINE, Kind.MODULE, Kind.UNDEFINED)]
+    if len(real) != 1 or real[0].is_region:
+        return None
+    node = real[0]
+    out = node.output
+    if node.effectful or INPLACE_ATTR in node.attrs or kind[out] is not Kind.VAR:
+        return None
+    return out if cond.results == (out,) and len(out.uses) == 1 else None
+
+
+def _maybe_unbound(graph: Graph) -> set[Value]:
+    """Values that may hold no binding on some path (from `undefined`, through regions)."""
+    unbound = {n.output for n in graph.walk() if n.op is pyops.undefined}
+    changed = True
+    while changed:
+        changed = False
+        for node in graph.walk():
+            for k, group in enumerate(_carried_groups(node)):
+                sources = [b.results[k] for b in node.blocks] if node.op == IF else \
+                    [_inits(node)[k], node.body.results[k]]
+                if any(s in unbound for s in sources) and not set(group) <= unbound:
+                    unbound.update(group)
+                    changed = True
+    return unbound
+
+
+def _carried_groups(node: Node) -> list[tuple[Value, ...]]:
+    """Per region result: the values naming it (If: the output; loops: cond/body params too)."""
+    if node.op == IF:
+        return [(o,) for o in node.outputs]
+    if node.op == WHILE:
+        return list(zip(node.cond.params, node.body.params, node.outputs))
+    if node.op == FOR:
+        return list(zip(node.body.params[1:], node.outputs))
+    return []
+
+
+def _inits(node: Node) -> tuple[Value, ...]:
+    return node.inputs if node.op == WHILE else node.inputs[3:]
+
+
+def _dead_targets(graph: Graph) -> set[Value]:
+    """Region results nobody reads: the branches and loop bodies need not assign them."""
+    dead = set()
+    for node in graph.walk():
+        for out, group in zip(node.outputs, _carried_groups(node)):
+            if not any(v.uses for v in group):
+                dead.add(out)
+    return dead
+
+
+def _compatible(a: Value, b: Value) -> bool:
+    """Same user variable: equal hints up to a printer-style `_<n>` suffix, or one unnamed."""
+    return not a.name or not b.name or _base(a.name) == _base(b.name)
+
+
+def _base(hint: str) -> str:
+    return _SUFFIXED.sub("", readable(hint))
+
+
+def _propose(graph: Graph, storage: Storage) -> list[_Edge]:
+    """Mandatory merges (region results, in-place results), then proposals in program order."""
+    kind = storage.kind
+    edges: list[_Edge] = []
+
+    def propose(a: Value, b: Value, reason: str, force: bool = False) -> None:
+        if kind[a] is Kind.VAR and kind[b] is Kind.VAR and (force or _compatible(a, b)):
+            edges.append(_Edge(a, b, False, reason))
+
+    for node in graph.walk():
+        for group in _carried_groups(node):
+            edges.extend(_Edge(v, group[-1], True, "carried") for v in group[:-1])
+        if not node.is_region and INPLACE_ATTR in node.attrs:
+            edges.append(_inplace_edge(node, storage))
+    for node in graph.walk():
+        if node.op == IF:
+            for block in node.blocks:
+                _propose_yields(block, node.outputs, propose, storage)
+        elif node.op in (WHILE, FOR):
+            for init, out in zip(_inits(node), node.outputs):
+                if len(init.uses) == 1:
+                    propose(init, out, "init", init in storage.unbound)
+            _propose_yields(node.body, node.outputs, propose, storage)
+        elif kind[node.outputs[0]] is Kind.VAR and INPLACE_ATTR not in node.attrs:
+            out = node.output
+            same = [v for v in node.inputs if v.name and out.name
+                    and _base(v.name) == _base(out.name) and kind[v] is Kind.VAR]
+            if same:
+                propose(out, same[0], _REBIND)
+    return edges
+
+
+def _propose_yields(block: Block, outputs: Sequence[Value], propose, storage: Storage) -> None:
+    seen: set[Value] = set()
+    for value, out in zip(block.results, outputs):
+        if value not in seen and value.producer is not None and value.producer.parent is block:
+            propose(value, out, "yield", value in storage.unbound)
+        seen.add(value)
+
+
+def _inplace_edge(node: Node, storage: Storage) -> _Edge:
+    k = node.attrs[INPLACE_ATTR]
+    assert isinstance(k, int) and 0 <= k < len(node.inputs), \
+        f"codegen: {node.name} has {INPLACE_ATTR}={k!r}, not an input index"
+    buffer = node.inputs[k]
+    if storage.kind[buffer] is not Kind.VAR or buffer in storage.graph.inputs:
+        raise ValueError(f"codegen: {node.name} cannot run in place over %{buffer.name} "
+                         f"({'a graph input' if buffer in storage.graph.inputs else 'a constant'}"
+                         " is not a private buffer)")
+    return _Edge(node.output, buffer, True, INPLACE_ATTR)

@@ -1,0 +1,113 @@
+"""Rejects Python outside the compiled subset, before anything else looks at the function.
+
+Each rule is one table row: the construct, how the error names it, and what to write instead.
+"""
+from __future__ import annotations
+
+from typing import Iterator
+
+import gast
+
+from .names import SYNTHETIC_PREFIX
+from .source import ParsedFunction, error_at
+
+# node type -> (what the message calls it, what to do instead)
+UNSUPPORTED: dict[type, tuple[str, str]] = {
+    gast.Yield: ("`yield` (a generator)", "return a tuple or list of the values instead"),
+    gast.YieldFrom: ("`yield from` (a generator)", "return a tuple or list of the values instead"),
+    gast.Global: ("`global`", "pass the value in as an argument, or keep it on `self`"),
+    gast.Nonlocal: ("`nonlocal`", "return the new value instead of rebinding an outer variable"),
+    gast.Try: ("try/except", "validate inputs before calling the model"),
+    gast.TryStar: ("try/except*", "validate inputs before calling the model"),
+    gast.With: ("`with`", "enter the context outside the compiled function"),
+    gast.AsyncWith: ("`async with`", "enter the context outside the compiled function"),
+    gast.Lambda: ("`lambda`", "define a module-level function with def and call it"),
+    gast.AsyncFunctionDef: ("`async def`", "define a plain helper function at module level"),
+    gast.Await: ("`await`", "compiled code is synchronous: await outside the model"),
+    gast.AsyncFor: ("`async for`", "iterate with a plain for loop"),
+    gast.Delete: ("`del`", "rebind the name (or stop using it) instead of deleting it"),
+    gast.Match: ("`match`", "use if/elif/else"),
+    gast.NamedExpr: ("the walrus operator `:=`", "assign on its own line before the expression"),
+    gast.GeneratorExp: ("a generator expression", "use a list comprehension [... for ...]"),
+    gast.SetComp: ("a set comprehension", "use a list comprehension [... for ...]"),
+    gast.DictComp: ("a dict comprehension", "build a tuple or list instead"),
+    gast.FunctionDef: ("a nested `def`", "define the helper at module level (or as a method)"),
+    gast.ClassDef: ("a class definition", "define the class at module level"),
+    gast.Import: ("`import`", "import at the top of the module"),
+    gast.ImportFrom: ("`from ... import`", "import at the top of the module"),
+    gast.TypeAlias: ("a `type` alias", "define the alias at module level"),
+}
+
+LOOP_ELSE_HINT = "not supported yet: set a flag before `break` and test it after the loop"
+
+
+def check_supported(parsed: ParsedFunction) -> None:
+    """Raise CompileError at the first construct of the function body outside the subset."""
+    for arg in gast.walk(parsed.node.args):
+        if isinstance(arg, gast.Name):
+            _check_name(parsed, arg)
+    for stmt in parsed.node.body:
+        for node in _preorder(stmt):
+            _check_node(parsed, node)
+
+
+def _preorder(node: gast.AST) -> Iterator[gast.AST]:
+    """Nodes in source order, so the first error reported is the first one in the text."""
+    yield node
+    for child in gast.iter_child_nodes(node):
+        yield from _preorder(child)
+
+
+def _check_node(parsed: ParsedFunction, node: gast.AST) -> None:
+    where = parsed.node.name
+    rule = UNSUPPORTED.get(type(node))
+    if rule is not None:
+        what, hint = rule
+        raise error_at(parsed, node, f"{what} is not supported inside {where}", hint)
+    if isinstance(node, gast.comprehension) and node.is_async:
+        raise error_at(parsed, node.target, f"`async for` is not supported inside {where}",
+                       "iterate with a plain for loop")
+    if isinstance(node, (gast.While, gast.For)) and node.orelse:
+        kind = "while" if isinstance(node, gast.While) else "for"
+        raise error_at(parsed, _else_location(parsed, node),
+                       f"`{kind} ... else` is not supported inside {where}", LOOP_ELSE_HINT)
+    if isinstance(node, (gast.Assign, gast.For, gast.AugAssign, gast.AnnAssign)):
+        targets = node.targets if isinstance(node, gast.Assign) else [node.target]
+        for target in targets:
+            _check_target(parsed, target, top=True)
+    if isinstance(node, gast.Name):
+        _check_name(parsed, node)
+
+
+def _check_name(parsed: ParsedFunction, node: gast.Name) -> None:
+    if node.id.startswith(SYNTHETIC_PREFIX):
+        raise error_at(parsed, node, f"the name {node.id!r} in {parsed.node.name} is reserved "
+                       f"for the compiler (it starts with {SYNTHETIC_PREFIX!r})",
+                       "rename the variable")
+
+
+def _check_target(parsed: ParsedFunction, target: gast.expr, top: bool) -> None:
+    """Starred targets only inside a tuple/list target, at most one per level (as Python)."""
+    if isinstance(target, gast.Starred) and top:
+        raise error_at(parsed, target, "a starred assignment target must be in a tuple or list",
+                       "write `first, *rest = values`")
+    if not isinstance(target, (gast.Tuple, gast.List)):
+        return
+    starred = [elt for elt in target.elts if isinstance(elt, gast.Starred)]
+    if len(starred) > 1:
+        raise error_at(parsed, starred[1], "only one starred target is allowed per tuple",
+                       "unpack with one `*rest` and index the rest")
+    for elt in target.elts:
+        _check_target(parsed, elt.value if isinstance(elt, gast.Starred) else elt, top=False)
+
+
+def _else_location(parsed: ParsedFunction, loop: gast.While | gast.For) -> gast.AST:
+    """The `else:` keyword of a loop (the AST does not record it): search the lines between
+    the body and the else block, falling back to the loop itself."""
+    start = loop.body[-1].end_lineno or loop.body[-1].lineno
+    for line in range(loop.orelse[0].lineno, start, -1):
+        text = parsed.lines[line - 1] if line <= len(parsed.lines) else ""
+        if text.lstrip().startswith("else"):
+            col = len(text.encode("utf-8")) - len(text.lstrip().encode("utf-8"))
+            return gast.Pass(lineno=line, col_offset=col)
+    return loop

@@ -1,0 +1,218 @@
+"""The state of one build: `Compiler` (the graph, its inputs, guards, sources, the inlining
+stack) and `Frame` (one function being built: its source, symbol table and position)."""
+from __future__ import annotations
+
+import types
+from dataclasses import dataclass, field
+from typing import Any
+
+import gast
+import numpy as np
+
+from ..graph import AnyType, Block, Builder, Graph, InsertPoint, Loc, Node, Value
+from ..graph.types import type_of
+from ..ops import OpDef
+from . import names
+from .canonicalize import canonicalize
+from .check import check_supported
+from .errors import CompileError
+from .guards import Guard
+from .source import ParsedFunction, error_at, parse_function
+from .values import MISSING, PENDING, PyList, Unusable, describe
+
+INFER_ERRORS = (TypeError, ValueError, IndexError, ArithmeticError)
+"""What an op's `infer` raises when its inputs do not fit: reported at the user's line."""
+
+
+class DeadPath(Exception):
+    """Control never gets past this point (a `raise` was compiled): stop building the path."""
+
+
+@dataclass
+class Scope:
+    """A symbol table: name -> run-time or compile-time value, plus the line that bound it."""
+    vars: dict[str, Any] = field(default_factory=dict)
+    lines: dict[str, int] = field(default_factory=dict)
+    dead: bool = False
+
+    def copy(self) -> Scope:
+        return Scope(dict(self.vars), dict(self.lines), self.dead)
+
+    def get(self, name: str) -> Any:
+        return self.vars.get(name, MISSING)
+
+    def bind(self, name: str, value: Any, line: int = 0) -> None:
+        if isinstance(value, Value) and not value.name and not names.is_synthetic(name):
+            value.name = name
+        self.vars[name] = value
+        self.lines[name] = line
+
+    def unbind(self, name: str) -> None:
+        self.vars.pop(name, None)
+
+
+@dataclass
+class Prepared:
+    """A function ready to build: its parse, canonical AST and local names."""
+    parsed: ParsedFunction
+    fdef: gast.FunctionDef
+    locals: frozenset[str]
+    returns_none: bool
+
+
+class Compiler:
+    """Everything shared by the functions of one `build_graph` call."""
+
+    def __init__(self, graph: Graph, root: Any) -> None:
+        self.graph = graph
+        self.builder = Builder(InsertPoint.at_end(graph.body))
+        self.root = root
+        self.params: dict[str, Value] = {}
+        self.inputs: list[tuple[str, Value]] = []
+        self.guards: dict[str, Guard] = {}
+        self.sources: list[str] = []
+        self.stack: list[tuple[types.CodeType, str]] = []
+        self.frames: list[Frame] = []
+        self.last_effect: dict[Block, Node] = {}
+        self.failure: tuple[Frame, gast.AST] | None = None
+        self._prepared: dict[types.CodeType, Prepared] = {}
+
+    def prepare(self, func: types.FunctionType) -> Prepared:
+        """Parse, check and canonicalize `func` (once per build)."""
+        code = func.__code__
+        prepared = self._prepared.get(code)
+        if prepared is None:
+            parsed = parse_function(func)
+            check_supported(parsed)
+            fdef = canonicalize(parsed)
+            params = {a.id for a in gast.walk(fdef.args) if isinstance(a, gast.Name)}
+            local = frozenset(params | names.assigned_names(fdef.body))
+            from .statements import returns_none
+            prepared = Prepared(parsed, fdef, local, returns_none(parsed.node))
+            self._prepared[code] = prepared
+        if prepared.parsed.source not in self.sources:
+            self.sources.append(prepared.parsed.source)
+        return prepared
+
+    def guard(self, description: str, read: Any, expected: Any) -> None:
+        """Record that the graph depends on a compile-time value."""
+        if description not in self.guards:
+            self.guards[description] = Guard(description, read, expected)
+
+    def param(self, path: str, value: Any) -> Value:
+        """The graph input carrying the instance's array (or generator) at `path`."""
+        found = self.params.get(path)
+        if found is None:
+            t = AnyType() if isinstance(value, np.random.Generator) else type_of(value)
+            found = self.graph.body.add_param(t, path.replace(".", "_"))
+            self.params[path] = found
+        return found
+
+    def note_effect(self, node: Node) -> None:
+        """Order an effectful node after the previous one of its block (a control edge)."""
+        block = node.parent
+        previous = self.last_effect.get(block)
+        if previous is not None and previous is not node and previous not in node.control_inputs:
+            node.control_inputs.append(previous)
+        self.last_effect[block] = node
+
+
+class Frame:
+    """One function being built (the compiled `construct`, or an inlined callee)."""
+
+    def __init__(self, compiler: Compiler, func: types.FunctionType, prepared: Prepared) -> None:
+        self.compiler = compiler
+        self.func = func
+        self.parsed = prepared.parsed
+        self.fdef = prepared.fdef
+        self.locals = prepared.locals
+        self.pending_is_none = prepared.returns_none
+        self.scope = Scope()
+        self.at: gast.AST | None = None
+        self.stmt: gast.AST | None = None
+        self.live: tuple[list, int, frozenset[str]] | None = None
+
+    @property
+    def builder(self) -> Builder:
+        return self.compiler.builder
+
+    # -- errors -------------------------------------------------------------------------
+    def error(self, message: str, hint: str = "", node: gast.AST | None = None) -> CompileError:
+        """A CompileError at `node` (default: the expression or statement being built)."""
+        return error_at(self.parsed, node or self.at or self.stmt or self.fdef, message, hint)
+
+    def read_unusable(self, value: Unusable) -> CompileError:
+        return self.error(value.message, value.hint)
+
+    # -- position -----------------------------------------------------------------------
+    def set_stmt(self, stmt: gast.stmt) -> None:
+        """Make `stmt` the current statement: its location goes on every node built now."""
+        self.stmt = stmt
+        line = getattr(stmt, "lineno", None) or self.parsed.first_line
+        text = self.parsed.lines[line - 1].strip() if 0 < line <= len(self.parsed.lines) else ""
+        self.builder.loc = Loc(self.parsed.file, line, getattr(stmt, "col_offset", 0) or 0, text)
+
+    def live_after(self) -> frozenset[str]:
+        """Names read after the current statement (before being bound again)."""
+        if self.live is None:
+            return frozenset()
+        stmts, index, live_out = self.live
+        return frozenset(names.live_in(stmts[index + 1:], set(live_out)))
+
+    # -- building -----------------------------------------------------------------------
+    def op(self, op: OpDef | str, *inputs: Value, name: str = "", **attrs: Any) -> Value:
+        """Add an op node; an `infer` failure becomes a CompileError at the user's line."""
+        try:
+            value = self.builder.op(op, *inputs, name=name, **attrs)
+        except INFER_ERRORS as exc:
+            raise self.error(str(exc) or type(exc).__name__) from exc
+        node = value.producer
+        if node is not None and node.effectful:
+            self.compiler.note_effect(node)
+        return value
+
+    def constant(self, value: Any) -> Value:
+        return self.op("constant", value=value)
+
+    def undefined(self, name: str) -> Value:
+        return self.op("undefined", name=name)
+
+    def materialise(self, v: Any, name: str = "") -> Value:
+        """`v` as a run-time value: constants become nodes, tuples `make_tuple`, lists
+        `list_new`; CompileError for objects that exist only at compile time."""
+        if isinstance(v, Value):
+            return v
+        if v is PENDING:
+            return self.constant(None)
+        if isinstance(v, Unusable):
+            raise self.read_unusable(v)
+        if isinstance(v, tuple):
+            if _plain(v):
+                return self.constant(v)
+            return self.op("make_tuple", *(self.materialise(x) for x in v), name=name)
+        if isinstance(v, PyList):
+            return self.op("list_new", *(self.materialise(x) for x in v.items), name=name)
+        if isinstance(v, bool | int | float | str | type(None)):
+            return self.constant(v)
+        if isinstance(v, np.ndarray | np.generic) and v.dtype != object:
+            return self.constant(v)
+        raise self.error(f"a {describe(v)} cannot be used as a run-time value here",
+                         "only arrays, numbers, strings, None and tuples of them exist at run "
+                         "time; decide on the other objects with compile-time values")
+
+    def raise_at_runtime(self, exc_type: type, *args: Any) -> None:
+        """Compile `raise exc_type(*args)` and end the current path."""
+        values = [self.materialise(a) for a in args]
+        self.op("raise", *values, exc_type=exc_type)
+        raise DeadPath
+
+    def new_block_value(self, block: Block, v: Any) -> Value:
+        """`v` materialised at the end of `block` (a branch or loop body)."""
+        with self.builder.at(InsertPoint.at_end(block)):
+            return self.materialise(v)
+
+
+def _plain(v: tuple) -> bool:
+    """A tuple of Python scalars, strings and None (one constant node holds it)."""
+    return all(isinstance(x, bool | int | float | str | type(None)) or
+               (isinstance(x, tuple) and _plain(x)) for x in v)

@@ -1,0 +1,272 @@
+"""Expressions: a gast expression node -> an IR value (run time) or a Python object (compile
+time). Dispatch is one table from node class to handler."""
+from __future__ import annotations
+
+import math
+from typing import Any, Callable
+
+import gast
+
+from ..graph import ListType, Tensor, TupleType, Value
+from ..ops import METHODS
+from .context import DeadPath, Frame
+from .errors import CompileError
+from .operators import binary, compare, from_python, to_python, unary
+from .sequences import as_sequence, getitem, tuple_items
+from .values import (MISSING, BoundMethod, ListMethod, PyList, Ref, TensorMethod, describe, has_runtime,
+                     truth)
+
+LIST_METHODS = ("append", "extend", "insert", "pop", "reverse", "clear", "index", "count")
+
+
+def evaluate(f: Frame, node: gast.expr) -> Any:
+    """The value of expression `node` in frame `f`."""
+    handler = HANDLERS.get(type(node))
+    if handler is None:
+        raise f.error(f"{type(node).__name__} expressions are not supported in compiled code",
+                      node=node)
+    saved, f.at = f.at, node
+    try:
+        return handler(f, node)
+    except (CompileError, DeadPath):
+        raise
+    except Exception:
+        if f.compiler.failure is None:  # NOTE: where an internal error happened, for its report
+            f.compiler.failure = (f, node)
+        raise
+    finally:
+        f.at = saved
+
+
+def _constant(f: Frame, node: gast.Constant) -> Any:
+    return node.value
+
+
+def _name(f: Frame, node: gast.Name) -> Any:
+    from .scope import lookup
+    return lookup(f, node.id)
+
+
+def _attribute(f: Frame, node: gast.Attribute) -> Any:
+    return attribute(f, evaluate(f, node.value), node.attr)
+
+
+def attribute(f: Frame, base: Any, name: str) -> Any:
+    """`base.<name>`."""
+    from .scope import ref_attribute
+    if isinstance(base, Ref):
+        return ref_attribute(f, base, name)
+    if isinstance(base, Value):
+        return value_attribute(f, base, name)
+    if isinstance(base, PyList):
+        if name in LIST_METHODS:
+            return ListMethod(base, name)
+        raise f.error(f"lists have no supported method '{name}'")
+    if isinstance(base, BoundMethod | TensorMethod | ListMethod):
+        raise f.error(f"attributes of {describe(base)} are not supported")
+    try:
+        return from_python(getattr(to_python(base), name))
+    except AttributeError:
+        raise f.error(f"{describe(base)} has no attribute '{name}'") from None
+
+
+def value_attribute(f: Frame, v: Value, name: str) -> Any:
+    """An attribute of a run-time value: array facts known from its type, or a method."""
+    t = v.type
+    if isinstance(t, Tensor):
+        if name == "shape":
+            return shape_of(f, v)
+        if name == "ndim":
+            return t.rank
+        if name == "dtype":
+            return t.dtype
+        if name == "size":
+            static = all(isinstance(d, int) for d in t.shape)
+            return math.prod(t.shape) if static else f.op("size", v)
+        if name == "T":
+            return f.op("transpose", v, perm=None)
+        if name in METHODS:
+            return TensorMethod(v, METHODS[name])
+        raise f.error(f"arrays have no supported attribute or method '{name}'",
+                      f"supported methods: {', '.join(sorted(METHODS))}")
+    if isinstance(t, ListType) and name in LIST_METHODS:
+        return ListMethod(v, name)
+    if isinstance(t, TupleType):
+        return attribute(f, tuple_items(f, v), name)
+    raise f.error(f"{describe(v)} has no supported attribute '{name}'")
+
+
+def shape_of(f: Frame, v: Value) -> tuple[Any, ...]:
+    """x.shape: ints where the type knows the size, run-time values elsewhere."""
+    dims = v.type.shape
+    if all(isinstance(d, int) for d in dims):
+        return tuple(dims)
+    shape = f.op("shape", v)
+    return tuple(d if isinstance(d, int) else f.op("tuple_getitem", shape, index=i)
+                 for i, d in enumerate(dims))
+
+
+def _binop(f: Frame, node: gast.BinOp) -> Any:
+    left = evaluate(f, node.left)
+    right = evaluate(f, node.right)
+    return binary(f, type(node.op).__name__, left, right)
+
+
+def _unaryop(f: Frame, node: gast.UnaryOp) -> Any:
+    return unary(f, type(node.op).__name__, evaluate(f, node.operand))
+
+
+def _compare(f: Frame, node: gast.Compare) -> Any:
+    left = evaluate(f, node.left)
+    return _chain(f, left, list(node.ops), list(node.comparators))
+
+
+def _chain(f: Frame, left: Any, ops: list, rights: list) -> Any:
+    """`a < b < c` is `a < b and b < c` with b evaluated once, short-circuiting."""
+    right = evaluate(f, rights[0])
+    result = compare(f, type(ops[0]).__name__, left, right)
+    if len(ops) == 1:
+        return result
+    from .control import short_circuit
+    return short_circuit(f, "And", result, lambda: _chain(f, right, ops[1:], rights[1:]))
+
+
+def _boolop(f: Frame, node: gast.BoolOp) -> Any:
+    from .control import short_circuit
+    kind = type(node.op).__name__
+
+    def rest(values: list[gast.expr]) -> Callable[[], Any]:
+        def build() -> Any:
+            value = evaluate(f, values[0])
+            if len(values) == 1:
+                return value
+            return short_circuit(f, kind, value, rest(values[1:]))
+        return build
+    return rest(list(node.values))()
+
+
+def _ifexp(f: Frame, node: gast.IfExp) -> Any:
+    from .control import choose
+    test = evaluate(f, node.test)
+    known = truth(test)
+    if known is not None:
+        return evaluate(f, node.body if known else node.orelse)
+    return choose(f, test, lambda: evaluate(f, node.body), lambda: evaluate(f, node.orelse))
+
+
+def elements(f: Frame, nodes: list[gast.expr]) -> list[Any]:
+    """The items of a tuple/list display or call arguments, `*seq` expanded."""
+    out: list[Any] = []
+    for node in nodes:
+        if isinstance(node, gast.Starred):
+            saved, f.at = f.at, node
+            try:
+                out.extend(as_sequence(f, evaluate(f, node.value)))
+            finally:
+                f.at = saved
+        else:
+            out.append(evaluate(f, node))
+    return out
+
+
+def _tuple(f: Frame, node: gast.Tuple) -> tuple[Any, ...]:
+    return tuple(elements(f, node.elts))
+
+
+def _list(f: Frame, node: gast.List) -> PyList:
+    return PyList(elements(f, node.elts))
+
+
+def _dict(f: Frame, node: gast.Dict) -> dict[Any, Any]:
+    out: dict[Any, Any] = {}
+    for key, value in zip(node.keys, node.values):
+        if key is None:
+            extra = evaluate(f, value)
+            if not isinstance(extra, dict):
+                raise f.error(f"`**` needs a dict, got {describe(extra)}", node=value)
+            out.update(extra)
+            continue
+        k = evaluate(f, key)
+        if has_runtime(k):
+            raise f.error("dict keys must be compile-time values", node=key)
+        out[to_python(k)] = evaluate(f, value)
+    return out
+
+
+def _subscript(f: Frame, node: gast.Subscript) -> Any:
+    base = evaluate(f, node.value)
+    return getitem(f, base, evaluate(f, node.slice))
+
+
+def _slice(f: Frame, node: gast.Slice) -> slice:
+    def part(n: gast.expr | None) -> Any:
+        return None if n is None else evaluate(f, n)
+    return slice(part(node.lower), part(node.upper), part(node.step))
+
+
+def _call(f: Frame, node: gast.Call) -> Any:
+    from .calls import call
+    return call(f, node)
+
+
+def _listcomp(f: Frame, node: gast.ListComp) -> PyList:
+    from .names import target_names
+    from .statements import assign_target
+    bound = set().union(*(target_names(g.target) for g in node.generators))
+    saved = {name: f.scope.get(name) for name in bound}
+    out: list[Any] = []
+
+    def generate(i: int) -> None:
+        if i == len(node.generators):
+            out.append(evaluate(f, node.elt))
+            return
+        gen = node.generators[i]
+        for item in as_sequence(f, evaluate(f, gen.iter)):
+            assign_target(f, gen.target, item)
+            if all(_filter(f, cond) for cond in gen.ifs):
+                generate(i + 1)
+    try:
+        generate(0)
+    finally:
+        for name, value in saved.items():
+            if value is MISSING:
+                f.scope.unbind(name)
+            else:
+                f.scope.vars[name] = value
+    return PyList(out)
+
+
+def _filter(f: Frame, cond: gast.expr) -> bool:
+    known = truth(evaluate(f, cond))
+    if known is None:
+        raise f.error("a comprehension's `if` must be decidable when compiling",
+                      "filter with a compile-time condition, or use np.where on arrays",
+                      node=cond)
+    return known
+
+
+_CONVERSIONS = {-1: lambda v: v, 115: str, 114: repr, 97: ascii}
+
+
+def _joinedstr(f: Frame, node: gast.JoinedStr) -> str:
+    parts = []
+    for value in node.values:
+        if isinstance(value, gast.Constant):
+            parts.append(str(value.value))
+            continue
+        inner = evaluate(f, value.value)
+        if has_runtime(inner):
+            raise f.error("an f-string cannot format a run-time value", "pass the values to "
+                          "print separately: print('loss', loss)", node=value)
+        spec = _joinedstr(f, value.format_spec) if value.format_spec is not None else ""
+        parts.append(format(_CONVERSIONS[value.conversion](to_python(inner)), spec))
+    return "".join(parts)
+
+
+HANDLERS: dict[type, Callable[[Frame, Any], Any]] = {
+    gast.Constant: _constant, gast.Name: _name, gast.Attribute: _attribute,
+    gast.BinOp: _binop, gast.UnaryOp: _unaryop, gast.Compare: _compare, gast.BoolOp: _boolop,
+    gast.IfExp: _ifexp, gast.Tuple: _tuple, gast.List: _list, gast.Dict: _dict,
+    gast.Subscript: _subscript, gast.Slice: _slice, gast.Call: _call,
+    gast.ListComp: _listcomp, gast.JoinedStr: _joinedstr,
+}

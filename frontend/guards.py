@@ -1,0 +1,104 @@
+"""Guards: the compile-time facts a graph was built on (an attribute of `self`, a global, a
+closure value), each with a side-effect-free reader the runtime calls to re-check it."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from types import ModuleType
+from typing import Any, Callable
+
+import numpy as np
+
+from ..nn.cell import Cell
+from ..ops import Primitive
+
+VALUE_TYPES = (bool, int, float, complex, str, bytes, type(None), type(Ellipsis), np.dtype,
+               np.generic)
+"""Python objects compared by value (same type and `==`); everything else by identity."""
+
+
+@dataclass(frozen=True)
+class Guard:
+    """A compile-time value the graph depends on: it holds when `read(instance)` is the same
+    value as `expected` (same type and equal for plain values, identical for other objects)."""
+    description: str
+    read: Callable[[Any], Any]
+    expected: Any
+
+    def holds(self, instance: Any) -> bool:
+        """Re-read the value from `instance` (the compiled cell, or None) and compare."""
+        try:
+            current = self.read(instance)
+        except (AttributeError, LookupError, TypeError, ValueError):
+            return False
+        return same_value(current, self.expected)
+
+
+def same_value(current: Any, expected: Any) -> bool:
+    """Guard equality: plain values by type and value, containers item by item, else identity."""
+    if current is expected:
+        return True
+    if type(current) is not type(expected):
+        return False
+    if isinstance(expected, tuple | list):
+        return len(current) == len(expected) and all(map(same_value, current, expected))
+    if isinstance(expected, dict):
+        return current.keys() == expected.keys() and all(
+            same_value(current[k], v) for k, v in expected.items())
+    if isinstance(expected, VALUE_TYPES):
+        return bool(current == expected) or (current != current and expected != expected)
+    return False
+
+
+def resolve_path(root: Any, path: str) -> Any:
+    """The object at dotted attribute `path` under `root` ("" is `root` itself); a numeric part
+    indexes a tuple or list held there, else names an attribute (`layers.0.weight`)."""
+    obj = root
+    for part in path.split(".") if path else ():
+        if part.isdigit() and isinstance(obj, tuple | list):
+            obj = obj[int(part)]
+        else:
+            obj = getattr(obj, part)
+    return obj
+
+
+def structure(value: Any) -> Any:
+    """What compiled code assumed about an attribute: plain values themselves, containers item
+    by item, arrays only as arrays (their data is passed in), any other object by its type."""
+    if isinstance(value, np.ndarray | np.generic):
+        return "<array>"
+    if isinstance(value, np.random.Generator):
+        return "<generator>"
+    if isinstance(value, VALUE_TYPES):
+        return value
+    if isinstance(value, tuple | list):
+        return tuple(structure(v) for v in value)
+    if isinstance(value, dict):
+        return tuple((k, structure(v)) for k, v in value.items())
+    if isinstance(value, type | ModuleType):
+        return value
+    if isinstance(value, Primitive):  # its constructor arguments are compile-time attrs
+        return (type(value), structure(vars(value)))
+    if isinstance(value, Cell) or not callable(value):
+        return type(value)  # the attributes compiled code reads are guarded one by one
+    return value  # functions, op spellings, bound methods: identity
+
+
+@dataclass(frozen=True)
+class AttrReader:
+    """Reads `structure(self.<path>)` from the compiled instance."""
+    path: str
+
+    def __call__(self, instance: Any) -> Any:
+        return structure(resolve_path(instance, self.path))
+
+
+@dataclass(frozen=True)
+class NamespaceReader:
+    """Reads `structure(namespace[name])`: a module global or a closure cell's contents."""
+    namespace: Any = field(compare=False)
+    name: str
+    is_cell: bool = False
+
+    def __call__(self, instance: Any) -> Any:
+        value = self.namespace.cell_contents if self.is_cell else self.namespace[self.name]
+        return structure(value)

@@ -1,0 +1,190 @@
+"""Name analysis on gast statements (bound names, read names, liveness) and the synthetic-name
+namer shared by canonicalization, the IR builder and codegen."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterable
+
+import gast
+
+SYNTHETIC_PREFIX = "__amber_"  # every compiler-made variable starts with it; user names may not
+
+# Synthetic names, per loop number k (Namer.loop) or once per function.
+BREAK_FLAG = SYNTHETIC_PREFIX + "brk{}"
+CONTINUE_FLAG = SYNTHETIC_PREFIX + "cont{}"
+RANGE_INDEX = SYNTHETIC_PREFIX + "range_i{}"
+RANGE_STOP = SYNTHETIC_PREFIX + "range_stop{}"
+RANGE_STEP = SYNTHETIC_PREFIX + "range_step{}"
+LOOP_ITEM = SYNTHETIC_PREFIX + "item{}"
+RETURN_FLAG = SYNTHETIC_PREFIX + "ret_flag"
+RETURN_VALUE = SYNTHETIC_PREFIX + "ret_value"
+
+_COMPREHENSIONS = (gast.ListComp, gast.SetComp, gast.DictComp, gast.GeneratorExp)
+
+
+def is_synthetic(name: str) -> bool:
+    """Whether `name` was made by the compiler rather than written by the user."""
+    return name.startswith(SYNTHETIC_PREFIX)
+
+
+@dataclass
+class Namer:
+    """Numbers loops in the order they are met; names come from the format constants above."""
+
+    loops: int = 0
+
+    def loop(self) -> int:
+        """A fresh loop number for BREAK_FLAG, CONTINUE_FLAG, RANGE_* and LOOP_ITEM."""
+        self.loops += 1
+        return self.loops - 1
+
+
+def target_names(target: gast.expr) -> set[str]:
+    """Names bound by one assignment target (`x`, `a, (b, *c)`); not `x[i]` or `x.attr`."""
+    if isinstance(target, gast.Name):
+        return {target.id}
+    if isinstance(target, (gast.Tuple, gast.List)):
+        return set().union(*(target_names(elt) for elt in target.elts))
+    if isinstance(target, gast.Starred):
+        return target_names(target.value)
+    return set()
+
+
+def assigned_names(stmts: Iterable[gast.stmt]) -> set[str]:
+    """Every name bound by the statements, nested blocks included, comprehension targets not."""
+    names: set[str] = set()
+    for stmt in stmts:
+        if isinstance(stmt, gast.Assign):
+            names.update(*(target_names(t) for t in stmt.targets))
+        elif isinstance(stmt, (gast.AugAssign, gast.For, gast.AsyncFor)):
+            names |= target_names(stmt.target)
+        elif isinstance(stmt, gast.AnnAssign) and stmt.value is not None:
+            names |= target_names(stmt.target)
+        elif isinstance(stmt, (gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef)):
+            names.add(stmt.name)
+        for child in _child_blocks(stmt):
+            names |= assigned_names(child)
+        # a walrus binds in the function scope, even inside a comprehension
+        names.update(n.target.id for n in gast.walk(stmt) if isinstance(n, gast.NamedExpr))
+    return names
+
+
+def mutated_names(stmts: Iterable[gast.stmt]) -> set[str]:
+    """Names whose value is changed in place: the root `x` of `x[i] = v`, `x.a += v`, ..."""
+    names: set[str] = set()
+    for stmt in stmts:
+        targets = (stmt.targets if isinstance(stmt, gast.Assign) else
+                   [stmt.target] if isinstance(stmt, (gast.AugAssign, gast.AnnAssign)) else [])
+        for target in targets:
+            names |= _store_roots(target)
+        for child in _child_blocks(stmt):
+            names |= mutated_names(child)
+    return names
+
+
+def _store_roots(target: gast.expr) -> set[str]:
+    if isinstance(target, (gast.Tuple, gast.List)):
+        return set().union(*(_store_roots(elt) for elt in target.elts))
+    if isinstance(target, gast.Starred):
+        return _store_roots(target.value)
+    if not isinstance(target, (gast.Subscript, gast.Attribute)):
+        return set()
+    root = target.value
+    while isinstance(root, (gast.Subscript, gast.Attribute)):
+        root = root.value
+    return {root.id} if isinstance(root, gast.Name) else set()
+
+
+def read_names(node_or_stmts: gast.AST | Iterable[gast.AST]) -> set[str]:
+    """Every name the code reads (`x += 1` reads x); comprehension variables are not reads."""
+    if not isinstance(node_or_stmts, gast.AST):
+        return set().union(*(read_names(n) for n in node_or_stmts))
+    node = node_or_stmts
+    if isinstance(node, _COMPREHENSIONS):
+        return _comprehension_reads(node)
+    if isinstance(node, gast.Name):
+        return {node.id} if isinstance(node.ctx, gast.Load) else set()
+    names = set()
+    if isinstance(node, gast.AugAssign) and isinstance(node.target, gast.Name):
+        names.add(node.target.id)
+    for child in gast.iter_child_nodes(node):
+        names |= read_names(child)
+    return names
+
+
+def _comprehension_reads(node: gast.expr) -> set[str]:
+    # NOTE: only the first iterable is evaluated in the enclosing scope.
+    gens = node.generators
+    bound = set().union(*(target_names(g.target) for g in gens))
+    elts = [node.key, node.value] if isinstance(node, gast.DictComp) else [node.elt]
+    inner = read_names(elts + [g.iter for g in gens[1:]] + [c for g in gens for c in g.ifs])
+    return read_names(gens[0].iter) | (inner - bound)
+
+
+@dataclass(frozen=True)
+class _Exits:
+    """Live sets where `break` (after the loop) and `continue` (the loop head) go."""
+
+    at_break: frozenset[str] = frozenset()
+    at_continue: frozenset[str] = frozenset()
+
+
+def live_in(stmts: list[gast.stmt], live_out: set[str]) -> set[str]:
+    """Names live before `stmts` given those live after (loops solved to a fixpoint, so a name
+    each iteration assigns before reading it is not live into the loop)."""
+    return _live_block(stmts, set(live_out), _Exits())
+
+
+def _live_block(stmts: list[gast.stmt], live: set[str], exits: _Exits) -> set[str]:
+    for stmt in reversed(stmts):
+        live = _live_stmt(stmt, live, exits)
+    return live
+
+
+def _live_stmt(stmt: gast.stmt, live: set[str], exits: _Exits) -> set[str]:
+    if isinstance(stmt, gast.Assign):
+        bound = set().union(*(target_names(t) for t in stmt.targets))
+        return (live - bound) | read_names(stmt)
+    if isinstance(stmt, gast.AnnAssign):
+        if stmt.value is None:  # `x: int` binds nothing and its annotation is not evaluated
+            return live
+        return (live - target_names(stmt.target)) | read_names([stmt.target, stmt.value])
+    if isinstance(stmt, gast.If):
+        return (read_names(stmt.test) | _live_block(stmt.body, live, exits)
+                | _live_block(stmt.orelse, live, exits))
+    if isinstance(stmt, (gast.While, gast.For)):
+        return _live_loop(stmt, _live_block(stmt.orelse, live, exits), live)
+    if isinstance(stmt, (gast.Return, gast.Raise)):
+        return read_names(stmt)
+    if isinstance(stmt, gast.Break):
+        return set(exits.at_break)
+    if isinstance(stmt, gast.Continue):
+        return set(exits.at_continue)
+    return live | read_names(stmt)  # Expr, AugAssign, Assert, Pass
+
+
+def _live_loop(loop: gast.While | gast.For, done: set[str], after: set[str]) -> set[str]:
+    """Live at the loop head, to a fixpoint. `done`: live when the loop ends normally (before
+    any else block); `after`: live where `break` goes. A for target is bound before each body
+    runs, so it is live in only when live after a zero-trip loop."""
+    head = set(done)
+    while True:
+        body = _live_block(loop.body, head, _Exits(frozenset(after), frozenset(head)))
+        if isinstance(loop, gast.For):
+            new = done | (body - target_names(loop.target)) | read_names(loop.target)
+        else:
+            new = done | body | read_names(loop.test)
+        if new == head:
+            return head | read_names(loop.iter) if isinstance(loop, gast.For) else head
+        head = new
+
+
+def _child_blocks(stmt: gast.stmt) -> list[list[gast.stmt]]:
+    """The statement lists nested directly in `stmt` (if/loop bodies, try handlers, ...)."""
+    blocks = [getattr(stmt, f, None) for f in ("body", "orelse", "finalbody")]
+    blocks += [h.body for h in getattr(stmt, "handlers", ())]
+    blocks += [c.body for c in getattr(stmt, "cases", ())]
+    blocks = [b for b in blocks if isinstance(b, list)]
+    if isinstance(stmt, (gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef)):
+        return []  # a nested scope binds only its own name (rejected by check anyway)
+    return blocks

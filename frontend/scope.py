@@ -1,0 +1,170 @@
+"""Name resolution: locals, then closure values, globals and builtins of the function being
+built; and attributes of `self` and the objects under it. Arrays found on the instance become
+graph inputs (by attribute path); every other compile-time value read is recorded as a guard."""
+from __future__ import annotations
+
+import builtins
+import inspect
+from types import ModuleType
+from typing import Any
+
+import numpy as np
+
+from ..nn.cell import Cell
+from .context import Frame
+from .guards import AttrReader, NamespaceReader, structure
+from .values import MISSING, BoundMethod, PyList, Ref, Unusable
+
+UNBOUND_MESSAGE = "cannot access local variable '{}' where it is not associated with a value"
+ARRAY_TYPES = (np.ndarray, np.generic, np.random.Generator)
+
+
+def lookup(f: Frame, name: str) -> Any:
+    """The value of `name` read at the current point of `f`."""
+    value = f.scope.get(name)
+    if value is not MISSING:
+        if isinstance(value, Unusable):
+            raise f.read_unusable(value)
+        return value
+    if name in f.locals:
+        # NOTE: Python raises only when this path runs, so the error is compiled, not reported.
+        f.raise_at_runtime(UnboundLocalError, UNBOUND_MESSAGE.format(name))
+    cells = dict(zip(f.func.__code__.co_freevars, f.func.__closure__ or ()))
+    if name in cells:
+        return _closure_value(f, name, cells[name])
+    if name in f.parsed.globals:
+        return _global_value(f, name)
+    if hasattr(builtins, name):
+        return getattr(builtins, name)
+    raise f.error(f"name '{name}' is not defined",
+                  "define it before this line, or import it at module level")
+
+
+def _closure_value(f: Frame, name: str, cell: Any) -> Any:
+    try:
+        value = cell.cell_contents
+    except ValueError:
+        raise f.error(f"free variable '{name}' is referenced before it is assigned in the "
+                      "enclosing function", "assign it before calling the compiled function")
+    return outside_value(f, value, f"closure {name}", NamespaceReader(cell, name, True))
+
+
+def _global_value(f: Frame, name: str) -> Any:
+    value = f.parsed.globals[name]
+    return outside_value(f, value, f"global {name}", NamespaceReader(f.parsed.globals, name))
+
+
+def outside_value(f: Frame, value: Any, description: str, reader: Any) -> Any:
+    """A global or closure value as the frontend holds it, guarded unless it is a module."""
+    if isinstance(value, ModuleType):
+        return value
+    if isinstance(value, np.ndarray):
+        # NOTE: a module-level array is baked in as a constant, so its identity is guarded.
+        f.compiler.guard(description, _Raw(reader), value)
+        return value
+    f.compiler.guard(description, reader, structure(value))
+    if isinstance(value, Cell):
+        return Ref(value, None)
+    if isinstance(value, list):
+        return tuple(value)
+    return value
+
+
+class _Raw:
+    """A reader returning the value itself (not its structure)."""
+
+    def __init__(self, reader: NamespaceReader) -> None:
+        self.reader = reader
+
+    def __call__(self, instance: Any) -> Any:
+        r = self.reader
+        return r.namespace.cell_contents if r.is_cell else r.namespace[r.name]
+
+
+def ref_attribute(f: Frame, ref: Ref, name: str) -> Any:
+    """`ref.<name>`: a bound method, a graph input for an array, or a guarded compile-time
+    value (sub-cells and other objects stay `Ref`s with their path)."""
+    obj = ref.obj
+    try:
+        value = getattr(obj, name)
+    except AttributeError:
+        raise f.error(f"'{type(obj).__name__}' object has no attribute '{name}'",
+                      "set the attribute in __init__") from None
+    if inspect.ismethod(value) and value.__self__ is obj:
+        return BoundMethod(value.__func__, ref)
+    if inspect.ismethod(value) and value.__self__ is type(obj):
+        return BoundMethod(value.__func__, type(obj))  # a classmethod
+    path = ref.child(name)
+    if path is not None and not isinstance(value, ARRAY_TYPES):
+        f.compiler.guard(f"self.{path}", AttrReader(path), structure(value))
+    return wrap(f, value, path, ref)
+
+
+def wrap(f: Frame, value: Any, path: str | None, parent: Ref | None) -> Any:
+    """An object read from the instance at `path`, as the frontend holds it."""
+    if isinstance(value, ARRAY_TYPES):
+        if path is None:
+            owner = type(parent.obj).__name__ if parent is not None else "object"
+            raise f.error(f"an array attribute of a {owner} that is not an attribute of the "
+                          "compiled cell cannot be read",
+                          "make the layer an attribute of self (in __init__)")
+        f.compiler.guard(f"self.{path} is an array", AttrReader(path), structure(value))
+        return f.compiler.param(path, value)
+    if isinstance(value, tuple | list):
+        return tuple(wrap(f, v, _item_path(value, i, v, path, parent), parent)
+                     for i, v in enumerate(value))
+    if isinstance(value, dict):
+        return {k: wrap(f, v, None, parent) for k, v in value.items()}
+    if isinstance(value, Cell) or _is_plain_object(value):
+        return Ref(value, path)
+    return value
+
+
+def _item_path(container: Any, i: int, item: Any, path: str | None, parent: Ref | None
+               ) -> str | None:
+    """The path of item `i` of a tuple/list attribute: its registered child name when the
+    owner cell registered it (a container's `cell_list`), else `<path>.<i>`."""
+    if parent is not None and isinstance(parent.obj, Cell) and isinstance(item, Cell):
+        for child, cell in parent.obj._cells.items():
+            if cell is item:
+                return parent.child(child)
+    return None if path is None else f"{path}.{i}"
+
+
+def _is_plain_object(value: Any) -> bool:
+    """An instance of a user class (a config object): its attributes are read like self's."""
+    if isinstance(value, type | ModuleType) or callable(value):
+        return False
+    module = getattr(type(value), "__module__", "builtins")
+    return module != "builtins" and not module.startswith("numpy") and hasattr(value, "__dict__")
+
+
+def container_items(f: Frame, ref: Ref) -> list[Any]:
+    """The items of an iterable object under self (a CellList, SequentialCell), each wrapped
+    with its path; the sequence's structure is guarded."""
+    try:
+        items = list(ref.obj)
+    except TypeError:
+        raise f.error(f"cannot iterate over a {type(ref.obj).__name__} object") from None
+    if ref.path is not None:
+        f.compiler.guard(f"list(self.{ref.path})", _Items(ref.path), structure(tuple(items)))
+    return [wrap(f, item, _item_path(items, i, item, ref.path, ref), ref)
+            for i, item in enumerate(items)]
+
+
+class _Items:
+    """Reads the structure of the items of an iterable attribute."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+
+    def __call__(self, instance: Any) -> Any:
+        from .guards import resolve_path
+        return structure(tuple(resolve_path(instance, self.path)))
+
+
+def convert_default(value: Any) -> Any:
+    """A Python default argument as a compile-time value (lists become compile-time lists)."""
+    if isinstance(value, list):
+        return PyList(list(value))
+    return value

@@ -1,0 +1,189 @@
+"""Sequences: iterating compile-time sequences (unrolled), run-time iteration by index (a `for`
+region), subscripts (`x[i, 1:]`, `t[0]`, `self.layers[1]`), item assignment and unpacking."""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..graph import ListType, Tensor, TupleType, Value
+from ..ops.shape import split_index
+from .context import Frame
+from .operators import binary, evaluate_python, to_python
+from .values import (IndexedIter, PyList, Ref, RuntimeRange, describe, has_runtime)
+
+
+def tuple_items(f: Frame, v: Value) -> tuple[Value, ...]:
+    """The elements of a run-time tuple value, one `tuple_getitem` each."""
+    return tuple(f.op("tuple_getitem", v, index=i) for i in range(len(v.type.elements)))
+
+
+def first_dim(f: Frame, v: Value) -> Any:
+    """len(x) of a tensor or list value: an int when static, else a `len` node."""
+    t = v.type
+    if isinstance(t, Tensor):
+        if t.rank == 0:
+            raise f.error(f"iteration over a 0-d array ({t})", "index it or call .item()")
+        if isinstance(t.shape[0], int):
+            return t.shape[0]
+    return f.op("len", v)
+
+
+def as_sequence(f: Frame, v: Any) -> list[Any]:
+    """The items of a sequence known at compile time (a `for` over it is unrolled)."""
+    from .scope import container_items
+    if isinstance(v, tuple | list):
+        return list(v)
+    if isinstance(v, PyList):
+        return list(v.items)
+    if isinstance(v, range | str | dict):
+        return list(v)
+    if isinstance(v, Ref):
+        return container_items(f, v)
+    if isinstance(v, IndexedIter) and all(isinstance(b, int) for b in (v.start, v.stop, v.step)):
+        return [v.element(i) for i in range(v.start, v.stop, v.step)]
+    if isinstance(v, Value):
+        if isinstance(v.type, TupleType):
+            return list(tuple_items(f, v))
+        n = first_dim(f, v) if isinstance(v.type, Tensor | ListType) else None
+        if isinstance(n, int):
+            return [getitem(f, v, i) for i in range(n)]
+    if isinstance(v, np.ndarray) and v.ndim:
+        return list(v)
+    raise f.error(f"cannot iterate over {describe(v)} while compiling",
+                  "iterate over a tuple, list, range or array")
+
+
+def is_compile_time_sequence(v: Any) -> bool:
+    """True for what a `for` unrolls: tuples, lists, strings, cell containers, tuple values."""
+    if isinstance(v, Value):
+        return isinstance(v.type, TupleType)
+    return not isinstance(v, IndexedIter | RuntimeRange | range)
+
+
+def indexed(f: Frame, v: Any) -> IndexedIter:
+    """`v` iterated by index inside a `for` region: a range, a tensor's first axis, a list."""
+    if isinstance(v, IndexedIter):
+        return v
+    if isinstance(v, range):
+        return IndexedIter(v.start, v.stop, v.step, lambda i: i)
+    if isinstance(v, RuntimeRange):
+        return IndexedIter(v.start, v.stop, v.step, lambda i: i)
+    if isinstance(v, Value) and isinstance(v.type, Tensor | ListType):
+        return IndexedIter(0, first_dim(f, v), 1, lambda i: getitem(f, v, i))
+    raise f.error(f"cannot iterate over {describe(v)}",
+                  "iterate over a range, an array, a tuple or a list")
+
+
+def counted(f: Frame, v: Any) -> IndexedIter:
+    """`indexed(v)` with indices 0, 1, ... (what enumerate and zip need)."""
+    it = indexed(f, v)
+    if it.start == 0 and it.step == 1:
+        return it
+    if all(isinstance(b, int) for b in (it.start, it.step)) and isinstance(it.stop, int):
+        n = len(range(it.start, it.stop, it.step))
+        start, step, element = it.start, it.step, it.element
+        return IndexedIter(0, n, 1, lambda i: element(binary(f, "Add", start,
+                                                              binary(f, "Mult", i, step))))
+    raise f.error("enumerate/zip over a range with run-time start or step is not supported",
+                  "iterate over range(n) and compute the value from the index")
+
+
+# -- subscripts ---------------------------------------------------------------------------------
+
+def getitem(f: Frame, base: Any, key: Any) -> Any:
+    """`base[key]`."""
+    if isinstance(base, Value):
+        return _value_item(f, base, key)
+    if isinstance(base, Ref):
+        return _ref_item(f, base, key)
+    if has_runtime(key):
+        if isinstance(base, tuple | PyList | np.ndarray):
+            return _value_item(f, f.materialise(base), key)
+        raise f.error(f"{describe(base)} cannot be indexed by a run-time value")
+    if isinstance(base, PyList):
+        if isinstance(key, slice):
+            return PyList(base.items[key])
+        return _py_index(f, base.items, key)
+    if isinstance(base, tuple):
+        return _py_index(f, base, key)
+    return evaluate_python(f, lambda b, k: b[k], base, key)
+
+
+def _py_index(f: Frame, items: Any, key: Any) -> Any:
+    """Index a compile-time tuple or list whose items may be run-time values."""
+    try:
+        result = items[to_python(key) if not isinstance(key, slice) else key]
+    except (IndexError, TypeError) as exc:
+        f.raise_at_runtime(type(exc), str(exc))
+    return tuple(result) if isinstance(key, slice) and isinstance(items, tuple) else result
+
+
+def _ref_item(f: Frame, base: Ref, key: Any) -> Any:
+    """`self.layers[i]` for a cell container: the item with its path (compile-time `i`)."""
+    if has_runtime(key):
+        raise f.error(f"a {type(base.obj).__name__} cannot be indexed by a run-time value",
+                      "iterate over the layers directly: `for layer in self.layers:`")
+    items = tuple(as_sequence(f, base))
+    return _py_index(f, items, key)
+
+
+def _value_item(f: Frame, base: Value, key: Any) -> Any:
+    t = base.type
+    if isinstance(t, TupleType) and not has_runtime(key):
+        items = tuple_items(f, base)
+        return _py_index(f, items, key)
+    if not isinstance(t, Tensor | ListType | TupleType):
+        raise f.error(f"{describe(base)} is not subscriptable")
+    index, dyn = split_index(_index_key(key))
+    values = [f.materialise(_index_part(d)) for d in dyn]
+    return f.op("getitem", base, *values, index=index)
+
+
+def _index_key(key: Any) -> Any:
+    """A subscript key with compile-time lists turned into index arrays."""
+    if isinstance(key, tuple):
+        return tuple(_index_part(k) for k in key)
+    return _index_part(key)
+
+
+def _index_part(k: Any) -> Any:
+    if isinstance(k, PyList) and not has_runtime(k):
+        return np.asarray(to_python(k))
+    if isinstance(k, np.integer):
+        return int(k)
+    return k
+
+
+def setitem(f: Frame, base: Any, key: Any, value: Any) -> Any:
+    """`base[key] = value`; returns the value the name holding `base` must now refer to."""
+    if isinstance(base, PyList) and not has_runtime(key):
+        try:
+            base.items[to_python(key)] = value
+        except (IndexError, TypeError) as exc:
+            f.raise_at_runtime(type(exc), str(exc))
+        return base
+    if isinstance(base, dict) and not has_runtime(key):
+        base[to_python(key)] = value
+        return base
+    if isinstance(base, Value) and isinstance(base.type, Tensor | ListType):
+        index, dyn = split_index(_index_key(key))
+        values = [f.materialise(_index_part(d)) for d in dyn]
+        return f.op("setitem", base, f.materialise(value), *values, index=index)
+    raise f.error(f"{describe(base)} does not support item assignment",
+                  "build a new tuple, or assign into an array or a list")
+
+
+def unpack(f: Frame, value: Any, count: int, star: int | None) -> list[Any]:
+    """`a, *b, c = value`: `count` targets, the starred one at index `star`."""
+    items = as_sequence(f, value)
+    n = len(items)
+    if star is None and n != count or star is not None and n < count - 1:
+        message = (f"too many values to unpack (expected {count})" if n > count else
+                   f"not enough values to unpack (expected {count}, got {n})")
+        f.raise_at_runtime(ValueError, message)
+    if star is None:
+        return items
+    tail = count - star - 1
+    middle = items[star:n - tail]
+    return items[:star] + [PyList(middle)] + items[n - tail:]

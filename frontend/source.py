@@ -1,0 +1,160 @@
+"""Python function object -> gast `FunctionDef` located in the user's file, plus `error_at`.
+
+Parses are cached per code object, so compiling the same function again never re-reads its file.
+"""
+from __future__ import annotations
+
+import inspect
+import linecache
+import types
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import gast
+
+from .errors import CompileError
+
+NO_SOURCE_HINT = ("define the function with def in a .py file (functions typed into `python -c`, "
+                  "exec or a plain REPL have no source)")
+
+
+@dataclass(frozen=True)
+class ParsedFunction:
+    """A function's AST and everything needed to resolve its names and report errors.
+
+    NOTE: `node` is shared by every parse of the same code object: treat it as read-only
+    (`canonicalize` deep-copies it).
+    """
+
+    node: gast.FunctionDef          # decorators stripped; line/col are those of `file`
+    file: str                       # the file the function was defined in
+    first_line: int                 # file line (1-based) of the first line of `source`
+    lines: list[str]                # all lines of `file`, for error carets
+    source: str                     # the function's own dedented source text (cache keys)
+    globals: dict[str, Any]         # fn.__globals__
+    closure: dict[str, Any]         # free variable name -> cell contents (empty cells left out)
+    defaults: dict[str, Any]        # parameter name -> default value (positional and kw-only)
+
+
+@dataclass(frozen=True)
+class _Source:
+    """The code-object-dependent part of a parse: what the cache keeps."""
+
+    node: gast.FunctionDef
+    file: str
+    first_line: int
+    lines: list[str]
+    source: str
+
+
+_CACHE: dict[tuple[str, types.CodeType], _Source] = {}
+
+
+def parse_function(fn: Callable[..., Any]) -> ParsedFunction:
+    """Parse a Python function (plain, method, decorated or closure) into a `ParsedFunction`."""
+    func = _python_function(fn)
+    code = func.__code__
+    # NOTE: equal code objects from different files compare equal, so the file is in the key.
+    key = (code.co_filename, code)
+    cached = _CACHE.get(key)
+    if cached is None:
+        cached = _CACHE[key] = _read_source(func)
+    return ParsedFunction(
+        node=cached.node, file=cached.file, first_line=cached.first_line, lines=cached.lines,
+        source=cached.source, globals=func.__globals__, closure=_closure(func),
+        defaults=_defaults(func))
+
+
+def error_at(parsed: ParsedFunction, node: gast.AST, message: str, hint: str = "") -> CompileError:
+    """A `CompileError` at `node` of `parsed`: file, line, column and the source line."""
+    line = getattr(node, "lineno", None) or parsed.first_line
+    text = parsed.lines[line - 1] if 0 < line <= len(parsed.lines) else ""
+    return CompileError(message, file=parsed.file, line=line,
+                        col=_char_column(text, getattr(node, "col_offset", 0) or 0),
+                        source_line=text, hint=hint)
+
+
+def _char_column(text: str, byte_col: int) -> int:
+    """AST columns count UTF-8 bytes; carets need characters."""
+    return len(text.encode("utf-8")[:byte_col].decode("utf-8", errors="ignore"))
+
+
+def _python_function(fn: Any) -> types.FunctionType:
+    """Unwrap decorators, bound methods and static/class methods down to a def'd function."""
+    func = inspect.unwrap(fn) if callable(fn) else fn
+    while isinstance(func, (types.MethodType, staticmethod, classmethod)):
+        func = inspect.unwrap(func.__func__)
+    name = getattr(func, "__qualname__", None) or repr(func)
+    if not isinstance(func, types.FunctionType):
+        raise CompileError(f"cannot compile {name}: it is not a Python function (built-in and C "
+                           "functions have no source)", hint=NO_SOURCE_HINT)
+    if func.__name__ == "<lambda>":
+        code = func.__code__
+        raise CompileError("cannot compile a lambda: it has no stand-alone source",
+                           file=code.co_filename, line=code.co_firstlineno, hint=NO_SOURCE_HINT)
+    return func
+
+
+def _read_source(func: types.FunctionType) -> _Source:
+    """Read, parse and relocate the source of `func`; raises CompileError when it is missing."""
+    code = func.__code__
+    try:
+        block, first_line = inspect.getsourcelines(func)
+    except (OSError, TypeError) as exc:
+        raise CompileError(f"cannot compile {func.__qualname__}: its source code is not available"
+                           f" ({code.co_filename} cannot be read)", file=code.co_filename,
+                           line=code.co_firstlineno, hint=NO_SOURCE_HINT) from exc
+    text = "".join(block)
+    node = _parse_block(text, first_line)
+    if not isinstance(node, gast.FunctionDef):
+        raise CompileError(f"cannot compile {func.__qualname__}: only functions defined with "
+                           "`def` can be compiled", file=code.co_filename, line=first_line,
+                           source_line=block[0], hint="write it as a plain (not async) def")
+    node.decorator_list = []
+    lines = linecache.getlines(code.co_filename, func.__globals__) or block
+    return _Source(node=node, file=code.co_filename, first_line=first_line, lines=lines,
+                   source=_dedent(block))
+
+
+def _dedent(block: list[str]) -> str:
+    """Remove the def's own indentation (`textwrap.dedent` gives up when a multi-line string
+    literal is less indented than the def)."""
+    indent = block[0][:len(block[0]) - len(block[0].lstrip())]
+    return "".join(line[len(indent):] if line.startswith(indent) else line for line in block)
+
+
+def _parse_block(text: str, first_line: int) -> gast.AST:
+    """Parse the source block of one def; line numbers and columns end up those of the file."""
+    # NOTE: an indented def (a method) is parsed under `if 1:` instead of dedenting it, which
+    # keeps columns exact and leaves multi-line string literals untouched.
+    indented = text[:1].isspace()
+    module = gast.parse("if 1:\n" + text if indented else text)
+    node = module.body[0].body[0] if indented else module.body[0]
+    shift = first_line - (2 if indented else 1)
+    for child in gast.walk(node):
+        if getattr(child, "lineno", None) is not None:
+            child.lineno += shift
+        if getattr(child, "end_lineno", None) is not None:
+            child.end_lineno += shift
+    return node
+
+
+def _closure(func: types.FunctionType) -> dict[str, Any]:
+    """Free variable name -> the value in its cell (cells not yet assigned are left out)."""
+    values = {}
+    for name, cell in zip(func.__code__.co_freevars, func.__closure__ or ()):
+        try:
+            values[name] = cell.cell_contents
+        except ValueError:  # an empty cell: the outer variable is not assigned yet
+            pass
+    return values
+
+
+def _defaults(func: types.FunctionType) -> dict[str, Any]:
+    """Parameter name -> default value, for positional and keyword-only parameters."""
+    code = func.__code__
+    positional = code.co_varnames[:code.co_argcount]
+    values = dict(zip(positional[len(positional) - len(func.__defaults__ or ()):],
+                      func.__defaults__ or ()))
+    values.update(func.__kwdefaults__ or {})
+    return values

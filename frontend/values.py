@@ -1,0 +1,224 @@
+"""What a name is bound to while building: an IR `Value` (known at run time) or a compile-time
+Python object. This module holds the few wrappers the frontend adds to plain Python objects
+and the questions asked about any bound thing (is it run-time, its truth, its static type)."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from types import FunctionType
+from typing import Any, Callable
+
+import numpy as np
+
+from ..graph import AnyType, ListType, NoneType, Scalar, StrType, Tensor, TupleType, Type, Value
+from ..graph.types import type_of
+from ..ops import OpFunction
+
+
+@dataclass(eq=False)
+class Ref:
+    """A Python object reached from the compiled instance (a cell, a config object) with its
+    attribute path from the root ("" is the root; None when not reachable from `self`)."""
+    obj: Any
+    path: str | None
+
+    def child(self, name: str) -> str | None:
+        """The path of attribute or item `name` under this object."""
+        if self.path is None:
+            return None
+        return f"{self.path}.{name}" if self.path else name
+
+
+@dataclass(eq=False)
+class BoundMethod:
+    """`receiver.method` for a Python function compiled by inlining with self = receiver."""
+    function: FunctionType
+    receiver: Any
+
+
+@dataclass(eq=False)
+class TensorMethod:
+    """`x.sum` on a run-time value: a registry ndarray method waiting for its arguments."""
+    value: Value
+    function: OpFunction
+
+
+@dataclass(eq=False)
+class PyList:
+    """A Python list built at compile time; its items are run-time or compile-time values."""
+    items: list[Any] = field(default_factory=list)
+
+
+@dataclass(eq=False)
+class ListMethod:
+    """`items.append` and friends on a compile-time list or a run-time list value."""
+    target: PyList | Value
+    name: str
+
+
+@dataclass(eq=False)
+class RuntimeRange:
+    """`range(a, b, c)` with a bound known only at run time: only a `for` can iterate it."""
+    start: Any
+    stop: Any
+    step: Any
+
+
+@dataclass(eq=False)
+class IndexedIter:
+    """What a `for` over run-time data iterates: the indices range(start, stop, step) and,
+    built inside the loop body, the element at an index."""
+    start: Any
+    stop: Any
+    step: Any
+    element: Callable[[Any], Any]
+
+
+@dataclass(frozen=True)
+class Unusable:
+    """Bound to a name whose value cannot be used here; reading it reports `message`."""
+    message: str
+    hint: str = ""
+
+
+class _Missing:
+    """A name with no binding on this path (Python would raise UnboundLocalError)."""
+
+    def __repr__(self) -> str:
+        return "MISSING"
+
+
+MISSING: Any = _Missing()
+
+
+class Pending:
+    """The return value before any `return` ran: None if the function ends here, but merged
+    like an unbound name when no path can end with it (see statements.returns_none)."""
+
+    def __repr__(self) -> str:
+        return "PENDING"
+
+
+PENDING: Any = Pending()
+
+
+def is_runtime(v: Any) -> bool:
+    """True for an IR value."""
+    return isinstance(v, Value)
+
+
+def has_runtime(v: Any) -> bool:
+    """True if `v` is or holds (in a tuple, list or dict) an IR value."""
+    if isinstance(v, Value):
+        return True
+    if isinstance(v, tuple | list):
+        return any(has_runtime(x) for x in v)
+    if isinstance(v, PyList):
+        return any(has_runtime(x) for x in v.items)
+    if isinstance(v, dict):
+        return any(has_runtime(x) for x in v.values())
+    return isinstance(v, RuntimeRange | IndexedIter | TensorMethod | ListMethod)
+
+
+def is_undefined(v: Any) -> bool:
+    """True for the result of an `undefined` node (a name unbound on some path)."""
+    return isinstance(v, Value) and v.producer is not None and v.producer.name == "undefined"
+
+
+def truth(v: Any) -> bool | None:
+    """Python's truth value of `v` when known at compile time, else None."""
+    if isinstance(v, Value):
+        t = v.type
+        if isinstance(t, TupleType):
+            return bool(t.elements)
+        if isinstance(t, NoneType):
+            return False
+        return None
+    if isinstance(v, PyList):
+        return bool(v.items)
+    if isinstance(v, Ref):
+        return bool(v.obj)
+    if v is PENDING:
+        return False
+    return bool(v)
+
+
+CONSTANT_TYPES = (bool, int, float, complex, str, type(None), np.ndarray, np.generic)
+
+
+def static_type(v: Any) -> Type:
+    """The IR type `v` has as a run-time value; TypeError if it cannot be one."""
+    if isinstance(v, Value):
+        return v.type
+    if isinstance(v, tuple):
+        return TupleType(tuple(static_type(x) for x in v))
+    if isinstance(v, PyList):
+        return ListType(widen_all([static_type(x) for x in v.items]))
+    if v is PENDING:
+        return NoneType()
+    if isinstance(v, CONSTANT_TYPES):
+        return type_of(v)
+    raise TypeError(f"a {describe(v)} cannot be a run-time value")
+
+
+def widen(a: Type, b: Type) -> Type:
+    """The join of two types for merges and loop-carried values; an empty list's element type
+    (any) is the bottom. TypeError when the kinds do not join."""
+    if a == b:
+        return a
+    if isinstance(a, AnyType) or isinstance(b, AnyType):
+        return AnyType()
+    if isinstance(a, ListType) and isinstance(b, ListType):
+        if isinstance(a.element, AnyType):
+            return b
+        if isinstance(b.element, AnyType):
+            return a
+        return ListType(widen(a.element, b.element))
+    if isinstance(a, TupleType) and isinstance(b, TupleType) and len(a.elements) == len(
+            b.elements):
+        return TupleType(tuple(widen(x, y) for x, y in zip(a.elements, b.elements)))
+    from ..graph import join_types
+    return join_types([a, b])
+
+
+def widen_all(types: list[Type]) -> Type:
+    """`widen` over a list; an empty list gives any."""
+    if not types:
+        return AnyType()
+    out = types[0]
+    for t in types[1:]:
+        out = widen(out, t)
+    return out
+
+
+def kind_name(t: Type) -> str:
+    """A short phrase for a type in error messages: `a tensor f32[2,3]`, `None`."""
+    if isinstance(t, Tensor):
+        return f"a tensor {t}"
+    if isinstance(t, Scalar):
+        return f"a Python {t}"
+    if isinstance(t, NoneType):
+        return "None"
+    if isinstance(t, StrType):
+        return "a string"
+    if isinstance(t, TupleType):
+        return f"a tuple {t}"
+    if isinstance(t, ListType):
+        return f"a list {t}"
+    return "a value of unknown kind"
+
+
+def describe(v: Any) -> str:
+    """What `v` is, for error messages: `tensor f32[2,3]`, `Dense cell`, `function helper`."""
+    if isinstance(v, Value):
+        return kind_name(v.type)
+    if isinstance(v, Ref):
+        return f"{type(v.obj).__name__} object" + (f" (self.{v.path})" if v.path else "")
+    if isinstance(v, BoundMethod):
+        return f"method {v.function.__qualname__}"
+    if isinstance(v, PyList):
+        return "list"
+    if isinstance(v, FunctionType):
+        return f"function {v.__qualname__}"
+    if isinstance(v, type):
+        return f"class {v.__qualname__}"
+    return f"{type(v).__name__} {v!r}"[:120]

@@ -1,0 +1,145 @@
+"""Algebraic simplification: a table of one-line rewrite rules, each with its identity.
+
+Only rewrites that keep results bit-identical for finite inputs (so `x + 0 -> x` only for
+integers: `-0.0 + 0` is `+0.0`), and only when the replacement has exactly the node's type. A
+rule that would return an existing array instead of a fresh one applies only where the result
+is merely read, so no caller or in-place op can observe the aliasing.
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+import numpy as np
+
+from ..analysis import NOT_CONSTANT, constant_of, only_read
+from ..ir import Graph, InsertPoint, Node, Rewriter, Value
+from ..types import Scalar, Tensor
+
+Rule = Callable[[Node, Rewriter], "Value | None"]
+
+
+def _is(value: Value, number: float) -> bool:
+    """`value` is a compile-time scalar (or size-1 array) equal to `number`."""
+    c = constant_of(value)
+    if c is NOT_CONSTANT or isinstance(c, bool) or np.size(c) != 1:
+        return False
+    return bool(np.asarray(c).reshape(()) == number) if isinstance(c, np.ndarray) else c == number
+
+
+def _integer(node: Node) -> bool:
+    t = node.output.type
+    return (isinstance(t, Scalar) and t.kind is int) or \
+        (isinstance(t, Tensor) and np.issubdtype(t.dtype, np.integer))
+
+
+def _keep(i: int, j: int, number: float, integer_only: bool = False) -> Rule:
+    """Input `i` is the result when input `j` is the constant `number`."""
+    def rule(node: Node, rw: Rewriter) -> Value | None:
+        if _is(node.inputs[j], number) and (_integer(node) or not integer_only):
+            return node.inputs[i]
+        return None
+    return rule
+
+
+def _involution(node: Node, rw: Rewriter) -> Value | None:
+    inner = node.inputs[0].producer
+    return inner.inputs[0] if inner is not None and inner.name == node.name else None
+
+
+def _square(node: Node, rw: Rewriter) -> Value | None:
+    x, t = node.inputs[0], node.output.type
+    if not _is(node.inputs[1], 2) or not (_integer(node) or isinstance(t, Tensor) and t.rank):
+        return None  # NOTE: NumPy computes array ** 2 as square(x), bit-equal to x * x
+    return _build(node, rw, "mul", x, x)
+
+
+def _not_not(node: Node, rw: Rewriter) -> Value | None:
+    inner = node.inputs[0].producer
+    if inner is None or inner.name != "not":
+        return None
+    b = inner.inputs[0]
+    return b if b.type == Scalar(bool) else _build(node, rw, "bool", b)
+
+
+def _transpose_twice(node: Node, rw: Rewriter) -> Value | None:
+    inner = node.inputs[0].producer
+    if inner is None or inner.name != "transpose" or not isinstance(node.output.type, Tensor):
+        return None
+    x = inner.inputs[0]
+    rank = node.output.type.rank
+    first = inner.attrs["perm"] or tuple(reversed(range(rank)))
+    second = node.attrs["perm"] or tuple(reversed(range(rank)))
+    perm = tuple(first[i] for i in second)
+    return x if perm == tuple(range(rank)) else _build(node, rw, "transpose", x, perm=perm)
+
+
+def _reshape_twice(node: Node, rw: Rewriter) -> Value | None:
+    inner = node.inputs[0].producer
+    if inner is None or inner.name != "reshape" or len(node.inputs) > 1 or len(inner.inputs) > 1:
+        return None
+    return _build(node, rw, "reshape", inner.inputs[0], shape=node.attrs["shape"])
+
+
+def _same_dtype_cast(node: Node, rw: Rewriter) -> Value | None:
+    return node.inputs[0] if node.inputs[0].type == node.output.type else None
+
+
+def _constant_select(node: Node, rw: Rewriter) -> Value | None:
+    c = constant_of(node.inputs[0])
+    if c is NOT_CONSTANT or np.size(c) != 1:
+        return None
+    return node.inputs[1] if bool(np.asarray(c).reshape(())) else node.inputs[2]
+
+
+def _item_of_tuple(node: Node, rw: Rewriter) -> Value | None:
+    inner = node.inputs[0].producer
+    return inner.inputs[node.attrs["index"]] if inner and inner.name == "make_tuple" else None
+
+
+RULES: dict[str, tuple[Rule, ...]] = {
+    "add": (_keep(0, 1, 0, integer_only=True),  # x + 0 -> x   (integers only)
+            _keep(1, 0, 0, integer_only=True)),  # 0 + x -> x   (integers only)
+    "sub": (_keep(0, 1, 0),),                    # x - 0 -> x
+    "mul": (_keep(0, 1, 1), _keep(1, 0, 1)),     # x * 1 -> x,  1 * x -> x
+    "div": (_keep(0, 1, 1),),                    # x / 1 -> x
+    "pow": (_keep(0, 1, 1), _square),            # x ** 1 -> x,  x ** 2 -> x * x
+    "neg": (_involution,),                       # -(-x) -> x
+    "not": (_not_not,),                          # not not b -> bool(b)
+    "transpose": (_transpose_twice,),            # transpose(transpose(x, p), q) -> transpose(x, p[q])
+    "reshape": (_reshape_twice,),                # reshape(reshape(x, s), t) -> reshape(x, t)
+    "cast": (_same_dtype_cast,),                 # cast(x, x.dtype) -> x
+    "select": (_constant_select,),               # select(true, a, b) -> a
+    "tuple_getitem": (_item_of_tuple,),          # (a, b)[0] -> a
+}
+
+
+def run(graph: Graph, rw: Rewriter) -> bool:
+    before, rw.changed = rw.changed, False
+    for node in list(graph.walk()):
+        if node.parent is None or node.is_region:
+            continue
+        for rule in RULES.get(node.name, ()):
+            new = rule(node, rw)
+            if new is None:
+                continue
+            if _acceptable(node, new):
+                rw.replace(node, [new])
+                break
+            if new.producer is not None and not new.uses:
+                rw.erase(new.producer)  # a rule's new node whose result we turned down
+    changed, rw.changed = rw.changed, before or rw.changed
+    return changed
+
+
+def _acceptable(node: Node, new: Value) -> bool:
+    """Same type, and no fresh array turned into an alias someone could write through."""
+    if new.type != node.output.type:
+        return False
+    built_by_rule = new.producer is not None and not new.uses
+    return built_by_rule or isinstance(new.type, Scalar) or \
+        (only_read(node.output) and only_read(new))
+
+
+def _build(node: Node, rw: Rewriter, op: str, *inputs: Value, **attrs) -> Value:
+    return rw.builder(InsertPoint.before(node), node.loc).op(op, *inputs, name=node.output.name,
+                                                             **attrs)

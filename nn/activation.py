@@ -1,0 +1,95 @@
+"""Activation layers (`ReLU`, `Sigmoid`, `Tanh`, `GELU`, `Softmax`, `LogSoftmax`) and
+`get_activation`, which maps the names `Dense(activation='relu')` accepts to layers."""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import ops
+from .cell import Cell
+from .checks import check_bool, check_int
+
+
+class ReLU(Cell):
+    """max(x, 0)."""
+
+    def construct(self, x: np.ndarray) -> np.ndarray:
+        return ops.relu(x)
+
+
+class Sigmoid(Cell):
+    """1 / (1 + exp(-x))."""
+
+    def construct(self, x: np.ndarray) -> np.ndarray:
+        return ops.sigmoid(x)
+
+
+class Tanh(Cell):
+    """tanh(x)."""
+
+    def construct(self, x: np.ndarray) -> np.ndarray:
+        return ops.tanh(x)
+
+
+class GELU(Cell):
+    """Gaussian error linear unit in its tanh form (`approximate=True`, MindSpore's default)."""
+
+    def __init__(self, approximate: bool = True) -> None:
+        super().__init__()
+        self.approximate = check_bool("GELU", "approximate", approximate)
+        if not self.approximate:
+            raise NotImplementedError("GELU: only approximate=True (the tanh form) is supported")
+
+    def construct(self, x: np.ndarray) -> np.ndarray:
+        return ops.gelu(x)
+
+    def extend_repr(self) -> str:
+        return f"approximate={self.approximate}"
+
+
+def _check_axis(layer: str, axis: int | tuple[int, ...]) -> int | tuple[int, ...]:
+    if isinstance(axis, tuple):
+        return tuple(check_int(layer, "axis", a, minimum=-(2**31)) for a in axis)
+    return check_int(layer, "axis", axis, minimum=-(2**31))
+
+
+class Softmax(Cell):
+    """exp(x) / sum(exp(x)) along `axis`."""
+
+    def __init__(self, axis: int = -1) -> None:
+        super().__init__()
+        self.axis = _check_axis("Softmax", axis)
+
+    def construct(self, x: np.ndarray) -> np.ndarray:
+        return ops.softmax(x, self.axis)
+
+    def extend_repr(self) -> str:
+        return f"axis={self.axis}"
+
+
+class LogSoftmax(Cell):
+    """log(softmax(x)) along `axis`, computed stably."""
+
+    def __init__(self, axis: int = -1) -> None:
+        super().__init__()
+        self.axis = _check_axis("LogSoftmax", axis)
+
+    def construct(self, x: np.ndarray) -> np.ndarray:
+        return ops.log_softmax(x, self.axis)
+
+    def extend_repr(self) -> str:
+        return f"axis={self.axis}"
+
+
+_ACTIVATIONS: dict[str, type[Cell]] = {
+    "relu": ReLU, "sigmoid": Sigmoid, "tanh": Tanh, "gelu": GELU, "softmax": Softmax,
+    "logsoftmax": LogSoftmax,
+}
+
+
+def get_activation(name: str) -> Cell:
+    """A new activation layer from its name ('relu', 'sigmoid', 'tanh', 'gelu', ...)."""
+    key = name.lower() if isinstance(name, str) else name
+    if key not in _ACTIVATIONS:
+        raise ValueError(f"get_activation: unknown activation {name!r}; expected one of "
+                         f"{sorted(_ACTIVATIONS)}")
+    return _ACTIVATIONS[key]()

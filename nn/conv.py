@@ -1,0 +1,156 @@
+"""Convolution and pooling layers on NCHW inputs: `Conv2d`, `MaxPool2d`, `AvgPool2d`.
+
+Padding modes follow MindSpore: 'valid' (none), 'same' (output size ceil(in / stride)) and, for
+Conv2d, 'pad' (explicit `padding`).
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .. import ops
+from .cell import Cell
+from .checks import (check_bool, check_choice, check_dim, check_int, check_rank, int_tuple,
+                     layer_error, make_param)
+
+
+def _padding4(padding: Any) -> tuple[int, int, int, int]:
+    """Conv2d's padding as (top, bottom, left, right) from an int, (h, w) or a 4-tuple."""
+    pads = int_tuple("Conv2d", "padding", padding, (4, 2), minimum=0)
+    if len(pads) == 2:
+        return (pads[0], pads[0], pads[1], pads[1])
+    return pads  # type: ignore[return-value]
+
+
+def _check_window(cell: Cell, shape: tuple | None, kernel: tuple[int, int],
+                  dilation: tuple[int, int], pads: tuple[int, int, int, int]) -> None:
+    """Raise when the (dilated) kernel does not fit the (padded) spatial size."""
+    if shape is None:
+        return
+    for axis, name in ((2, "height"), (3, "width")):
+        size = shape[axis]
+        if not isinstance(size, int):
+            continue
+        span = dilation[axis - 2] * (kernel[axis - 2] - 1) + 1
+        padded = size + pads[2 * axis - 4] + pads[2 * axis - 3]
+        if padded < span:
+            raise layer_error(cell, f"input {name} {size} (padded {padded}) is smaller than the "
+                                    f"kernel extent {span} (input shape {shape})")
+
+
+class Conv2d(Cell):
+    """2-D convolution: weight [out_channels, in_channels / group, kh, kw], optional bias."""
+
+    def __init__(self, in_channels: int, out_channels: int, kernel_size: int | tuple[int, int],
+                 stride: int | tuple[int, int] = 1, pad_mode: str = "same",
+                 padding: int | tuple[int, ...] = 0, dilation: int | tuple[int, int] = 1,
+                 group: int = 1, has_bias: bool = False, weight_init: Any = "normal",
+                 bias_init: Any = "zeros", data_format: str = "NCHW") -> None:
+        super().__init__()
+        self.in_channels = check_int("Conv2d", "in_channels", in_channels)
+        self.out_channels = check_int("Conv2d", "out_channels", out_channels)
+        self.kernel_size = int_tuple("Conv2d", "kernel_size", kernel_size, (2,))
+        self.stride = int_tuple("Conv2d", "stride", stride, (2,))
+        self.pad_mode = check_choice("Conv2d", "pad_mode", str(pad_mode).lower(),
+                                     ("same", "valid", "pad"))
+        self.padding = _padding4(padding)
+        if self.pad_mode != "pad" and any(self.padding):
+            raise ValueError(f"Conv2d: padding must be 0 unless pad_mode='pad', got "
+                             f"padding={padding!r} with pad_mode={pad_mode!r}")
+        self.dilation = int_tuple("Conv2d", "dilation", dilation, (2,))
+        self.group = check_int("Conv2d", "group", group)
+        if self.in_channels % self.group or self.out_channels % self.group:
+            raise ValueError(f"Conv2d: in_channels={in_channels} and out_channels={out_channels} "
+                             f"must both be divisible by group={group}")
+        check_choice("Conv2d", "data_format", data_format, ("NCHW",))
+        self.has_bias = check_bool("Conv2d", "has_bias", has_bias)
+        shape = (self.out_channels, self.in_channels // self.group, *self.kernel_size)
+        self.weight = make_param("Conv2d", "weight_init", weight_init, shape, "weight")
+        self.bias = None
+        if self.has_bias:
+            self.bias = make_param("Conv2d", "bias_init", bias_init, (self.out_channels,), "bias")
+
+    def check_inputs(self, x: Any) -> None:
+        shape = check_rank(self, x, (4,))
+        check_dim(self, shape, 1, self.in_channels, "input channels (dim 1)")
+        pads = self.padding if self.pad_mode == "pad" else (0, 0, 0, 0)
+        if self.pad_mode != "same":
+            _check_window(self, shape, self.kernel_size, self.dilation, pads)
+
+    def construct(self, x: np.ndarray) -> np.ndarray:
+        return ops.conv2d(x, self.weight, self.bias, stride=self.stride, pad_mode=self.pad_mode,
+                          padding=self.padding, dilation=self.dilation, groups=self.group)
+
+    def extend_repr(self) -> str:
+        text = (f"in_channels={self.in_channels}, out_channels={self.out_channels}, "
+                f"kernel_size={self.kernel_size}, stride={self.stride}, "
+                f"pad_mode={self.pad_mode}")
+        if self.pad_mode == "pad":
+            text += f", padding={self.padding}"
+        if self.dilation != (1, 1):
+            text += f", dilation={self.dilation}"
+        if self.group != 1:
+            text += f", group={self.group}"
+        return text + (", has_bias=True" if self.has_bias else "")
+
+
+def _pool_config(cell: Cell, kernel_size: Any, stride: Any, pad_mode: str,
+                 data_format: str) -> None:
+    layer = cell.cls_name
+    check_choice(layer, "data_format", data_format, ("NCHW",))
+    cell.kernel_size = int_tuple(layer, "kernel_size", kernel_size, (2,))
+    cell.stride = int_tuple(layer, "stride", stride, (2,))
+    cell.pad_mode = check_choice(layer, "pad_mode", str(pad_mode).lower(), ("valid", "same"))
+
+
+def _check_pool_input(cell: Cell, x: Any) -> None:
+    shape = check_rank(cell, x, (4,))
+    if cell.pad_mode == "valid":
+        _check_window(cell, shape, cell.kernel_size, (1, 1), (0, 0, 0, 0))
+
+
+def _pool_repr(cell: Cell) -> str:
+    return f"kernel_size={cell.kernel_size}, stride={cell.stride}, pad_mode={cell.pad_mode}"
+
+
+class MaxPool2d(Cell):
+    """The maximum over each kernel_size window, moving by stride, on NCHW inputs."""
+
+    def __init__(self, kernel_size: int | tuple[int, int] = 1, stride: int | tuple[int, int] = 1,
+                 pad_mode: str = "valid", data_format: str = "NCHW") -> None:
+        super().__init__()
+        _pool_config(self, kernel_size, stride, pad_mode, data_format)
+        # NOTE: the primitive (as in MindSpore) because ops.max_pool2d has no pad_mode
+        self.pool = ops.MaxPool(kernel_size=self.kernel_size, strides=self.stride,
+                                pad_mode=self.pad_mode)
+
+    def check_inputs(self, x: Any) -> None:
+        _check_pool_input(self, x)
+
+    def construct(self, x: np.ndarray) -> np.ndarray:
+        return self.pool(x)
+
+    def extend_repr(self) -> str:
+        return _pool_repr(self)
+
+
+class AvgPool2d(Cell):
+    """The mean over each kernel_size window, moving by stride, on NCHW inputs."""
+
+    def __init__(self, kernel_size: int | tuple[int, int] = 1, stride: int | tuple[int, int] = 1,
+                 pad_mode: str = "valid", data_format: str = "NCHW") -> None:
+        super().__init__()
+        _pool_config(self, kernel_size, stride, pad_mode, data_format)
+        # NOTE: the primitive (as in MindSpore) because ops.avg_pool2d has no pad_mode
+        self.pool = ops.AvgPool(kernel_size=self.kernel_size, strides=self.stride,
+                                pad_mode=self.pad_mode)
+
+    def check_inputs(self, x: Any) -> None:
+        _check_pool_input(self, x)
+
+    def construct(self, x: np.ndarray) -> np.ndarray:
+        return self.pool(x)
+
+    def extend_repr(self) -> str:
+        return _pool_repr(self)

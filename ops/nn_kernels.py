@@ -1,0 +1,201 @@
+"""NumPy kernels of the neural-network ops (conv2d by im2col + one GEMM, pooling over strided
+windows, normalization, losses, dropout). Codegen copies them into generated modules by source,
+so each uses only `np` and the others here.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+def window_pads(size: tuple[int, int], kernel: tuple[int, int], stride: tuple[int, int],
+                dilation: tuple[int, int], pad_mode: str,
+                padding: tuple[int, int, int, int]) -> tuple[int, int, int, int]:
+    """(top, bottom, left, right) padding of a 2-D window op; 'same' gives out = ceil(in / stride)
+    with the odd pixel at the bottom/right, as MindSpore does."""
+    if pad_mode == "pad":
+        return padding
+    if pad_mode == "valid":
+        return (0, 0, 0, 0)
+    pads = []
+    for n, k, s, d in zip(size, kernel, stride, dilation):
+        total = max((-(-n // s) - 1) * s + (k - 1) * d + 1 - n, 0)
+        pads += [total // 2, total - total // 2]
+    return tuple(pads)
+
+
+def window_view(x: np.ndarray, kernel: tuple[int, int], stride: tuple[int, int],
+                dilation: tuple[int, int], pads: tuple[int, int, int, int], fill: int | float,
+                op: str) -> np.ndarray:
+    """The (N, C, OH, OW, KH, KW) windows of NCHW `x` padded with `fill`: a strided view."""
+    top, bottom, left, right = pads
+    if top or bottom or left or right:
+        x = np.pad(x, ((0, 0), (0, 0), (top, bottom), (left, right)), constant_values=fill)
+    span = ((kernel[0] - 1) * dilation[0] + 1, (kernel[1] - 1) * dilation[1] + 1)
+    if x.shape[2] < span[0] or x.shape[3] < span[1]:
+        raise ValueError(f"{op}: a {span[0]}x{span[1]} window does not fit the padded input "
+                         f"{x.shape[2]}x{x.shape[3]}")
+    windows = np.lib.stride_tricks.sliding_window_view(x, span, axis=(2, 3))
+    return windows[:, :, ::stride[0], ::stride[1], ::dilation[0], ::dilation[1]]
+
+
+def conv2d_kernel(x: np.ndarray, weight: np.ndarray, *bias: np.ndarray,
+                  stride: tuple[int, int] = (1, 1),
+                  padding: tuple[int, int, int, int] = (0, 0, 0, 0), pad_mode: str = "valid",
+                  dilation: tuple[int, int] = (1, 1), groups: int = 1) -> np.ndarray:
+    """2-D convolution of NCHW `x` with OIHW `weight`: im2col windows, then one batched GEMM."""
+    n, c, h, w = x.shape
+    o, cg, kh, kw = weight.shape
+    if c != cg * groups or o % groups:
+        raise ValueError(f"conv2d: input {x.shape} and weight {weight.shape} do not fit "
+                         f"groups={groups} (need C == weight C * groups, O % groups == 0)")
+    pads = window_pads((h, w), (kh, kw), stride, dilation, pad_mode, padding)
+    windows = window_view(x, (kh, kw), stride, dilation, pads, 0, "conv2d")
+    oh, ow = windows.shape[2:4]
+    # NOTE: (N, G, Cg*KH*KW, OH*OW) columns make the GEMM output NCHW without a transpose.
+    cols = windows.transpose(0, 1, 4, 5, 2, 3).reshape(n, groups, cg * kh * kw, oh * ow)
+    out = np.matmul(weight.reshape(groups, o // groups, cg * kh * kw), cols).reshape(n, o, oh, ow)
+    for b in bias:
+        b = b.reshape(-1, 1, 1)
+        out = np.add(out, b, out=out if out.dtype == np.result_type(out, b) else None)
+    return out
+
+
+def window_reduce(windows: np.ndarray, combine: np.ufunc, dtype: np.dtype) -> np.ndarray:
+    """Fold the KH*KW strided planes of `windows` with `combine` (a loop over kernel offsets,
+    never pixels: 20-40x faster than reducing over the two window axes)."""
+    kh, kw = windows.shape[4:]
+    out = windows[:, :, :, :, 0, 0].astype(dtype)
+    for i in range(kh):
+        for j in range(kw):
+            if i or j:
+                combine(out, windows[:, :, :, :, i, j], out=out)
+    return out
+
+
+def max_pool2d_kernel(x: np.ndarray, *, kernel_size: tuple[int, int], stride: tuple[int, int],
+                      padding: tuple[int, int, int, int] = (0, 0, 0, 0), pad_mode: str = "valid",
+                      dilation: tuple[int, int] = (1, 1)) -> np.ndarray:
+    """Max pooling over NCHW windows; padding never wins (it is -inf or the dtype's minimum)."""
+    pads = window_pads(x.shape[2:], kernel_size, stride, dilation, pad_mode, padding)
+    kind = x.dtype.kind
+    fill = -np.inf if kind == "f" else np.iinfo(x.dtype).min if kind in "iu" else False
+    windows = window_view(x, kernel_size, stride, dilation, pads, fill, "max_pool2d")
+    return window_reduce(windows, np.maximum, x.dtype)
+
+
+def avg_pool2d_kernel(x: np.ndarray, *, kernel_size: tuple[int, int], stride: tuple[int, int],
+                      padding: tuple[int, int, int, int] = (0, 0, 0, 0), pad_mode: str = "valid",
+                      count_include_pad: bool = True, divisor_override: int = 0) -> np.ndarray:
+    """Average pooling over NCHW windows (float inputs keep their dtype, others give float64)."""
+    (h, w), (kh, kw), (sh, sw) = x.shape[2:], kernel_size, stride
+    pads = window_pads((h, w), kernel_size, stride, (1, 1), pad_mode, padding)
+    windows = window_view(x, kernel_size, stride, (1, 1), pads, 0, "avg_pool2d")
+    total = window_reduce(windows, np.add, x.dtype if x.dtype.kind == "f" else np.float64)
+    if divisor_override:
+        total /= divisor_override
+    elif count_include_pad or not any(pads):
+        total /= kh * kw
+    else:  # divide by the number of real (unpadded) pixels under each window
+        top = np.arange(total.shape[2]) * sh - pads[0]
+        left = np.arange(total.shape[3]) * sw - pads[2]
+        rows = np.minimum(top + kh, h) - np.maximum(top, 0)
+        cols = np.minimum(left + kw, w) - np.maximum(left, 0)
+        total /= np.multiply.outer(rows, cols)
+    return total
+
+
+def batch_norm_kernel(x: np.ndarray, mean: np.ndarray, variance: np.ndarray, gamma: np.ndarray,
+                      beta: np.ndarray, *, epsilon: float = 1e-5) -> np.ndarray:
+    """Inference batch norm over channel axis 1, folded into one scale and one shift."""
+    shape = (-1,) + (1,) * (x.ndim - 2)
+    scale = gamma / np.sqrt(variance + epsilon)
+    shift = (beta - mean * scale).reshape(shape)
+    y = x * scale.reshape(shape)
+    return np.add(y, shift, out=y if y.dtype == np.result_type(y, shift) else None)
+
+
+def batch_norm_train_kernel(x: np.ndarray, gamma: np.ndarray, beta: np.ndarray, *,
+                            epsilon: float = 1e-5) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Training batch norm: (y normalized by batch statistics, batch mean, unbiased batch
+    variance); the unbiased variance (0 when one value per channel) is what updates moving_var."""
+    axes = (0,) + tuple(range(2, x.ndim))
+    shape = (-1,) + (1,) * (x.ndim - 2)
+    mean = x.mean(axis=axes)
+    centered = x - mean.reshape(shape)
+    variance = np.square(centered).mean(axis=axes)
+    y = centered * (gamma / np.sqrt(variance + epsilon)).reshape(shape)
+    b = beta.reshape(shape)
+    y = np.add(y, b, out=y if y.dtype == np.result_type(y, b) else None)
+    count = x.size // x.shape[1] if x.size else 0
+    unbiased = variance * (count / (count - 1)) if count > 1 else np.zeros_like(variance)
+    return y, mean, unbiased
+
+
+def layer_norm_kernel(x: np.ndarray, gamma: np.ndarray, beta: np.ndarray, *,
+                      begin_norm_axis: int = -1, begin_params_axis: int = -1,
+                      epsilon: float = 1e-7) -> np.ndarray:
+    """Layer norm over axes begin_norm_axis.. (biased variance); gamma and beta have the shape
+    x.shape[begin_params_axis:]."""
+    axes = tuple(range(begin_norm_axis % x.ndim, x.ndim))
+    centered = x - x.mean(axis=axes, keepdims=True)
+    centered /= np.sqrt(np.square(centered).mean(axis=axes, keepdims=True) + epsilon)
+    y = centered * gamma
+    return np.add(y, beta, out=y if y.dtype == np.result_type(y, beta) else None)
+
+
+def softmax_kernel(x: np.ndarray, *, axis: int | tuple[int, ...] = -1) -> np.ndarray:
+    """exp(x) / sum(exp(x)) along `axis`, shifted by the max so exp never overflows."""
+    e = np.exp(x - x.max(axis=axis, keepdims=True))
+    e /= e.sum(axis=axis, keepdims=True)
+    return e
+
+
+def log_softmax_kernel(x: np.ndarray, *, axis: int | tuple[int, ...] = -1) -> np.ndarray:
+    """x - logsumexp(x) along `axis`, computed from the max-shifted values."""
+    shifted = x - x.max(axis=axis, keepdims=True)
+    lse = np.log(np.exp(shifted).sum(axis=axis, keepdims=True))
+    return np.subtract(shifted, lse, out=shifted if shifted.dtype == lse.dtype else None)
+
+
+def softmax_cross_entropy_kernel(logits: np.ndarray, labels: np.ndarray, *, sparse: bool = False,
+                                 reduction: str = "none") -> np.ndarray:
+    """Cross entropy of softmax(logits) against one-hot/probability labels, or class ids when
+    `sparse`; classes on the last axis."""
+    log_probs = log_softmax_kernel(logits, axis=-1)
+    if sparse:
+        loss = -np.take_along_axis(log_probs, labels[..., None], axis=-1)[..., 0]
+    else:
+        loss = -(labels * log_probs).sum(axis=-1)
+    return loss if reduction == "none" else loss.sum() if reduction == "sum" else loss.mean()
+
+
+def nll_loss_kernel(log_probs: np.ndarray, target: np.ndarray, *weight: np.ndarray,
+                    reduction: str = "mean", ignore_index: int = -100) -> np.ndarray:
+    """Negative log likelihood: classes on axis 1; `mean` divides by the total weight of the
+    targets that are not `ignore_index`."""
+    kept = target != ignore_index
+    safe = np.where(kept, target, 0)
+    picked = np.take_along_axis(log_probs, np.expand_dims(safe, 1), axis=1).squeeze(1)
+    scale = weight[0][safe] * kept if weight else kept.astype(picked.dtype)
+    loss = -picked * scale
+    if reduction == "none":
+        return loss
+    return loss.sum() if reduction == "sum" else loss.sum() / scale.sum()
+
+
+def dropout_kernel(x: np.ndarray, generator: np.random.Generator, *, p: float = 0.5,
+                   training: bool = True) -> np.ndarray:
+    """Inverted dropout: zero each element with probability p (one `generator.random(x.shape)`
+    draw) and scale the rest by 1 / (1 - p)."""
+    if x.dtype.kind != "f":
+        raise TypeError(f"dropout: expected a float tensor, got {x.dtype}")
+    if not training or p == 0:
+        return x
+    y = x * (generator.random(x.shape) >= p)
+    y *= 1.0 / (1.0 - p)
+    return y
+
+
+def assign_kernel(param: np.ndarray, value: np.ndarray) -> np.ndarray:
+    """Write `value` into the existing array `param` and hand `param` on."""
+    np.copyto(param, value)
+    return param

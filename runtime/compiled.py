@@ -1,0 +1,191 @@
+"""`CompiledFunction`: one specialization, ready to call. It knows how to gather the instance's
+parameters and the call's array inputs by path, how to check its guards, and how to point an
+exception raised in generated code back at the user's line."""
+from __future__ import annotations
+
+import linecache
+from dataclasses import dataclass, field
+from types import TracebackType
+from typing import Any, Callable, Protocol, Sequence
+
+import numpy as np
+
+from ..graph.ir import Loc
+
+ParamSig = tuple[tuple[tuple[Any, ...], np.dtype], ...]
+"""(shape, dtype) of each parameter a specialization was compiled for."""
+
+
+class GuardLike(Protocol):
+    """The frontend's `Guard`: a compile-time fact, re-read from the instance on each call."""
+    description: str
+    expected: Any
+
+    def read(self, instance: Any) -> Any: ...
+
+    def holds(self, instance: Any) -> bool: ...
+
+
+@dataclass(eq=False)
+class CompiledFunction:
+    """A generated function plus everything needed to call it without its graph."""
+    fn: Callable[..., Any]
+    source: str
+    filename: str
+    function_name: str
+    line_map: dict[int, Loc]
+    param_paths: tuple[str, ...] = ()
+    param_sig: ParamSig = ()
+    input_paths: tuple[str, ...] = ()
+    guards: tuple[GuardLike, ...] = ()
+    graph: Any = None
+    ir: str = ""
+    origin: str = "compiled"
+    seconds: float = 0.0
+    cache_path: str | None = None
+    gather: Callable[[tuple, dict], tuple] | None = field(default=None, repr=False)
+    guards_hold: Callable[[Any], bool] | None = field(default=None, repr=False)
+
+    def prepare(self, nargs: int) -> None:
+        """Precompute the input gatherer (for `nargs` positional arguments) and guard check."""
+        self.gather = make_input_gatherer(self.input_paths, nargs)
+        self.guards_hold = make_guard_check(self.guards)
+
+    def params_fit(self, arrays: Sequence[np.ndarray]) -> bool:
+        """True if `arrays` have the shapes and dtypes this code was compiled for."""
+        return len(arrays) == len(self.param_sig) and all(
+            a.dtype == dtype and _shape_fits(a.shape, shape)
+            for a, (shape, dtype) in zip(arrays, self.param_sig))
+
+    def annotate(self, exc: BaseException) -> None:
+        """Add a note to `exc` naming the user's line that the failing generated line came from."""
+        loc = self.locate(exc.__traceback__)
+        if loc is None:
+            return
+        text = loc.text.strip() or linecache.getline(loc.file, loc.line).strip()
+        note = f"in {loc.file}:{loc.line}: {text} (compiled by amber)"
+        notes = getattr(exc, "__notes__", None) or []
+        if note in notes:
+            return
+        if hasattr(exc, "add_note"):
+            exc.add_note(note)
+        else:  # Python 3.10: keep the note where 3.11 would put it
+            exc.__notes__ = [*notes, note]  # type: ignore[attr-defined]
+
+    def locate(self, tb: TracebackType | None) -> Loc | None:
+        """The user location of the innermost generated-code frame of `tb` that maps to one."""
+        found = None
+        main_code = getattr(self.fn, "__code__", None)
+        while tb is not None:
+            code = tb.tb_frame.f_code
+            if code.co_filename == self.filename:
+                loc = self.line_map.get(tb.tb_lineno)
+                if loc is None and code is main_code:
+                    loc = self._nearest(tb.tb_lineno)
+                found = loc or found
+            tb = tb.tb_next
+        return found
+
+    def _nearest(self, lineno: int) -> Loc | None:
+        """The mapping of the closest mapped line at or above `lineno` (multi-line statements)."""
+        best = max((n for n in self.line_map if n <= lineno), default=None)
+        return None if best is None else self.line_map[best]
+
+
+def _shape_fits(actual: tuple[int, ...], expected: tuple[Any, ...]) -> bool:
+    return len(actual) == len(expected) and all(
+        not isinstance(e, int) or a == e for a, e in zip(actual, expected))
+
+
+def as_plain_array(value: Any) -> Any:
+    """A parameter as generated code wants it: a plain ndarray sharing the parameter's memory."""
+    if type(value) is np.ndarray:
+        return value
+    if isinstance(value, np.ndarray):
+        return value.view(np.ndarray)
+    return np.asarray(value)
+
+
+def _no_params(instance: Any) -> tuple[()]:
+    return ()
+
+
+def make_param_getter(instance: Any, paths: Sequence[str]) -> Callable[[Any], tuple[Any, ...]]:
+    """A function `instance -> (param, ...)` reading each dotted path; numeric parts index a
+    tuple or list when `instance` holds one there, else name an attribute (`layers.0`)."""
+    if not paths:
+        return _no_params
+    exprs = [_access_expr(instance, path) for path in paths]
+    return eval(f"lambda s: ({', '.join(exprs)},)", {})  # noqa: S307 (built from checked parts)
+
+
+def _access_expr(instance: Any, path: str) -> str:
+    expr, obj = "s", instance
+    for part in path.split("."):
+        if part.isdigit() and isinstance(obj, tuple | list):
+            expr, obj = f"{expr}[{int(part)}]", obj[int(part)]
+        elif part.isidentifier():
+            expr, obj = f"{expr}.{part}", getattr(obj, part)
+        else:
+            if not part or "'" in part or "\\" in part:
+                raise ValueError(f"bad parameter path {path!r}")
+            expr, obj = f"getattr({expr}, {part!r})", getattr(obj, part)
+    return expr
+
+
+def make_input_gatherer(paths: Sequence[str], nargs: int) -> Callable[[tuple, dict], tuple] | None:
+    """A function `(args, kwargs) -> (array, ...)` following the graph's input paths ("0",
+    "2.1" for an element of a tuple argument, or a keyword name); None when the inputs are just
+    the positional arguments in order (the common case, passed through untouched)."""
+    if list(paths) == [str(i) for i in range(nargs)]:
+        return None
+    exprs = []
+    for path in paths:
+        head, *rest = path.split(".")
+        if head.isdigit():
+            expr = f"a[{int(head)}]"
+        elif head.isidentifier():
+            expr = f"k[{head!r}]"
+        else:
+            raise ValueError(f"bad input path {path!r}")
+        for part in rest:
+            if not part.isdigit():
+                raise ValueError(f"bad input path {path!r}")
+            expr += f"[{int(part)}]"
+        exprs.append(expr)
+    body = ", ".join(exprs) + ("," if exprs else "")
+    return eval(f"lambda a, k: ({body})", {})  # noqa: S307 (built from checked parts)
+
+
+_PLAIN = (bool, int, float, complex, str, bytes, type(None), type(Ellipsis), np.dtype, np.generic)
+
+
+def same_value(value: Any, expected: Any) -> bool:
+    """Guard equality, as the frontend defines it: plain values by type and value (NaN equals
+    NaN), containers item by item, every other object by identity. Never raises."""
+    if value is expected:
+        return True
+    if type(value) is not type(expected):
+        return False
+    if isinstance(expected, tuple | list):
+        return len(value) == len(expected) and all(map(same_value, value, expected))
+    if isinstance(expected, dict):
+        return value.keys() == expected.keys() and all(
+            same_value(value[k], v) for k, v in expected.items())
+    if isinstance(expected, _PLAIN):
+        return bool(value == expected) or (value != value and expected != expected)
+    return False
+
+
+def make_guard_check(guards: Sequence[GuardLike]) -> Callable[[Any], bool] | None:
+    """A function `instance -> bool` re-checking every guard; None when there are no guards."""
+    if not guards:
+        return None
+    checks = tuple(g.holds for g in guards)
+
+    def guards_hold(instance: Any) -> bool:
+        for holds in checks:
+            if not holds(instance):
+                return False
+        return True
+    return guards_hold

@@ -1,0 +1,402 @@
+"""`jit`: run a Cell class, a Cell instance or a function compiled.
+
+Each call computes the specialization key (argument shapes, dtypes and scalar values), finds the
+instance's binding for it (entry + gathered parameters), re-checks the entry's guards and that
+the parameter objects are the same, and calls the generated function. Everything else (memory
+cache search, disk cache, compiling, recompile warnings) happens only when that check fails.
+"""
+from __future__ import annotations
+
+import functools
+import threading
+import types
+import weakref
+from dataclasses import dataclass
+from typing import Any, Callable, Hashable
+
+from ..frontend.errors import CompileError
+from . import context as _ctx
+from .compiled import CompiledFunction, as_plain_array, make_param_getter
+from .context import GRAPH_MODE, CompileOptions, get_context
+from .diskcache import DiskCache, first_key, target_source
+from .keys import call_key, describe_key, key_components, persistable, what_changed
+from .loader import fake_filename, load_function
+from .pipeline import Artifact, compile_target
+from .warn import warn_user
+
+RECOMPILE_WARNING = 8
+"""After this many recompiles of one function, warn (once) naming what keeps changing."""
+
+
+@dataclass
+class JitStats:
+    """Counters of one jit function: specializations made, of which compiled / read from disk."""
+    specializations: int = 0
+    compiles: int = 0
+    disk_hits: int = 0
+
+    @property
+    def recompiles(self) -> int:
+        return max(0, self.specializations - 1)
+
+
+class _Binding:
+    """One instance's view of one entry: its parameters, gathered and kept as plain arrays."""
+    __slots__ = ("entry", "getter", "ids", "raw", "arrays", "eager")
+
+    def __init__(self, entry: CompiledFunction, getter: Callable[[Any], tuple]) -> None:
+        self.entry, self.getter = entry, getter
+        self.ids: tuple[int, ...] = ()
+        self.raw: tuple[Any, ...] = ()
+        self.arrays: tuple[Any, ...] = ()
+        self.eager = entry.origin == "eager"
+
+    def current(self, instance: Any) -> bool:
+        """True if the guards still hold and the parameters still fit (refreshing them if a
+        parameter object was replaced)."""
+        check = self.entry.guards_hold
+        if check is not None and not check(instance):
+            return False
+        try:
+            raw = self.getter(instance)
+        except (AttributeError, IndexError, KeyError, TypeError):
+            return False
+        if tuple(map(id, raw)) == self.ids:
+            return True
+        arrays = tuple(map(as_plain_array, raw))
+        if not self.entry.params_fit(arrays):
+            return False
+        # NOTE: holding `raw` keeps the ids compared above from being reused.
+        self.ids, self.raw, self.arrays = tuple(map(id, raw)), raw, arrays
+        return True
+
+
+class _InstanceState:
+    """The bindings of one instance (or of a plain function: instance None), by call key."""
+    __slots__ = ("ref", "bindings", "__weakref__")
+
+    def __init__(self, ref: Callable[[], Any]) -> None:
+        self.ref = ref
+        self.bindings: dict[Hashable, _Binding] = {}
+
+
+def _none() -> None:
+    return None
+
+
+class _Jit:
+    """What every jit object shares: the cache, the fast call path, compiling, statistics."""
+
+    def __init__(self, fallback: bool, options: CompileOptions | None) -> None:
+        self.fallback = fallback
+        self.options = options
+        self.stats = JitStats()
+        self.last: CompiledFunction | None = None
+        self._cache: dict[Hashable, list[CompiledFunction]] = {}
+        self._states: dict[int, _InstanceState] = {}
+        self._history: list[dict[str, str]] = []
+        self._warned = False
+        self._lock = threading.RLock()
+
+    # -- what subclasses say about their target ----------------------------------------------
+    def _target(self, instance: Any) -> Any:
+        raise NotImplementedError
+
+    def _function(self, instance: Any) -> Any:
+        """The Python function whose source is the target's own code."""
+        raise NotImplementedError
+
+    def _eager(self, instance: Any, args: tuple, kwargs: dict) -> Any:
+        raise NotImplementedError
+
+    def _title(self, instance: Any) -> str:
+        raise NotImplementedError
+
+    def _cache_key(self, instance: Any, key: Hashable) -> Hashable:
+        return key
+
+    # -- the call path -----------------------------------------------------------------------
+    def _run(self, instance: Any, args: tuple, kwargs: dict) -> Any:
+        if _ctx._context.mode != GRAPH_MODE:
+            return self._eager(instance, args, kwargs)
+        key = call_key(args, kwargs)
+        state = self._states.get(id(instance))
+        binding = None
+        if state is not None and state.ref() is instance:
+            binding = state.bindings.get(key)
+        if binding is None or not binding.current(instance):
+            binding = self._bind(instance, key, args, kwargs)
+        entry = self.last = binding.entry
+        if binding.eager:
+            return self._eager(instance, args, kwargs)
+        try:
+            if entry.gather is None:
+                return entry.fn(*binding.arrays, *args)
+            return entry.fn(*binding.arrays, *entry.gather(args, kwargs))
+        except Exception as exc:
+            entry.annotate(exc)
+            raise
+
+    def _bind(self, instance: Any, key: Hashable, args: tuple, kwargs: dict) -> _Binding:
+        """Slow path: find a cached entry that fits this instance, or make one."""
+        with self._lock:
+            entries = self._cache.setdefault(self._cache_key(instance, key), [])
+            for entry in entries:
+                binding = _try_binding(entry, instance)
+                if binding is not None:
+                    break
+            else:
+                entry = self._specialize(instance, key, args, kwargs)
+                entries.append(entry)
+                binding = _try_binding(entry, instance)
+                assert binding is not None, f"{self._title(instance)}: new code does not fit"
+            self._state(instance).bindings[key] = binding
+            return binding
+
+    def _state(self, instance: Any) -> _InstanceState:
+        state = self._states.get(id(instance))
+        if state is not None and state.ref() is instance:
+            return state
+        ident = id(instance)
+        if instance is None:
+            state = _InstanceState(_none)
+        else:
+            try:
+                ref = weakref.ref(instance, lambda r: self._forget(ident, r))
+            except TypeError:  # not weakly referenceable: keep it alive instead
+                ref = functools.partial(lambda obj: obj, instance)
+            state = _InstanceState(ref)
+        self._states[ident] = state
+        return state
+
+    def _forget(self, ident: int, ref: Any) -> None:
+        state = self._states.get(ident)
+        if state is not None and state.ref is ref:
+            del self._states[ident]
+
+    # -- specializing ------------------------------------------------------------------------
+    def _specialize(self, instance: Any, key: Hashable, args: tuple,
+                    kwargs: dict) -> CompiledFunction:
+        ctx = get_context()
+        options = self.options or ctx.options
+        title, signature = self._title(instance), describe_key(key)
+        disk, first = self._disk_slot(ctx, instance, key, options, signature)
+        entry = disk.lookup(first, instance, len(args)) if disk and first else None
+        if entry is not None:
+            self.stats.disk_hits += 1
+        else:
+            entry, artifact = self._compile(instance, args, kwargs, options, title, signature)
+            if disk and first and artifact is not None:
+                path = disk.store(first, entry, artifact.sources, title, signature)
+                entry.cache_path = None if path is None else str(path)
+        self._count(instance, key, entry, title)
+        return entry
+
+    def _disk_slot(self, ctx: _ctx.Context, instance: Any, key: Hashable,
+                   options: CompileOptions, signature: str) -> tuple[DiskCache | None, str | None]:
+        if not ctx.disk_cache_enabled() or not persistable(key):
+            return None, None
+        func = self._function(instance)
+        source = target_source(func)
+        if source is None:
+            return None, None
+        name = f"{getattr(func, '__module__', '?')}.{getattr(func, '__qualname__', '?')}"
+        if instance is not None:
+            name += f"@{type(instance).__module__}.{type(instance).__qualname__}"
+        return (DiskCache(ctx.resolved_cache_dir()),
+                first_key(name, source, signature, options.cache_token()))
+
+    def _compile(self, instance: Any, args: tuple, kwargs: dict, options: CompileOptions,
+                 title: str, signature: str) -> tuple[CompiledFunction, Artifact | None]:
+        try:
+            artifact = compile_target(self._target(instance), args, kwargs, options,
+                                      fallback=self.fallback, title=title, signature=signature)
+        except CompileError as err:
+            if not self.fallback:
+                raise
+            warn_user(f"amber: {title} runs eagerly (jit fallback=True) because it cannot be "
+                      f"compiled:\n{err}")
+            return CompiledFunction(fn=_eager_marker, source="", filename="", function_name="",
+                                    line_map={}, origin="eager"), None
+        self.stats.compiles += 1
+        return entry_from_artifact(artifact, title, len(args)), artifact
+
+    def _count(self, instance: Any, key: Hashable, entry: CompiledFunction, title: str) -> None:
+        """Record a new specialization; warn once when they keep coming."""
+        self.stats.specializations += 1
+        parts = key_components(key)
+        if instance is not None:
+            parts["instance type"] = type(instance).__qualname__
+        for guard in entry.guards:
+            parts[f"guard {guard.description}"] = repr(guard.expected)
+        for path, (shape, dtype) in zip(entry.param_paths, entry.param_sig):
+            parts[f"parameter {path}"] = f"{dtype}{list(shape)}"
+        self._history.append(parts)
+        if self.stats.recompiles >= RECOMPILE_WARNING and not self._warned:
+            self._warned = True
+            changing = what_changed(self._history) or ["(nothing visible in the arguments)"]
+            warn_user(f"amber: {title} was recompiled {self.stats.recompiles} times; what keeps "
+                      f"changing: {'; '.join(changing)}. Keep these fixed (e.g. pad batches to "
+                      "one shape, pass varying numbers as arrays) to reuse the compiled code.")
+
+    # -- introspection -----------------------------------------------------------------------
+    @property
+    def code(self) -> str | None:
+        """The generated source of the last specialization used (None before the first call)."""
+        return None if self.last is None else self.last.source
+
+    @property
+    def graph(self) -> Any:
+        """The optimized IR graph of the last specialization (None if it came from disk)."""
+        return None if self.last is None else self.last.graph
+
+    @property
+    def ir(self) -> str | None:
+        """The optimized IR text of the last specialization."""
+        return None if self.last is None else self.last.ir
+
+    def cache_clear(self) -> None:
+        """Forget every in-memory specialization (the disk cache is untouched)."""
+        with self._lock:
+            self._cache.clear()
+            self._states.clear()
+            self._history.clear()
+            self.last = None
+
+
+def _eager_marker(*args: Any) -> Any:
+    raise AssertionError("the eager-fallback marker entry is never called")
+
+
+def _try_binding(entry: CompiledFunction, instance: Any) -> _Binding | None:
+    if entry.origin == "eager":
+        return _Binding(entry, make_param_getter(None, ()))
+    if entry.guards_hold is not None and not entry.guards_hold(instance):
+        return None
+    try:
+        binding = _Binding(entry, make_param_getter(instance, entry.param_paths))
+    except (AttributeError, IndexError, KeyError, TypeError):
+        return None
+    return binding if binding.current(instance) else None
+
+
+def entry_from_artifact(artifact: Artifact, title: str, nargs: int) -> CompiledFunction:
+    """Load the artifact's generated code and wrap it as a ready-to-call entry."""
+    code = artifact.code
+    filename = fake_filename(title, code.source)
+    fn = load_function(code.source, code.function_name, filename)
+    params = artifact.param_paths
+    sig = tuple((tuple(v.type.shape), v.type.dtype) for v in artifact.graph.inputs[:len(params)])
+    entry = CompiledFunction(
+        fn=fn, source=code.source, filename=filename, function_name=code.function_name,
+        line_map=dict(code.line_map), param_paths=params, param_sig=sig,
+        input_paths=artifact.input_paths, guards=tuple(artifact.guards), graph=artifact.graph,
+        ir=artifact.ir, origin="compiled", seconds=sum(artifact.seconds.values()))
+    entry.prepare(nargs)
+    return entry
+
+
+class JitMethod(_Jit):
+    """Installed as `__call__` of a `@jit` Cell class: every instance's call runs compiled,
+    while `construct` stays plain Python (the eager oracle)."""
+
+    def __init__(self, cls: type, eager_call: Callable[..., Any], fallback: bool,
+                 options: CompileOptions | None) -> None:
+        super().__init__(fallback, options)
+        self.cls = cls
+        self.__wrapped__ = eager_call
+        self.__name__ = "__call__"
+        self.__qualname__ = f"{cls.__qualname__}.__call__"
+        self.__doc__ = f"Run {cls.__qualname__}.construct compiled by amber."
+
+    def __get__(self, instance: Any, owner: type | None = None) -> Any:
+        return self if instance is None else types.MethodType(self, instance)
+
+    def __call__(self, instance: Any, *args: Any, **kwargs: Any) -> Any:
+        return self._run(instance, args, kwargs)
+
+    def _target(self, instance: Any) -> Any:
+        return instance
+
+    def _function(self, instance: Any) -> Any:
+        return type(instance).construct
+
+    def _eager(self, instance: Any, args: tuple, kwargs: dict) -> Any:
+        return self.__wrapped__(instance, *args, **kwargs)
+
+    def _title(self, instance: Any) -> str:
+        return f"{type(instance).__qualname__}.construct"
+
+    def _cache_key(self, instance: Any, key: Hashable) -> Hashable:
+        return (type(instance), key)  # NOTE: a subclass may override construct
+
+    def __repr__(self) -> str:
+        return f"<amber.jit {self.cls.__qualname__}.__call__>"
+
+
+class JitFunction(_Jit):
+    """`jit(f)` for a function or `jit(net)` for one Cell instance: a callable running compiled,
+    with `__wrapped__` the original."""
+
+    def __init__(self, target: Any, fallback: bool, options: CompileOptions | None) -> None:
+        super().__init__(fallback, options)
+        self._instance = None if _is_function(target) else target
+        if self._instance is None:
+            functools.update_wrapper(self, target)
+        else:
+            self.__wrapped__ = target
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self._run(self._instance, args, kwargs)
+
+    def _target(self, instance: Any) -> Any:
+        return self.__wrapped__ if instance is None else instance
+
+    def _function(self, instance: Any) -> Any:
+        return self.__wrapped__ if instance is None else type(instance).construct
+
+    def _eager(self, instance: Any, args: tuple, kwargs: dict) -> Any:
+        if instance is None:
+            return self.__wrapped__(*args, **kwargs)
+        call = type(instance).__call__
+        if isinstance(call, JitMethod):  # NOTE: its class is jit too: go straight to Python
+            return call._eager(instance, args, kwargs)
+        return instance(*args, **kwargs)
+
+    def _title(self, instance: Any) -> str:
+        if instance is None:
+            return getattr(self.__wrapped__, "__qualname__", "function")
+        return f"{type(instance).__qualname__}.construct"
+
+    def __repr__(self) -> str:
+        return f"<amber.jit {self._title(self._instance)}>"
+
+
+def _is_function(target: Any) -> bool:
+    return isinstance(target, types.FunctionType | types.MethodType | functools.partial)
+
+
+def jit(target: Any = None, *, fallback: bool = False, opt_level: int | None = None) -> Any:
+    """Compile a Cell subclass (returned, with a compiled `__call__`), a Cell instance or a
+    function (returned wrapped). `fallback=True` runs code the compiler rejects as plain Python,
+    with a warning; `opt_level` overrides `set_context(opt_level=...)` for this target."""
+    if target is None:
+        return functools.partial(jit, fallback=fallback, opt_level=opt_level)
+    options = None if opt_level is None else CompileOptions(opt_level)
+    if isinstance(target, _Jit):
+        return target
+    if isinstance(target, type):
+        if not callable(getattr(target, "construct", None)):
+            raise TypeError(f"jit: class {target.__qualname__} has no construct method; decorate "
+                            "an nn.Cell subclass")
+        if isinstance(target.__dict__.get("__call__"), JitMethod):
+            return target
+        eager = target.__call__
+        if isinstance(eager, JitMethod):  # a subclass of a jit class: share the eager call
+            eager = eager.__wrapped__
+        target.__call__ = JitMethod(target, eager, fallback, options)
+        return target
+    if _is_function(target) or callable(getattr(target, "construct", None)):
+        return JitFunction(target, fallback, options)
+    raise TypeError(f"jit: expected an nn.Cell subclass, a Cell instance or a function, "
+                    f"not {type(target).__name__}")

@@ -1,0 +1,57 @@
+"""Turns generated source text into a callable: compiles it under a stable filename and registers
+the text with `linecache` (as torch.fx's `_EvalCacheLoader` does) so tracebacks and pdb show the
+generated lines."""
+from __future__ import annotations
+
+import hashlib
+import linecache
+import re
+from typing import Any, Callable
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9_.]+")
+
+
+class SourceLoader:
+    """A PEP 302 loader whose only job is `get_source`, for modules that exist only in memory."""
+
+    def __init__(self, source: str) -> None:
+        self.source = source
+
+    def get_source(self, name: str) -> str:
+        return self.source
+
+
+def source_hash(source: str) -> str:
+    """The SHA-256 hex digest of `source` (UTF-8): names fake files and checks disk entries."""
+    return hashlib.sha256(source.encode("utf-8")).hexdigest()
+
+
+def fake_filename(title: str, source: str) -> str:
+    """`<amber:Net.construct:abcd1234>`: stable for the same title and source text."""
+    return f"<amber:{_UNSAFE.sub('_', title) or 'fn'}:{source_hash(source)[:8]}>"
+
+
+def register_source(filename: str, source: str) -> None:
+    """Make `linecache` (hence tracebacks, pdb, `inspect`) serve `source` for `filename`."""
+    # NOTE: mtime None marks an entry checkcache() must never drop (there is no file to stat).
+    linecache.cache[filename] = (len(source), None, source.splitlines(keepends=True), filename)
+
+
+def load_function(source: str, function_name: str, filename: str,
+                  in_memory: bool = True) -> Callable[..., Any]:
+    """Execute the module `source` and return its `function_name`.
+
+    `in_memory` registers the text with linecache under the fake `filename`; a module read from
+    the disk cache passes its real path instead, which linecache reads like any file."""
+    if in_memory:
+        register_source(filename, source)
+    namespace: dict[str, Any] = {
+        "__name__": f"amber_generated.{_UNSAFE.sub('_', function_name)}",
+        "__file__": filename,
+        "__loader__": SourceLoader(source),
+        "__builtins__": __builtins__,
+    }
+    exec(compile(source, filename, "exec"), namespace)  # noqa: S102 (our own generated code)
+    fn = namespace.get(function_name)
+    assert callable(fn), f"generated module {filename} defines no function {function_name!r}"
+    return fn

@@ -1,0 +1,76 @@
+"""The compile pipeline driver: frontend -> passes -> codegen, as three steps the CLI can also
+run one by one (to print each stage), and `compile_target` running all three.
+
+The stage packages are imported on first use, so a process served from the disk cache never
+loads the frontend, the passes or codegen.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from .context import CompileOptions
+
+PassCallback = Callable[[Any, Any], None]
+"""`on_pass(report_or_name, graph)` after each pass (`report.name/.nodes/.seconds` when given)."""
+
+
+@dataclass
+class Artifact:
+    """Everything one compile produced: the optimized graph, the generated code, and what the
+    result depends on (guards, compiled sources)."""
+    graph: Any
+    code: Any
+    guards: tuple[Any, ...]
+    sources: tuple[Any, ...]
+    ir: str = ""
+    seconds: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def param_paths(self) -> tuple[str, ...]:
+        return tuple(self.graph.meta.get("params", ()))
+
+    @property
+    def input_paths(self) -> tuple[str, ...]:
+        return tuple(self.graph.meta.get("inputs", ()))
+
+
+def build(target: Any, args: tuple, kwargs: dict | None = None, *, fallback: bool = False) -> Any:
+    """Frontend: `target` (a Cell instance or a function) and example arguments -> BuildResult."""
+    from ..frontend import build_graph
+    return build_graph(target, args, kwargs or {}, fallback=fallback)
+
+
+def optimize(graph: Any, options: CompileOptions, on_pass: PassCallback | None = None) -> Any:
+    """Passes: run the pipeline of `options.opt_level` over `graph`, in place."""
+    from ..graph.passes import optimize as run_passes
+    return run_passes(graph, level=options.opt_level, verify_each=options.verify,
+                      on_pass=on_pass)
+
+
+def generate(graph: Any, title: str = "", signature: str = "") -> Any:
+    """Codegen: graph -> GeneratedCode(source, function_name, arg_names, line_map)."""
+    from ..codegen import generate as emit
+    return emit(graph, title=title, signature=signature)
+
+
+def print_ir(graph: Any) -> str:
+    """The graph's text form (empty if the printer fails: IR text is informative only)."""
+    from ..graph import print_graph
+    return print_graph(graph)
+
+
+def compile_target(target: Any, args: tuple, kwargs: dict | None, options: CompileOptions, *,
+                   fallback: bool = False, title: str = "", signature: str = "") -> Artifact:
+    """Run frontend, passes and codegen for one specialization."""
+    seconds: dict[str, float] = {}
+    start = time.perf_counter()
+    result = build(target, args, kwargs, fallback=fallback)
+    seconds["frontend"] = (mid := time.perf_counter()) - start
+    graph = optimize(result.graph, options)
+    seconds["passes"] = (mid2 := time.perf_counter()) - mid
+    code = generate(graph, title=title, signature=signature)
+    seconds["codegen"] = time.perf_counter() - mid2
+    return Artifact(graph, code, tuple(result.guards), tuple(getattr(result, "sources", ())),
+                    print_ir(graph), seconds)

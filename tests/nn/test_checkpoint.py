@@ -1,0 +1,96 @@
+"""Tensor construction, dtype names, and checkpoint save / load round trips."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import amber
+from amber import nn
+
+
+class Small(nn.Cell):
+    def __init__(self) -> None:
+        super().__init__()
+        self.conv = nn.Conv2d(1, 2, 3, has_bias=True)
+        self.bn = nn.BatchNorm2d(2)
+        self.fc = nn.Dense(2, 3)
+
+    def construct(self, x):
+        return self.fc(self.bn(self.conv(x)).mean(axis=(2, 3)))
+
+
+def test_tensor_is_an_array_constructor():
+    assert amber.Tensor([1.0, 2.0]).dtype == np.float32
+    assert amber.Tensor([1, 2]).dtype == np.int64
+    assert amber.Tensor(True).dtype == np.bool_
+    assert amber.Tensor(np.zeros(2, np.float64)).dtype == np.float64
+    assert amber.Tensor([1, 2], amber.float16).dtype == np.float16
+    source = np.zeros(3, np.float32)
+    copy = amber.Tensor(source)
+    assert type(copy) is np.ndarray and copy is not source
+    assert isinstance(source, amber.Tensor) and not isinstance([1], amber.Tensor)
+    ones = amber.Tensor(shape=(2, 3), dtype=amber.float32, init="ones")
+    assert ones.shape == (2, 3) and (ones == 1).all()
+    with pytest.raises(TypeError, match="needs input_data, or both shape and init"):
+        amber.Tensor(shape=(2,))
+
+
+def test_dtype_names_are_numpy_dtypes():
+    names = {"float32": np.float32, "float16": np.float16, "float64": np.float64,
+             "int32": np.int32, "int64": np.int64, "bool_": np.bool_, "uint8": np.uint8}
+    for name, kind in names.items():
+        assert getattr(amber, name) == np.dtype(kind)
+        assert isinstance(getattr(amber, name), np.dtype)
+    assert amber.dtype.float32 is amber.float32
+
+
+def test_round_trip_restores_values_in_place(tmp_path):
+    amber.set_seed(0)
+    net = Small()
+    x = np.random.default_rng(0).standard_normal((2, 1, 5, 5)).astype(np.float32)
+    expected = net(x)
+    path = tmp_path / "small.ckpt"
+    amber.save_checkpoint(net, path)
+    assert path.exists() and not list(tmp_path.glob("*.tmp*"))
+
+    amber.set_seed(1)
+    other = Small()
+    weight = other.conv.weight
+    assert not np.allclose(other(x), expected)
+    params = amber.load_checkpoint(path)
+    assert list(params) == [name for name, _ in net.parameters_and_names()]
+    assert all(isinstance(p, amber.Parameter) and p.name == n for n, p in params.items())
+    assert params["conv.weight"].dtype == np.float32
+    not_loaded, unused = amber.load_param_into_net(other, params)
+    assert not_loaded == [] and unused == []
+    assert other.conv.weight is weight
+    np.testing.assert_array_equal(other(x), expected)
+
+
+def test_partial_and_mismatched_loads(tmp_path):
+    net = Small()
+    path = tmp_path / "part.npz"
+    amber.save_checkpoint({"fc.weight": np.ones((3, 2)), "extra": np.zeros(1)}, path)
+    params = amber.load_checkpoint(path)
+    not_loaded, unused = amber.load_param_into_net(net, params)
+    assert "conv.weight" in not_loaded and unused == ["extra"]
+    assert (net.fc.weight == 1).all() and net.fc.weight.dtype == np.float32
+    with pytest.raises(ValueError, match="checkpoint lacks conv.weight"):
+        amber.load_param_into_net(net, params, strict_load=True)
+    with pytest.raises(ValueError, match=r"Parameter 'fc.weight': set_data got shape \(2, 2\)"):
+        amber.load_param_into_net(net, {"fc.weight": np.zeros((2, 2))})
+    loaded = amber.load_checkpoint(path, net=Small())
+    assert set(loaded) == {"fc.weight", "extra"}
+
+
+def test_save_a_list_of_parameters(tmp_path):
+    net = nn.Dense(2, 2)
+    path = tmp_path / "list.ckpt"
+    amber.save_checkpoint(list(net.get_parameters()), path)
+    assert list(amber.load_checkpoint(path)) == ["weight", "bias"]
+    amber.save_checkpoint([{"name": "w", "data": np.ones(2)}], path)
+    assert list(amber.load_checkpoint(path)) == ["w"]
+    with pytest.raises(ValueError, match="every parameter needs a name"):
+        amber.save_checkpoint([amber.Parameter(np.ones(2))], path)
+    with pytest.raises(TypeError, match="expected a Cell, a dict or a list"):
+        amber.save_checkpoint(3, path)

@@ -1,0 +1,304 @@
+"""Elementwise ops: kernels against per-element math, infer against NumPy's and Python's own
+results (dtype promotion, weak scalars, broadcasting), and every spelling style."""
+import math
+import operator
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+import amber.ops as ops
+from amber.ops import elementwise as ew
+from amber.ops import registry
+from amber.ops.types import Scalar, Tensor, type_of
+
+DTYPES = [np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.float16,
+          np.float32, np.float64]
+GELU_C = math.sqrt(2 / math.pi)
+
+
+def loop(f, *arrays):
+    """Apply the Python scalar function `f` element by element (the independent reference)."""
+    arrays = np.broadcast_arrays(*arrays)
+    flat = [f(*(a.item() for a in items)) for items in zip(*(a.flat for a in arrays))]
+    return np.array(flat).reshape(arrays[0].shape)
+
+
+UNARY_REF = {  # op name -> (per-element reference, needs positive input)
+    "neg": (lambda v: 0 - v, False),
+    "pos": (lambda v: v, False),
+    "abs": (math.fabs, False),
+    "exp": (math.exp, False),
+    "log": (math.log, True),
+    "sqrt": (math.sqrt, True),
+    "rsqrt": (lambda v: 1 / math.sqrt(v), True),
+    "square": (lambda v: v * v, False),
+    "reciprocal": (lambda v: 1 / v, True),
+    "tanh": (math.tanh, False),
+    "sigmoid": (lambda v: 1 / (1 + math.exp(-v)), False),
+    "relu": (lambda v: v if v > 0 else 0.0, False),
+    "gelu": (lambda v: 0.5 * v * (1 + math.tanh(GELU_C * (v + 0.044715 * v ** 3))), False),
+    "floor": (math.floor, False),
+    "ceil": (math.ceil, False),
+    "round": (round, False),  # both round half to even
+    "sign": (lambda v: (v > 0) - (v < 0), False),
+    "sin": (math.sin, False),
+    "cos": (math.cos, False),
+    "logical_not": (lambda v: not v, False),
+    "isnan": (math.isnan, False),
+    "isfinite": (math.isfinite, False),
+}
+BINARY_REF = {  # op name -> (per-element reference, NumPy expression)
+    "add": (operator.add, lambda a, b: a + b),
+    "sub": (operator.sub, lambda a, b: a - b),
+    "mul": (operator.mul, lambda a, b: a * b),
+    "div": (operator.truediv, lambda a, b: a / b),
+    "floordiv": (operator.floordiv, lambda a, b: a // b),
+    "mod": (operator.mod, lambda a, b: a % b),
+    "pow": (operator.pow, lambda a, b: a ** b),
+    "maximum": (max, np.maximum),
+    "minimum": (min, np.minimum),
+    "eq": (operator.eq, lambda a, b: a == b),
+    "ne": (operator.ne, lambda a, b: a != b),
+    "lt": (operator.lt, lambda a, b: a < b),
+    "le": (operator.le, lambda a, b: a <= b),
+    "gt": (operator.gt, lambda a, b: a > b),
+    "ge": (operator.ge, lambda a, b: a >= b),
+    "logical_and": (lambda a, b: bool(a) and bool(b), np.logical_and),
+    "logical_or": (lambda a, b: bool(a) or bool(b), np.logical_or),
+    "bitwise_and": (operator.and_, lambda a, b: a & b),
+    "bitwise_or": (operator.or_, lambda a, b: a | b),
+    "bitwise_xor": (operator.xor, lambda a, b: a ^ b),
+}
+INT_ONLY = {"bitwise_and", "bitwise_or", "bitwise_xor"}
+
+
+def quiet(f, *args):
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return f(*args)
+
+
+def result_type_or_error(f, *args):
+    try:
+        return type_of(quiet(f, *args))
+    except TypeError:
+        return TypeError
+
+
+def infer_or_error(op, *args):
+    try:
+        return op.infer(*(type_of(a) for a in args), **op.full_attrs({}))
+    except TypeError:
+        return TypeError
+
+
+def test_every_elementwise_op_has_a_reference():
+    names = {op.name for op in ew.OPS}
+    assert names == set(UNARY_REF) | set(BINARY_REF) | {"invert", "select", "clip"}
+
+
+@pytest.mark.parametrize("name", sorted(UNARY_REF))
+def test_unary_kernel_matches_per_element_math(name):
+    ref, positive = UNARY_REF[name]
+    rng = np.random.default_rng(0)
+    x = rng.uniform(0.1, 3.0, (3, 4)) * (1 if positive else rng.choice([-1, 1], (3, 4)))
+    x[0, 0] = 2.5  # a tie for round
+    got = registry.OPS[name](x)
+    np.testing.assert_allclose(got, loop(ref, x).astype(got.dtype), rtol=1e-12, atol=1e-15)
+
+
+def test_isnan_isfinite_and_invert_on_special_values():
+    x = np.array([np.nan, np.inf, -np.inf, 1.0])
+    assert ops.isnan(x).tolist() == [True, False, False, False]
+    assert ops.isfinite(x).tolist() == [False, False, False, True]
+    ints = np.array([0, 5, -3], np.int32)
+    assert ops.invert(ints).tolist() == [~0, ~5, ~-3]
+    assert ops.invert(np.array([True, False])).tolist() == [False, True]
+
+
+@pytest.mark.parametrize("name", sorted(BINARY_REF))
+def test_binary_kernel_matches_per_element_python(name):
+    ref, _ = BINARY_REF[name]
+    rng = np.random.default_rng(1)
+    if name in INT_ONLY:
+        a, b = rng.integers(-9, 9, (2, 3)), rng.integers(-9, 9, (3,))
+    else:
+        a, b = rng.uniform(0.5, 3, (2, 3)), rng.uniform(0.5, 3, (3,)) * rng.choice([-1, 1], 3)
+        a = a if name != "pow" else np.abs(a)
+    got = registry.OPS[name](a, b)
+    np.testing.assert_allclose(got, loop(ref, a, b).astype(got.dtype), rtol=1e-12)
+
+
+def test_select_and_clip_kernels():
+    cond = np.array([[True, False, True]])
+    x, y = np.arange(6.0).reshape(2, 3), np.float32(-1)
+    want = loop(lambda c, a, b: a if c else b, cond, x, y)
+    np.testing.assert_array_equal(ops.select(cond, x, y), want)
+    v = np.array([-3.0, 0.5, 9.0], np.float32)
+    clipped = ops.clip(v, 0, 6)
+    assert clipped.dtype == np.float32 and clipped.tolist() == [0.0, 0.5, 6.0]
+    assert ops.clamp(v, max=1).tolist() == [-3.0, 0.5, 1.0]
+    assert registry.NUMPY["clip"](v, 0, None).tolist() == [0.0, 0.5, 9.0]
+    assert registry.NUMPY["clip"](v, min=-1, max=1).tolist() == [-1.0, 0.5, 1.0]
+    assert registry.METHODS["clip"](v, 1).tolist() == [1.0, 1.0, 9.0]
+
+
+# ---- dtype and shape rules against NumPy ----------------------------------------------------
+
+def small_array(dtype, shape, seed):
+    """Values 1..3: no division by zero, no negative powers, no overflow."""
+    return np.random.default_rng(seed).integers(1, 4, shape).astype(dtype)
+
+
+@pytest.mark.parametrize("name", sorted(BINARY_REF))
+@settings(max_examples=25, deadline=None)
+@given(dtypes=st.tuples(st.sampled_from(DTYPES), st.sampled_from(DTYPES)),
+       shapes=hnp.mutually_broadcastable_shapes(num_shapes=2, max_dims=3, max_side=3),
+       seed=st.integers(0, 2**16))
+def test_binary_infer_equals_numpy_on_arrays(name, dtypes, shapes, seed):
+    op, (_, expr) = registry.OPS[name], BINARY_REF[name]
+    a, b = (small_array(d, s, seed) for d, s in zip(dtypes, shapes.input_shapes))
+    expected = result_type_or_error(expr, a, b)
+    assert infer_or_error(op, a, b) == expected
+    if expected is not TypeError:
+        assert type_of(quiet(op.kernel, a, b)) == expected
+
+
+@pytest.mark.parametrize("name", sorted(BINARY_REF))
+@settings(max_examples=25, deadline=None)
+@given(dtype=st.sampled_from(DTYPES), kind=st.sampled_from([bool, int, float]),
+       shape=hnp.array_shapes(min_dims=0, max_dims=2, max_side=3), scalar_first=st.booleans(),
+       numpy_scalar=st.booleans())
+def test_binary_infer_uses_weak_python_scalars(name, dtype, kind, shape, scalar_first,
+                                                numpy_scalar):
+    op, (_, expr) = registry.OPS[name], BINARY_REF[name]
+    arr = small_array(dtype, shape, 0)
+    arr = arr[()] if numpy_scalar and shape == () else arr  # 0-d: NumPy scalar or array
+    args = (kind(1), arr) if scalar_first else (arr, kind(1))
+    expected = result_type_or_error(expr, *args)
+    assert infer_or_error(op, *args) == expected
+
+
+@pytest.mark.parametrize("name", sorted(BINARY_REF))
+@pytest.mark.parametrize("kinds", [(a, b) for a in (bool, int, float) for b in (bool, int, float)])
+def test_binary_python_scalars_keep_python_semantics(name, kinds):
+    # NOTE: for operators `expr` is Python's own; NumPy functions give NumPy scalars
+    op, (_, expr) = registry.OPS[name], BINARY_REF[name]
+    a, b = kinds[0](3), kinds[1](2)
+    expected = result_type_or_error(expr, a, b)
+    assert infer_or_error(op, a, b) == expected
+    if expected is not TypeError:
+        got = op(a, b)
+        assert type_of(got) == expected and got == expr(a, b)
+
+
+def test_python_operator_results():
+    assert ops.add(1, 2) == 3 and type(ops.add(1, 2)) is int
+    assert ops.div(7, 2) == 3.5 and ops.floor_div(7, 2) == 3 and type(ops.pow(2, 10)) is int
+    assert type(ops.add(True, True)) is int and ops.less(1, 2) is True
+    assert ew.div.infer(Scalar(int), Scalar(int)) == Scalar(float)
+    assert ew.add.infer(Scalar(bool), Scalar(bool)) == Scalar(int)
+    assert ew.pow_.infer(Scalar(int), Scalar(int)) == Scalar(int)
+    assert ew.lt.infer(Scalar(float), Scalar(int)) == Scalar(bool)
+    assert ew.neg.infer(Scalar(bool)) == Scalar(int)
+    assert ew.absolute.infer(Scalar(int)) == Scalar(int) and type(ops.abs(-2)) is int
+
+
+@pytest.mark.parametrize("op", [op for op in ew.OPS if len(op.inputs) == 1], ids=lambda o: o.name)
+@settings(max_examples=20, deadline=None)
+@given(dtype=st.sampled_from(DTYPES), shape=hnp.array_shapes(min_dims=0, max_dims=3, max_side=3))
+def test_unary_infer_matches_kernel(op, dtype, shape):
+    x = small_array(dtype, shape, 0)
+    got = infer_or_error(op, x)
+    if op.name == "relu" and dtype == np.bool_:
+        assert got is TypeError  # relu keeps the dtype; bool has no negative part
+        return
+    assert got == result_type_or_error(lambda v: op(v), x)
+
+
+@pytest.mark.parametrize("name", ["exp", "log", "sqrt", "rsqrt", "square", "reciprocal", "tanh",
+                                  "sigmoid", "relu", "gelu", "floor", "ceil", "round", "sign",
+                                  "sin", "cos", "neg", "abs"])
+def test_float32_stays_float32(name):
+    x = np.array([[0.5, 1.5]], np.float32)
+    assert registry.OPS[name](x).dtype == np.float32
+    assert infer_or_error(registry.OPS[name], x) == Tensor((1, 2), np.float32)
+
+
+def test_symbolic_broadcasting():
+    f32 = np.float32
+    assert ew.add.infer(Tensor(("B", 1), f32), Tensor((4,), f32)) == Tensor(("B", 4), f32)
+    assert ew.mul.infer(Tensor(("B", 3), f32), Scalar(float)) == Tensor(("B", 3), f32)
+    assert ew.lt.infer(Tensor(("B",), f32), Tensor(("C",), f32)) == Tensor(("?",), np.bool_)
+    assert ew.select.infer(Tensor(("B", 1), np.bool_), Tensor((3,), f32), Scalar(int)) == \
+        Tensor(("B", 3), f32)
+    assert ew.clip.infer(Tensor(("B",), f32), Scalar(int), type_of(None)) == Tensor(("B",), f32)
+
+
+def test_shape_errors_name_the_op_and_shapes():
+    with pytest.raises(ValueError, match=r"add: shapes \(2, 3\) and \(4,\) do not broadcast"):
+        ew.add.infer(Tensor((2, 3), np.float32), Tensor((4,), np.float32))
+    with pytest.raises(ValueError, match=r"maximum: .*\(2,\).*\(3,\)"):
+        ops.maximum(np.ones(2), np.ones(3))
+    with pytest.raises(TypeError, match="sign"):
+        ew.sign.infer(Tensor((2,), np.bool_))
+    with pytest.raises(TypeError, match="add: expected tensors"):
+        ew.add.infer(Tensor((2,), np.float32), type_of("s"))
+
+
+def test_operator_ops_use_python_operators():
+    for op in ew.OPS:
+        if op.operator:
+            assert op.kernel.__module__ in ("_operator", "operator"), op.name
+    assert registry.OPERATORS["Add"] is ew.add and registry.OPERATORS["USub"] is ew.neg
+    assert registry.OPERATORS["LtE"] is ew.le and registry.OPERATORS["Invert"] is ew.invert
+
+
+# ---- spellings --------------------------------------------------------------------------------
+
+def test_functional_primitive_and_numpy_spellings_agree():
+    x = np.linspace(-2, 2, 12, dtype=np.float32).reshape(3, 4)
+    y = np.full((4,), 0.5, np.float32)
+    for fn, prim, np_fn, ref in [(ops.relu, ops.ReLU, None, np.maximum(x, 0)),
+                                 (ops.tanh, ops.Tanh, "tanh", np.tanh(x)),
+                                 (ops.exp, ops.Exp, "exp", np.exp(x)),
+                                 (ops.neg, ops.Neg, "negative", -x)]:
+        for got in (fn(x), prim()(x)) + ((registry.NUMPY[np_fn](x),) if np_fn else ()):
+            assert got.dtype == np.float32
+            np.testing.assert_allclose(got, ref, rtol=1e-6)
+    for fn, prim, np_fn, ref in [(ops.add, ops.Add, "add", x + y), (ops.mul, ops.Mul, "multiply", x * y),
+                                 (ops.div, ops.RealDiv, "divide", x / y),
+                                 (ops.greater, ops.Greater, "greater", x > y)]:
+        for got in (fn(x, y), prim()(x, y), registry.NUMPY[np_fn](x, y)):
+            np.testing.assert_array_equal(got, ref)
+    assert ops.where(x > 0, x, 0.0).dtype == np.float32
+    assert registry.NUMPY["where"](x > 0, x, y).shape == (3, 4)
+    np.testing.assert_allclose(ops.GeLU()(x), ops.gelu(x))
+    assert ops.Round()(np.float64(2.567), 2) == 2.57 and registry.METHODS["round"](x, 1).dtype \
+        == np.float32
+
+
+def test_spelling_argument_errors():
+    x = np.ones(3, np.float32)
+    with pytest.raises(ValueError, match="tanh approximation"):
+        ops.gelu(x, approximate="none")
+    with pytest.raises(ValueError, match="rounding_mode"):
+        ops.div(x, x, rounding_mode="floor")
+    with pytest.raises(TypeError, match="where"):
+        registry.NUMPY["where"](x > 0)
+    with pytest.raises(TypeError):
+        ops.ReLU(1)
+
+
+def test_every_spelling_binds_to_its_op_inputs():
+    for fn in (*ew.FUNCTIONS, *ew.NUMPY, *ew.METHODS):
+        args = (np.ones(2),) * sum(not n.startswith("*") for n in fn.op.inputs)
+        inputs, attrs = fn.bind(*args)
+        assert len(inputs) == len(fn.op.inputs) and set(attrs) == set(fn.op.attrs), fn
+    for prim in ew.PRIMITIVES:
+        inputs, attrs = prim().bind(*(np.ones(2),) * len(prim.op.inputs))
+        assert len(inputs) == len(prim.op.inputs), prim

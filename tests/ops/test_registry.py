@@ -1,0 +1,267 @@
+"""Every registered op, generically: its emit template parses and names only what codegen
+provides, its helpers can be copied by source, and (for ops with a sample here) the filled
+template computes exactly what the kernel computes, of the type infer promises."""
+import ast
+import builtins
+import contextlib
+import copy
+import inspect
+import io
+import re
+
+import numpy as np
+import pytest
+
+from amber.ops import REQUIRED, Dyn, OpDef, registry
+from amber.ops import creation, elementwise, reduce, shape
+from amber.ops.types import AnyType, ListType, Tensor, TupleType, Type, type_of
+
+A = np.arange(6, dtype=np.float32).reshape(2, 3) - 2.5  # f32[2,3], mixed signs
+B = np.array([1.5, -2.0, 0.25], np.float32)
+I = np.array([[3, -1, 2], [0, 5, -4]], np.int32)
+M = np.array([True, False, True])
+F64 = np.dtype(np.float64)
+
+SAMPLES: dict[str, list[tuple[tuple, dict]]] = {  # op name -> [(inputs, attrs), ...]
+    # python.py
+    "constant": [((), {"value": 3}), ((), {"value": (1, "a")})],
+    "undefined": [((), {"name": "x"})],
+    "make_tuple": [((1, A), {}), ((), {})],
+    "tuple_getitem": [(((1, A),), {"index": 1})],
+    "list_new": [((1, 2), {}), ((), {})],
+    "list_append": [(([B], B), {})],
+    "len": [((A,), {}), (([1, 2, 3],), {})],
+    "int": [((np.float32(2.5),), {})],
+    "float": [((3,), {})],
+    "bool": [((np.array([0.0]),), {})],
+    "not": [((0,), {})],
+    "min": [((3, 1.5), {}), ((B,), {})],
+    "max": [((3, 4.5), {})],
+    "print": [((1, "a", A), {"sep": "|"})],
+    "assert": [((True, "m"), {}), ((False, "boom"), {})],
+    "raise": [(("bad",), {"exc_type": ValueError})],
+    # elementwise.py
+    **{name: [((A,), {}), ((B,), {}), ((2.5,), {})] for name in
+       ("neg", "exp", "sqrt", "square", "tanh", "sigmoid", "relu", "gelu", "floor", "ceil",
+        "sign", "sin", "cos", "isnan", "isfinite")},
+    "pos": [((A,), {}), ((True,), {})],
+    "abs": [((A,), {}), ((-2,), {}), ((I,), {})],
+    "log": [((np.abs(A),), {}), ((3,), {})],
+    "rsqrt": [((np.abs(B),), {})],
+    "reciprocal": [((B,), {}), ((I,), {})],
+    "round": [((A,), {}), ((B,), {"decimals": 1})],
+    "logical_not": [((M,), {}), ((A,), {})],
+    "invert": [((I,), {}), ((M,), {}), ((5,), {})],
+    **{name: [((A, B), {}), ((A, 2), {}), ((7, 2), {}), ((True, 3.5), {})] for name in
+       ("add", "sub", "mul", "div", "maximum", "minimum", "eq", "ne", "lt", "le", "gt", "ge",
+        "logical_and", "logical_or")},
+    "floordiv": [((A, B), {}), ((7, 2), {}), ((-7, 2.5), {})],
+    "mod": [((A, B), {}), ((-7, 2), {}), ((I, 3), {})],
+    "pow": [((np.abs(A), B), {}), ((2, 10), {}), ((I, 2), {})],
+    **{name: [((I, 6), {}), ((M, M), {}), ((6, 3), {})] for name in
+       ("bitwise_and", "bitwise_or", "bitwise_xor")},
+    "select": [((A > 0, A, B), {}), ((M, 1, 0.5), {})],
+    "clip": [((A, -1, 1), {}), ((A, None, np.float32(0)), {}), ((I, 0, 3), {})],
+    # reduce.py
+    **{name: [((A,), {}), ((I,), {"axis": 1, "keepdims": True}), ((A,), {"axis": (0, 1)})]
+       for name in ("sum", "mean", "prod", "reduce_max", "reduce_min", "all", "any")},
+    "argmax": [((A,), {}), ((I,), {"axis": 0, "keepdims": True}),
+               ((A,), {"axis": -1, "dtype": np.dtype(np.int32)})],
+    "argmin": [((A,), {"axis": 1}), ((I,), {})],
+    # shape.py
+    "reshape": [((A,), {"shape": (3, -1)}), ((A, 3), {"shape": (Dyn(0), 2)}),
+                ((A, (6,)), {"shape": (Dyn(0),)}), ((A,), {"shape": (6,)})],
+    "transpose": [((A,), {}), ((A,), {"perm": (1, 0)})],
+    "expand_dims": [((A,), {"axis": 1}), ((B,), {"axis": (0, 2)})],
+    "squeeze": [((A[None],), {}), ((A[:, None],), {"axis": 1})],
+    "flatten": [((A[None],), {}), ((A,), {"start_dim": 0}), ((I[None, None],),
+                                                              {"start_dim": 1, "end_dim": 2}),
+                ((I[None, None],), {"start_dim": 0, "end_dim": -2})],
+    "concat": [(((A, A),), {"axis": 1}), (([B, B, B],), {})],
+    "stack": [(((A, A),), {"axis": -1}), (([B, B],), {})],
+    "split": [((A,), {"axis": 1, "sections": 3}), ((B,), {"sections": (1,)}),
+              ((A,), {"axis": 1, "sizes": 2}), ((A,), {"axis": 1, "sizes": (1, 2)})],
+    "tile": [((A,), {"reps": (2, 1)}), ((B,), {"reps": (3,)})],
+    "broadcast_to": [((B,), {"shape": (2, 3)}), ((A[:, :1], 4), {"shape": (-1, Dyn(0))})],
+    "pad": [((A,), {"paddings": ((1, 0), (0, 2))}), ((B,), {"paddings": 1, "value": 9})],
+    "flip": [((A,), {}), ((A,), {"axis": 1})],
+    "repeat": [((A,), {"repeats": 2}), ((A,), {"repeats": (1, 0, 2), "axis": 1})],
+    "cast": [((A,), {"dtype": np.dtype(np.int8)}), ((I,), {"dtype": np.dtype(np.bool_)})],
+    "shape": [((A,), {})],
+    "size": [((A,), {}), ((2.0,), {})],
+    "ndim": [((A,), {}), ((B,), {})],
+    "getitem": [((A,), {"index": (0, slice(1, None))}), ((A, 1), {"index": (Dyn(0),)}),
+                ((A, M), {"index": (Ellipsis, Dyn(0))}),
+                ((A, np.array([1, 0])), {"index": (Dyn(0), slice(None, None, -2), None)}),
+                (([A, B], 1), {"index": (Dyn(0),)}), ((A,), {"index": ()})],
+    "setitem": [((A, np.float32(7), 1), {"index": (slice(None), Dyn(0))}),
+                ((A, B), {"index": (1,)}), (([1, 2], 5.0), {"index": (-1,)})],
+    # creation.py
+    "zeros": [((), {"shape": (2, 3)}), ((3,), {"shape": (Dyn(0),), "dtype": np.dtype("i4")})],
+    "ones": [((), {"shape": (2,), "dtype": np.dtype(np.float32)}), ((2,), {"shape": (Dyn(0), 2)})],
+    "full": [((1.5, 2), {"shape": (Dyn(0), 3)}), ((B,), {"shape": (2, 3), "dtype": F64})],
+    "zeros_like": [((A,), {}), ((I,), {"dtype": F64})],
+    "ones_like": [((A,), {}), ((2.0,), {})],
+    "full_like": [((A, 7), {}), ((I, 0.5), {"dtype": F64})],
+    "arange": [((), {"stop": 5}), ((4,), {"start": 1.0, "stop": Dyn(0), "step": 0.5}),
+               ((), {"start": 2, "stop": -3, "step": -2, "dtype": np.dtype(np.float32)})],
+    "eye": [((), {"n": 3}), ((), {"n": 2, "m": 4, "k": 1, "dtype": np.dtype(np.int8)})],
+    "one_hot": [((np.array([0, 2, 5]), np.float32(1), np.float32(0)), {"depth": 3}),
+                ((I, 1, 0), {"depth": 6, "axis": 0})],
+}
+CONSTANT_TYPES = (int, float, bool, str, type(None), type(Ellipsis), slice, np.dtype, type,
+                  np.ndarray, Dyn)
+
+
+def free_names(tree: ast.AST) -> set[str]:
+    """Names an expression or function reads but does not bind itself."""
+    loaded, bound = set(), set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef):  # annotations are not evaluated: strip them
+            node.returns = None
+            for arg in (*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs,
+                        node.args.vararg, node.args.kwarg):
+                if arg is not None:
+                    arg.annotation = None
+        if isinstance(node, ast.Name):
+            (loaded if isinstance(node.ctx, ast.Load) else bound).add(node.id)
+        elif isinstance(node, ast.arg):
+            bound.add(node.arg)
+        elif isinstance(node, ast.FunctionDef):
+            bound.add(node.name)
+    return loaded - bound
+
+
+def templates(op: OpDef) -> list[str]:
+    """The op's emit templates: for its samples' attrs, and its defaults when complete."""
+    if isinstance(op.emit, str):
+        return [op.emit]
+    attr_sets = [op.full_attrs(attrs) for _, attrs in SAMPLES.get(op.name, [])]
+    if REQUIRED not in op.attrs.values():
+        attr_sets.append(dict(op.attrs))
+    return [op.template(attrs) for attrs in attr_sets]
+
+
+def variadic(op: OpDef) -> str | None:
+    starred = [n[1:] for n in op.inputs if n.startswith("*")]
+    assert len(starred) <= 1 and (not starred or op.inputs[-1].startswith("*")), op.name
+    return starred[0] if starred else None
+
+
+@pytest.mark.parametrize("op", registry.OPS.values(), ids=lambda op: op.name)
+def test_emit_template_names_only_what_codegen_provides(op):
+    star = variadic(op)
+    allowed = ({n.lstrip("*") for n in op.inputs} | set(op.attrs) | {"np"} |
+               {h.__name__ for h in op.helpers} | set(dir(builtins)))
+    if not isinstance(op.emit, str):
+        assert callable(op.emit), op.name
+    for template in templates(op):
+        tree = ast.parse(template, mode="eval")
+        extra = {n for n in free_names(tree) - allowed
+                 if not (star and re.fullmatch(rf"{star}_\d+", n))}
+        assert not extra, f"{op.name}: {template!r} names {extra}"
+
+
+@pytest.mark.parametrize("op", [op for op in registry.OPS.values() if op.helpers],
+                         ids=lambda op: op.name)
+def test_helpers_are_self_contained_module_functions(op):
+    names = {h.__name__ for h in op.helpers}
+    for helper in op.helpers:
+        assert inspect.isfunction(helper) and helper.__qualname__ == helper.__name__
+        assert getattr(inspect.getmodule(helper), helper.__name__) is helper
+        tree = ast.parse(inspect.getsource(helper))
+        extra = free_names(tree) - names - {"np"} - set(dir(builtins))
+        assert not extra, f"{helper.__name__} needs {extra}"
+
+
+def test_samples_cover_every_op_of_the_core_families():
+    for family in (elementwise, reduce, shape, creation):
+        missing = {op.name for op in family.OPS} - set(SAMPLES)
+        assert not missing, f"{family.__name__}: no sample for {sorted(missing)}"
+    assert set(SAMPLES) <= set(registry.OPS)
+
+
+def run(f):
+    """(result or raised exception type and message, printed text)."""
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        try:
+            return f(), out.getvalue()
+        except Exception as err:  # the op raising is itself a behaviour to compare
+            return (type(err), str(err)), out.getvalue()
+
+
+def same(a, b) -> bool:
+    if isinstance(a, np.ndarray | np.generic) or isinstance(b, np.ndarray | np.generic):
+        return (type(a) is type(b) and a.dtype == b.dtype and np.shape(a) == np.shape(b) and
+                np.array_equal(a, b, equal_nan=a.dtype.kind in "fc"))
+    if isinstance(a, tuple | list):
+        return type(a) is type(b) and len(a) == len(b) and all(map(same, a, b))
+    return type(a) is type(b) and a == b
+
+
+def namespace(op: OpDef, inputs: tuple, attrs: dict) -> dict:
+    ns = {"np": np, **{h.__name__: h for h in op.helpers}, **attrs}
+    fixed = [n for n in op.inputs if not n.startswith("*")]
+    ns.update(zip(fixed, inputs))
+    star = variadic(op)
+    if star:
+        rest = inputs[len(fixed):]
+        ns[star] = tuple(rest)
+        ns.update({f"{star}_{k}": v for k, v in enumerate(rest)})
+    return ns
+
+
+def check_attr_constants(value) -> None:
+    assert isinstance(value, CONSTANT_TYPES + (tuple,)), value
+    if isinstance(value, tuple):
+        for v in value:
+            check_attr_constants(v)
+    if isinstance(value, slice):
+        for v in (value.start, value.stop, value.step):
+            check_attr_constants(v)
+
+
+CASES = [(name, i) for name, cases in SAMPLES.items() for i in range(len(cases))]
+
+
+@pytest.mark.parametrize("name, case", CASES, ids=[f"{n}-{i}" for n, i in CASES])
+def test_filled_template_equals_kernel_and_infer(name, case):
+    op = registry.OPS[name]
+    inputs, attrs = SAMPLES[name][case]
+    attrs = op.full_attrs(attrs)
+    for value in attrs.values():
+        check_attr_constants(value)
+    want, printed = run(lambda: op.kernel(*copy.deepcopy(inputs), **attrs))
+    code = compile(ast.parse(op.template(attrs), mode="eval"), f"<{name}>", "eval")
+    ns = namespace(op, copy.deepcopy(inputs), attrs)
+    got, emitted = run(lambda: eval(code, {"__builtins__": builtins}, ns))
+    assert same(got, want) and printed == emitted, (op.template(attrs), got, want)
+    if isinstance(want, tuple) and len(want) == 2 and isinstance(want[0], type):
+        return  # the op raised (raise, failed assert): nothing to infer
+    inferred: Type = op.infer(*(type_of(v) for v in inputs), **attrs)
+    assert describes(inferred, type_of(want)), (inferred, type_of(want))
+
+
+def describes(inferred: Type, actual: Type) -> bool:
+    """`inferred` fits `actual`, a symbolic or unknown dim standing for any size."""
+    if isinstance(inferred, Tensor) and isinstance(actual, Tensor):
+        return inferred.dtype == actual.dtype and inferred.rank == actual.rank and all(
+            d == a or isinstance(d, str) for d, a in zip(inferred.shape, actual.shape))
+    if isinstance(inferred, TupleType) and isinstance(actual, TupleType):
+        return len(inferred.elements) == len(actual.elements) and all(
+            map(describes, inferred.elements, actual.elements))
+    if isinstance(inferred, ListType) and isinstance(actual, ListType):
+        return describes(inferred.element, actual.element)
+    return inferred == AnyType() or inferred == actual
+
+
+def test_spellings_point_at_registered_ops():
+    ops = set(registry.OPS.values())
+    for table in (registry.FUNCTIONS, registry.NUMPY, registry.METHODS):
+        for name, fn in table.items():
+            assert fn.op in ops and fn.name == name, name
+    for name, prim in registry.PRIMITIVES.items():
+        assert prim.op in ops and prim.__name__ == name
+    operators = [op.operator for op in ops if op.operator]
+    assert len(operators) == len(set(operators))
