@@ -304,7 +304,7 @@ def _propose(graph: Graph, storage: Storage) -> list[_Edge]:
                 _propose_yields(block, node.outputs, propose, storage)
         elif node.op in (WHILE, FOR):
             for init, out in zip(_inits(node), node.outputs):
-                if len(init.uses) == 1:
+                if len(init.uses) == 1 or init in storage.unbound:
                     propose(init, out, "init", init in storage.unbound)
             _propose_yields(node.body, node.outputs, propose, storage)
         elif kind[node.outputs[0]] is Kind.VAR and INPLACE_ATTR not in node.attrs:

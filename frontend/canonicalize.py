@@ -79,11 +79,8 @@ class _Loop:
 
     number: int
     brk: str | None          # set when the body can break or return
+    cont: str
     cont_used: bool = False  # whether some `continue` needed the continue flag
-
-    @property
-    def cont(self) -> str:
-        return CONTINUE_FLAG.format(self.number)
 
 
 @dataclass
@@ -199,7 +196,8 @@ class _Canonicalizer:
     def loop_body(self, body: Stmts, number: int) -> tuple[_Loop, Stmts]:
         """Rewrite the body of loop `number`; prepends the continue-flag reset if needed."""
         jumps = _jumps(body)
-        loop = _Loop(number, BREAK_FLAG.format(number) if jumps & {"break", "return"} else None)
+        brk = BREAK_FLAG.format(number) if jumps & {"break", "return"} else None
+        loop = _Loop(number, brk, CONTINUE_FLAG.format(number))
         self.loops.append(loop)
         stmts = self.block(body, tail_fn=False, tail_loop=True).stmts
         self.loops.pop()
@@ -249,10 +247,8 @@ class _Canonicalizer:
                 and not any(isinstance(a, gast.Starred) for a in call.args)):
             return None
         args = list(call.args)
-        if len(args) == 1:
-            args.insert(0, _const(0))
-        if len(args) == 2:
-            args.append(_const(1))
+        args = ([_const(0)] if len(args) == 1 else []) + args
+        args += [_const(1)] if len(args) == 2 else []
         if _int_literal(args[2]) == 0:
             return None  # the plain for raises range()'s own ValueError
         return args[0], args[1], args[2]
@@ -314,9 +310,8 @@ def _leaves(stmts: Stmts) -> bool:
 def _prune(stmts: Stmts) -> Stmts:
     """Drop statements after an unconditional jump or raise, so analyses see only live code."""
     for i, stmt in enumerate(stmts):
-        for name in ("body", "orelse"):
-            if isinstance(stmt, (gast.If, gast.While, gast.For)):
-                setattr(stmt, name, _prune(getattr(stmt, name)))
+        if isinstance(stmt, (gast.If, gast.While, gast.For)):
+            stmt.body, stmt.orelse = _prune(stmt.body), _prune(stmt.orelse)
         if _leaves([stmt]):
             del stmts[i + 1:]
             break

@@ -104,8 +104,12 @@ def _read_source(func: types.FunctionType) -> _Source:
         raise CompileError(f"cannot compile {func.__qualname__}: its source code is not available"
                            f" ({code.co_filename} cannot be read)", file=code.co_filename,
                            line=code.co_firstlineno, hint=NO_SOURCE_HINT) from exc
-    text = "".join(block)
-    node = _parse_block(text, first_line)
+    try:
+        node = _parse_block("".join(block), first_line)
+    except SyntaxError as exc:  # the file changed since import, or inspect cut a bad block
+        raise CompileError(f"cannot compile {func.__qualname__}: its source does not parse "
+                           f"({exc.msg})", file=code.co_filename, line=first_line,
+                           hint="reload the module after editing its file") from exc
     if not isinstance(node, gast.FunctionDef):
         raise CompileError(f"cannot compile {func.__qualname__}: only functions defined with "
                            "`def` can be compiled", file=code.co_filename, line=first_line,

@@ -35,8 +35,12 @@ def _fits(name: str, fill: Type, target: tuple[Dim, ...]) -> Tensor:
     return t
 
 
-def _dtype_kw(default: Any) -> Callable[[dict[str, Any]], str]:
-    return lambda a: "" if a["dtype"] == default else ", dtype=dtype"
+def _dtype_kw(default: np.dtype | None) -> Callable[[dict[str, Any]], str]:
+    # NOTE: `np.dtype("float64") == None` holds, so None is compared by identity
+    def text(a: dict[str, Any]) -> str:
+        same = a["dtype"] is None if default is None else a["dtype"] == default
+        return "" if same else ", dtype=dtype"
+    return text
 
 
 # ---- zeros, ones, full ------------------------------------------------------------------------

@@ -12,8 +12,9 @@ import numpy as np
 
 from ..graph.ir import Loc
 
-ParamSig = tuple[tuple[tuple[Any, ...], np.dtype], ...]
-"""(shape, dtype) of each parameter a specialization was compiled for."""
+ParamSig = tuple[tuple[tuple[Any, ...] | None, np.dtype | None], ...]
+"""(shape, dtype) of each array parameter a specialization was compiled for; (None, None) for a
+parameter that is not an array (e.g. a Dropout's random generator)."""
 
 
 class GuardLike(Protocol):
@@ -54,7 +55,8 @@ class CompiledFunction:
     def params_fit(self, arrays: Sequence[np.ndarray]) -> bool:
         """True if `arrays` have the shapes and dtypes this code was compiled for."""
         return len(arrays) == len(self.param_sig) and all(
-            a.dtype == dtype and _shape_fits(a.shape, shape)
+            shape is None or (isinstance(a, np.ndarray) and a.dtype == dtype
+                              and _shape_fits(a.shape, shape))
             for a, (shape, dtype) in zip(arrays, self.param_sig))
 
     def annotate(self, exc: BaseException) -> None:
@@ -98,12 +100,11 @@ def _shape_fits(actual: tuple[int, ...], expected: tuple[Any, ...]) -> bool:
 
 
 def as_plain_array(value: Any) -> Any:
-    """A parameter as generated code wants it: a plain ndarray sharing the parameter's memory."""
-    if type(value) is np.ndarray:
-        return value
-    if isinstance(value, np.ndarray):
+    """A parameter as generated code wants it: a Parameter becomes a plain ndarray sharing its
+    memory; anything else (an ndarray, a random generator) is passed as it is."""
+    if isinstance(value, np.ndarray) and type(value) is not np.ndarray:
         return value.view(np.ndarray)
-    return np.asarray(value)
+    return value
 
 
 def _no_params(instance: Any) -> tuple[()]:

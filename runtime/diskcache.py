@@ -52,7 +52,7 @@ from typing import Any, Iterator, Sequence
 import numpy as np
 
 from ..graph.ir import Loc
-from .compiled import CompiledFunction, make_param_getter, same_value
+from .compiled import CompiledFunction, as_plain_array, make_param_getter, same_value
 from .loader import load_function, source_hash
 from .warn import warn_user
 
@@ -112,10 +112,12 @@ def _read_lines(file: str, line: int, count: int) -> str | None:
     return "".join(lines[line - 1:line - 1 + count])
 
 
-def source_record(item: Any) -> SourceRecord | None:
-    """A record for one entry of the frontend's `sources` (a function, or an object/tuple with
-    file, first line and source text); None when it has no readable file."""
+def source_record(item: Any, files: Sequence[str] = ()) -> SourceRecord | None:
+    """A record for one entry of the frontend's `sources`: a function's (dedented) source text,
+    found in one of `files`, or a function object; None when it is in no readable file."""
     import inspect
+    if isinstance(item, str):
+        return locate_source(item, files)
     if callable(item) or inspect.iscode(item):
         try:
             func = inspect.unwrap(item)
@@ -144,6 +146,26 @@ def source_record(item: Any) -> SourceRecord | None:
         return None
     count = len(text.splitlines())
     return SourceRecord(str(name), os.path.abspath(file), int(first), count, _text_hash(text))
+
+
+def locate_source(text: str, files: Sequence[str]) -> SourceRecord | None:
+    """Where in `files` the function source `text` (dedented, as the frontend keeps it) is."""
+    want = text.splitlines(keepends=True)
+    if not want:
+        return None
+    head = want[0].strip()
+    name = head.split("(")[0].removeprefix("def ").strip() if head.startswith("def ") else head
+    for file in dict.fromkeys(files):
+        if not os.path.isfile(file):
+            continue
+        lines = linecache.getlines(file)
+        for i, line in enumerate(lines):
+            if line.strip() == head:
+                block = "".join(lines[i:i + len(want)])
+                if textwrap.dedent(block) == text:
+                    return SourceRecord(name, os.path.abspath(file), i + 1, len(want),
+                                        _text_hash(block))
+    return None
 
 
 def target_source(func: Any) -> str | None:
@@ -275,12 +297,13 @@ def _decode_line_map(rows: Sequence[Sequence[Any]]) -> dict[int, Loc]:
     return {int(n): Loc(str(f), int(line), int(col), str(text)) for n, f, line, col, text in rows}
 
 
-def _encode_param_sig(sig: Any) -> list[list[Any]]:
-    return [[list(shape), np.dtype(dtype).str] for shape, dtype in sig]
+def _encode_param_sig(sig: Any) -> list[Any]:
+    return [None if shape is None else [list(shape), np.dtype(dtype).str] for shape, dtype in sig]
 
 
-def _decode_param_sig(rows: Sequence[Sequence[Any]]) -> tuple:
-    return tuple((tuple(shape), np.dtype(dtype)) for shape, dtype in rows)
+def _decode_param_sig(rows: Sequence[Any]) -> tuple:
+    return tuple((None, None) if row is None else (tuple(row[0]), np.dtype(row[1]))
+                 for row in rows)
 
 
 @dataclass(frozen=True)
@@ -340,7 +363,7 @@ class DiskCache:
                 origin="disk", cache_path=str(py_path))
             entry.prepare(nargs)
             params = make_param_getter(instance, entry.param_paths)(instance)
-            if not entry.params_fit([np.asarray(p) for p in params]):
+            if not entry.params_fit([as_plain_array(p) for p in params]):
                 return None
             entry.fn = load_function(source, entry.function_name, str(py_path), in_memory=False)
         except Exception:  # NOTE: any damage at all means "not usable": recompile instead
@@ -350,11 +373,13 @@ class DiskCache:
 
     # -- writing -----------------------------------------------------------------------------
     def store(self, first: str, entry: CompiledFunction, sources: Sequence[Any], target: str,
-              signature: str) -> Path | None:
-        """Write `entry` under `first`; None if it cannot be persisted (or the dir is unwritable)."""
+              signature: str, files: Sequence[str] = ()) -> Path | None:
+        """Write `entry` under `first`; None if it cannot be persisted (or the dir is unwritable).
+        `sources` are located in the files of the line map and `files`."""
         if not self.writable:
             return None
-        records = [source_record(item) for item in sources]
+        files = [loc.file for loc in entry.line_map.values()] + list(files)
+        records = [source_record(item, files) for item in sources]
         guards = [_encode_guard(g) for g in entry.guards]
         if any(r is None for r in records) or any(g is None for g in guards) or not records:
             return None

@@ -8,6 +8,7 @@ cache search, disk cache, compiling, recompile warnings) happens only when that 
 from __future__ import annotations
 
 import functools
+import inspect
 import threading
 import types
 import weakref
@@ -187,7 +188,8 @@ class _Jit:
         else:
             entry, artifact = self._compile(instance, args, kwargs, options, title, signature)
             if disk and first and artifact is not None:
-                path = disk.store(first, entry, artifact.sources, title, signature)
+                files = [_source_file(self._function(instance))]
+                path = disk.store(first, entry, artifact.sources, title, signature, files)
                 entry.cache_path = None if path is None else str(path)
         self._count(instance, key, entry, title)
         return entry
@@ -230,7 +232,8 @@ class _Jit:
         for guard in entry.guards:
             parts[f"guard {guard.description}"] = repr(guard.expected)
         for path, (shape, dtype) in zip(entry.param_paths, entry.param_sig):
-            parts[f"parameter {path}"] = f"{dtype}{list(shape)}"
+            if shape is not None:
+                parts[f"parameter {path}"] = f"{dtype}{list(shape)}"
         self._history.append(parts)
         if self.stats.recompiles >= RECOMPILE_WARNING and not self._warned:
             self._warned = True
@@ -286,7 +289,8 @@ def entry_from_artifact(artifact: Artifact, title: str, nargs: int) -> CompiledF
     filename = fake_filename(title, code.source)
     fn = load_function(code.source, code.function_name, filename)
     params = artifact.param_paths
-    sig = tuple((tuple(v.type.shape), v.type.dtype) for v in artifact.graph.inputs[:len(params)])
+    sig = tuple((tuple(v.type.shape), v.type.dtype) if hasattr(v.type, "shape") else (None, None)
+                for v in artifact.graph.inputs[:len(params)])
     entry = CompiledFunction(
         fn=fn, source=code.source, filename=filename, function_name=code.function_name,
         line_map=dict(code.line_map), param_paths=params, param_sig=sig,
@@ -370,6 +374,11 @@ class JitFunction(_Jit):
 
     def __repr__(self) -> str:
         return f"<amber.jit {self._title(self._instance)}>"
+
+
+def _source_file(func: Any) -> str:
+    code = getattr(inspect.unwrap(getattr(func, "__func__", func)), "__code__", None)
+    return "" if code is None else code.co_filename
 
 
 def _is_function(target: Any) -> bool:

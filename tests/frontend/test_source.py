@@ -184,3 +184,16 @@ def test_error_at_counts_characters_not_bytes():
     parsed = ParsedFunction(node=None, file="f.py", first_line=1, lines=[text], source=text,
                             globals={}, closure={}, defaults={})
     assert error_at(parsed, node, "m").col == text.index("bad")
+
+
+def edited_after_import(x):
+    return x
+
+
+def test_source_that_no_longer_parses(monkeypatch):
+    monkeypatch.setattr(source_module.inspect, "getsourcelines",
+                        lambda fn: (["def edited_after_import(x:\n"], 7))
+    monkeypatch.setattr(source_module, "_CACHE", {})
+    with pytest.raises(CompileError, match="does not parse") as info:
+        parse_function(edited_after_import)
+    assert info.value.line == 7 and "reload" in info.value.hint

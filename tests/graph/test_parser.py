@@ -6,6 +6,8 @@ import textwrap
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from amber.graph import IRParseError, Loc, parse_graph, print_graph, run_graph, verify
 from amber.graph.types import Scalar, Tensor
@@ -147,3 +149,23 @@ def test_parse_errors(text: str, line: int, col: int, message: str) -> None:
     assert first == f"{line}:{col}: {message}"
     assert source == "  " + text.splitlines()[line - 1] if line <= len(text.splitlines()) else True
     assert caret == "  " + " " * (col - 1) + "^"
+
+
+PIECES = ["%x", "(", ")", "{", "}", ",", ":", "=", "f32[", "]", "yield", "after", "^if", "while",
+          "[", "$0", "'s", "-", "...", "array<", ">", "meta", ";", "#", "\n", "1e", "slice(", ""]
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.sampled_from(["straight_line", "if_in_while", "for_carried", "effects"]),
+       st.floats(0, 1), st.integers(0, 12), st.sampled_from(PIECES))
+def test_damaged_texts_fail_cleanly(samples, name: str, where: float, cut: int,
+                                    piece: str) -> None:
+    text = print_graph(samples.all[name][0]())
+    i = int(where * len(text))
+    damaged = text[:i] + piece + text[i + cut:]
+    try:
+        graph = parse_graph(damaged)
+    except IRParseError:
+        return
+    printed = print_graph(graph)   # whatever parses prints, and round-trips
+    assert print_graph(parse_graph(printed)) == printed

@@ -93,7 +93,7 @@ SAMPLES: dict[str, list[tuple[tuple, dict]]] = {  # op name -> [(inputs, attrs),
     "getitem": [((A,), {"index": (0, slice(1, None))}), ((A, 1), {"index": (Dyn(0),)}),
                 ((A, M), {"index": (Ellipsis, Dyn(0))}),
                 ((A, np.array([1, 0])), {"index": (Dyn(0), slice(None, None, -2), None)}),
-                (([A, B], 1), {"index": (Dyn(0),)}), ((A,), {"index": ()})],
+                (([A, A * 2], 1), {"index": (Dyn(0),)}), ((A,), {"index": ()})],
     "setitem": [((A, np.float32(7), 1), {"index": (slice(None), Dyn(0))}),
                 ((A, B), {"index": (1,)}), (([1, 2], 5.0), {"index": (-1,)})],
     # creation.py
@@ -115,7 +115,6 @@ CONSTANT_TYPES = (int, float, bool, str, type(None), type(Ellipsis), slice, np.d
 
 def free_names(tree: ast.AST) -> set[str]:
     """Names an expression or function reads but does not bind itself."""
-    loaded, bound = set(), set()
     for node in ast.walk(tree):
         if isinstance(node, ast.FunctionDef):  # annotations are not evaluated: strip them
             node.returns = None
@@ -123,6 +122,8 @@ def free_names(tree: ast.AST) -> set[str]:
                         node.args.vararg, node.args.kwarg):
                 if arg is not None:
                     arg.annotation = None
+    loaded, bound = set(), set()
+    for node in ast.walk(tree):
         if isinstance(node, ast.Name):
             (loaded if isinstance(node.ctx, ast.Load) else bound).add(node.id)
         elif isinstance(node, ast.arg):

@@ -1,0 +1,285 @@
+"""Side-by-side timings: eager Python vs amber-compiled vs careful hand-written NumPy, for LeNet-5
+(batch 1 and 64), the early-stopping RNN sample and a control-flow micro loop; plus cold compile
+time and a warm disk-cache start, each in a fresh process.
+
+Run `python benchmarks/run.py [--quick]`. The three versions are interleaved round by round (so
+machine noise hits them alike) and checked against each other before timing; the table shows
+median microseconds per call, ratios, and peak memory per call (tracemalloc).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import tracemalloc
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "samples"))
+
+import amber  # noqa: E402
+from amber import nn  # noqa: E402
+
+from lenet import LeNet5  # noqa: E402
+from rnn import EarlyStopRNN, example_inputs as rnn_inputs  # noqa: E402
+
+LOOP_ITERATIONS = 200
+
+
+class ControlLoop(nn.Cell):
+    """200 iterations of an if/else on `x.sum()`: Python-level control flow dominates."""
+
+    def construct(self, x: np.ndarray) -> np.ndarray:
+        for _ in range(LOOP_ITERATIONS):
+            if x.sum() > 0:
+                x = x * 0.5 - 1.0
+            else:
+                x = x * 0.5 + 1.0
+        return x
+
+
+# -- hand-written NumPy references -----------------------------------------------------------
+
+def _windows(x: np.ndarray, k: int) -> np.ndarray:
+    """NHWC input -> [N, H-k+1, W-k+1, C, k, k] view of every k x k window (no copy)."""
+    return np.lib.stride_tricks.sliding_window_view(x, (k, k), axis=(1, 2))
+
+
+class HandLeNet:
+    """LeNet-5 in NHWC with im2col + one GEMM per conv, weights re-laid-out once, buffers
+    preallocated per batch size, ReLU and bias applied in place."""
+
+    def __init__(self, net: LeNet5) -> None:
+        plain = {name: np.array(p) for name, p in net.parameters_and_names()}
+        self.w1 = plain["conv1.weight"].reshape(6, -1).T.copy()         # [25, 6]
+        self.w2 = plain["conv2.weight"].reshape(16, -1).T.copy()        # [6*5*5, 16] (C,kh,kw)
+        fc1 = plain["fc1.weight"].reshape(120, 16, 5, 5).transpose(0, 2, 3, 1)
+        self.f1 = fc1.reshape(120, -1).T.copy()                          # NHWC flatten order
+        self.b1 = plain["fc1.bias"]
+        self.f2, self.b2 = plain["fc2.weight"].T.copy(), plain["fc2.bias"]
+        self.f3, self.b3 = plain["fc3.weight"].T.copy(), plain["fc3.bias"]
+        self._buffers: dict[int, dict[str, np.ndarray]] = {}
+
+    def _for_batch(self, n: int) -> dict[str, np.ndarray]:
+        if n not in self._buffers:
+            f32 = np.float32
+            self._buffers[n] = {
+                "cols1": np.empty((n, 28, 28, 1, 5, 5), f32), "y1": np.empty((n * 784, 6), f32),
+                "cols2": np.empty((n, 10, 10, 6, 5, 5), f32), "y2": np.empty((n * 100, 16), f32),
+                "h1": np.empty((n, 120), f32), "h2": np.empty((n, 84), f32)}
+        return self._buffers[n]
+
+    def __call__(self, x: np.ndarray) -> np.ndarray:
+        n = x.shape[0]
+        buf = self._for_batch(n)
+        np.copyto(buf["cols1"], _windows(x.transpose(0, 2, 3, 1), 5))
+        y1 = np.matmul(buf["cols1"].reshape(n * 784, 25), self.w1, out=buf["y1"])
+        np.maximum(y1, 0, out=y1)
+        p1 = y1.reshape(n, 14, 2, 14, 2, 6).max(axis=(2, 4))            # [n, 14, 14, 6]
+        np.copyto(buf["cols2"], _windows(p1, 5))
+        y2 = np.matmul(buf["cols2"].reshape(n * 100, 150), self.w2, out=buf["y2"])
+        np.maximum(y2, 0, out=y2)
+        p2 = y2.reshape(n, 5, 2, 5, 2, 16).max(axis=(2, 4)).reshape(n, 400)
+        h1 = np.matmul(p2, self.f1, out=buf["h1"])
+        h1 += self.b1
+        np.maximum(h1, 0, out=h1)
+        h2 = np.matmul(h1, self.f2, out=buf["h2"])
+        h2 += self.b2
+        np.maximum(h2, 0, out=h2)
+        out = h2 @ self.f3
+        out += self.b3
+        return out
+
+
+class HandRNN:
+    """The early-stopping RNN with the input projection of every step done as one GEMM."""
+
+    def __init__(self, net: EarlyStopRNN) -> None:
+        self.wih = np.array(net.input_to_hidden.weight).T.copy()
+        self.bih = np.array(net.input_to_hidden.bias)
+        self.whh = np.array(net.hidden_to_hidden.weight).T.copy()
+        self.threshold = net.threshold
+        self.hidden = net.hidden_size
+
+    def __call__(self, x: np.ndarray) -> tuple[np.ndarray, int]:
+        xw = x @ self.wih
+        xw += self.bih
+        h = np.zeros((x.shape[1], self.hidden), x.dtype)
+        tmp = np.empty_like(h)
+        t = 0
+        while t < x.shape[0]:
+            np.matmul(h, self.whh, out=tmp)
+            tmp += xw[t]
+            h = np.tanh(tmp)
+            t += 1
+            if np.sqrt(np.sum(h * h)) > self.threshold:
+                break
+        return h, t
+
+
+def hand_loop(x: np.ndarray) -> np.ndarray:
+    """The micro loop with one buffer updated in place."""
+    y = x.copy()
+    for _ in range(LOOP_ITERATIONS):
+        y *= 0.5
+        y += -1.0 if y.sum() > 0 else 1.0  # NOTE: sum of 0.5*y has the sign of y.sum()
+    return y
+
+
+# -- measuring -------------------------------------------------------------------------------
+
+@dataclass
+class Workload:
+    """One benchmark: three callables computing the same thing on the same inputs."""
+    name: str
+    eager: Callable[..., Any]
+    compiled: Callable[..., Any]
+    hand: Callable[..., Any]
+    inputs: tuple
+    calls: int
+
+
+def _first(out: Any) -> np.ndarray:
+    return np.asarray(out[0] if isinstance(out, tuple) else out)
+
+
+def check(w: Workload) -> None:
+    """The three versions agree (float32 tolerance) before anything is timed."""
+    ref = w.eager(*w.inputs)
+    for label, fn in (("compiled", w.compiled), ("hand", w.hand)):
+        got = fn(*w.inputs)
+        if not np.allclose(_first(got), _first(ref), rtol=1e-4, atol=1e-5):
+            raise SystemExit(f"{w.name}: {label} disagrees with eager")
+        if isinstance(ref, tuple) and got[1:] != ref[1:]:
+            raise SystemExit(f"{w.name}: {label} returns {got[1:]}, eager {ref[1:]}")
+
+
+def time_interleaved(w: Workload, rounds: int) -> dict[str, float]:
+    """Median seconds per call of each version, sampled round-robin."""
+    samples: dict[str, list[float]] = {"eager": [], "compiled": [], "hand": []}
+    for _ in range(rounds):
+        for label in samples:
+            fn = getattr(w, label)
+            start = time.perf_counter()
+            for _ in range(w.calls):
+                fn(*w.inputs)
+            samples[label].append((time.perf_counter() - start) / w.calls)
+    return {label: statistics.median(s) for label, s in samples.items()}
+
+
+def peak_memory(fn: Callable[..., Any], inputs: tuple) -> int:
+    """Peak bytes traced during one call (after a warm-up call)."""
+    fn(*inputs)
+    tracemalloc.start()
+    tracemalloc.reset_peak()
+    base = tracemalloc.get_traced_memory()[0]
+    fn(*inputs)
+    peak = tracemalloc.get_traced_memory()[1] - base
+    tracemalloc.stop()
+    return peak
+
+
+def workloads(quick: bool) -> list[Workload]:
+    """The benchmark set, built with seed 0."""
+    amber.set_seed(0)
+    lenet = LeNet5()
+    compiled_lenet, hand_lenet = amber.jit(lenet), HandLeNet(lenet)
+    rng = np.random.default_rng(0)
+    x1 = rng.standard_normal((1, 1, 32, 32), dtype=np.float32)
+    x64 = rng.standard_normal((64, 1, 32, 32), dtype=np.float32)
+    rnn = EarlyStopRNN()
+    loop = ControlLoop()
+    scale = 1 if quick else 4
+    return [
+        Workload("LeNet-5 batch 1", lenet.construct, compiled_lenet, hand_lenet, (x1,), 20 * scale),
+        Workload("LeNet-5 batch 64", lenet.construct, compiled_lenet, hand_lenet, (x64,), 2 * scale),
+        Workload("RNN (early stop)", rnn.construct, amber.jit(rnn), HandRNN(rnn), rnn_inputs(),
+                 10 * scale),
+        Workload(f"if/else loop x{LOOP_ITERATIONS}", loop.construct, amber.jit(loop), hand_loop,
+                 (rng.standard_normal(16).astype(np.float32),), 2 * scale),
+    ]
+
+
+# -- fresh-process start-up ------------------------------------------------------------------
+
+_PROBE = """
+import json, sys, time
+t0 = time.perf_counter()
+import numpy as np
+sys.path.insert(0, {samples!r})
+import amber
+from lenet import LeNet5
+t_import = time.perf_counter() - t0
+amber.set_seed(0)
+net = amber.jit(LeNet5())
+x = np.random.default_rng(0).standard_normal((1, 1, 32, 32), dtype=np.float32)
+t = time.perf_counter(); net(x); first = time.perf_counter() - t
+times = []
+for _ in range(20):
+    t = time.perf_counter(); net(x); times.append(time.perf_counter() - t)
+steady = min(times)
+print(json.dumps({{"import": t_import, "first": first, "steady": steady,
+                   "compiles": net.stats.compiles, "disk_hits": net.stats.disk_hits}}))
+"""
+
+
+def fresh_process(cache_dir: str) -> dict[str, float]:
+    """First-call timing of LeNet-5 in a new interpreter using `cache_dir` as the disk cache."""
+    env = {**os.environ, "AMBER_CACHE_DIR": cache_dir, "AMBER_CACHE": "1"}
+    code = _PROBE.format(samples=str(ROOT / "samples"))
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                         check=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+# -- report ----------------------------------------------------------------------------------
+
+def _us(seconds: float) -> str:
+    return f"{seconds * 1e6:,.1f}"
+
+
+def _kb(size: int) -> str:
+    return f"{size / 1024:,.1f}"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--quick", action="store_true", help="fewer rounds (a smoke run)")
+    quick = parser.parse_args().quick
+    rounds = 5 if quick else 15
+    rows = []
+    for w in workloads(quick):
+        check(w)
+        times = time_interleaved(w, rounds)
+        mem = {label: peak_memory(getattr(w, label), w.inputs)
+               for label in ("eager", "compiled", "hand")}
+        rows.append((w.name, times, mem))
+    head = (f"{'workload':<22} {'eager us':>11} {'amber us':>11} {'numpy us':>11} "
+            f"{'eager/amber':>12} {'amber/numpy':>12}   peak KiB eager/amber/numpy")
+    print(head)
+    print("-" * len(head))
+    for name, t, m in rows:
+        print(f"{name:<22} {_us(t['eager']):>11} {_us(t['compiled']):>11} {_us(t['hand']):>11} "
+              f"{t['eager'] / t['compiled']:>11.2f}x {t['compiled'] / t['hand']:>11.2f}x   "
+              f"{_kb(m['eager'])} / {_kb(m['compiled'])} / {_kb(m['hand'])}")
+    with tempfile.TemporaryDirectory() as cache:
+        cold, warm = fresh_process(cache), fresh_process(cache)
+    print()
+    for label, r in (("cold (empty disk cache)", cold), ("warm (disk cache hit)", warm)):
+        compile_ms = (r["first"] - r["steady"]) * 1e3
+        print(f"LeNet-5 first call, {label:<24}: {r['first'] * 1e3:7.2f} ms "
+              f"(compile step {compile_ms:7.2f} ms; import amber {r['import'] * 1e3:.0f} ms; "
+              f"compiles={r['compiles']}, disk hits={r['disk_hits']})")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,250 @@
+"""Statements of a canonical function body (see canonicalize): assignments, expression
+statements, assert, raise, pass, if/while/for (in control) and the one final return."""
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import gast
+import numpy as np
+
+from ..graph import Tensor, Value
+from . import control, names
+from .context import DeadPath, Frame
+from .expressions import attribute, evaluate
+from .operators import binary
+from .sequences import getitem, setitem, unpack
+from .values import PENDING, PyList, Ref, describe, has_runtime, truth
+
+
+def run_function(f: Frame) -> Any:
+    """Build the body of `f`; returns the value of its final `return` (DeadPath if no path
+    reaches it)."""
+    *body, final = f.fdef.body
+    if not isinstance(final, gast.Return):
+        raise f.error("internal: the canonical body does not end with return", node=final)
+    run_block(f, body, frozenset(names.read_names(final)))
+    if f.scope.dead:
+        raise DeadPath
+    f.set_stmt(final)
+    value = evaluate(f, final.value) if final.value is not None else None
+    return None if value is PENDING else value
+
+
+def run_block(f: Frame, stmts: list[gast.stmt], live_out: frozenset[str]) -> None:
+    """Build `stmts` in order; stops where the path ends (a compiled raise)."""
+    saved = f.live
+    try:
+        for i, stmt in enumerate(stmts):
+            if f.scope.dead:
+                break
+            f.live = (stmts, i, live_out)
+            f.set_stmt(stmt)
+            try:
+                run_stmt(f, stmt)
+            except DeadPath:
+                f.scope.dead = True
+    finally:
+        f.live = saved
+
+
+def run_stmt(f: Frame, stmt: gast.stmt) -> None:
+    handler = HANDLERS.get(type(stmt))
+    if handler is None:
+        raise f.error(f"`{type(stmt).__name__}` statements are not supported in compiled code",
+                      node=stmt)
+    handler(f, stmt)
+
+
+def _assign(f: Frame, stmt: gast.Assign) -> None:
+    value = evaluate(f, stmt.value)
+    for target in stmt.targets:
+        assign_target(f, target, value)
+
+
+def _ann_assign(f: Frame, stmt: gast.AnnAssign) -> None:
+    if stmt.value is not None:
+        assign_target(f, stmt.target, evaluate(f, stmt.value))
+
+
+def assign_target(f: Frame, target: gast.expr, value: Any) -> None:
+    """Bind `value` to an assignment target (a name, a tuple of targets, `x[i]`, `self.a`)."""
+    if isinstance(target, gast.Name):
+        f.scope.bind(target.id, value, getattr(target, "lineno", 0) or 0)
+    elif isinstance(target, gast.Tuple | gast.List):
+        star = next((i for i, t in enumerate(target.elts) if isinstance(t, gast.Starred)), None)
+        items = unpack(f, value, len(target.elts), star)
+        for elt, item in zip(target.elts, items):
+            assign_target(f, elt.value if isinstance(elt, gast.Starred) else elt, item)
+    elif isinstance(target, gast.Subscript):
+        base = evaluate(f, target.value)
+        _store(f, target.value, setitem(f, base, evaluate(f, target.slice), value))
+    elif isinstance(target, gast.Attribute):
+        _assign_attribute(f, target, evaluate(f, target.value), value)
+    else:
+        raise f.error(f"cannot assign to {type(target).__name__}", node=target)
+
+
+def _store(f: Frame, root: gast.expr, value: Any) -> None:
+    """After `x[i] = v`, the name `x` refers to the written value."""
+    if isinstance(root, gast.Name):
+        f.scope.bind(root.id, value, getattr(root, "lineno", 0) or 0)
+
+
+def _assign_attribute(f: Frame, target: gast.Attribute, base: Any, value: Any) -> None:
+    """`self.param = value` writes the Parameter in place (MindSpore's rule); nothing else on
+    the instance can change while compiled code runs."""
+    if isinstance(base, Ref) and base.path is not None:
+        current = getattr(base.obj, target.attr, None)
+        from ..nn.cell import Parameter
+        if isinstance(current, Parameter):
+            param = f.compiler.param(base.child(target.attr), current)
+            f.op("assign", param, f.materialise(value))
+            return
+    raise f.error(f"assigning to attribute '{target.attr}' of {describe(base)} inside compiled "
+                  "code is not supported",
+                  "keep state in Parameters and update them with ops.assign, or return the "
+                  "value", node=target)
+
+
+def _aug_assign(f: Frame, stmt: gast.AugAssign) -> None:
+    opname = type(stmt.op).__name__
+    target = stmt.target
+    rhs = evaluate(f, stmt.value)
+    if isinstance(target, gast.Name):
+        from .scope import lookup
+        old = lookup(f, target.id)
+        f.scope.bind(target.id, augmented(f, opname, old, rhs), stmt.lineno)
+    elif isinstance(target, gast.Subscript):
+        base = evaluate(f, target.value)
+        key = evaluate(f, target.slice)
+        new = augmented(f, opname, getitem(f, base, key), rhs)
+        _store(f, target.value, setitem(f, base, key, new))
+    elif isinstance(target, gast.Attribute):
+        base = evaluate(f, target.value)
+        old = attribute(f, base, target.attr)
+        _assign_attribute(f, target, base, augmented(f, opname, old, rhs))
+    else:
+        raise f.error("unsupported augmented assignment target", node=target)
+
+
+def augmented(f: Frame, opname: str, old: Any, rhs: Any) -> Any:
+    """`old <op>= rhs`: NumPy's in-place rules for arrays (the result keeps old's shape and
+    dtype), in-place extension for lists, plain rebinding for everything else."""
+    if isinstance(old, PyList) and opname == "Add" and not isinstance(rhs, Value):
+        from .sequences import as_sequence
+        old.items.extend(as_sequence(f, rhs))
+        return old
+    new = binary(f, opname, old, rhs)
+    if not (isinstance(old, Value) and isinstance(old.type, Tensor) and isinstance(new, Value)):
+        return new
+    want, got = old.type, new.type
+    if isinstance(got, Tensor) and len(got.shape) != len(want.shape) or any(
+            isinstance(a, int) and isinstance(b, int) and a != b
+            for a, b in zip(want.shape, getattr(got, "shape", ()))):
+        raise f.error(f"in-place operation: the result {got} does not fit the array {want}",
+                      "assign to a new variable instead (`y = x + ...`)")
+    if isinstance(got, Tensor) and got.dtype != want.dtype:
+        if not np.can_cast(got.dtype, want.dtype, casting="same_kind"):
+            raise f.error(f"in-place operation: cannot cast the result from {got.dtype} to "
+                          f"{want.dtype} (the array's dtype)",
+                          "assign to a new variable instead, or cast with .astype")
+        new = f.op("cast", new, dtype=want.dtype)
+    return new
+
+
+def _expr(f: Frame, stmt: gast.Expr) -> None:
+    if isinstance(stmt.value, gast.Constant) and isinstance(stmt.value.value, str):
+        return  # a docstring
+    evaluate(f, stmt.value)
+
+
+def _pass(f: Frame, stmt: gast.Pass) -> None:
+    return None
+
+
+def _assert(f: Frame, stmt: gast.Assert) -> None:
+    test = evaluate(f, stmt.test)
+    known = truth(test)
+    if known is True:
+        return
+    message = evaluate(f, stmt.msg) if stmt.msg is not None else None
+    if has_runtime(message):
+        raise f.error("an assert message must be known when compiling", node=stmt.msg)
+    if known is False:
+        f.raise_at_runtime(AssertionError, *(() if message is None else (str(message),)))
+    from .operators import condition_value
+    f.op("assert", condition_value(f, test), f.materialise(
+        None if message is None else str(message)))
+
+
+def _raise(f: Frame, stmt: gast.Raise) -> None:
+    if stmt.exc is None:
+        raise f.error("a bare `raise` is not supported in compiled code", node=stmt)
+    exc = stmt.exc
+    if isinstance(exc, gast.Call):
+        cls = evaluate(f, exc.func)
+        args = [evaluate(f, a) for a in exc.args]
+        if exc.keywords:
+            raise f.error("exception arguments must be positional", node=exc)
+    else:
+        cls, args = evaluate(f, exc), []
+    if isinstance(cls, BaseException):
+        cls, args = type(cls), list(cls.args)
+    if not (isinstance(cls, type) and issubclass(cls, BaseException)):
+        raise f.error(f"cannot raise {describe(cls)}", "raise an exception class, e.g. "
+                      "raise ValueError('message')", node=exc)
+    if any(has_runtime(a) for a in args):
+        raise f.error("exception arguments must be known when compiling",
+                      "raise with a constant message", node=exc)
+    f.raise_at_runtime(cls, *args)
+
+
+def _return(f: Frame, stmt: gast.Return) -> None:
+    raise f.error("internal: a return statement survived canonicalization", node=stmt)
+
+
+HANDLERS: dict[type, Callable[[Frame, Any], None]] = {
+    gast.Assign: _assign, gast.AnnAssign: _ann_assign, gast.AugAssign: _aug_assign,
+    gast.Expr: _expr, gast.Pass: _pass, gast.Assert: _assert, gast.Raise: _raise,
+    gast.Return: _return, gast.If: control.build_if, gast.While: control.build_while,
+    gast.For: control.build_for,
+}
+
+
+# -- facts of the original (not canonical) function ------------------------------------------
+
+def returns_none(fdef: gast.FunctionDef) -> bool:
+    """True if some path of the function may return None: a bare `return`, `return None`, or
+    falling off the end. The return value placeholder then merges as None."""
+    returns = [n for n in gast.walk(fdef) if isinstance(n, gast.Return)]
+    if any(r.value is None or isinstance(r.value, gast.Constant) and r.value.value is None
+           for r in returns):
+        return True
+    return _falls_through(fdef.body)
+
+
+def _falls_through(stmts: list[gast.stmt]) -> bool:
+    for stmt in stmts:
+        if isinstance(stmt, gast.Return | gast.Raise):
+            return False
+        if isinstance(stmt, gast.If) and not _falls_through(stmt.body) and not _falls_through(
+                stmt.orelse):
+            return False
+        if isinstance(stmt, gast.While) and _always_true(stmt.test) and not any(
+                isinstance(n, gast.Break) for n in _loop_level(stmt.body)):
+            return False
+    return True
+
+
+def _always_true(test: gast.expr) -> bool:
+    return isinstance(test, gast.Constant) and bool(test.value)
+
+
+def _loop_level(stmts: list[gast.stmt]) -> list[gast.stmt]:
+    """The statements of a loop body, not descending into nested loops."""
+    out: list[gast.stmt] = []
+    for stmt in stmts:
+        out.append(stmt)
+        if isinstance(stmt, gast.If):
+            out += _loop_level(stmt.body) + _loop_level(stmt.orelse)
+    return out

@@ -1,0 +1,75 @@
+"""The pass manager: pipelines per level, the per-pass hook, verification and PassError."""
+import textwrap
+
+import pytest
+
+from amber.graph import Rewriter, parse_graph, print_graph
+from amber.graph.passes import PASSES, PIPELINES, PassError, PassManager, optimize
+
+GRAPH = textwrap.dedent("""
+    graph @f(%x: f32[4], %n: int) {
+      %0 = constant(value=0) : int
+      %1 = constant(value=1) : int
+      %two = constant(value=2) : int
+      %k = mul(%two, %1) : int
+      %a = for %0, %n, %1, %x : f32[4] {
+        body(%i: int, %a_1: f32[4]) {
+          %e = exp(%x) : f32[4]
+          %g = add(%a_1, %e) : f32[4]
+          yield %g
+        }
+      }
+      %unused = exp(%a) : f32[4]
+      return %a
+    }
+""")
+
+
+def test_levels_are_nested_pipelines():
+    assert PIPELINES[0] == ()
+    assert set(PIPELINES[1]) <= set(PIPELINES[2])
+    assert all(name in PASSES for level in PIPELINES.values() for name in level)
+
+
+def test_o0_leaves_the_graph_alone():
+    graph = parse_graph(GRAPH)
+    assert print_graph(optimize(graph, level=0)) == print_graph(parse_graph(GRAPH))
+
+
+def test_o2_hoists_folds_and_sweeps():
+    graph = optimize(parse_graph(GRAPH), level=2, verify_each=True)
+    text = print_graph(graph)
+    assert "%unused" not in text and "%k" not in text
+    assert text.index("exp(%x)") < text.index("for ")  # hoisted out of the loop
+
+
+def test_hook_sees_every_pass_with_counts_and_times():
+    seen = []
+    optimize(parse_graph(GRAPH), level=2, on_pass=lambda report, g: seen.append(report))
+    assert [r.name for r in seen] == list(PIPELINES[2])
+    assert all(r.nodes > 0 and r.seconds >= 0 for r in seen)
+    assert seen[-1].nodes < 9  # the dead exp and the folded multiply are gone
+
+
+def test_failing_pass_is_named_with_the_passes_before_it():
+    def broken(graph, rw: Rewriter) -> bool:
+        raise RuntimeError("boom")
+    manager = PassManager(("dce", "broken"), {**PASSES, "broken": broken})
+    with pytest.raises(PassError, match=r"pass 'broken' failed \(after: dce\): RuntimeError: boom"):
+        manager.run(parse_graph(GRAPH))
+
+
+def test_a_pass_leaving_invalid_ir_is_caught_by_verify_each():
+    def corrupt(graph, rw: Rewriter) -> bool:
+        node = graph.body.nodes[0]
+        graph.body.nodes.remove(node)  # behind the rewriter's back: its users now dangle
+        graph.body.nodes.append(node)
+        return True
+    manager = PassManager(("corrupt",), {"corrupt": corrupt}, verify_each=True)
+    with pytest.raises(PassError, match="corrupt"):
+        manager.run(parse_graph(GRAPH))
+
+
+def test_unknown_level_is_rejected():
+    with pytest.raises(ValueError, match="optimization level"):
+        optimize(parse_graph(GRAPH), level=3)

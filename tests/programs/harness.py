@@ -1,0 +1,317 @@
+"""The differential harness of the program corpus: run a program eagerly (the oracle) and compiled
+on the same inputs, and assert equal results, printed output, argument mutations and errors.
+
+Category files mark programs with `@runs(...)`; `conftest.py` collects them into the `program`
+parametrization (ids = program names) and provides the `check_program` fixture.
+"""
+from __future__ import annotations
+
+import copy
+import math
+import os
+import traceback
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import numpy as np
+
+import amber
+from amber.runtime import JitFunction, JitMethod
+
+PROGRAMS_ATTR = "corpus_programs"
+"""The attribute `@runs` sets on a function or Cell class: the tuple of its `Program`s."""
+
+RTOL = ATOL = 1e-6
+CODE_EXCERPT_LINES = 80
+# NOTE: frames in these directories are kernels of eager ops, not the user's line; an error's
+# note must point at the innermost frame outside them.
+_KERNEL_DIRS = tuple(os.path.dirname(m.__file__) + os.sep
+                     for m in (np, amber.ops, amber.common))
+
+
+@dataclass(frozen=True)
+class Program:
+    """One corpus entry: a function or Cell class, the argument tuples it runs on, and (for a
+    class) its constructor arguments and mode."""
+    target: Any
+    inputs: tuple[tuple[Any, ...], ...]
+    init: tuple[Any, ...] = ()
+    train: bool = False
+    tag: str = ""
+
+    @property
+    def name(self) -> str:
+        """The test id: the program's name, plus the variant tag."""
+        base = self.target.__name__
+        return f"{base}-{self.tag}" if self.tag else base
+
+
+def runs(*inputs: Any, init: tuple[Any, ...] = (), train: bool = False,
+         tag: str = "") -> Callable[[Any], Any]:
+    """Mark a program with the inputs to run it on. Each input is a tuple of arguments, or a
+    single non-tuple argument. Stack several `@runs` on a Cell class for variants (tag them)."""
+    args = tuple(i if isinstance(i, tuple) else (i,) for i in inputs)
+    assert args, "a program needs at least one input"
+
+    def mark(target: Any) -> Any:
+        program = Program(target, args, tuple(init), train, tag)
+        setattr(target, PROGRAMS_ATTR, (program, *vars(target).get(PROGRAMS_ATTR, ())))
+        return target
+    return mark
+
+
+def collect(namespace: dict[str, Any]) -> list[Program]:
+    """Every program marked in a module namespace, in definition order."""
+    found: list[Program] = []
+    for obj in list(namespace.values()):
+        found.extend(vars_or_empty(obj).get(PROGRAMS_ATTR, ()))
+    names = [p.name for p in found]
+    assert len(set(names)) == len(names), f"duplicate program names: {names}"
+    return found
+
+
+def vars_or_empty(obj: Any) -> dict[str, Any]:
+    try:
+        return vars(obj)
+    except TypeError:
+        return {}
+
+
+# -- input data ------------------------------------------------------------------------------
+
+def randn(*shape: int, seed: int = 0, scale: float = 1.0, dtype: Any = np.float32) -> np.ndarray:
+    """Standard-normal floats (float32 unless told), reproducible by seed."""
+    rng = np.random.default_rng(seed)
+    return (rng.standard_normal(shape) * scale).astype(dtype)
+
+
+def randint(*shape: int, low: int = -5, high: int = 6, seed: int = 0,
+            dtype: Any = np.int64) -> np.ndarray:
+    """Integers in [low, high) (int64 unless told), reproducible by seed."""
+    return np.random.default_rng(seed).integers(low, high, shape).astype(dtype)
+
+
+def f32(values: Any) -> np.ndarray:
+    """A float32 array of literal values."""
+    return np.asarray(values, dtype=np.float32)
+
+
+def i32(values: Any) -> np.ndarray:
+    """An int32 array of literal values."""
+    return np.asarray(values, dtype=np.int32)
+
+
+def i64(values: Any) -> np.ndarray:
+    """An int64 array of literal values."""
+    return np.asarray(values, dtype=np.int64)
+
+
+# -- building and calling --------------------------------------------------------------------
+
+@dataclass
+class Subject:
+    """A built program: how to call it eagerly and compiled, and the jit object behind it."""
+    eager: Callable[..., Any]
+    compiled: Callable[..., Any]
+    jitted: Any
+    reset: Callable[[], None]
+
+
+def build(program: Program) -> Subject:
+    """Instantiate (seeded) and wrap a program for eager and compiled calls."""
+    target = program.target
+    if not isinstance(target, type):
+        jitted = amber.jit(target)
+        eager = getattr(target, "__wrapped__", target)
+        return Subject(eager, jitted, jitted, lambda: amber.set_seed(0))
+    amber.set_seed(0)
+    net = target(*program.init)
+    if program.train:
+        net.set_train(True)
+    call = type(net).__call__
+    if isinstance(call, JitMethod):
+        jitted, compiled = call, net
+    else:
+        jitted = compiled = amber.jit(net)
+    return Subject(net.construct, compiled, jitted, generator_reset(net))
+
+
+def generator_reset(net: Any) -> Callable[[], None]:
+    """A function putting every random generator owned by `net`'s cells back in its current
+    state (in place, so compiled code holding the generator sees the same stream)."""
+    saved = [(gen, copy.deepcopy(gen.bit_generator.state))
+             for _, cell in net.cells_and_names() for gen in vars(cell).values()
+             if isinstance(gen, np.random.Generator)]
+
+    def reset() -> None:
+        amber.set_seed(0)
+        for gen, state in saved:
+            gen.bit_generator.state = copy.deepcopy(state)
+    return reset
+
+
+@dataclass
+class Outcome:
+    """What one call did: its result or exception, what it printed, its arguments afterwards."""
+    result: Any
+    error: BaseException | None
+    printed: str
+    args: tuple[Any, ...]
+
+
+def call(fn: Callable[..., Any], args: tuple[Any, ...], reset: Callable[[], None],
+         capsys: Any) -> Outcome:
+    """Call `fn` on a deep copy of `args`, capturing its output and any exception."""
+    args = copy.deepcopy(args)
+    reset()
+    capsys.readouterr()
+    try:
+        result, error = fn(*args), None
+    except Exception as exc:  # noqa: BLE001 (eager and compiled must raise the same type)
+        result, error = None, exc
+    return Outcome(result, error, capsys.readouterr().out, args)
+
+
+# -- comparing -------------------------------------------------------------------------------
+
+class Mismatch(AssertionError):
+    """Compiled and eager disagree (the message says where)."""
+
+
+def assert_same(got: Any, want: Any, where: str = "result") -> None:
+    """Exact types, shapes and dtypes; exact values except floats (rtol = atol = 1e-6)."""
+    if isinstance(want, tuple | list):
+        _expect(type(got) is type(want), where, f"{type(got).__name__} != {type(want).__name__}")
+        _expect(len(got) == len(want), where, f"length {len(got)} != {len(want)}")
+        for i, (g, w) in enumerate(zip(got, want)):
+            assert_same(g, w, f"{where}[{i}]")
+    elif isinstance(want, np.generic):
+        _expect(type(got) is type(want), where, f"{_kind(got)} != {_kind(want)}")
+        _same_values(np.asarray(got), np.asarray(want), where)
+    elif isinstance(want, np.ndarray):
+        _expect(isinstance(got, np.ndarray), where, f"{_kind(got)} != {_kind(want)}")
+        _expect(got.dtype == want.dtype, where, f"dtype {got.dtype} != {want.dtype}")
+        _expect(got.shape == want.shape, where, f"shape {got.shape} != {want.shape}")
+        _same_values(got, want, where)
+    elif isinstance(want, float):
+        _expect(type(got) is float, where, f"{_kind(got)} != float")
+        _expect(math.isclose(got, want, rel_tol=RTOL, abs_tol=ATOL)
+                or (math.isnan(got) and math.isnan(want)), where, f"{got!r} != {want!r}")
+    else:
+        _expect(type(got) is type(want), where, f"{_kind(got)} != {_kind(want)}")
+        _expect(got == want, where, f"{got!r} != {want!r}")
+
+
+def _same_values(got: np.ndarray, want: np.ndarray, where: str) -> None:
+    if want.dtype.kind in "fc":
+        try:
+            np.testing.assert_allclose(got, want, rtol=RTOL, atol=ATOL)
+        except AssertionError as err:
+            raise Mismatch(f"{where}: values differ\n{err}") from None
+    else:
+        _expect(np.array_equal(got, want), where, f"values\n{got!r}\n!=\n{want!r}")
+
+
+def _expect(ok: bool, where: str, what: str) -> None:
+    if not ok:
+        raise Mismatch(f"{where}: {what}")
+
+
+def _kind(value: Any) -> str:
+    if isinstance(value, np.ndarray):
+        return f"ndarray[{value.dtype}, {value.shape}]"
+    return f"{type(value).__name__}({value!r})" if np.isscalar(value) else type(value).__name__
+
+
+def user_line(exc: BaseException) -> tuple[str, int] | None:
+    """(file basename, line) of the innermost traceback frame outside op kernels and NumPy."""
+    found = None
+    for frame in traceback.extract_tb(exc.__traceback__):
+        if not frame.filename.startswith(_KERNEL_DIRS):
+            found = (os.path.basename(frame.filename), frame.lineno)
+    return found
+
+
+def assert_same_outcome(got: Outcome, want: Outcome) -> None:
+    """The compiled call did what the eager call did (result or error, output, mutations)."""
+    if want.error is not None:
+        _expect(got.error is not None, "error",
+                f"eager raised {want.error!r}, compiled returned {got.result!r}")
+        _expect(type(got.error) is type(want.error), "error",
+                f"compiled raised {got.error!r}, eager raised {want.error!r}")
+        line = user_line(want.error)
+        notes = "\n".join(getattr(got.error, "__notes__", ()))
+        _expect(line is None or f"{line[0]}:{line[1]}" in notes, "error note",
+                f"expected a note naming {line}, got notes {notes!r}")
+    elif got.error is not None:
+        raise Mismatch(f"compiled raised {type(got.error).__name__}: {got.error}") from got.error
+    else:
+        assert_same(got.result, want.result)
+    _expect(got.printed == want.printed, "printed output",
+            f"\ncompiled printed:\n{got.printed}\neager printed:\n{want.printed}")
+    assert_same(got.args, want.args, "arguments after the call")
+
+
+def describe(args: tuple[Any, ...]) -> str:
+    """A short description of an argument tuple for failure messages."""
+    parts = []
+    for a in args:
+        if isinstance(a, np.ndarray):
+            text = np.array2string(a.ravel()[:6], precision=3, separator=",")
+            parts.append(f"{a.dtype}{list(a.shape)} {text}")
+        else:
+            parts.append(repr(a)[:60])
+    return "(" + ", ".join(parts) + ")"
+
+
+def code_excerpt(jitted: Any) -> str:
+    """The last generated source of a jit object (first lines), or why there is none."""
+    code = getattr(jitted, "code", None)
+    if not code:
+        return "<no generated code>"
+    lines = code.splitlines()
+    more = f"\n... ({len(lines) - CODE_EXCERPT_LINES} more lines)" \
+        if len(lines) > CODE_EXCERPT_LINES else ""
+    return "\n".join(lines[:CODE_EXCERPT_LINES]) + more
+
+
+def check(program: Program, capsys: Any) -> None:
+    """Run every input eagerly and compiled and compare; at the end re-compare every earlier
+    compiled result, so later calls must not have overwritten buffers they handed out."""
+    subject = build(program)
+    kept: list[tuple[Outcome, Outcome, str]] = []
+    for k, args in enumerate(program.inputs):
+        want = call(subject.eager, args, subject.reset, capsys)
+        got = call(subject.compiled, args, subject.reset, capsys)
+        label = f"{program.name} input #{k} {describe(args)}"
+        _compare(got, want, label, subject.jitted)
+        kept.append((got, want, label))
+    for got, want, label in kept:
+        if want.error is None:
+            _compare(got, want, label + " (re-checked after later calls)", subject.jitted)
+
+
+def _compare(got: Outcome, want: Outcome, label: str, jitted: Any) -> None:
+    try:
+        assert_same_outcome(got, want)
+    except Mismatch as err:
+        raise Mismatch(f"{label}\n{err}\neager: {_short(want)}\ncompiled: {_short(got)}\n"
+                       f"--- generated code ---\n{code_excerpt(jitted)}") from err.__cause__
+
+
+def _short(outcome: Outcome) -> str:
+    if outcome.error is not None:
+        return f"raised {type(outcome.error).__name__}: {outcome.error}"[:2000]
+    return repr(outcome.result)[:1000]
+
+
+# -- introspection helpers for tests about the compiled code itself --------------------------
+
+def node_count(jitted: JitFunction) -> int:
+    """Number of IR nodes (at every depth) of the last specialization's graph."""
+    return sum(1 for _ in jitted.graph.walk())
+
+
+def compile_count(jitted: Any) -> int:
+    """How many specializations a jit object has compiled."""
+    return jitted.stats.compiles
