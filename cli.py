@@ -278,7 +278,7 @@ def cmd_export(ns: argparse.Namespace) -> int:
 
 
 def _gather_params(instance: Any, paths: Sequence[str]) -> list[np.ndarray]:
-    from .runtime.compiled import make_param_getter
+    from .runtime.paths import make_param_getter
     if not paths:
         return []
     return [np.array(p) for p in make_param_getter(instance, paths)(instance)]

@@ -18,6 +18,12 @@ from .storage import INPLACE_ATTR, Kind, Storage
 from .template import render
 
 LocKey = tuple[str, int] | None
+Chunk = tuple[Loc | None, list[ast.stmt]]
+"""Statements and the user location they come from."""
+
+
+def _key(loc: Loc | None) -> LocKey:
+    return (loc.file, loc.line) if loc is not None else None
 
 
 class Emitter:
@@ -61,7 +67,7 @@ class Emitter:
         """A returned value; a module constant array is copied (the caller may write to it)."""
         ref = self.expr(value)
         if self.st.kind[value] is Kind.MODULE and isinstance(self.st.constant(value), np.ndarray):
-            return py.call(ast.Attribute(value=ref, attr="copy", ctx=ast.Load()))
+            return py.call(py.attr(ref, "copy"))
         return ref
 
     def render(self, node: Node, out: ast.expr | None = None) -> ast.expr:
@@ -79,24 +85,27 @@ class Emitter:
         stmts: list[ast.stmt] = []
         frees = self.frees.get(block, {})
         for i, node in enumerate(block.nodes):
-            key = (node.loc.file, node.loc.line) if node.loc is not None else context
-            produced = self.statements(node, key)
-            if produced and key != context and node.loc is not None:
-                stmts.append(py.expr_stmt(py.const(self.marker_text(len(self.markers)))))
-                self.markers.append(node.loc)
-                context = key
-            stmts.extend(produced)
+            for loc, produced in self.statements(node, _key(node.loc) or context):
+                if produced and loc is not None and _key(loc) != context:
+                    stmts.append(py.expr_stmt(py.const(self.marker_text(len(self.markers)))))
+                    self.markers.append(loc)
+                    context = _key(loc)
+                stmts.extend(produced)
             if i in frees:
                 stmts.append(py.delete(frees[i]))
         return stmts
 
-    def statements(self, node: Node, key: LocKey) -> list[ast.stmt]:
+    def statements(self, node: Node, key: LocKey) -> list[Chunk]:
+        """The node's statements, in runs attributed to user locations."""
         if node.op == IF:
-            return self.emit_if(node, key)
+            return [(node.loc, self.emit_if(node, key))]
         if node.op == WHILE:
             return self.emit_while(node, key)
         if node.op == FOR:
             return self.emit_for(node, key)
+        return [(node.loc, self.op_statements(node))]
+
+    def op_statements(self, node: Node) -> list[ast.stmt]:
         out = node.output
         kind = self.st.kind[out]
         if kind is Kind.VAR and node.op is pyops.constant:  # a list: fresh on every call
@@ -132,30 +141,39 @@ class Emitter:
             return [py.if_(py.not_(test), else_, [])]
         return [py.if_(test, then, else_)]
 
-    def emit_while(self, node: Node, key: LocKey) -> list[ast.stmt]:
+    def emit_while(self, node: Node, key: LocKey) -> list[Chunk]:
         """`while <cond>:` when the condition is one expression, else `while True:` computing
         it and breaking when false. The carried variables are assigned before the loop and at
         the end of the body; after the loop they are its results."""
-        inits = self.assign(node.outputs, node.inputs)
         cond = self.block(node.cond, key)
         test = self.expr(node.cond.results[0])
         body = self.block(node.body, key) + self.assign(node.outputs, node.body.results)
         if cond:
             body = cond + [py.if_(py.not_(test), [py.break_()], [])] + body
             test = py.const(True)
-        return inits + [py.while_(test, body)]
+        return self.inits(node, node.inputs) + [(node.loc, [py.while_(test, body)])]
 
-    def emit_for(self, node: Node, key: LocKey) -> list[ast.stmt]:
+    def emit_for(self, node: Node, key: LocKey) -> list[Chunk]:
         """`for i in range(start, stop, step):`, dropping a start of 0 and a step of 1."""
         start, stop, step = node.inputs[:3]
-        inits = self.assign(node.outputs, node.inputs[3:])
         if self._is_int(step, 1):
             bounds = [stop] if self._is_int(start, 0) else [start, stop]
         else:
             bounds = [start, stop, step]
         index = self.st.name(node.body.params[0])
         body = self.block(node.body, key) + self.assign(node.outputs, node.body.results)
-        return inits + [py.for_range(index, [self.expr(b) for b in bounds], body)]
+        loop = py.for_range(index, [self.expr(b) for b in bounds], body)
+        return self.inits(node, node.inputs[3:]) + [(node.loc, [loop])]
+
+    def inits(self, node: Node, inits: Sequence[Value]) -> list[Chunk]:
+        """The carried variables' first values; a constant's assignment is attributed to the
+        line that wrote the constant (`s = 0.0`), the others to the loop."""
+        stmts = self.assign(node.outputs, inits)
+        if len(stmts) == 1 and isinstance(stmts[0].targets[0], ast.Tuple):
+            return [(node.loc, stmts)]
+        copies, _ = self.st.copy_plan(node.outputs, inits)
+        return [((self.st.kind[source] is Kind.INLINE and source.producer.loc) or node.loc, [s])
+                for (_, source), s in zip(copies, stmts)]
 
     def _is_int(self, value: Value, number: int) -> bool:
         if self.st.kind[value] is not Kind.INLINE:

@@ -5,6 +5,7 @@ variable defined outside it, never for a variable some path may leave unassigned
 from __future__ import annotations
 
 import math
+from typing import Iterator
 
 from ..graph import Block, Graph, Node, Tensor, Value
 from .storage import Kind, Storage
@@ -24,7 +25,7 @@ def plan_frees(graph: Graph, storage: Storage) -> dict[Block, dict[int, list[str
         home = root.producer.parent if root.producer is not None else None
         if home is None or not _freeable(group, home, storage):
             continue
-        last = _last_use(group, home)
+        last = _last_use(group, home, storage)
         if last is not None:
             frees.setdefault(home, {}).setdefault(last, []).append(storage.names[root])
     return frees
@@ -54,17 +55,28 @@ def _defined_within(value: Value, home: Block) -> bool:
     return False
 
 
-def _last_use(group: list[Value], home: Block) -> int | None:
+def _last_use(group: list[Value], home: Block, storage: Storage) -> int | None:
     """The index in `home` of the last node reading the group; None if nothing reads it or
     `home` yields it."""
     index = {node: i for i, node in enumerate(home.nodes)}
     last = None
     for value in group:
-        for use in value.uses:
-            if use.user is home:
+        for user in _readers(value, storage):
+            if user is home:
                 return None
-            node = use.user if isinstance(use.user, Node) else use.user.parent
+            node = user if isinstance(user, Node) else user.parent
             while node.parent is not home:
                 node = node.parent.parent
             last = max(index[node], last if last is not None else -1)
     return last
+
+
+def _readers(value: Value, storage: Storage) -> Iterator[Node | Block]:
+    """Where `value` is read: its users, and for an inlined expression, the expression's."""
+    for use in value.uses:
+        user = use.user
+        if isinstance(user, Node) and not user.is_region \
+                and storage.kind[user.output] is Kind.EXPR:
+            yield from _readers(user.output, storage)
+        else:
+            yield user

@@ -1,5 +1,5 @@
 """Checks a storage plan: walks the graph in the order the generated code runs, tracking which
-value each variable holds, and reports the first read that would find another value there.
+value each variable holds, and reports the reads that would find another value there.
 """
 from __future__ import annotations
 
@@ -23,24 +23,20 @@ class _Mixed:
     writers: frozenset[Value]
 
 
-class _Found(Exception):
-    def __init__(self, hazard: Hazard) -> None:
-        self.hazard = hazard
-
-
-def find_hazard(graph: Graph, storage: Storage) -> Hazard | None:
-    """The first read the plan gets wrong, or None if every read sees its value."""
-    try:
-        _Simulation(storage).run(graph)
-    except _Found as found:
-        return found.hazard
-    return None
+def find_hazards(graph: Graph, storage: Storage) -> list[Hazard]:
+    """Reads the plan gets wrong; empty if every read sees its value. After a wrong read the
+    walk goes on as if it had been right, so one walk finds most of them (fixing some may
+    expose others: callers repeat until none is left)."""
+    simulation = _Simulation(storage)
+    simulation.run(graph)
+    return simulation.hazards
 
 
 class _Simulation:
     def __init__(self, storage: Storage) -> None:
         self.st = storage
         self.holds: dict[Value, Value | _Mixed] = {}
+        self.hazards: list[Hazard] = []
 
     def run(self, graph: Graph) -> None:
         self.write_all(graph.inputs)
@@ -66,7 +62,8 @@ class _Simulation:
                 continue
             assert held is not None, f"codegen: %{var.name} is read before it is computed"
             writers = {held} if isinstance(held, Value) else set(held.writers) - {var}
-            raise _Found(Hazard(var, frozenset(writers)))
+            self.hazards.append(Hazard(var, frozenset(writers)))
+            self.holds[self.st.slot(var)] = var
 
     def write_all(self, values: Sequence[Value]) -> None:
         for value in values:

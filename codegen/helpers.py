@@ -2,7 +2,8 @@
 
 A helper is a real module-level function whose globals are only `np`, builtins and other
 helpers (found from its body and copied first). Its source is copied verbatim; annotations the
-generated module could not evaluate (`Any`) are dropped, at the price of reprinting via astor.
+generated module could not evaluate (`Any`) are dropped, at the price of reprinting the function
+(comments lost).
 """
 from __future__ import annotations
 
@@ -12,11 +13,11 @@ import functools
 import inspect
 import textwrap
 import types
+from dataclasses import dataclass
 from typing import Iterable
 
 import numpy as np
 
-from . import pyast as py
 
 _VISIBLE = frozenset(dir(builtins)) | {"np"}
 
@@ -47,11 +48,11 @@ def helper_source(fn: types.FunctionType) -> str:
     return _parse(fn).source
 
 
+@dataclass(frozen=True)
 class _Helper:
     """A helper's checked source and the helpers it calls."""
-
-    def __init__(self, source: str, calls: list[types.FunctionType]) -> None:
-        self.source, self.calls = source, calls
+    source: str
+    calls: tuple[types.FunctionType, ...]
 
 
 @functools.lru_cache(maxsize=None)
@@ -74,20 +75,22 @@ def _parse(fn: types.FunctionType) -> _Helper:
                             "have (helpers may use only np, builtins and other helpers)")
         calls.append(value)
     if _drop_foreign_annotations(node):
-        text = py.to_source(node)
-    return _Helper(text.rstrip() + "\n", calls)
+        text = ast.unparse(node)  # NOTE: astor would print `->list`; both drop comments
+    return _Helper(text.rstrip() + "\n", tuple(calls))
 
 
-def _annotations(fn: ast.FunctionDef) -> list[ast.expr]:
+def _annotated(fn: ast.FunctionDef) -> list[ast.arg]:
     args = fn.args
     every = args.posonlyargs + args.args + args.kwonlyargs + [args.vararg, args.kwarg]
-    found = [a.annotation for a in every if a is not None and a.annotation is not None]
-    return found + ([fn.returns] if fn.returns is not None else [])
+    return [a for a in every if a is not None and a.annotation is not None]
 
 
 def _free_names(fn: ast.FunctionDef) -> set[str]:
     """Names the function reads but does not bind (annotations aside: they may be dropped)."""
-    skip = {id(n) for a in _annotations(fn) for n in ast.walk(a)}
+    annotations = [a.annotation for a in _annotated(fn)]
+    if fn.returns is not None:
+        annotations.append(fn.returns)
+    skip = {id(n) for a in annotations for n in ast.walk(a)}
     loads, bound = set(), set()
     for n in ast.walk(fn):
         if id(n) in skip:
@@ -111,9 +114,8 @@ def _drop_foreign_annotations(fn: ast.FunctionDef) -> bool:
         return any(isinstance(n, ast.Name) and n.id not in _VISIBLE for n in ast.walk(a))
 
     dropped = False
-    args = fn.args
-    for a in args.posonlyargs + args.args + args.kwonlyargs + [args.vararg, args.kwarg]:
-        if a is not None and a.annotation is not None and foreign(a.annotation):
+    for a in _annotated(fn):
+        if foreign(a.annotation):
             a.annotation, dropped = None, True
     if fn.returns is not None and foreign(fn.returns):
         fn.returns, dropped = None, True

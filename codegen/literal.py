@@ -84,9 +84,8 @@ def array_literal(array: np.ndarray) -> ast.expr:
         data = py.call(py.attr("bytes", "fromhex"), [py.const(array.tobytes().hex())])
         flat = py.call(py.attr("np", "frombuffer"), [data],
                        dtype=py.call(py.attr("np", "dtype"), [py.const(array.dtype.str)]))
-        shaped = py.call(ast.Attribute(value=flat, attr="reshape", ctx=ast.Load()),
-                         [literal(array.shape)])
-        return py.call(ast.Attribute(value=shaped, attr="copy", ctx=ast.Load()))
+        shaped = py.call(py.attr(flat, "reshape"), [literal(array.shape)])
+        return py.call(py.attr(shaped, "copy"))
     return py.call(py.attr("np", "array"), [literal(array.tolist())], dtype=dtype)
 
 

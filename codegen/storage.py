@@ -12,7 +12,7 @@ from __future__ import annotations
 import enum
 import re
 from dataclasses import dataclass
-from typing import Any, Iterator, Sequence
+from typing import Any, Iterable, Iterator, Sequence
 
 from ..graph import FOR, IF, WHILE, Block, Graph, Node, NoneType, Value
 from ..ops import python as pyops
@@ -118,45 +118,24 @@ class Storage:
             with_input[first] = with_input.get(a, False) or with_input.get(b, False)
             self.accepted.append(edge)
 
-    def resolve(self, reader: Value, writers: set[Value]) -> None:
-        """`reader` is read while its variable holds one of `writers`: drop one proposed merge
-        on the path joining them, a re-assignment if any (that costs only a new name, not a
-        copy), else the one nearest to `reader`."""
-        writer = min(writers, key=self.order.__getitem__)
-        path = self._path(reader, writer)
-        droppable = [e for e in path if not e.mandatory]
-        if droppable:
-            self.dropped.add(min(droppable, key=lambda e: e.reason != _REBIND))
-            self._regroup()
-            return
-        culprit = next((e for e in path if e.reason == INPLACE_ATTR), None)
-        if culprit is not None:
-            raise ValueError(f"codegen: {culprit.a.producer.name} runs in place over "
-                             f"%{culprit.b.name}, which is read afterwards ({INPLACE_ATTR} is "
-                             "only valid on an input nothing reads later)")
-        raise AssertionError(f"codegen: %{reader.name} is overwritten before it is read")
-
-    def _path(self, start: Value, goal: Value) -> list[_Edge]:
-        """The kept edges joining `start` to `goal` (they share a variable), start side first."""
+    def resolve(self, hazards: Sequence[tuple[Value, Iterable[Value]]]) -> None:
+        """Each `(reader, writers)`: `reader` is read while its variable holds one of `writers`.
+        Drop one proposed merge on each path joining them: a re-assignment if any (that costs
+        only a new name, not a copy), else the one nearest to `reader`."""
         around: dict[Value, list[tuple[_Edge, Value]]] = {}
         for e in self.accepted:
             around.setdefault(e.a, []).append((e, e.b))
             around.setdefault(e.b, []).append((e, e.a))
-        came: dict[Value, tuple[_Edge, Value]] = {}
-        frontier = [start]
-        while frontier and goal not in came:
-            reached = []
-            for value in frontier:
-                for edge, other in around.get(value, ()):
-                    if other is not start and other not in came:
-                        came[other] = (edge, value)
-                        reached.append(other)
-            frontier = reached
-        path = []
-        while goal is not start:
-            edge, goal = came[goal]
-            path.append(edge)
-        return path[::-1]
+        for i, (reader, writers) in enumerate(hazards):
+            writer = min(writers, key=self.order.__getitem__)
+            path = _path(around, reader, writer)
+            droppable = [e for e in path if not e.mandatory]
+            if not droppable and i == 0:
+                _refuse(reader, path)
+            # NOTE: later hazards of a walk may stem from earlier ones; the next walk rechecks
+            if droppable and not self.dropped.intersection(droppable):
+                self.dropped.add(min(droppable, key=lambda e: e.reason != _REBIND))
+        self._regroup()
 
     # -- naming ---------------------------------------------------------------------------
     def assign_names(self, namer: Namer) -> None:
@@ -171,6 +150,35 @@ class Storage:
                 self.names[root] = UNUSED
             else:
                 self.names[root] = namer.fresh(next((v.name for v in group if v.name), ""))
+
+
+def _path(around: dict[Value, list[tuple[_Edge, Value]]], start: Value, goal: Value
+          ) -> list[_Edge]:
+    """The edges joining `start` to `goal` in the forest `around`, start side first."""
+    came: dict[Value, tuple[_Edge, Value]] = {}
+    frontier = [start]
+    while frontier and goal not in came:
+        reached = []
+        for value in frontier:
+            for edge, other in around.get(value, ()):
+                if other is not start and other not in came:
+                    came[other] = (edge, value)
+                    reached.append(other)
+        frontier = reached
+    path = []
+    while goal is not start:
+        edge, goal = came[goal]
+        path.append(edge)
+    return path[::-1]
+
+
+def _refuse(reader: Value, path: list[_Edge]) -> None:
+    culprit = next((e for e in path if e.reason == INPLACE_ATTR), None)
+    if culprit is not None:
+        raise ValueError(f"codegen: {culprit.a.producer.name} runs in place over "
+                         f"%{culprit.b.name}, which is read afterwards ({INPLACE_ATTR} is only "
+                         "valid on an input nothing reads later)")
+    raise AssertionError(f"codegen: %{reader.name} is overwritten before it is read")
 
 
 def _values_in_order(graph: Graph) -> Iterator[Value]:

@@ -11,7 +11,7 @@ import numpy as np
 
 from ..graph import AnyType, Block, Builder, Graph, InsertPoint, Loc, Node, Value
 from ..graph.types import type_of
-from ..ops import OpDef
+from ..ops import OpDef, lookup
 from . import names
 from .canonicalize import canonicalize
 from .check import check_supported
@@ -20,6 +20,7 @@ from .guards import Guard
 from .source import ParsedFunction, error_at, parse_function
 from .values import MISSING, PENDING, PyList, Unusable, describe
 
+UNDEFINED = lookup("undefined")
 INFER_ERRORS = (TypeError, ValueError, IndexError, ArithmeticError)
 """What an op's `infer` raises when its inputs do not fit: reported at the user's line."""
 
@@ -165,7 +166,9 @@ class Frame:
         try:
             value = self.builder.op(op, *inputs, name=name, **attrs)
         except INFER_ERRORS as exc:
-            raise self.error(str(exc) or type(exc).__name__) from exc
+            shown = ", ".join(str(v.type) for v in inputs) or "none"
+            raise self.error(str(exc) or type(exc).__name__,
+                             f"check the operands' shapes and dtypes (inputs: {shown})") from exc
         node = value.producer
         if node is not None and node.effectful:
             self.compiler.note_effect(node)
@@ -175,7 +178,10 @@ class Frame:
         return self.op("constant", value=value)
 
     def undefined(self, name: str) -> Value:
-        return self.op("undefined", name=name)
+        """The value of `name` on a path that never bound it (reading it raises at run time)."""
+        # NOTE: built by hand: the op's attribute is called `name`, like Builder.op's hint.
+        node = Node(UNDEFINED, (), {"name": name}, [AnyType()])
+        return self.builder.insert(node).output
 
     def materialise(self, v: Any, name: str = "") -> Value:
         """`v` as a run-time value: constants become nodes, tuples `make_tuple`, lists

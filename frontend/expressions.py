@@ -13,8 +13,8 @@ from .context import DeadPath, Frame
 from .errors import CompileError
 from .operators import binary, compare, from_python, to_python, unary
 from .sequences import as_sequence, getitem, tuple_items
-from .values import (MISSING, BoundMethod, ListMethod, PyList, Ref, TensorMethod, describe, has_runtime,
-                     truth)
+from .values import (MISSING, BoundMethod, ListMethod, PyList, Ref, TensorMethod, describe,
+                     has_runtime, truth)
 
 LIST_METHODS = ("append", "extend", "insert", "pop", "reverse", "clear", "index", "count")
 

@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 
 from ..graph import ListType, Tensor, TupleType, Value
-from ..ops.shape import split_index
+from ..ops.indexing import split_index
 from .context import Frame
 from .operators import binary, evaluate_python, to_python
 from .values import (IndexedIter, PyList, Ref, RuntimeRange, describe, has_runtime)

@@ -8,7 +8,7 @@ import gast
 import numpy as np
 
 from ..graph import Tensor, Value
-from . import control, names
+from . import control, loops, names
 from .context import DeadPath, Frame
 from .expressions import attribute, evaluate
 from .operators import binary
@@ -57,8 +57,17 @@ def run_stmt(f: Frame, stmt: gast.stmt) -> None:
 
 def _assign(f: Frame, stmt: gast.Assign) -> None:
     value = evaluate(f, stmt.value)
+    if value is None and _is_return_placeholder(stmt):
+        value = PENDING
     for target in stmt.targets:
         assign_target(f, target, value)
+
+
+def _is_return_placeholder(stmt: gast.Assign) -> bool:
+    """`__amber_ret_value = None`: canonicalize's prologue (no `return` has run yet)."""
+    target = stmt.targets[0]
+    return (len(stmt.targets) == 1 and isinstance(target, gast.Name)
+            and target.id == names.RETURN_VALUE and isinstance(stmt.value, gast.Constant))
 
 
 def _ann_assign(f: Frame, stmt: gast.AnnAssign) -> None:
@@ -206,8 +215,8 @@ def _return(f: Frame, stmt: gast.Return) -> None:
 HANDLERS: dict[type, Callable[[Frame, Any], None]] = {
     gast.Assign: _assign, gast.AnnAssign: _ann_assign, gast.AugAssign: _aug_assign,
     gast.Expr: _expr, gast.Pass: _pass, gast.Assert: _assert, gast.Raise: _raise,
-    gast.Return: _return, gast.If: control.build_if, gast.While: control.build_while,
-    gast.For: control.build_for,
+    gast.Return: _return, gast.If: control.build_if, gast.While: loops.build_while,
+    gast.For: loops.build_for,
 }
 
 

@@ -101,11 +101,6 @@ class Pending:
 PENDING: Any = Pending()
 
 
-def is_runtime(v: Any) -> bool:
-    """True for an IR value."""
-    return isinstance(v, Value)
-
-
 def has_runtime(v: Any) -> bool:
     """True if `v` is or holds (in a tuple, list or dict) an IR value."""
     if isinstance(v, Value):

@@ -4,25 +4,29 @@ OpDefs from the registry and the types written in the text (nothing is re-inferr
 Grammar (newlines are insignificant; `;` may separate statements; `#` starts a comment, and a
 comment `# file:line[:col]` on the line where a node's header ends is that node's location):
 
-    graph     := 'graph' '@' (IDENT | STRING) params '{' ['meta' dict] stmt* 'return' refs '}'
+    graph     := 'graph' '@' (IDENT | STRING) params '{' ['meta' dict] stmt* 'return' [refs] '}'
     params    := '(' [VALUE ':' type (',' VALUE ':' type)*] ')'
-    stmt      := [lhs '='] (op | region)
+    stmt      := [lhs '='] (op | region) [';']
     lhs       := VALUE (',' VALUE)* | LABEL            -- LABEL (`^name`) names a 0-output node
-    op        := IDENT '(' [refs] [',' IDENT '=' attr ...] ')' [after] [':' types]
-    region    := ('if'|'while'|'for') [refs] ['[' IDENT '=' attr ... ']'] [after] [':' types]
+    op        := IDENT '(' [refs] [[','] kw (',' kw)*] ')' [after] [':' types]
+    kw        := IDENT '=' attr                        -- an attribute; omitted ones default
+    region    := ('if'|'while'|'for') [refs] ['[' kw (',' kw)* ']'] [after] [':' types]
                  '{' (ROLE [params] '{' stmt* 'yield' [refs] '}')* '}'
-    after     := 'after' (VALUE | LABEL) (',' ...)*        -- control edges, by node
+    after     := 'after' (VALUE | LABEL) (',' (VALUE | LABEL))*   -- control edges, by node
+    refs      := VALUE (',' VALUE)*
     types     := type (',' type)*
     type      := DTYPE '[' [dim (',' dim)*] ']' | 'int' | 'float' | 'bool' | 'none' | 'str'
                | 'any' | 'list' '[' type ']' | '(' ')' | '(' type ',' ')' | '(' type (',' type)+ ')'
+    dim       := INT | '?' | IDENT                     -- a known size, unknown, or a symbol
     attr      := INT | FLOAT | ['-'] ('inf' | 'nan') | STRING | 'True' | 'False' | 'None' | '...'
                | '$' INT | 'slice' '(' attr ',' attr ',' attr ')' | tuple | list | dict
                | DTYPE | 'dtype' '(' STRING ')' | DTYPE '(' item ')'        -- np.dtype, np.generic
                | 'array' '<' type '>' '[' [item (',' item)*] ']'    -- np.ndarray, items in C order
                | builtin type name (int, ValueError, ...) | 'np.' NAME      -- type objects
 
-ROLE is then/else (if), cond/body (while), body (for). VALUE is `%name` (`%3`: no name hint).
-Op attributes left out take the op's defaults. Names are scoped like the blocks.
+ROLE is then/else (if), cond/body (while), body (for); for inputs are (start, stop, step, *init).
+VALUE is `%name` ([A-Za-z0-9_.]; all digits, like `%3`, means no name hint); names are scoped
+by block. A node's results are the `%names` left of `=`, typed by the `: types` list.
 """
 from __future__ import annotations
 

@@ -12,8 +12,8 @@ import numpy as np
 
 from .elementwise import as_tensor, checked, dtype_or_none, np_call, primitive, probe, spell
 from .opdef import REQUIRED, Dyn, OpDef
-from .shape import (broadcasts_to, normalize_axis, resolve_shape, shape_dims, shape_text,
-                    split_shape)
+from .shaping import (broadcasts_to, normalize_axis, resolve_shape, route_shape, shape_dims,
+                    shape_text)
 from .types import UNKNOWN, Dim, Scalar, Tensor, Type
 
 FLOAT64 = np.dtype(np.float64)
@@ -55,7 +55,7 @@ def _constant(name: str, fn: Callable[..., Any]) -> OpDef:
     def emit(a: dict[str, Any]) -> str:
         return f"np.{name}({shape_text(a['shape'], 'dims')}{_dtype_kw(FLOAT64)(a)})"
     return OpDef(name, ("*dims",), kernel=checked(name, kernel, infer), infer=infer, emit=emit,
-                 attrs={"shape": REQUIRED, "dtype": FLOAT64})
+                 attrs={"shape": REQUIRED, "dtype": FLOAT64}, fresh=True)
 
 
 def _full(fill_value: Any, *dims: Any, shape: tuple, dtype: np.dtype | None) -> Any:
@@ -81,7 +81,7 @@ def _like(name: str, fn: Callable[..., Any], inputs: tuple[str, ...]) -> OpDef:
     infer = _like_infer(name)
     return OpDef(name, inputs, kernel=checked(name, lambda *a, dtype: fn(*a, dtype=dtype), infer),
                  infer=infer, emit=np_call(f"np.{name}", ", ".join(inputs), dtype=None),
-                 attrs={"dtype": None})
+                 attrs={"dtype": None}, fresh=True)
 
 
 # ---- arange, eye, one_hot ---------------------------------------------------------------------
@@ -167,7 +167,7 @@ def _one_hot_infer(indices: Type, on_value: Type, off_value: Type, *, depth: int
 zeros = _constant("zeros", np.zeros)
 ones = _constant("ones", np.ones)
 full = OpDef("full", ("fill_value", "*dims"), kernel=checked("full", _full, _full_infer),
-             infer=_full_infer, attrs={"shape": REQUIRED, "dtype": None},
+             infer=_full_infer, attrs={"shape": REQUIRED, "dtype": None}, fresh=True,
              emit=lambda a: f"np.full({shape_text(a['shape'], 'dims')}, fill_value"
                             f"{_dtype_kw(None)(a)})")
 zeros_like = _like("zeros_like", np.zeros_like, ("x",))
@@ -175,28 +175,23 @@ ones_like = _like("ones_like", np.ones_like, ("x",))
 full_like = _like("full_like", np.full_like, ("x", "fill_value"))
 arange = OpDef("arange", ("*bounds",), kernel=checked("arange", _arange, _arange_infer),
                infer=_arange_infer, emit=_arange_emit,
-               attrs={"start": 0, "stop": REQUIRED, "step": 1, "dtype": None})
+               attrs={"start": 0, "stop": REQUIRED, "step": 1, "dtype": None}, fresh=True)
 """`start`, `stop`, `step` are numbers, or `Dyn` for run-time bounds (then the length is "?")."""
 eye = OpDef("eye", (), kernel=checked("eye", lambda n, m, k, dtype: np.eye(n, m, k, dtype),
                                       _eye_infer),
             infer=_eye_infer, emit=_eye_emit,
-            attrs={"n": REQUIRED, "m": None, "k": 0, "dtype": FLOAT64})
+            attrs={"n": REQUIRED, "m": None, "k": 0, "dtype": FLOAT64}, fresh=True)
 one_hot = OpDef("one_hot", ("indices", "on_value", "off_value"),
                 kernel=checked("one_hot", one_hot_encode, _one_hot_infer),
-                infer=_one_hot_infer, emit="one_hot_encode(indices, on_value, off_value, depth, "
-                                           "axis)",
-                attrs={"depth": REQUIRED, "axis": -1}, helpers=(one_hot_encode,))
+                infer=_one_hot_infer,
+                emit="one_hot_encode(indices, on_value, off_value, depth, axis)",
+                attrs={"depth": REQUIRED, "axis": -1}, helpers=(one_hot_encode,), fresh=True)
 
 
 # ---- spellings --------------------------------------------------------------------------------
 
 def _np_dtype(values: dict[str, Any]) -> dict[str, Any]:
-    return _dims(dtype_or_none(values)) if "shape" in values else dtype_or_none(values)
-
-
-def _dims(values: dict[str, Any]) -> dict[str, Any]:
-    values["shape"], values["dims"] = split_shape(values["shape"])
-    return values
+    return route_shape(dtype_or_none(values)) if "shape" in values else dtype_or_none(values)
 
 
 def _ms_float32(values: dict[str, Any]) -> dict[str, Any]:

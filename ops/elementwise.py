@@ -194,30 +194,32 @@ def _is_bool(t: Type) -> bool:
 
 def _op(name: str, inputs: tuple[str, ...], fn: Callable[..., Any], emit: Any, *,
         operator: str | None = None, wrap: bool = True, nullable: bool = False,
-        numeric: bool = False, commutative: bool = False,
+        numeric: bool = False, commutative: bool = False, inplace: str | None = None,
         attrs: Mapping[str, Any] | None = None) -> OpDef:
     infer = elementwise_infer(name, fn, nullable, numeric)
     kernel = checked(name, fn, infer) if wrap and operator is None else fn
     return OpDef(name, inputs, kernel=kernel, infer=infer, emit=emit, attrs=dict(attrs or {}),
-                 operator=operator, commutative=commutative, elementwise=True)
+                 operator=operator, commutative=commutative, elementwise=True, fresh=True,
+                 inplace=inplace)
 
 
-def _unary(name: str, fn: Callable[..., Any], emit: str, **kw: Any) -> OpDef:
-    return _op(name, ("x",), fn, emit, **kw)
+def _unary(name: str, fn: Callable[..., Any], emit: str, ufunc: str | None = None, **kw: Any
+           ) -> OpDef:
+    """`ufunc`: the NumPy ufunc computing the op on arrays, for the in-place form."""
+    inplace = f"np.{ufunc}(x, out=out)" if ufunc else kw.pop("inplace", None)
+    return _op(name, ("x",), fn, emit, inplace=inplace, **kw)
 
 
-def _binary(name: str, fn: Callable[..., Any], emit: str, **kw: Any) -> OpDef:
-    return _op(name, ("x", "y"), fn, emit, **kw)
+def _binary(name: str, fn: Callable[..., Any], emit: str, ufunc: str | None = None, **kw: Any
+            ) -> OpDef:
+    return _op(name, ("x", "y"), fn, emit, inplace=ufunc and f"np.{ufunc}(x, y, out=out)", **kw)
 
 
-def _ufunc(name: str, fn: np.ufunc, **kw: Any) -> OpDef:
+def _ufunc(name: str, fn: np.ufunc, in_place: bool = True, **kw: Any) -> OpDef:
+    """`in_place=False` where no input can have the result's dtype (isnan: float -> bool)."""
     args = "x" if fn.nin == 1 else "x, y"
     return _op(name, ("x",) if fn.nin == 1 else ("x", "y"), fn, f"np.{fn.__name__}({args})",
-               **kw)
-
-
-GELU_SCALE = 0.7978845608028654
-"""sqrt(2 / pi), in the tanh approximation of GELU."""
+               inplace=f"np.{fn.__name__}({args}, out=out)" if in_place else None, **kw)
 
 
 def _rsqrt(x: Any) -> Any:
@@ -233,7 +235,8 @@ def _relu(x: Any) -> Any:
 
 
 def _gelu(x: Any) -> Any:
-    """GELU, tanh approximation (MindSpore's default `approximate=True`)."""
+    """GELU, tanh approximation (MindSpore's default `approximate=True`); 0.79788... is
+    sqrt(2 / pi)."""
     return 0.5 * x * (1 + np.tanh(0.7978845608028654 * (x + 0.044715 * x ** 3)))
 
 
@@ -243,54 +246,63 @@ def _round(x: Any, decimals: int) -> Any:
 
 # ---- ops --------------------------------------------------------------------------------------
 
-neg = _unary("neg", pyop.neg, "-x", operator="USub")
-pos = _unary("pos", pyop.pos, "+x", operator="UAdd")
-absolute = _unary("abs", abs, "abs(x)", wrap=False)  # builtin: abs(-2) stays a Python int
+neg = _unary("neg", pyop.neg, "-x", "negative", operator="USub")
+pos = _unary("pos", pyop.pos, "+x", "positive", operator="UAdd")
+absolute = _unary("abs", abs, "abs(x)", "absolute", wrap=False)  # abs(-2) stays a Python int
 exp = _ufunc("exp", np.exp)
 log = _ufunc("log", np.log)
 sqrt = _ufunc("sqrt", np.sqrt)
-rsqrt = _unary("rsqrt", _rsqrt, "1 / np.sqrt(x)")
+rsqrt = _unary("rsqrt", _rsqrt, "1 / np.sqrt(x)",
+               inplace="np.divide(1, np.sqrt(x, out=out), out=out)")
 square = _ufunc("square", np.square)
 reciprocal = _ufunc("reciprocal", np.reciprocal)  # NOTE: NumPy's: integer 1/x for ints
 tanh = _ufunc("tanh", np.tanh)
-sigmoid = _unary("sigmoid", _sigmoid, "1 / (1 + np.exp(-x))")
-relu = _unary("relu", _relu, "np.maximum(x, 0)", numeric=True)
+sigmoid = _unary("sigmoid", _sigmoid, "1 / (1 + np.exp(-x))", inplace="np.divide(1, np.add("
+                 "1, np.exp(np.negative(x, out=out), out=out), out=out), out=out)")
+relu = _unary("relu", _relu, "np.maximum(x, 0)", numeric=True,
+              inplace="np.maximum(x, 0, out=out)")
 gelu = _unary("gelu", _gelu,
               "0.5 * x * (1 + np.tanh(0.7978845608028654 * (x + 0.044715 * x ** 3)))")
 floor = _ufunc("floor", np.floor)
 ceil = _ufunc("ceil", np.ceil)
 round_ = _unary("round", _round, lambda a: "np.round(x, decimals)" if a["decimals"] else
-                "np.round(x)", attrs={"decimals": 0})
+                "np.round(x)", inplace="np.round(x, decimals, out=out)", attrs={"decimals": 0})
 sign = _ufunc("sign", np.sign)
 sin = _ufunc("sin", np.sin)
 cos = _ufunc("cos", np.cos)
 logical_not = _ufunc("logical_not", np.logical_not)
-isnan = _ufunc("isnan", np.isnan)
-isfinite = _ufunc("isfinite", np.isfinite)
-invert = _unary("invert", pyop.invert, "~x", operator="Invert")
+isnan = _ufunc("isnan", np.isnan, in_place=False)
+isfinite = _ufunc("isfinite", np.isfinite, in_place=False)
+invert = _unary("invert", pyop.invert, "~x", "invert", operator="Invert")
 
-add = _binary("add", pyop.add, "x + y", operator="Add", commutative=True)
-sub = _binary("sub", pyop.sub, "x - y", operator="Sub")
-mul = _binary("mul", pyop.mul, "x * y", operator="Mult", commutative=True)
-div = _binary("div", pyop.truediv, "x / y", operator="Div")
-floordiv = _binary("floordiv", pyop.floordiv, "x // y", operator="FloorDiv")
-mod = _binary("mod", pyop.mod, "x % y", operator="Mod")
+add = _binary("add", pyop.add, "x + y", "add", operator="Add", commutative=True)
+sub = _binary("sub", pyop.sub, "x - y", "subtract", operator="Sub")
+mul = _binary("mul", pyop.mul, "x * y", "multiply", operator="Mult", commutative=True)
+div = _binary("div", pyop.truediv, "x / y", "true_divide", operator="Div")
+floordiv = _binary("floordiv", pyop.floordiv, "x // y", "floor_divide", operator="FloorDiv")
+mod = _binary("mod", pyop.mod, "x % y", "remainder", operator="Mod")
 pow_ = _binary("pow", pyop.pow, "x ** y", operator="Pow")
+"""No in-place form: `x ** 2` and `x ** 0.5` take NumPy fast paths `np.power` does not."""
 maximum = _ufunc("maximum", np.maximum, commutative=True)
 minimum = _ufunc("minimum", np.minimum, commutative=True)
-eq = _binary("eq", pyop.eq, "x == y", operator="Eq", commutative=True)
-ne = _binary("ne", pyop.ne, "x != y", operator="NotEq", commutative=True)
-lt = _binary("lt", pyop.lt, "x < y", operator="Lt")
-le = _binary("le", pyop.le, "x <= y", operator="LtE")
-gt = _binary("gt", pyop.gt, "x > y", operator="Gt")
-ge = _binary("ge", pyop.ge, "x >= y", operator="GtE")
+eq = _binary("eq", pyop.eq, "x == y", "equal", operator="Eq", commutative=True)
+ne = _binary("ne", pyop.ne, "x != y", "not_equal", operator="NotEq", commutative=True)
+lt = _binary("lt", pyop.lt, "x < y", "less", operator="Lt")
+le = _binary("le", pyop.le, "x <= y", "less_equal", operator="LtE")
+gt = _binary("gt", pyop.gt, "x > y", "greater", operator="Gt")
+ge = _binary("ge", pyop.ge, "x >= y", "greater_equal", operator="GtE")
 logical_and = _ufunc("logical_and", np.logical_and, commutative=True)
 logical_or = _ufunc("logical_or", np.logical_or, commutative=True)
-bitwise_and = _binary("bitwise_and", pyop.and_, "x & y", operator="BitAnd", commutative=True)
-bitwise_or = _binary("bitwise_or", pyop.or_, "x | y", operator="BitOr", commutative=True)
-bitwise_xor = _binary("bitwise_xor", pyop.xor, "x ^ y", operator="BitXor", commutative=True)
+logical_xor = _ufunc("logical_xor", np.logical_xor, commutative=True)
+bitwise_and = _binary("bitwise_and", pyop.and_, "x & y", "bitwise_and", operator="BitAnd",
+                      commutative=True)
+bitwise_or = _binary("bitwise_or", pyop.or_, "x | y", "bitwise_or", operator="BitOr",
+                     commutative=True)
+bitwise_xor = _binary("bitwise_xor", pyop.xor, "x ^ y", "bitwise_xor", operator="BitXor",
+                      commutative=True)
 select = _op("select", ("cond", "x", "y"), np.where, "np.where(cond, x, y)")
-clip = _op("clip", ("x", "lo", "hi"), np.clip, "np.clip(x, lo, hi)", nullable=True)
+clip = _op("clip", ("x", "lo", "hi"), np.clip, "np.clip(x, lo, hi)", nullable=True,
+           inplace="np.clip(x, lo, hi, out=out)")
 """`lo`/`hi` are inputs (tensors, scalars, or None for no bound), as in NumPy."""
 
 
@@ -359,6 +371,7 @@ _BINARY = (
     (ge, ("greater_equal", "ge"), ("greater_equal",), "GreaterEqual"),
     (logical_and, ("logical_and",), ("logical_and",), "LogicalAnd"),
     (logical_or, ("logical_or",), ("logical_or",), "LogicalOr"),
+    (logical_xor, ("logical_xor",), ("logical_xor",), "LogicalXor"),
     (bitwise_and, ("bitwise_and",), ("bitwise_and",), "BitwiseAnd"),
     (bitwise_or, ("bitwise_or",), ("bitwise_or",), "BitwiseOr"),
     (bitwise_xor, ("bitwise_xor",), ("bitwise_xor",), "BitwiseXor"),
@@ -367,7 +380,7 @@ _BINARY = (
 OPS = (neg, pos, absolute, exp, log, sqrt, rsqrt, square, reciprocal, tanh, sigmoid, relu, gelu,
        floor, ceil, round_, sign, sin, cos, logical_not, isnan, isfinite, invert,
        add, sub, mul, div, floordiv, mod, pow_, maximum, minimum, eq, ne, lt, le, gt, ge,
-       logical_and, logical_or, bitwise_and, bitwise_or, bitwise_xor, select, clip)
+       logical_and, logical_or, logical_xor, bitwise_and, bitwise_or, bitwise_xor, select, clip)
 
 FUNCTIONS = (
     *(spell(n, op, "input", input="x") for op, names, _, _ in _UNARY for n in names),

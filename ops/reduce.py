@@ -11,7 +11,7 @@ import numpy as np
 
 from .elementwise import as_tensor, checked, dtype_or_none, np_call, primitive, probe, spell
 from .opdef import OpDef
-from .shape import normalize_axes
+from .shaping import normalize_axes
 from .types import Tensor, Type
 
 
@@ -41,7 +41,7 @@ def _reduction(name: str, fn: Callable[..., Any], emit: Any, *, dtype: bool = Fa
     infer = _reduce_infer(name, fn, **kw)
     attrs = {"axis": None, "keepdims": False, **({"dtype": None} if dtype else {})}
     return OpDef(name, ("x",), kernel=checked(name, fn, infer), infer=infer, emit=emit,
-                 attrs=attrs)
+                 attrs=attrs, fresh=True)
 
 
 def _np_reduce(func: str, **kw: bool) -> OpDef:

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 from types import ModuleType
 
-from . import creation, elementwise, nn, python, reduce, shape
+from . import creation, elementwise, indexing, nn, python, reduce, shaping
 from .opdef import OpDef, OpFunction, Primitive
 
-FAMILIES: tuple[ModuleType, ...] = (python, elementwise, reduce, shape, creation, nn)
+FAMILIES: tuple[ModuleType, ...] = (python, elementwise, reduce, shaping, indexing, creation, nn)
 
 
 def _table(attr: str, key) -> dict:

@@ -6,25 +6,17 @@ from __future__ import annotations
 import linecache
 from dataclasses import dataclass, field
 from types import TracebackType
-from typing import Any, Callable, Protocol, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
 from ..graph.ir import Loc
+from .guards import GuardLike, make_guard_check
+from .paths import make_input_gatherer
 
 ParamSig = tuple[tuple[tuple[Any, ...] | None, np.dtype | None], ...]
 """(shape, dtype) of each array parameter a specialization was compiled for; (None, None) for a
 parameter that is not an array (e.g. a Dropout's random generator)."""
-
-
-class GuardLike(Protocol):
-    """The frontend's `Guard`: a compile-time fact, re-read from the instance on each call."""
-    description: str
-    expected: Any
-
-    def read(self, instance: Any) -> Any: ...
-
-    def holds(self, instance: Any) -> bool: ...
 
 
 @dataclass(eq=False)
@@ -105,88 +97,3 @@ def as_plain_array(value: Any) -> Any:
     if isinstance(value, np.ndarray) and type(value) is not np.ndarray:
         return value.view(np.ndarray)
     return value
-
-
-def _no_params(instance: Any) -> tuple[()]:
-    return ()
-
-
-def make_param_getter(instance: Any, paths: Sequence[str]) -> Callable[[Any], tuple[Any, ...]]:
-    """A function `instance -> (param, ...)` reading each dotted path; numeric parts index a
-    tuple or list when `instance` holds one there, else name an attribute (`layers.0`)."""
-    if not paths:
-        return _no_params
-    exprs = [_access_expr(instance, path) for path in paths]
-    return eval(f"lambda s: ({', '.join(exprs)},)", {})  # noqa: S307 (built from checked parts)
-
-
-def _access_expr(instance: Any, path: str) -> str:
-    expr, obj = "s", instance
-    for part in path.split("."):
-        if part.isdigit() and isinstance(obj, tuple | list):
-            expr, obj = f"{expr}[{int(part)}]", obj[int(part)]
-        elif part.isidentifier():
-            expr, obj = f"{expr}.{part}", getattr(obj, part)
-        else:
-            if not part or "'" in part or "\\" in part:
-                raise ValueError(f"bad parameter path {path!r}")
-            expr, obj = f"getattr({expr}, {part!r})", getattr(obj, part)
-    return expr
-
-
-def make_input_gatherer(paths: Sequence[str], nargs: int) -> Callable[[tuple, dict], tuple] | None:
-    """A function `(args, kwargs) -> (array, ...)` following the graph's input paths ("0",
-    "2.1" for an element of a tuple argument, or a keyword name); None when the inputs are just
-    the positional arguments in order (the common case, passed through untouched)."""
-    if list(paths) == [str(i) for i in range(nargs)]:
-        return None
-    exprs = []
-    for path in paths:
-        head, *rest = path.split(".")
-        if head.isdigit():
-            expr = f"a[{int(head)}]"
-        elif head.isidentifier():
-            expr = f"k[{head!r}]"
-        else:
-            raise ValueError(f"bad input path {path!r}")
-        for part in rest:
-            if not part.isdigit():
-                raise ValueError(f"bad input path {path!r}")
-            expr += f"[{int(part)}]"
-        exprs.append(expr)
-    body = ", ".join(exprs) + ("," if exprs else "")
-    return eval(f"lambda a, k: ({body})", {})  # noqa: S307 (built from checked parts)
-
-
-_PLAIN = (bool, int, float, complex, str, bytes, type(None), type(Ellipsis), np.dtype, np.generic)
-
-
-def same_value(value: Any, expected: Any) -> bool:
-    """Guard equality, as the frontend defines it: plain values by type and value (NaN equals
-    NaN), containers item by item, every other object by identity. Never raises."""
-    if value is expected:
-        return True
-    if type(value) is not type(expected):
-        return False
-    if isinstance(expected, tuple | list):
-        return len(value) == len(expected) and all(map(same_value, value, expected))
-    if isinstance(expected, dict):
-        return value.keys() == expected.keys() and all(
-            same_value(value[k], v) for k, v in expected.items())
-    if isinstance(expected, _PLAIN):
-        return bool(value == expected) or (value != value and expected != expected)
-    return False
-
-
-def make_guard_check(guards: Sequence[GuardLike]) -> Callable[[Any], bool] | None:
-    """A function `instance -> bool` re-checking every guard; None when there are no guards."""
-    if not guards:
-        return None
-    checks = tuple(g.holds for g in guards)
-
-    def guards_hold(instance: Any) -> bool:
-        for holds in checks:
-            if not holds(instance):
-                return False
-        return True
-    return guards_hold

@@ -52,7 +52,9 @@ from typing import Any, Iterator, Sequence
 import numpy as np
 
 from ..graph.ir import Loc
-from .compiled import CompiledFunction, as_plain_array, make_param_getter, same_value
+from .compiled import CompiledFunction, as_plain_array
+from .guards import same_value
+from .paths import make_param_getter
 from .loader import load_function, source_hash
 from .warn import warn_user
 

@@ -17,7 +17,9 @@ from typing import Any, Callable, Hashable
 
 from ..frontend.errors import CompileError
 from . import context as _ctx
-from .compiled import CompiledFunction, as_plain_array, make_param_getter
+from .compiled import CompiledFunction, as_plain_array
+from .guards import GuardPlan
+from .paths import make_param_getter
 from .context import GRAPH_MODE, CompileOptions, get_context
 from .diskcache import DiskCache, first_key, target_source
 from .keys import call_key, describe_key, key_components, persistable, what_changed
@@ -42,21 +44,24 @@ class JitStats:
 
 
 class _Binding:
-    """One instance's view of one entry: its parameters, gathered and kept as plain arrays."""
-    __slots__ = ("entry", "getter", "ids", "raw", "arrays", "eager")
+    """One instance's view of one entry: its parameters, gathered and kept as plain arrays,
+    and the snapshot its guards are re-checked against (see `guards.GuardPlan`)."""
+    __slots__ = ("entry", "getter", "ids", "raw", "arrays", "eager", "guards")
 
-    def __init__(self, entry: CompiledFunction, getter: Callable[[Any], tuple]) -> None:
-        self.entry, self.getter = entry, getter
+    def __init__(self, entry: CompiledFunction, instance: Any) -> None:
+        """Bind `entry` to `instance`, whose guards must hold right now."""
+        self.entry = entry
+        self.eager = entry.origin == "eager"
+        self.getter = make_param_getter(instance, entry.param_paths)
         self.ids: tuple[int, ...] = ()
         self.raw: tuple[Any, ...] = ()
         self.arrays: tuple[Any, ...] = ()
-        self.eager = entry.origin == "eager"
+        self.guards = GuardPlan(entry.guards, instance) if entry.guards else None
 
     def current(self, instance: Any) -> bool:
         """True if the guards still hold and the parameters still fit (refreshing them if a
         parameter object was replaced)."""
-        check = self.entry.guards_hold
-        if check is not None and not check(instance):
+        if self.guards is not None and not self.guards.holds(instance):
             return False
         try:
             raw = self.getter(instance)
@@ -272,12 +277,10 @@ def _eager_marker(*args: Any) -> Any:
 
 
 def _try_binding(entry: CompiledFunction, instance: Any) -> _Binding | None:
-    if entry.origin == "eager":
-        return _Binding(entry, make_param_getter(None, ()))
     if entry.guards_hold is not None and not entry.guards_hold(instance):
         return None
     try:
-        binding = _Binding(entry, make_param_getter(instance, entry.param_paths))
+        binding = _Binding(entry, instance)
     except (AttributeError, IndexError, KeyError, TypeError):
         return None
     return binding if binding.current(instance) else None

@@ -73,6 +73,9 @@ def _slot_values(region: Node, i: int) -> list[Value]:
 
 def _sweep(block: Block, live: set[Value], rw: Rewriter) -> None:
     for node in reversed(list(block.nodes)):
+        if not node.effectful and not any(out in live for out in node.outputs):
+            rw.erase(node)  # NOTE: a whole dead region goes at once, its blocks unswept
+            continue
         dead = _dead_slots(node, live) if node.is_region else []
         for i in dead:  # NOTE: yields go first, so what computed them is unused when swept
             for arm in (node.blocks if node.op == IF else [node.body]):
@@ -87,8 +90,6 @@ def _sweep(block: Block, live: set[Value], rw: Rewriter) -> None:
                 node.erase_input(i + 3 if node.op == FOR else i)
             node.erase_output(i)
             rw.changed = True
-        if not node.effectful and not any(out in live for out in node.outputs):
-            rw.erase(node)
 
 
 def _dead_slots(node: Node, live: set[Value]) -> list[int]:

@@ -47,6 +47,12 @@ def assert_same(got: Any, want: Any) -> None:
 
 
 @pytest.fixture
+def load_code() -> Callable[[GeneratedCode], Callable[..., Any]]:
+    """`load_code(code)`: the entry function of a generated module, freshly executed."""
+    return load
+
+
+@pytest.fixture
 def compile_graph() -> Callable[..., tuple[Callable[..., Any], GeneratedCode]]:
     """`compile_graph(graph, **generate_options) -> (function, GeneratedCode)`."""
     def run(graph: Graph, **options: Any) -> tuple[Callable[..., Any], GeneratedCode]:

@@ -21,15 +21,16 @@ class ProgramMaker:
 
     def __init__(self, draw: Any) -> None:
         self.draw = draw
-        self.unbound: list[Value] = []
+        self.unbound: set[Value] = set()
         """Values of `undefined`: only ops read them (a copy of one is Python's `x = y`, which
         raises where the IR would carry the unbound value on; see test_undefined)."""
 
     def hint(self) -> str:
         return self.draw(st.sampled_from(HINTS))
 
-    def pick(self, scope: list[Value]) -> Value:
-        return self.draw(st.sampled_from(scope))
+    def pick(self, scope: list[Value], unbound_too: bool = False) -> Value:
+        return self.draw(st.sampled_from([v for v in scope
+                                          if unbound_too or v not in self.unbound]))
 
     def graph(self) -> Graph:
         g = Graph("program")
@@ -46,16 +47,16 @@ class ProgramMaker:
             scope.extend(make(b, list(scope), depth))
 
     def op(self, b: Builder, scope: list[Value], depth: int) -> list[Value]:
-        x = self.pick(scope + self.unbound[-1:])
+        x = self.pick(scope, unbound_too=True)
         y = self.pick(scope) if self.draw(st.booleans()) else b.constant(
             self.draw(st.integers(-2, 3)))
         return [b.op(self.draw(st.sampled_from(OPS)), x, y, name=self.hint())]
 
     def undefined(self, b: Builder, scope: list[Value], depth: int) -> list[Value]:
         hint = self.hint()  # NOTE: typed int, like the variable it stands for
-        self.unbound += b.insert(Node(lookup("undefined"), (), {"name": hint}, [INT],
-                                      [hint])).outputs
-        return []
+        value = b.insert(Node(lookup("undefined"), (), {"name": hint}, [INT], [hint])).output
+        self.unbound.add(value)
+        return [value]
 
     def arm(self, scope: list[Value], count: int, depth: int) -> Block:
         block = Block()

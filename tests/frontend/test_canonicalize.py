@@ -8,7 +8,7 @@ import io
 import gast
 import pytest
 
-from amber.frontend.canonicalize import SYNTHETIC_PREFIX, canonicalize
+from amber.frontend.canonicalize import canonicalize
 from amber.frontend.source import parse_function
 
 

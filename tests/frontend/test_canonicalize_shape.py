@@ -6,8 +6,10 @@ import textwrap
 
 import astor
 import gast
+import pytest
 
 from amber.frontend.canonicalize import SYNTHETIC_PREFIX, canonicalize
+from amber.frontend.errors import CompileError
 from amber.frontend.source import parse_function
 
 
@@ -202,3 +204,17 @@ def test_user_names_are_never_synthetic():
     tree = canonicalize(parse_function(skip_big))
     names = {n.id for n in gast.walk(tree) if isinstance(n, gast.Name)}
     assert {n for n in names if not n.startswith(SYNTHETIC_PREFIX)} == {"xs", "x", "print"}
+
+
+def loop_else(xs):
+    for x in xs:
+        pass
+    else:
+        return 1
+    return 0
+
+
+def test_loop_else_is_refused_even_without_check():
+    with pytest.raises(CompileError, match="`else` block") as info:
+        canonicalize(parse_function(loop_else))
+    assert info.value.line == loop_else.__code__.co_firstlineno + 1

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from amber.graph import (Block, Graph, IRVerifyError, Node, Use, Value, parse_graph, verify)
+from amber.graph import Graph, IRVerifyError, Node, Use, Value, parse_graph, verify
 from amber.graph.types import Scalar
 from amber.ops import lookup
 

@@ -69,6 +69,7 @@ BINARY_REF = {  # op name -> (per-element reference, NumPy expression)
     "ge": (operator.ge, lambda a, b: a >= b),
     "logical_and": (lambda a, b: bool(a) and bool(b), np.logical_and),
     "logical_or": (lambda a, b: bool(a) or bool(b), np.logical_or),
+    "logical_xor": (lambda a, b: bool(a) != bool(b), np.logical_xor),
     "bitwise_and": (operator.and_, lambda a, b: a & b),
     "bitwise_or": (operator.or_, lambda a, b: a | b),
     "bitwise_xor": (operator.xor, lambda a, b: a ^ b),
@@ -270,7 +271,8 @@ def test_functional_primitive_and_numpy_spellings_agree():
         for got in (fn(x), prim()(x)) + ((registry.NUMPY[np_fn](x),) if np_fn else ()):
             assert got.dtype == np.float32
             np.testing.assert_allclose(got, ref, rtol=1e-6)
-    for fn, prim, np_fn, ref in [(ops.add, ops.Add, "add", x + y), (ops.mul, ops.Mul, "multiply", x * y),
+    for fn, prim, np_fn, ref in [(ops.add, ops.Add, "add", x + y),
+                                 (ops.mul, ops.Mul, "multiply", x * y),
                                  (ops.div, ops.RealDiv, "divide", x / y),
                                  (ops.greater, ops.Greater, "greater", x > y)]:
         for got in (fn(x, y), prim()(x, y), registry.NUMPY[np_fn](x, y)):

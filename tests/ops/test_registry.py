@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from amber.ops import REQUIRED, Dyn, OpDef, registry
-from amber.ops import creation, elementwise, reduce, shape
+from amber.ops import creation, elementwise, indexing, reduce, shaping
 from amber.ops.types import AnyType, ListType, Tensor, TupleType, Type, type_of
 
 A = np.arange(6, dtype=np.float32).reshape(2, 3) - 2.5  # f32[2,3], mixed signs
@@ -52,9 +52,10 @@ SAMPLES: dict[str, list[tuple[tuple, dict]]] = {  # op name -> [(inputs, attrs),
     "round": [((A,), {}), ((B,), {"decimals": 1})],
     "logical_not": [((M,), {}), ((A,), {})],
     "invert": [((I,), {}), ((M,), {}), ((5,), {})],
-    **{name: [((A, B), {}), ((A, 2), {}), ((7, 2), {}), ((True, 3.5), {})] for name in
+    **{name: [((A, B), {}), ((A, 2), {}), ((7, 2), {}), ((True, 3.5), {}), ((M, M[::-1]), {})]
+       for name in
        ("add", "sub", "mul", "div", "maximum", "minimum", "eq", "ne", "lt", "le", "gt", "ge",
-        "logical_and", "logical_or")},
+        "logical_and", "logical_or", "logical_xor")},
     "floordiv": [((A, B), {}), ((7, 2), {}), ((-7, 2.5), {})],
     "mod": [((A, B), {}), ((-7, 2), {}), ((I, 3), {})],
     "pow": [((np.abs(A), B), {}), ((2, 10), {}), ((I, 2), {})],
@@ -86,7 +87,8 @@ SAMPLES: dict[str, list[tuple[tuple, dict]]] = {  # op name -> [(inputs, attrs),
     "pad": [((A,), {"paddings": ((1, 0), (0, 2))}), ((B,), {"paddings": 1, "value": 9})],
     "flip": [((A,), {}), ((A,), {"axis": 1})],
     "repeat": [((A,), {"repeats": 2}), ((A,), {"repeats": (1, 0, 2), "axis": 1})],
-    "cast": [((A,), {"dtype": np.dtype(np.int8)}), ((I,), {"dtype": np.dtype(np.bool_)})],
+    "cast": [((A,), {"dtype": np.dtype(np.int8)}), ((I,), {"dtype": np.dtype(np.bool_)}),
+             ((3,), {"dtype": np.dtype(np.float32)}), ((np.float64(2.5),), {"dtype": F64})],
     "shape": [((A,), {})],
     "size": [((A,), {}), ((2.0,), {})],
     "ndim": [((A,), {}), ((B,), {})],
@@ -176,7 +178,7 @@ def test_helpers_are_self_contained_module_functions(op):
 
 
 def test_samples_cover_every_op_of_the_core_families():
-    for family in (elementwise, reduce, shape, creation):
+    for family in (elementwise, reduce, shaping, indexing, creation):
         missing = {op.name for op in family.OPS} - set(SAMPLES)
         assert not missing, f"{family.__name__}: no sample for {sorted(missing)}"
     assert set(SAMPLES) <= set(registry.OPS)
@@ -255,6 +257,66 @@ def describes(inferred: Type, actual: Type) -> bool:
     if isinstance(inferred, ListType) and isinstance(actual, ListType):
         return describes(inferred.element, actual.element)
     return inferred == AnyType() or inferred == actual
+
+
+def arrays_in(value) -> list[np.ndarray]:
+    if isinstance(value, np.ndarray):
+        return [value]
+    if isinstance(value, tuple | list):
+        return [a for v in value for a in arrays_in(v)]
+    return []
+
+
+@pytest.mark.parametrize("name, case", CASES, ids=[f"{n}-{i}" for n, i in CASES])
+def test_fresh_results_share_no_memory_with_inputs(name, case):
+    op = registry.OPS[name]
+    inputs, attrs = SAMPLES[name][case]
+    if not op.fresh:
+        return
+    result, _ = run(lambda: op.kernel(*inputs, **op.full_attrs(attrs)))
+    for out in arrays_in(result):
+        assert not any(np.shares_memory(out, a) for a in arrays_in(inputs)), name
+
+
+def inplace_cases(op: OpDef) -> list[tuple[tuple, dict, int]]:
+    """Samples whose result could overwrite input k: same shape and dtype, rank >= 1."""
+    cases = []
+    for inputs, attrs in SAMPLES.get(op.name, []):
+        want, _ = run(lambda: op.kernel(*copy.deepcopy(inputs), **op.full_attrs(attrs)))
+        for k, value in enumerate(inputs[:len(op.inputs)]):
+            if isinstance(want, np.ndarray) and want.ndim and type_of(value) == type_of(want) \
+                    and not op.inputs[k].startswith("*"):
+                cases.append((inputs, attrs, k))
+    return cases
+
+
+INPLACE = [op for op in registry.OPS.values() if op.inplace]
+
+
+@pytest.mark.parametrize("op", INPLACE, ids=lambda op: op.name)
+def test_inplace_form_writes_the_kernel_result_into_the_input(op):
+    tree = ast.parse(op.inplace, mode="eval")
+    allowed = {n.lstrip("*") for n in op.inputs} | set(op.attrs) | {"np", "out"} | \
+        {h.__name__ for h in op.helpers} | set(dir(builtins))
+    assert free_names(tree) <= allowed, op.inplace
+    for inputs, attrs, k in inplace_cases(op):
+        attrs = op.full_attrs(attrs)
+        want = op.kernel(*copy.deepcopy(inputs), **attrs)
+        buffers = list(copy.deepcopy(inputs))
+        ns = {**namespace(op, tuple(buffers), attrs), "out": buffers[k]}
+        got = eval(compile(tree, op.name, "eval"), {"__builtins__": builtins}, ns)
+        assert got is buffers[k] and same(got, want), (op.name, k)
+
+
+def test_inplace_forms_of_the_core_families_are_exercised():
+    for family in (elementwise, reduce, shaping, indexing, creation):
+        for op in family.OPS:
+            assert not op.inplace or inplace_cases(op), f"{op.name}: no sample fits in place"
+
+
+def test_numpy_and_method_spellings_exist():
+    assert [n for n in registry.NUMPY if not callable(getattr(np, n, None))] == []
+    assert [n for n in registry.METHODS if not callable(getattr(np.ndarray, n, None))] == []
 
 
 def test_spellings_point_at_registered_ops():

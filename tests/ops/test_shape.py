@@ -10,7 +10,8 @@ from hypothesis.extra import numpy as hnp
 
 import amber.ops as ops
 from amber.ops import Dyn, registry
-from amber.ops import shape as sh
+from amber.ops import indexing
+from amber.ops import shaping as sh
 from amber.ops.types import ListType, Scalar, Tensor, TupleType, type_of
 
 F32 = np.float32
@@ -262,6 +263,40 @@ def test_flip_and_repeat():
         ops.repeat_interleave(x, [1, 2], 1)
 
 
+def shape_op_attrs(draw, name, rank):
+    axis = st.integers(-rank - 1, rank)
+    small = st.integers(0, 2)
+    return {
+        "expand_dims": lambda: {"axis": draw(axis)},
+        "squeeze": lambda: {"axis": draw(st.none() | axis)},
+        "flip": lambda: {"axis": draw(st.none() | axis)},
+        "tile": lambda: {"reps": tuple(draw(st.lists(small, max_size=3)))},
+        "pad": lambda: {"paddings": draw(small | st.tuples(small, small).map(lambda p: (p,) * rank)),
+                        "value": draw(st.sampled_from([0, 1.5]))},
+        "repeat": lambda: {"repeats": draw(small), "axis": draw(st.none() | axis)},
+        "broadcast_to": lambda: {"shape": tuple(draw(st.lists(st.integers(-1, 3), min_size=rank,
+                                                              max_size=rank + 2)))},
+        "cast": lambda: {"dtype": np.dtype(draw(st.sampled_from([np.int8, np.float16, bool])))},
+    }[name]()
+
+
+@pytest.mark.parametrize("name", ["expand_dims", "squeeze", "flip", "tile", "pad", "repeat",
+                                  "broadcast_to", "cast"])
+@settings(max_examples=40, deadline=None)
+@given(shape=hnp.array_shapes(min_dims=0, max_dims=3, min_side=0, max_side=3), data=st.data())
+def test_infer_matches_kernel_or_both_fail(name, shape, data):
+    op = registry.OPS[name]
+    x = np.ones(shape, F32)
+    attrs = op.full_attrs(shape_op_attrs(data.draw, name, len(shape)))
+    try:
+        got = op.kernel(x, **attrs)
+    except (ValueError, TypeError, IndexError):
+        with pytest.raises((ValueError, TypeError, IndexError), match=name):
+            op.infer(type_of(x), **attrs)
+        return
+    assert op.infer(type_of(x), **attrs) == type_of(got), attrs
+
+
 # ---- cast and queries -------------------------------------------------------------------------
 
 def test_cast_spellings():
@@ -272,8 +307,11 @@ def test_cast_spellings():
     assert ops.cast(x, bool).tolist() == [True, True, False]
     assert sh.cast.infer(Tensor(("B",), F32), dtype=np.dtype(np.float16)) == \
         Tensor(("B",), np.float16)
+    # a Python number becomes a NumPy scalar, as np.float32(3) makes it
+    assert sh.cast.infer(Scalar(int), dtype=np.dtype(F32)) == Tensor((), F32)
+    assert type(ops.cast(3, F32)) is np.float32 and ops.cast(True, np.int8) == 1
     with pytest.raises(TypeError, match="cast: expected a tensor"):
-        sh.cast.infer(Scalar(float), dtype=np.dtype(F32))
+        sh.cast.infer(type_of("text"), dtype=np.dtype(F32))
 
 
 def test_shape_size_ndim():
@@ -306,7 +344,7 @@ def index_items(draw, rank):
 def test_getitem_infer_follows_numpy_indexing(shape, data, symbolic):
     x = arr(*shape)
     key = index_items(data.draw, len(shape))
-    index, dyn = sh.split_index(key)
+    index, dyn = indexing.split_index(key)
     xt = Tensor(tuple(f"S{i}" for i in range(len(shape))), F32) if symbolic else type_of(x)
     try:
         want = x[key if len(key) != 1 else key[0]]
@@ -314,10 +352,10 @@ def test_getitem_infer_follows_numpy_indexing(shape, data, symbolic):
         masked = any(np.asarray(k).dtype == bool for k in key if k is not None)
         if not (masked or symbolic):  # without run-time counts the failure is static
             with pytest.raises(IndexError):
-                sh.getitem.infer(xt, *map(type_of, dyn), index=index)
+                indexing.getitem.infer(xt, *map(type_of, dyn), index=index)
         return
-    np.testing.assert_array_equal(sh.getitem(x, *dyn, index=index), want)
-    inferred = sh.getitem.infer(xt, *map(type_of, dyn), index=index)
+    np.testing.assert_array_equal(indexing.getitem(x, *dyn, index=index), want)
+    inferred = indexing.getitem.infer(xt, *map(type_of, dyn), index=index)
     assert matches(inferred, want), (key, inferred, want.shape)
     exact = not symbolic and not any(isinstance(k, bool | np.ndarray) and
                                      np.asarray(k).dtype == bool for k in key)
@@ -328,51 +366,51 @@ def test_getitem_rules():
     t = Tensor((2, 3, 4, 5), F32)
     ints = Tensor((2,), np.int64)
     # advanced indices separated by a slice go first; adjacent ones stay in place
-    assert sh.getitem.infer(t, ints, index=(0, slice(None), Dyn(0))) == Tensor((2, 3, 5), F32)
-    assert sh.getitem.infer(t, ints, index=(slice(None), 0, Dyn(0))) == Tensor((2, 2, 5), F32)
-    assert sh.getitem.infer(t, Tensor((3, 4), np.bool_), index=(0, Dyn(0))) == \
+    assert indexing.getitem.infer(t, ints, index=(0, slice(None), Dyn(0))) == Tensor((2, 3, 5), F32)
+    assert indexing.getitem.infer(t, ints, index=(slice(None), 0, Dyn(0))) == Tensor((2, 2, 5), F32)
+    assert indexing.getitem.infer(t, Tensor((3, 4), np.bool_), index=(0, Dyn(0))) == \
         Tensor(("?", 5), F32)
-    assert sh.getitem.infer(t, Scalar(int), index=(slice(Dyn(0), None), Ellipsis, None)) == \
+    assert indexing.getitem.infer(t, Scalar(int), index=(slice(Dyn(0), None), Ellipsis, None)) == \
         Tensor(("?", 3, 4, 5, 1), F32)
-    assert sh.getitem.infer(Tensor(("B", 8), F32), index=(slice(None), slice(2, None, 3))) == \
+    assert indexing.getitem.infer(Tensor(("B", 8), F32), index=(slice(None), slice(2, None, 3))) == \
         Tensor(("B", 2), F32)
-    assert sh.getitem.infer(Tensor(("B", 8), F32), index=(-1,)) == Tensor((8,), F32)
+    assert indexing.getitem.infer(Tensor(("B", 8), F32), index=(-1,)) == Tensor((8,), F32)
     idx = TupleType((Scalar(int), Scalar(int)))  # x[t] with t a run-time tuple
-    assert sh.getitem.infer(t, idx, index=(Dyn(0),)) == Tensor((4, 5), F32)
+    assert indexing.getitem.infer(t, idx, index=(Dyn(0),)) == Tensor((4, 5), F32)
     with pytest.raises(IndexError, match=r"getitem: index 3 is out of bounds for axis 1 of"):
-        sh.getitem.infer(t, index=(0, 3))
+        indexing.getitem.infer(t, index=(0, 3))
     with pytest.raises(ValueError, match="too many indices"):
-        sh.getitem.infer(t, index=(0, 0, 0, 0, 0))
+        indexing.getitem.infer(t, index=(0, 0, 0, 0, 0))
     with pytest.raises(TypeError, match="valid indices"):
-        sh.getitem.infer(t, Scalar(float), index=(Dyn(0),))
+        indexing.getitem.infer(t, Scalar(float), index=(Dyn(0),))
     with pytest.raises(ValueError, match="slice step cannot be zero"):
-        sh.getitem.infer(t, index=(slice(None, None, 0),))
+        indexing.getitem.infer(t, index=(slice(None, None, 0),))
 
 
 def test_getitem_on_lists_and_tuples():
     items = ListType(Tensor((3,), F32))
-    assert sh.getitem.infer(items, Scalar(int), index=(Dyn(0),)) == Tensor((3,), F32)
-    assert sh.getitem.infer(items, index=(slice(1, None),)) == items
+    assert indexing.getitem.infer(items, Scalar(int), index=(Dyn(0),)) == Tensor((3,), F32)
+    assert indexing.getitem.infer(items, index=(slice(1, None),)) == items
     pair = TupleType((Scalar(int), Tensor((2,), F32)))
-    assert sh.getitem.infer(pair, index=(-1,)) == Tensor((2,), F32)
-    assert sh.getitem.infer(pair, index=(slice(0, 1),)) == TupleType((Scalar(int),))
+    assert indexing.getitem.infer(pair, index=(-1,)) == Tensor((2,), F32)
+    assert indexing.getitem.infer(pair, index=(slice(0, 1),)) == TupleType((Scalar(int),))
     with pytest.raises(IndexError, match="tuple index 2 is out of range"):
-        sh.getitem.infer(pair, index=(2,))
+        indexing.getitem.infer(pair, index=(2,))
     with pytest.raises(TypeError, match="not subscriptable"):
-        sh.getitem.infer(Scalar(int), index=(0,))
+        indexing.getitem.infer(Scalar(int), index=(0,))
     values = [np.ones(3), np.zeros(3)]
-    assert sh.getitem(values, 1, index=(Dyn(0),)) is values[1]
-    assert sh.getitem(values, index=(slice(None, 1),)) == values[:1]
+    assert indexing.getitem(values, 1, index=(Dyn(0),)) is values[1]
+    assert indexing.getitem(values, index=(slice(None, 1),)) == values[:1]
 
 
 def test_split_index_and_emitted_text():
     n = object()
-    index, dyn = sh.split_index((0, slice(1, n), None, Ellipsis, n))
+    index, dyn = indexing.split_index((0, slice(1, n), None, Ellipsis, n))
     assert index == (0, slice(1, Dyn(0)), None, Ellipsis, Dyn(1)) and dyn == (n, n)
-    assert sh.getitem.template({"index": index}) == "x[0, 1:idx_0, None, ..., idx_1]"
-    assert sh.getitem.template({"index": (slice(None, None, -1),)}) == "x[::-1]"
-    assert sh.getitem.template({"index": ()}) == "x[()]"
-    assert sh.setitem.template({"index": (slice(None), 0)}) == \
+    assert indexing.getitem.template({"index": index}) == "x[0, 1:idx_0, None, ..., idx_1]"
+    assert indexing.getitem.template({"index": (slice(None, None, -1),)}) == "x[::-1]"
+    assert indexing.getitem.template({"index": ()}) == "x[()]"
+    assert indexing.setitem.template({"index": (slice(None), 0)}) == \
         "assign_item(x, np.s_[:, 0], value)"
 
 
@@ -380,25 +418,25 @@ def test_split_index_and_emitted_text():
 
 def test_setitem_writes_in_place_and_returns_x():
     x = np.zeros((3, 4), F32)
-    index, dyn = sh.split_index((slice(None), np.array([0, 2])))
-    out = sh.setitem(x, np.float32(5), *dyn, index=index)
+    index, dyn = indexing.split_index((slice(None), np.array([0, 2])))
+    out = indexing.setitem(x, np.float32(5), *dyn, index=index)
     assert out is x and x[:, [0, 2]].tolist() == [[5, 5]] * 3 and x[:, 1].tolist() == [0] * 3
-    sh.setitem(x, np.arange(4, dtype=F32), index=(1,))
+    indexing.setitem(x, np.arange(4, dtype=F32), index=(1,))
     assert x[1].tolist() == [0, 1, 2, 3]
     values = [1, 2]
-    assert sh.setitem(values, 9, index=(0,)) is values and values == [9, 2]
+    assert indexing.setitem(values, 9, index=(0,)) is values and values == [9, 2]
 
 
 def test_setitem_infer():
     t = Tensor((3, 4), F32)
-    assert sh.setitem.infer(t, Scalar(float), index=(0,)) == t
-    assert sh.setitem.infer(t, Tensor((1, 1, 4), F32), index=(0,)) == t
-    assert sh.setitem.infer(t, Tensor((3, 1), F32), Tensor(("?",), np.bool_),
+    assert indexing.setitem.infer(t, Scalar(float), index=(0,)) == t
+    assert indexing.setitem.infer(t, Tensor((1, 1, 4), F32), index=(0,)) == t
+    assert indexing.setitem.infer(t, Tensor((3, 1), F32), Tensor(("?",), np.bool_),
                             index=(slice(None), Dyn(0))) == t
-    assert sh.setitem.infer(ListType(Scalar(int)), Scalar(float), index=(0,)) == \
+    assert indexing.setitem.infer(ListType(Scalar(int)), Scalar(float), index=(0,)) == \
         ListType(Scalar(float))
     with pytest.raises(ValueError, match=r"setitem: cannot assign f32\[3\] to x\[0\]"):
-        sh.setitem.infer(t, Tensor((3,), F32), index=(0,))
+        indexing.setitem.infer(t, Tensor((3,), F32), index=(0,))
     with pytest.raises(ValueError, match=r"setitem: cannot assign"):
-        sh.setitem(np.zeros((3, 4)), np.ones(3), index=(0,))
-    assert sh.setitem.effects and sh.setitem.can_raise and sh.getitem.can_raise
+        indexing.setitem(np.zeros((3, 4)), np.ones(3), index=(0,))
+    assert indexing.setitem.effects and indexing.setitem.can_raise and indexing.getitem.can_raise

@@ -20,6 +20,15 @@ sys.path.insert(0, os.path.dirname(__file__))
 import harness  # noqa: E402
 
 
+@pytest.fixture(autouse=True, scope="session")
+def no_disk_cache() -> Any:
+    """Compile every program afresh: a disk entry written by an older compiler must not answer
+    for the current one."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("AMBER_CACHE", "0")
+        yield
+
+
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     """Parametrize `program` with the programs marked in the requesting module."""
     if "program" in metafunc.fixturenames:

@@ -110,66 +110,81 @@ def i64(values: Any) -> np.ndarray:
 
 @dataclass
 class Subject:
-    """A built program: how to call it eagerly and compiled, and the jit object behind it."""
+    """A built program: how to call it eagerly and compiled, the jit object behind the compiled
+    calls, and how to reset and read each side's state (for Cells: two instances built from the
+    same seed, so side effects on parameters can be compared)."""
     eager: Callable[..., Any]
     compiled: Callable[..., Any]
     jitted: Any
-    reset: Callable[[], None]
+    eager_net: Any = None
+    compiled_net: Any = None
 
 
 def build(program: Program) -> Subject:
-    """Instantiate (seeded) and wrap a program for eager and compiled calls."""
+    """Wrap a function, or instantiate a Cell class twice from seed 0, for eager and compiled
+    calls."""
     target = program.target
     if not isinstance(target, type):
         jitted = amber.jit(target)
-        eager = getattr(target, "__wrapped__", target)
-        return Subject(eager, jitted, jitted, lambda: amber.set_seed(0))
+        return Subject(getattr(target, "__wrapped__", target), jitted, jitted)
+    eager_net, compiled_net = instantiate(program), instantiate(program)
+    call = type(compiled_net).__call__
+    if isinstance(call, JitMethod):
+        jitted, compiled = call, compiled_net
+    else:
+        jitted = compiled = amber.jit(compiled_net)
+    return Subject(eager_net.construct, compiled, jitted, eager_net, compiled_net)
+
+
+def instantiate(program: Program) -> Any:
+    """A fresh instance of the program's Cell class, its weights drawn after `set_seed(0)`."""
     amber.set_seed(0)
-    net = target(*program.init)
+    net = program.target(*program.init)
     if program.train:
         net.set_train(True)
-    call = type(net).__call__
-    if isinstance(call, JitMethod):
-        jitted, compiled = call, net
-    else:
-        jitted = compiled = amber.jit(net)
-    return Subject(net.construct, compiled, jitted, generator_reset(net))
+    return net
 
 
-def generator_reset(net: Any) -> Callable[[], None]:
-    """A function putting every random generator owned by `net`'s cells back in its current
-    state (in place, so compiled code holding the generator sees the same stream)."""
-    saved = [(gen, copy.deepcopy(gen.bit_generator.state))
-             for _, cell in net.cells_and_names() for gen in vars(cell).values()
-             if isinstance(gen, np.random.Generator)]
+def reset_generators(net: Any) -> None:
+    """Reseed the global generator and every generator a cell owns (in place, so compiled code
+    holding the generator object sees the new stream): both sides draw the same numbers."""
+    amber.set_seed(0)
+    if net is None:
+        return
+    for k, (_, cell) in enumerate(net.cells_and_names()):
+        for j, gen in enumerate(g for g in vars(cell).values()
+                                if isinstance(g, np.random.Generator)):
+            gen.bit_generator.state = np.random.default_rng([k, j]).bit_generator.state
 
-    def reset() -> None:
-        amber.set_seed(0)
-        for gen, state in saved:
-            gen.bit_generator.state = copy.deepcopy(state)
-    return reset
+
+def cell_state(net: Any) -> dict[str, np.ndarray]:
+    """Every parameter of a cell (by dotted name), copied."""
+    if net is None:
+        return {}
+    return {name: np.array(p) for name, p in net.parameters_and_names()}
 
 
 @dataclass
 class Outcome:
-    """What one call did: its result or exception, what it printed, its arguments afterwards."""
+    """What one call did: its result or exception, what it printed, its arguments and the
+    cell's parameters afterwards."""
     result: Any
     error: BaseException | None
     printed: str
     args: tuple[Any, ...]
+    state: dict[str, np.ndarray]
 
 
-def call(fn: Callable[..., Any], args: tuple[Any, ...], reset: Callable[[], None],
-         capsys: Any) -> Outcome:
+def call(fn: Callable[..., Any], args: tuple[Any, ...], net: Any, capsys: Any) -> Outcome:
     """Call `fn` on a deep copy of `args`, capturing its output and any exception."""
     args = copy.deepcopy(args)
-    reset()
+    reset_generators(net)
     capsys.readouterr()
     try:
         result, error = fn(*args), None
     except Exception as exc:  # noqa: BLE001 (eager and compiled must raise the same type)
         result, error = None, exc
-    return Outcome(result, error, capsys.readouterr().out, args)
+    return Outcome(result, error, capsys.readouterr().out, args, cell_state(net))
 
 
 # -- comparing -------------------------------------------------------------------------------
@@ -232,17 +247,18 @@ def user_line(exc: BaseException) -> tuple[str, int] | None:
     return found
 
 
+def stack_lines(exc: BaseException) -> set[tuple[str, int]]:
+    """(file basename, line) of every traceback frame of an exception."""
+    return {(os.path.basename(f.filename), f.lineno)
+            for f in traceback.extract_tb(exc.__traceback__)}
+
+
 def assert_same_outcome(got: Outcome, want: Outcome) -> None:
-    """The compiled call did what the eager call did (result or error, output, mutations)."""
+    """The compiled call did what the eager call did (result or error, output, mutations).
+    Where eager raises, compiled may raise the same type with a note naming the user's line,
+    or (found before running) a CompileError pointing at a line of the eager traceback."""
     if want.error is not None:
-        _expect(got.error is not None, "error",
-                f"eager raised {want.error!r}, compiled returned {got.result!r}")
-        _expect(type(got.error) is type(want.error), "error",
-                f"compiled raised {got.error!r}, eager raised {want.error!r}")
-        line = user_line(want.error)
-        notes = "\n".join(getattr(got.error, "__notes__", ()))
-        _expect(line is None or f"{line[0]}:{line[1]}" in notes, "error note",
-                f"expected a note naming {line}, got notes {notes!r}")
+        _same_error(got, want)
     elif got.error is not None:
         raise Mismatch(f"compiled raised {type(got.error).__name__}: {got.error}") from got.error
     else:
@@ -250,6 +266,28 @@ def assert_same_outcome(got: Outcome, want: Outcome) -> None:
     _expect(got.printed == want.printed, "printed output",
             f"\ncompiled printed:\n{got.printed}\neager printed:\n{want.printed}")
     assert_same(got.args, want.args, "arguments after the call")
+    _expect(got.state.keys() == want.state.keys(), "parameters", "different parameter names")
+    for name, value in want.state.items():
+        assert_same(got.state[name], value, f"parameter {name} after the call")
+
+
+def _same_error(got: Outcome, want: Outcome) -> None:
+    _expect(got.error is not None, "error",
+            f"eager raised {want.error!r}, compiled returned {got.result!r}")
+    if isinstance(got.error, amber.CompileError):
+        where = (os.path.basename(got.error.file), got.error.line)
+        _expect(where in stack_lines(want.error), "error",
+                f"compiled raised a CompileError at {where}, not a line eager passed through "
+                f"before raising {want.error!r}:\n{got.error}")
+        # NOTE: found at compile time, so nothing ran: no output or side effects to compare.
+        got.printed, got.args, got.state = want.printed, want.args, want.state
+        return
+    _expect(type(got.error) is type(want.error), "error",
+            f"compiled raised {got.error!r}, eager raised {want.error!r}")
+    line = user_line(want.error)
+    notes = "\n".join(getattr(got.error, "__notes__", ()))
+    _expect(line is None or f"{line[0]}:{line[1]}" in notes, "error note",
+            f"expected a note naming {line}, got notes {notes!r}")
 
 
 def describe(args: tuple[Any, ...]) -> str:
@@ -281,8 +319,8 @@ def check(program: Program, capsys: Any) -> None:
     subject = build(program)
     kept: list[tuple[Outcome, Outcome, str]] = []
     for k, args in enumerate(program.inputs):
-        want = call(subject.eager, args, subject.reset, capsys)
-        got = call(subject.compiled, args, subject.reset, capsys)
+        want = call(subject.eager, args, subject.eager_net, capsys)
+        got = call(subject.compiled, args, subject.compiled_net, capsys)
         label = f"{program.name} input #{k} {describe(args)}"
         _compare(got, want, label, subject.jitted)
         kept.append((got, want, label))

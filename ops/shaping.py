@@ -1,5 +1,5 @@
-"""Shape ops: reshape, transpose, concat/stack/split, tile, pad, cast, indexing (`x[i]`,
-`x[i] = v`) and the run-time shape queries; plus the axis and shape helpers other families use.
+"""Shape ops: reshape, transpose, concat/stack/split, tile, pad, cast and the run-time shape
+queries; plus the axis and shape helpers other families use (indexing is in `indexing.py`).
 
 Parts of a shape or an index known only at run time are `Dyn(k)` references to variadic inputs.
 """
@@ -50,7 +50,7 @@ def _listed_axis(values: dict[str, Any], key: str = "axis") -> dict[str, Any]:
     return values
 
 
-def _fmt(dims: Any) -> str:
+def format_dims(dims: Any) -> str:
     dims = tuple(dims)
     return "(" + ", ".join(map(str, dims)) + ("," if len(dims) == 1 else "") + ")"
 
@@ -91,7 +91,7 @@ def shape_text(shape: tuple[int | Dyn, ...], var: str) -> str:
     """The shape as an expression in an emit template (`dims_k` for `Dyn(k)`)."""
     if _whole(shape):
         return f"{var}_{shape[0].k}"
-    return _fmt(f"{var}_{d.k}" if isinstance(d, Dyn) else repr(d) for d in shape)
+    return format_dims(f"{var}_{d.k}" if isinstance(d, Dyn) else repr(d) for d in shape)
 
 
 def shape_dims(name: str, shape: tuple[int | Dyn, ...], types: tuple[Type, ...]
@@ -115,7 +115,8 @@ def _check_dim(name: str, t: Type) -> None:
         raise TypeError(f"{name}: a shape entry must be an int, got {t}")
 
 
-def _dims_fix(values: dict[str, Any]) -> dict[str, Any]:
+def route_shape(values: dict[str, Any]) -> dict[str, Any]:
+    """Binder fix: the `shape` argument as a static attr plus the run-time `dims` inputs."""
     values["shape"], values["dims"] = split_shape(values["shape"])
     return values
 
@@ -124,7 +125,7 @@ def _shape_args(values: dict[str, Any]) -> dict[str, Any]:
     # x.reshape(2, 3) and x.reshape((2, 3)) are the same call
     shape = values["shape"]
     values["shape"] = shape[0] if len(shape) == 1 and not isinstance(shape[0], int) else shape
-    return _dims_fix(values)
+    return route_shape(values)
 
 
 def broadcasts_to(src: tuple[Dim, ...], dst: tuple[Dim, ...]) -> bool:
@@ -149,13 +150,13 @@ def _reshape_infer(x: Type, *dims: Type, shape: tuple) -> Tensor:
     t = as_tensor("reshape", x)
     target = list(shape_dims("reshape", shape, dims))
     if target.count(-1) > 1 or any(isinstance(d, int) and d < -1 for d in target):
-        raise ValueError(f"reshape: bad target shape {_fmt(target)} for {t}")
+        raise ValueError(f"reshape: bad target shape {format_dims(target)} for {t}")
     known = math.prod(d for d in target if isinstance(d, int) and d != -1)
     size = _static_size(t.shape)
     if -1 in target:
         target[target.index(-1)] = _missing_dim(t, target, known, size)
     elif size is not None and UNKNOWN not in target and known != size:
-        raise ValueError(f"reshape: cannot reshape {t} (size {size}) into shape {_fmt(target)}")
+        raise ValueError(f"reshape: cannot reshape {t} (size {size}) into shape {format_dims(target)}")
     return Tensor(tuple(target), t.dtype)
 
 
@@ -166,7 +167,7 @@ def _missing_dim(t: Tensor, target: list[Dim], known: int, size: int | None) -> 
     if size is not None:
         if known == 0 or size % known:
             raise ValueError(f"reshape: cannot reshape {t} (size {size}) into shape "
-                             f"{_fmt(target)}")
+                             f"{format_dims(target)}")
         return size // known
     symbols = [d for d in t.shape if isinstance(d, str)]
     static = math.prod(d for d in t.shape if isinstance(d, int))
@@ -200,6 +201,8 @@ def _squeeze_infer(x: Type, *, axis: int | tuple[int, ...] | None) -> Tensor:
         if any(isinstance(d, str) for d in t.shape):
             raise ValueError(f"squeeze: cannot tell which dims of {t} are 1; pass axis")
         return Tensor(tuple(d for d in t.shape if d != 1), t.dtype)
+    if t.rank == 0 and axis in (0, -1, (0,), (-1,)):
+        return t  # NOTE: NumPy lets a 0-d array squeeze its (missing) axis 0
     axes = normalize_axes("squeeze", axis, t)
     if any(isinstance(t.shape[a], int) and t.shape[a] != 1 for a in axes):
         raise ValueError(f"squeeze: axis {axis} of {t} does not have size 1")
@@ -232,7 +235,9 @@ def _flatten_emit(attrs: dict[str, Any]) -> str:
 
 
 def _flatten_infer(x: Type, *, start_dim: int, end_dim: int) -> Tensor:
-    t = as_tensor("flatten", x)
+    if not isinstance(x, Tensor):
+        raise TypeError(f"flatten: expected a tensor, got {x}")
+    t = x
     if start_dim == 0 and end_dim == -1:
         return Tensor((_dim_product(t.shape),), t.dtype)
     if t.rank == 0:
@@ -258,7 +263,7 @@ def _same_dim(name: str, dims: list[Dim], shown: str) -> Dim:
     """Dims that must agree: the known size, a shared symbol, or "?"."""
     known = {d for d in dims if isinstance(d, int)}
     if len(known) > 1:
-        raise ValueError(f"{name}: sizes {_fmt(dims)} do not match in {shown}")
+        raise ValueError(f"{name}: sizes {format_dims(dims)} do not match in {shown}")
     if known:
         return known.pop()
     return dims[0] if len(set(dims)) == 1 else UNKNOWN
@@ -399,22 +404,22 @@ def _broadcast_to_emit(attrs: dict[str, Any]) -> str:
         return f"np.broadcast_to(x, {shape_text(shape, 'dims')})"
     items = (f"x.shape[{i - len(shape)}]" if d == -1 else
              f"dims_{d.k}" if isinstance(d, Dyn) else repr(d) for i, d in enumerate(shape))
-    return f"np.broadcast_to(x, {_fmt(items)})"
+    return f"np.broadcast_to(x, {format_dims(items)})"
 
 
 def _broadcast_to_infer(x: Type, *dims: Type, shape: tuple) -> Tensor:
     t = as_tensor("broadcast_to", x)
     target = list(shape_dims("broadcast_to", shape, dims))
     if len(target) < t.rank:
-        raise ValueError(f"broadcast_to: cannot broadcast {t} to shape {_fmt(target)}")
+        raise ValueError(f"broadcast_to: cannot broadcast {t} to shape {format_dims(target)}")
     for i in range(1, t.rank + 1):
         d, want = t.shape[-i], target[-i]
         if want == -1:
             target[-i] = d
         elif isinstance(want, int) and isinstance(d, int) and d not in (1, want):
-            raise ValueError(f"broadcast_to: cannot broadcast {t} to shape {_fmt(target)}")
+            raise ValueError(f"broadcast_to: cannot broadcast {t} to shape {format_dims(target)}")
     if any(isinstance(d, int) and d < 0 for d in target):
-        raise ValueError(f"broadcast_to: bad shape {_fmt(target)} for {t}")
+        raise ValueError(f"broadcast_to: bad shape {format_dims(target)} for {t}")
     return Tensor(tuple(target), t.dtype)
 
 
@@ -456,6 +461,7 @@ def _repeat_infer(x: Type, *, repeats: Any, axis: int | None) -> Tensor:
         raise ValueError(f"repeat: repeats {repeats} must be non-negative ints")
     if axis is None:
         return Tensor((_repeated("repeat", _dim_product(t.shape), reps, t),), t.dtype)
+    t = Tensor((1,), t.dtype) if t.rank == 0 else t  # NumPy repeats a 0-d array as 1-d
     ax = normalize_axis("repeat", axis, t.rank, t)
     return Tensor(t.shape[:ax] + (_repeated("repeat", t.shape[ax], reps, t),) +
                   t.shape[ax + 1:], t.dtype)
@@ -478,13 +484,14 @@ def _repeats_tuple(values: dict[str, Any]) -> dict[str, Any]:
 # ---- cast and the run-time shape queries ------------------------------------------------------
 
 def _cast_infer(x: Type, *, dtype: np.dtype) -> Tensor:
-    if not isinstance(x, Tensor):
-        raise TypeError(f"cast: expected a tensor, got {x}")
-    return Tensor(x.shape, dtype)
+    return Tensor(as_tensor("cast", x).shape, dtype)
 
 
-def _cast(x: Any, *, dtype: np.dtype) -> Any:
-    return x.astype(dtype)
+def astype(x: Any, dtype: Any) -> Any:
+    """`x.astype(dtype)` (a copy); a Python number becomes a NumPy scalar, as `np.float32(3)`."""
+    if isinstance(x, np.ndarray | np.generic):
+        return x.astype(dtype)
+    return np.dtype(dtype).type(x)
 
 
 def _shape_infer(x: Type) -> TupleType:
@@ -498,227 +505,13 @@ def _count_infer(name: str):
     return infer
 
 
-# ---- indexing ---------------------------------------------------------------------------------
-
-def split_index(key: Any) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
-    """A subscript key as getitem/setitem's `index` attr plus the run-time values it refers to:
-    ints, None, Ellipsis and int slice bounds stay literal; anything else becomes `Dyn(k)`."""
-    dyn: list[Any] = []
-
-    def ref(v: Any) -> Any:
-        if v is None or v is Ellipsis or type(v) is int:
-            return v
-        dyn.append(v)
-        return Dyn(len(dyn) - 1)
-
-    items = key if isinstance(key, tuple) else (key,)
-    index = tuple(slice(ref(i.start), ref(i.stop), ref(i.step)) if isinstance(i, slice)
-                  else ref(i) for i in items)
-    return index, tuple(dyn)
-
-
-def index_key(index: tuple[Any, ...], dyn: tuple[Any, ...]) -> Any:
-    """The concrete subscript an `index` attr describes, for kernels."""
-    def value(v: Any) -> Any:
-        return dyn[v.k] if isinstance(v, Dyn) else v
-    items = tuple(slice(value(i.start), value(i.stop), value(i.step)) if isinstance(i, slice)
-                  else value(i) for i in index)
-    return items[0] if len(items) == 1 else items
-
-
-def index_text(index: tuple[Any, ...]) -> str:
-    """The subscript as source text, `idx_k` standing for `Dyn(k)`: `0, 1:, None, ...`."""
-    def item(i: Any) -> str:
-        if isinstance(i, slice):
-            bounds = [("" if b is None else item(b)) for b in (i.start, i.stop, i.step)]
-            return ":".join(bounds if i.step is not None else bounds[:2])
-        return "..." if i is Ellipsis else f"idx_{i.k}" if isinstance(i, Dyn) else repr(i)
-    return ", ".join(item(i) for i in index) if index else "()"
-
-
-Item = tuple[str, Any]
-"""An index item classified: ("int", n|None), ("slice", s), ("new", None), ("ellipsis", None),
-("array", shape) or ("mask", shape)."""
-
-
-def _items(index: tuple[Any, ...], types: tuple[Type, ...]) -> list[Item]:
-    if len(index) == 1 and isinstance(index[0], Dyn) and isinstance(types[index[0].k], TupleType):
-        return [_classify_type(e) for e in types[index[0].k].elements]  # x[t], t a tuple value
-    return [_classify(i, types) for i in index]
-
-
-def _classify(item: Any, types: tuple[Type, ...]) -> Item:
-    if item is None or item is Ellipsis:
-        return ("new" if item is None else "ellipsis", None)
-    if isinstance(item, bool):
-        return ("mask", ())
-    if isinstance(item, int):
-        return ("int", item)
-    if isinstance(item, Dyn):
-        return _classify_type(types[item.k])
-    if isinstance(item, slice):
-        for b in (item.start, item.stop, item.step):
-            if isinstance(b, Dyn) and _classify_type(types[b.k]) not in (("int", None),
-                                                                           ("new", None)):
-                raise TypeError(f"getitem: slice bounds must be ints or None, got {types[b.k]}")
-        if item.step == 0:
-            raise ValueError("getitem: slice step cannot be zero")
-        return ("slice", item)
-    raise TypeError(f"getitem: bad index item {item!r}")
-
-
-def _classify_type(t: Type) -> Item:
-    if t == NoneType():
-        return ("new", None)
-    if t == Scalar(int) or (isinstance(t, Tensor) and t.rank == 0 and t.dtype.kind in "iu"):
-        return ("int", None)
-    if t == Scalar(bool) or (isinstance(t, Tensor) and t.dtype == np.bool_):
-        return ("mask", t.shape if isinstance(t, Tensor) else ())
-    if isinstance(t, Tensor) and t.dtype.kind in "iu":
-        return ("array", t.shape)
-    if isinstance(t, TupleType | ListType):
-        kinds = set(t.elements) if isinstance(t, TupleType) else {t.element}
-        n = len(t.elements) if isinstance(t, TupleType) else UNKNOWN
-        if kinds <= {Scalar(int)} or kinds == {Scalar(bool)}:
-            return ("array" if Scalar(int) in kinds or not kinds else "mask", (n,))
-    raise TypeError("getitem: only integers, slices, None, ... and integer or boolean arrays "
-                    f"are valid indices, got {t}")
-
-
-def _index_tensor(t: Tensor, items: list[Item]) -> Tensor:
-    """NumPy's basic and advanced indexing rules, over possibly symbolic dims."""
-    used = sum(len(p) if k == "mask" else 1 for k, p in items if k not in ("new", "ellipsis"))
-    ellipses = [i for i, (k, _) in enumerate(items) if k == "ellipsis"]
-    if len(ellipses) > 1 or used > t.rank:
-        raise IndexOutOfRange(f"getitem: too many indices for {t}" if used > t.rank else
-                              "getitem: an index can only have a single ellipsis")
-    at = ellipses[0] if ellipses else len(items)
-    items = items[:at] + [("slice", slice(None))] * (t.rank - used) + items[at + 1:]
-    advanced = any(k in ("array", "mask") for k, _ in items)
-    out: list[Dim] = []
-    picks: list[tuple[Dim, ...]] = []
-    where: list[int] = []
-    insert_at, axis = 0, 0
-    for pos, (kind, p) in enumerate(items):
-        if kind == "new":
-            out.append(1)
-            continue
-        if kind == "slice":
-            out.append(_slice_len(p, t.shape[axis]))
-        elif kind == "int":
-            _check_int(p, axis, t)
-        elif kind == "mask":
-            _check_mask(p, axis, t)
-        if kind in ("array", "mask") or (kind == "int" and advanced):
-            insert_at = len(out) if not where else insert_at
-            where.append(pos)
-            picks.append((UNKNOWN,) if kind == "mask" else p if kind == "array" else ())
-        axis += len(p) if kind == "mask" else 1
-    if advanced:
-        # NOTE: NumPy puts the broadcast index dims first when advanced indices are not adjacent
-        at = insert_at if where == list(range(where[0], where[-1] + 1)) else 0
-        out[at:at] = _broadcast_indices(picks, t)
-    return Tensor(tuple(out), t.dtype)
-
-
-def _broadcast_indices(shapes: list[tuple[Dim, ...]], t: Tensor) -> tuple[Dim, ...]:
-    try:
-        return broadcast_shapes(*shapes)
-    except ValueError:
-        raise IndexOutOfRange(f"getitem: index arrays of shapes {', '.join(map(_fmt, shapes))} "
-                              f"do not broadcast (indexing {t})") from None
-
-
-def _slice_len(s: slice, n: Dim) -> Dim:
-    if any(isinstance(b, Dyn) for b in (s.start, s.stop, s.step)):
-        return UNKNOWN
-    if isinstance(n, int):
-        return len(range(n)[s])
-    return n if s.start is None and s.stop is None and s.step in (None, 1, -1) else UNKNOWN
-
-
-def _check_int(i: int | None, axis: int, t: Tensor) -> None:
-    n = t.shape[axis]
-    if i is not None and isinstance(n, int) and not -n <= i < n:
-        raise IndexOutOfRange(f"getitem: index {i} is out of bounds for axis {axis} of {t}")
-
-
-def _check_mask(shape: tuple[Dim, ...], axis: int, t: Tensor) -> None:
-    for j, m in enumerate(shape):
-        d = t.shape[axis + j]
-        if isinstance(m, int) and isinstance(d, int) and m != d:
-            raise IndexOutOfRange(f"getitem: boolean index of shape {_fmt(shape)} does not match"
-                                  f" {t} at axis {axis}")
-
-
-def _index_sequence(x: ListType | TupleType, index: tuple[Any, ...], types: tuple[Type, ...]
-                    ) -> Type:
-    if len(index) != 1:
-        raise TypeError(f"getitem: {x} indices must be integers or slices, not tuples")
-    item = index[0]
-    if isinstance(item, slice):
-        _classify(item, types)
-        if isinstance(x, ListType):
-            return x
-        if any(isinstance(b, Dyn) for b in (item.start, item.stop, item.step)):
-            raise TypeError(f"getitem: slicing {x} needs static bounds")
-        return TupleType(x.elements[item])
-    if _classify(item, types) != ("int", None if isinstance(item, Dyn) else item):
-        raise TypeError(f"getitem: {x} indices must be integers or slices")
-    if isinstance(x, ListType):
-        return x.element
-    if isinstance(item, Dyn):
-        return join_types(list(x.elements))
-    if not -len(x.elements) <= item < len(x.elements):
-        raise IndexOutOfRange(f"getitem: tuple index {item} is out of range for {x}")
-    return x.elements[item]
-
-
-def _getitem_infer(x: Type, *idx: Type, index: tuple[Any, ...]) -> Type:
-    if isinstance(x, ListType | TupleType):
-        return _index_sequence(x, index, idx)
-    if not isinstance(x, Tensor):
-        raise TypeError(f"getitem: {x} is not subscriptable")
-    return _index_tensor(x, _items(index, idx))
-
-
-def _getitem(x: Any, *idx: Any, index: tuple[Any, ...]) -> Any:
-    return x[index_key(index, idx)]
-
-
-def assign_item(x: Any, key: Any, value: Any) -> Any:
-    """`x[key] = value` in place, handing `x` on (the IR threads the written array as a value)."""
-    x[key] = value
-    return x
-
-
-def _setitem(x: Any, value: Any, *idx: Any, index: tuple[Any, ...]) -> Any:
-    return assign_item(x, index_key(index, idx), value)
-
-
-def _setitem_infer(x: Type, value: Type, *idx: Type, index: tuple[Any, ...]) -> Type:
-    if isinstance(x, ListType):
-        if isinstance(_index_sequence(x, index, idx), ListType):
-            raise TypeError("setitem: slice assignment to a list is not supported")
-        return ListType(join_types([x.element, value]))
-    if not isinstance(x, Tensor):
-        raise TypeError(f"setitem: {x} does not support item assignment")
-    target = _index_tensor(x, _items(index, idx)).shape
-    dims = as_tensor("setitem", value).shape
-    while len(dims) > len(target) and dims[0] == 1:
-        dims = dims[1:]  # NumPy drops leading 1s of the value
-    if not broadcasts_to(dims, target):
-        raise ValueError(f"setitem: cannot assign {value} to x[{index_text(index)}] of shape "
-                         f"{_fmt(target)} ({x})")
-    return x
-
-
 # ---- ops --------------------------------------------------------------------------------------
 
 def _op(name: str, inputs: tuple[str, ...], fn: Any, infer: Any, emit: Any,
-        attrs: dict[str, Any] | None = None) -> OpDef:
+        attrs: dict[str, Any] | None = None, fresh: bool = False) -> OpDef:
+    """`fresh`: the result never shares memory with an input (views and tuples do)."""
     return OpDef(name, inputs, kernel=checked(name, fn, infer), infer=infer, emit=emit,
-                 attrs=attrs or {})
+                 attrs=attrs or {}, fresh=fresh)
 
 
 reshape = _op("reshape", ("x", "*dims"), _reshape, _reshape_infer,
@@ -734,39 +527,31 @@ flatten = _op("flatten", ("x",), _flatten, _flatten_infer, _flatten_emit,
               {"start_dim": 1, "end_dim": -1})
 """MindSpore's flatten keeps dim 0 (`start_dim=1`); `x.flatten()` is `start_dim=0` (a copy)."""
 concat = _op("concat", ("xs",), lambda xs, axis: np.concatenate(xs, axis=axis), _concat_infer,
-             "np.concatenate(xs, axis=axis)", {"axis": 0})
+             "np.concatenate(xs, axis=axis)", {"axis": 0}, fresh=True)
 stack = _op("stack", ("xs",), lambda xs, axis: np.stack(xs, axis=axis), _stack_infer,
-            "np.stack(xs, axis=axis)", {"axis": 0})
+            "np.stack(xs, axis=axis)", {"axis": 0}, fresh=True)
 split = _op("split", ("x",), _split, _split_infer, _split_emit,
             {"axis": 0, "sections": None, "sizes": None})
 """A tuple of pieces: `sections` as NumPy's (a count of equal parts, or cut indices), or
 `sizes` as MindSpore's (a chunk size, or the size of each piece)."""
 tile = _op("tile", ("x",), lambda x, reps: np.tile(x, reps), _tile_infer, "np.tile(x, reps)",
-           {"reps": REQUIRED})
+           {"reps": REQUIRED}, fresh=True)
 broadcast_to = _op("broadcast_to", ("x", "*dims"), _broadcast_to, _broadcast_to_infer,
                    _broadcast_to_emit, {"shape": REQUIRED})
 pad = _op("pad", ("x",), lambda x, paddings, value: np.pad(x, paddings, constant_values=value),
           _pad_infer, lambda a: "np.pad(x, paddings, constant_values=value)" if a["value"] else
-          "np.pad(x, paddings)", {"paddings": REQUIRED, "value": 0})
+          "np.pad(x, paddings)", {"paddings": REQUIRED, "value": 0}, fresh=True)
 """Constant padding; `paddings` is NumPy's `pad_width` (per-dim `(before, after)` pairs)."""
 flip = _op("flip", ("x",), lambda x, axis: np.flip(x, axis), _flip_infer,
            np_call("np.flip", "x", axis=None), {"axis": None})
 repeat = _op("repeat", ("x",), lambda x, repeats, axis: np.repeat(x, repeats, axis),
              _repeat_infer, np_call("np.repeat", "x, repeats", axis=None),
-             {"repeats": REQUIRED, "axis": None})
-cast = _op("cast", ("x",), _cast, _cast_infer, "x.astype(dtype)", {"dtype": REQUIRED})
+             {"repeats": REQUIRED, "axis": None}, fresh=True)
+cast = OpDef("cast", ("x",), kernel=checked("cast", astype, _cast_infer), infer=_cast_infer,
+             emit="astype(x, dtype)", attrs={"dtype": REQUIRED}, helpers=(astype,), fresh=True)
 shape_of = _op("shape", ("x",), np.shape, _shape_infer, "np.shape(x)")
 size_of = _op("size", ("x",), np.size, _count_infer("size"), "np.size(x)")
 ndim_of = _op("ndim", ("x",), np.ndim, _count_infer("ndim"), "np.ndim(x)")
-getitem = OpDef("getitem", ("x", "*idx"), kernel=checked("getitem", _getitem, _getitem_infer),
-                infer=_getitem_infer, emit=lambda a: f"x[{index_text(a['index'])}]",
-                attrs={"index": REQUIRED}, can_raise=True)
-"""`x[index]`; build `index` and the variadic inputs from a subscript with `split_index`."""
-setitem = OpDef("setitem", ("x", "value", "*idx"),
-                kernel=checked("setitem", _setitem, _setitem_infer), infer=_setitem_infer,
-                emit=lambda a: f"assign_item(x, np.s_[{index_text(a['index'])}], value)",
-                attrs={"index": REQUIRED}, helpers=(assign_item,), effects=True, can_raise=True)
-"""`x[index] = value`, in place; returns `x` itself."""
 
 
 # ---- spellings --------------------------------------------------------------------------------
@@ -798,10 +583,10 @@ def _dtype(values: dict[str, Any]) -> dict[str, Any]:
 
 
 OPS = (reshape, transpose, expand_dims, squeeze, flatten, concat, stack, split, tile,
-       broadcast_to, pad, flip, repeat, cast, shape_of, size_of, ndim_of, getitem, setitem)
+       broadcast_to, pad, flip, repeat, cast, shape_of, size_of, ndim_of)
 
 FUNCTIONS = (
-    spell("reshape", reshape, "input, shape", _dims_fix, input="x"),
+    spell("reshape", reshape, "input, shape", route_shape, input="x"),
     spell("transpose", transpose, "input, input_perm", _perm, input="x", input_perm="perm"),
     spell("permute", transpose, "input, axis", _perm, input="x", axis="perm"),
     spell("expand_dims", expand_dims, "input_x, axis", _listed_axis, input_x="x"),
@@ -814,7 +599,7 @@ FUNCTIONS = (
     spell("stack", stack, "tensors, axis=0", tensors="xs"),
     spell("split", split, "tensor, split_size_or_sections, axis=0", _ms_split, tensor="x"),
     spell("tile", tile, "input, dims", _reps_tuple, input="x", dims="reps"),
-    spell("broadcast_to", broadcast_to, "input, shape", _dims_fix, input="x"),
+    spell("broadcast_to", broadcast_to, "input, shape", route_shape, input="x"),
     spell("flip", flip, "input, dims", _listed_axis, input="x", dims="axis"),
     spell("repeat_interleave", repeat, "input, repeats, axis=None", _repeats_tuple, input="x"),
     spell("repeat_elements", repeat, "x, rep, axis=0", rep="repeats"),
@@ -825,7 +610,7 @@ FUNCTIONS = (
     spell("rank", ndim_of, "input", input="x"),
 )
 NUMPY = (
-    spell("reshape", reshape, "a, shape", _dims_fix, a="x"),
+    spell("reshape", reshape, "a, shape", route_shape, a="x"),
     spell("transpose", transpose, "a, axes=None", _perm, a="x", axes="perm"),
     spell("expand_dims", expand_dims, "a, axis", _listed_axis, a="x"),
     spell("squeeze", squeeze, "a, axis=None", _listed_axis, a="x"),
@@ -834,7 +619,7 @@ NUMPY = (
     spell("split", split, "ary, indices_or_sections, axis=0", _np_split, ary="x",
           indices_or_sections="sections"),
     spell("tile", tile, "A, reps", _reps_tuple, A="x"),
-    spell("broadcast_to", broadcast_to, "array, shape", _dims_fix, array="x"),
+    spell("broadcast_to", broadcast_to, "array, shape", route_shape, array="x"),
     spell("pad", pad, "array, pad_width, mode='constant', constant_values=0",
           lambda v: _pairs(_constant_mode(v)), array="x", pad_width="paddings",
           constant_values="value"),
@@ -853,7 +638,7 @@ METHODS = (
     spell("repeat", repeat, "x, repeats, axis=None", _repeats_tuple),
 )
 PRIMITIVES = (
-    primitive("Reshape", reshape, call="input_x, input_shape", fix=_dims_fix, input_x="x",
+    primitive("Reshape", reshape, call="input_x, input_shape", fix=route_shape, input_x="x",
               input_shape="shape"),
     primitive("Transpose", transpose, call="input_x, input_perm", fix=_perm, input_x="x",
               input_perm="perm"),
@@ -866,7 +651,7 @@ PRIMITIVES = (
               output_num="sections"),
     primitive("Tile", tile, call="input_x, multiples", fix=_reps_tuple, input_x="x",
               multiples="reps"),
-    primitive("BroadcastTo", broadcast_to, "shape", "input_x", _dims_fix, input_x="x"),
+    primitive("BroadcastTo", broadcast_to, "shape", "input_x", route_shape, input_x="x"),
     primitive("Pad", pad, "paddings", "input_x", _pairs, input_x="x"),
     primitive("ReverseV2", flip, "axis", "input_x", _listed_axis, input_x="x"),
     primitive("Cast", cast, call="input_x, type_", fix=_dtype, input_x="x", type_="dtype"),

@@ -1,0 +1,165 @@
+"""`build_graph`: the frontend's entry point. Compiles a cell's `construct` (or a plain
+function) for one call's arguments into a verified `Graph`, with the guards it relies on."""
+from __future__ import annotations
+
+import inspect
+import types
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..graph import AnyType, Graph, InsertPoint, Tensor
+from ..graph.verifier import IRVerifyError, verify
+from ..nn.cell import Cell
+from .context import Compiler, DeadPath, Frame
+from .errors import CompileError
+from .guards import Guard
+from .source import error_at
+from .values import PyList, Ref
+
+SCALARS = (bool, int, float, str, type(None))
+
+
+@dataclass(frozen=True)
+class BuildResult:
+    """A compiled graph plus what the runtime needs to reuse it safely."""
+    graph: Graph
+    guards: tuple[Guard, ...]
+    sources: tuple[str, ...]
+    """Source text of every function compiled or inlined (part of the cache key)."""
+
+
+def build_graph(target: Any, args: tuple, kwargs: dict | None = None, *,
+                fallback: bool = False) -> BuildResult:
+    """Compile `type(target).construct` with self=target (a Cell) or a plain function `target`
+    for a call with `args` and `kwargs`. Raises CompileError for anything it cannot compile.
+    (`fallback` is accepted for the runtime, which implements falling back to eager mode.)"""
+    if isinstance(target, Cell):
+        func, root = type(target).construct, target
+        name = f"{type(target).__name__}.construct"
+    elif isinstance(target, types.MethodType) and isinstance(target.__self__, Cell):
+        func, root = target.__func__, target.__self__
+        name = f"{type(root).__name__}.{func.__name__}"
+    elif isinstance(target, types.FunctionType | types.MethodType):
+        func, root = target, None
+        name = getattr(target, "__qualname__", "function")
+    else:
+        raise CompileError(f"cannot compile a {type(target).__name__}: pass a Cell or a "
+                           "Python function", hint="decorate a Cell subclass or a def")
+    compiler = Compiler(Graph(name), root)
+    try:
+        _build(compiler, func, tuple(args), dict(kwargs or {}))
+    except CompileError:
+        raise
+    except RecursionError as exc:
+        raise _located(compiler, "the program is nested too deeply to compile",
+                       "split deeply nested expressions into several statements") from exc
+    except Exception as exc:  # NOTE: the last resort; every cause found is fixed at its source
+        raise _located(compiler, f"internal error while compiling this line "
+                       f"({type(exc).__name__}: {exc})",
+                       "please report it; rewriting the line differently may avoid it") from exc
+    return BuildResult(compiler.graph, tuple(compiler.guards.values()),
+                       tuple(compiler.sources))
+
+
+def _located(compiler: Compiler, message: str, hint: str) -> CompileError:
+    """A CompileError at the innermost node being built when things went wrong."""
+    if compiler.failure is not None:
+        frame, node = compiler.failure
+    elif compiler.frames:
+        frame = compiler.frames[-1]
+        node = frame.at or frame.stmt or frame.fdef
+    else:
+        return CompileError(message, hint=hint)
+    line = frame.parsed.lines[node.lineno - 1].strip() if getattr(node, "lineno", 0) else ""
+    return error_at(frame.parsed, node, message.replace("this line", f"`{line}`"), hint)
+
+
+def _build(compiler: Compiler, func: Any, args: tuple, kwargs: dict) -> None:
+    if isinstance(func, types.MethodType):
+        self_value, func = func.__self__, func.__func__
+        args = (self_value, *args)
+    prepared = compiler.prepare(func)
+    frame = Frame(compiler, func, prepared)
+    compiler.frames.append(frame)
+    compiler.stack.append((func.__code__, func.__qualname__))
+    bound = _bind_inputs(compiler, frame, func, args, kwargs)
+    for name, value in bound.items():
+        frame.scope.bind(name, value, prepared.fdef.lineno)
+    try:
+        from .statements import run_function
+        result = run_function(frame)
+    except DeadPath:
+        result = None  # every path raises; the graph still returns one value
+    compiler.builder.ip = InsertPoint.at_end(compiler.graph.body)
+    output = frame.materialise(result, "result")
+    compiler.graph.body.set_results([output])
+    _finish(compiler)
+
+
+def _bind_inputs(compiler: Compiler, frame: Frame, func: Any, args: tuple, kwargs: dict
+                 ) -> dict[str, Any]:
+    """Bind the call's arguments to the function's parameters; arrays become graph inputs."""
+    params = list(inspect.signature(func).parameters.values())
+    converted: list[Any] = []
+    offset = 0
+    if compiler.root is not None:
+        converted.append(Ref(compiler.root, ""))
+        offset = 1
+    positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    for i, arg in enumerate(args):
+        hint = positional[i + offset].name if i + offset < len(positional) else f"arg{i}"
+        converted.append(_input(compiler, frame, arg, str(i), hint))
+    named = {k: _input(compiler, frame, v, k, k) for k, v in kwargs.items()}
+    try:
+        bound = inspect.signature(func).bind(*converted, **named)
+    except TypeError as exc:
+        raise frame.error(f"{func.__qualname__}() {exc}", "pass the arguments it declares",
+                          node=frame.fdef) from None
+    bound.apply_defaults()
+    from .scope import convert_default
+    return {k: convert_default(v) for k, v in bound.arguments.items()}
+
+
+def _input(compiler: Compiler, frame: Frame, value: Any, path: str, hint: str) -> Any:
+    """One call argument: arrays become graph inputs; Python values stay compile-time."""
+    if isinstance(value, np.ndarray | np.generic):
+        if value.dtype == object:
+            raise frame.error(f"argument {path} is an object array", node=frame.fdef)
+        v = compiler.graph.body.add_param(Tensor(np.shape(value), value.dtype), hint)
+        compiler.inputs.append((path, v))
+        return v
+    if isinstance(value, np.random.Generator):
+        v = compiler.graph.body.add_param(AnyType(), hint)
+        compiler.inputs.append((path, v))
+        return v
+    if isinstance(value, SCALARS):
+        return value
+    if isinstance(value, tuple | list):
+        items = [_input(compiler, frame, x, f"{path}.{i}", f"{hint}_{i}")
+                 for i, x in enumerate(value)]
+        return tuple(items) if isinstance(value, tuple) else PyList(items)
+    if isinstance(value, Cell):
+        return Ref(value, None)
+    raise frame.error(f"argument {path} is a {type(value).__name__}, which compiled code "
+                      "cannot take", "pass arrays, Python numbers, strings, None, or tuples "
+                      "and lists of them", node=frame.fdef)
+
+
+def _finish(compiler: Compiler) -> None:
+    """Put parameters first among the graph inputs, record paths, and verify."""
+    graph = compiler.graph
+    params = list(compiler.params.values())
+    inputs = [v for _, v in compiler.inputs]
+    graph.body.params = params + inputs
+    for i, value in enumerate(graph.body.params):
+        value.index = i
+    graph.meta["params"] = list(compiler.params)
+    graph.meta["inputs"] = [path for path, _ in compiler.inputs]
+    try:
+        verify(graph)
+    except IRVerifyError as exc:
+        raise _located(compiler, "internal error: the graph built for this function is "
+                       "invalid", "please report it") from exc
+

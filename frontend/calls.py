@@ -1,0 +1,317 @@
+"""Calls: amber ops (functional and primitive spellings), supported `np.*` functions, ndarray
+methods, Python builtins, list methods, sub-cells and Python helpers (inlined: compiled
+recursively in a new frame, so one model is one graph)."""
+from __future__ import annotations
+
+import inspect
+import os
+import types
+from typing import Any
+
+import gast
+import numpy as np
+
+from ..graph import Value
+from ..nn.cell import Cell
+from ..ops import NUMPY, OpFunction, Primitive
+from .context import Frame
+from .errors import CompileError
+from .expressions import elements, evaluate
+from .operators import from_python, to_python
+from .values import (BoundMethod, ListMethod, PyList, Ref, TensorMethod, describe, has_runtime)
+
+MAX_INLINE_DEPTH = 64
+FOLD_ITEMS = 64
+"""Op calls on at most this many compile-time numbers are computed while compiling."""
+
+
+def _numpy_table() -> dict[int, OpFunction]:
+    """id(np.<name>) -> the registry spelling (matched by identity, as `np.tanh` is)."""
+    table = {}
+    for name, spelling in NUMPY.items():
+        obj = getattr(np, name, None)
+        if obj is not None:
+            table[id(obj)] = spelling
+    return table
+
+
+NUMPY_BY_ID = _numpy_table()
+
+
+def call(f: Frame, node: gast.Call) -> Any:
+    """The value of call expression `node`."""
+    func = evaluate(f, node.func)
+    args = elements(f, node.args)
+    kwargs: dict[str, Any] = {}
+    for kw in node.keywords:
+        value = evaluate(f, kw.value)
+        if kw.arg is not None:
+            kwargs[kw.arg] = value
+        elif isinstance(value, dict):
+            kwargs.update(value)
+        else:
+            raise f.error(f"`**` needs a dict, got {describe(value)}", node=kw.value)
+    if isinstance(func, ListMethod) and isinstance(func.target, Value):
+        return _runtime_list_method(f, func, args, kwargs, node)
+    return call_value(f, func, args, kwargs)
+
+
+def call_value(f: Frame, func: Any, args: list[Any], kwargs: dict[str, Any]) -> Any:
+    """`func(*args, **kwargs)` for any callable the frontend knows."""
+    from .pybuiltins import BUILTINS
+    if isinstance(func, TensorMethod):
+        return apply_op(f, func.function, [func.value, *args], kwargs)
+    if isinstance(func, BoundMethod):
+        return inline(f, func.function, [func.receiver, *args], kwargs)
+    if isinstance(func, ListMethod):
+        return _list_method(f, func, args, kwargs)
+    if isinstance(func, Ref):
+        return _call_object(f, func, args, kwargs)
+    if isinstance(func, OpFunction | Primitive):
+        return apply_op(f, func, args, kwargs)
+    if isinstance(func, type) and issubclass(func, Primitive):
+        return _python_call(f, func, args, kwargs, "creating a primitive")
+    handler = _lookup(BUILTINS, func)
+    if handler is not None:
+        return handler(f, *args, **kwargs)
+    spelling = NUMPY_BY_ID.get(id(func))
+    if spelling is not None:
+        return apply_op(f, spelling, args, kwargs)
+    if _is_numpy(func):
+        return _numpy_call(f, func, args, kwargs)
+    if isinstance(func, types.FunctionType):
+        return inline(f, func, args, kwargs)
+    if isinstance(func, types.MethodType) and isinstance(func.__func__, types.FunctionType):
+        return inline(f, func.__func__, [func.__self__, *args], kwargs)
+    if isinstance(func, Cell):
+        return _call_object(f, Ref(func, None), args, kwargs)
+    if _is_pure_builtin(func):
+        return _python_call(f, func, args, kwargs, f"calling {describe(func)}")
+    raise f.error(f"cannot compile a call to {describe(func)}",
+                  "call amber ops, supported numpy functions, layers, or Python functions "
+                  "defined with def")
+
+
+def _lookup(table: dict[Any, Any], key: Any) -> Any:
+    try:
+        return table.get(key)
+    except TypeError:  # an unhashable callee
+        return None
+
+
+def _is_numpy(func: Any) -> bool:
+    module = getattr(func, "__module__", None) or ""
+    return (isinstance(func, np.ufunc) or module == "numpy" or module.startswith("numpy.")
+            or isinstance(func, type) and issubclass(func, np.generic | np.dtype))
+
+
+def _is_pure_builtin(func: Any) -> bool:
+    """C functions and methods (math.sqrt, str.format, dict.get): safe to run when compiling."""
+    return isinstance(func, types.BuiltinFunctionType | types.BuiltinMethodType
+                      | types.MethodWrapperType | types.MethodDescriptorType)
+
+
+def _numpy_call(f: Frame, func: Any, args: list[Any], kwargs: dict[str, Any]) -> Any:
+    """A numpy function outside the registry: computed while compiling (constants only), or
+    a cast for `np.float32(x)`."""
+    if not has_runtime(args) and not has_runtime(kwargs):
+        return _python_call(f, func, args, kwargs, f"calling {describe(func)}")
+    if isinstance(func, type) and issubclass(func, np.generic) and len(args) == 1 and not kwargs:
+        return f.op("cast", f.materialise(args[0]), dtype=np.dtype(func))
+    name = getattr(func, "__name__", repr(func))
+    raise f.error(f"np.{name} is not supported on run-time values",
+                  "use an amber op or a supported numpy function (see amber.ops.NUMPY)")
+
+
+def _python_call(f: Frame, func: Any, args: list[Any], kwargs: dict[str, Any], what: str
+                 ) -> Any:
+    """Run `func` while compiling on compile-time arguments."""
+    if has_runtime(args) or has_runtime(kwargs):
+        raise f.error(f"{what} needs compile-time arguments, got run-time values",
+                      "compute it from compile-time values (shapes, attributes, constants)")
+    try:
+        result = func(*(to_python(a) for a in args), **{k: to_python(v)
+                                                          for k, v in kwargs.items()})
+    except Exception as exc:  # NOTE: the user's code would raise this at run time
+        f.raise_at_runtime(type(exc), str(exc))
+    return from_python(result)
+
+
+# -- ops ----------------------------------------------------------------------------------
+
+def apply_op(f: Frame, spelling: OpFunction | Primitive, args: list[Any],
+             kwargs: dict[str, Any]) -> Any:
+    """A call of an op spelling: bind to (inputs, attrs), then one node (or, for a few
+    numbers known at compile time, the value itself)."""
+    name = spelling.name if isinstance(spelling, OpFunction) else type(spelling).__name__
+    py_args = [_unwrap(a) for a in args]
+    py_kwargs = {k: _unwrap(v) for k, v in kwargs.items()}
+    try:
+        inputs, attrs = spelling.bind(*py_args, **py_kwargs)
+    except (TypeError, ValueError) as exc:
+        raise f.error(str(exc), f"check the arguments of {name}") from exc
+    for key, value in attrs.items():
+        if _holds_runtime(value):
+            raise f.error(f"{name}: argument `{key}` must be a compile-time constant, got "
+                          f"{describe(value)}",
+                          "compute it from shapes, attributes or constants")
+    folded = _fold(spelling, inputs, attrs)
+    if folded is not None:
+        return folded
+    values = [_input(f, x) for x in inputs]
+    return f.op(spelling.op, *values, **attrs)
+
+
+def _unwrap(v: Any) -> Any:
+    """An argument as a binder expects it: plain lists and tuples (items may be IR values)."""
+    if isinstance(v, PyList):
+        return [_unwrap(x) for x in v.items]
+    if isinstance(v, tuple):
+        return tuple(_unwrap(x) for x in v)
+    return v
+
+
+def _holds_runtime(v: Any) -> bool:
+    if isinstance(v, slice):
+        return any(_holds_runtime(b) for b in (v.start, v.stop, v.step))
+    if isinstance(v, list):
+        return any(_holds_runtime(x) for x in v)
+    return has_runtime(v) or isinstance(v, Ref | PyList)
+
+
+def _input(f: Frame, x: Any) -> Value:
+    if isinstance(x, list):
+        x = tuple(x)
+    return f.materialise(x)
+
+
+def _scalar_like(x: Any) -> bool:
+    if isinstance(x, tuple | list):
+        return len(x) <= FOLD_ITEMS and all(_scalar_like(e) for e in x)
+    return isinstance(x, bool | int | float | np.generic)
+
+
+def _fold(spelling: Any, inputs: tuple, attrs: dict[str, Any]) -> Any:
+    """The op computed now, when it reads only a few numbers and yields no array."""
+    if spelling.op.effects or not inputs or not all(_scalar_like(x) for x in inputs):
+        return None
+    if "shape" in attrs or "size" in attrs:
+        return None
+    try:
+        result = spelling.op.kernel(*inputs, **attrs)
+    except Exception:  # NOTE: not folded; the node reports the problem the usual way
+        return None
+    return None if isinstance(result, np.ndarray) else result
+
+
+# -- lists --------------------------------------------------------------------------------
+
+def _list_method(f: Frame, method: ListMethod, args: list[Any], kwargs: dict[str, Any]
+                 ) -> Any:
+    """A method of a compile-time list, run while compiling."""
+    from .sequences import as_sequence
+    items = method.target.items
+    if method.name == "extend":
+        items.extend(as_sequence(f, args[0]))
+        return None
+    if method.name in ("index", "count") and has_runtime(args):
+        raise f.error(f"list.{method.name} needs compile-time values")
+    try:
+        return getattr(items, method.name)(*args, **kwargs)
+    except (IndexError, ValueError, TypeError) as exc:
+        f.raise_at_runtime(type(exc), str(exc))
+
+
+def _runtime_list_method(f: Frame, method: ListMethod, args: list[Any],
+                         kwargs: dict[str, Any], node: gast.Call) -> None:
+    """`xs.append(v)` on a run-time list: a `list_append` node; `xs` names its result."""
+    if method.name not in ("append", "extend") or kwargs:
+        raise f.error(f"list.{method.name} is not supported on a list built at run time",
+                      "append to it, or build the list with compile-time loops")
+    target = node.func.value
+    if not isinstance(target, gast.Name):
+        raise f.error("append to a run-time list through a plain variable name")
+    from .sequences import as_sequence
+    items = [args[0]] if method.name == "append" else as_sequence(f, args[0])
+    value = method.target
+    for item in items:
+        value = f.op("list_append", value, f.materialise(item))
+    f.scope.bind(target.id, value, node.lineno)
+    return None
+
+
+# -- cells and Python functions -----------------------------------------------------------
+
+def _call_object(f: Frame, ref: Ref, args: list[Any], kwargs: dict[str, Any]) -> Any:
+    obj = ref.obj
+    if isinstance(obj, Cell):
+        try:
+            obj.check_inputs(*(_typed(a) for a in args), **{k: _typed(v)
+                                                            for k, v in kwargs.items()})
+        except (TypeError, ValueError) as exc:
+            raise f.error(str(exc), f"check the input of {type(obj).__name__}") from exc
+        return inline(f, type(obj).construct, [ref, *args], kwargs)
+    method = getattr(type(obj), "__call__", None)
+    if isinstance(method, types.FunctionType):
+        return inline(f, method, [ref, *args], kwargs)
+    raise f.error(f"cannot compile a call to {describe(ref)}")
+
+
+def is_library(file: str) -> bool:
+    """True for amber's own layers and ops (errors there are reported at the user's call)."""
+    return os.path.abspath(file).startswith(LIBRARY_DIRS)
+
+
+LIBRARY_DIRS = tuple(os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                                  d) + os.sep for d in ("nn", "ops"))
+
+
+def _typed(v: Any) -> Any:
+    """What a layer's `check_inputs` sees: tensor types for run-time values."""
+    if isinstance(v, Value):
+        return v.type
+    if isinstance(v, tuple):
+        return tuple(_typed(x) for x in v)
+    return to_python(v)
+
+
+def inline(f: Frame, func: types.FunctionType, args: list[Any], kwargs: dict[str, Any]
+           ) -> Any:
+    """Compile a call to a Python function into the current block; returns its result."""
+    from .context import Frame as NewFrame
+    from .scope import convert_default
+    from .statements import run_function
+    compiler = f.compiler
+    code = func.__code__
+    chain = [name for c, name in compiler.stack]
+    if any(c is code for c, _ in compiler.stack):
+        cycle = chain[[c for c, _ in compiler.stack].index(code):] + [func.__qualname__]
+        raise f.error(f"recursive call: {' -> '.join(cycle)}",
+                      "rewrite the recursion as a loop")
+    if len(compiler.stack) >= MAX_INLINE_DEPTH:
+        raise f.error("calls are nested too deeply to inline")
+    try:
+        bound = inspect.signature(func).bind(*args, **kwargs)
+    except TypeError as exc:
+        raise f.error(f"{func.__qualname__}() {exc}".replace("() missing", "(): missing"),
+                      "pass the arguments its definition asks for") from None
+    bound.apply_defaults()
+    prepared = compiler.prepare(func)
+    frame = NewFrame(compiler, func, prepared)
+    for name, value in bound.arguments.items():
+        frame.scope.bind(name, convert_default(value))
+    compiler.stack.append((code, func.__qualname__))
+    compiler.frames.append(frame)
+    saved_loc = f.builder.loc
+    try:
+        return run_function(frame)
+    except CompileError as err:
+        if is_library(prepared.parsed.file) and not is_library(f.parsed.file):
+            # NOTE: a problem inside an amber layer is reported where the user called it.
+            raise f.error(f"in {func.__qualname__}: {err.message}", err.hint) from err
+        raise
+    finally:
+        compiler.stack.pop()
+        compiler.frames.pop()
+        f.builder.loc = saved_loc
+

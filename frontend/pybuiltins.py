@@ -1,0 +1,246 @@
+"""Python builtins in compiled code: decided while compiling where their arguments allow
+(`len` of a tuple, `range(3)`, `isinstance`), else nodes (`int(x)`, `print`) or run-time
+iteration (`enumerate(x)` over a tensor)."""
+from __future__ import annotations
+
+import builtins
+from typing import Any, Callable
+
+import numpy as np
+
+from ..graph import ListType, NoneType, Scalar, StrType, Tensor, TupleType, Value
+from ..ops import METHODS
+from .context import Frame
+from .expressions import attribute
+from .operators import binary, evaluate_python, to_python
+from .sequences import as_sequence, counted, first_dim, is_compile_time_sequence, tuple_items
+from .values import IndexedIter, PyList, Ref, RuntimeRange, describe, has_runtime, truth
+
+
+def _len(f: Frame, x: Any) -> Any:
+    if isinstance(x, Value):
+        if isinstance(x.type, TupleType):
+            return len(x.type.elements)
+        if isinstance(x.type, Tensor | ListType):
+            return first_dim(f, x)
+        raise f.error(f"len() of {describe(x)}")
+    if isinstance(x, IndexedIter) and all(isinstance(b, int) for b in (x.start, x.stop, x.step)):
+        return len(range(x.start, x.stop, x.step))
+    if isinstance(x, PyList | Ref | tuple):
+        return len(as_sequence(f, x))
+    return evaluate_python(f, len, x)
+
+
+def _range(f: Frame, *args: Any) -> Any:
+    if not has_runtime(args):
+        return evaluate_python(f, range, *args)
+    for a in args:
+        if isinstance(a, Value) and not _int_like(a):
+            raise f.error(f"range() needs integers, got {describe(a)}")
+    if len(args) == 1:
+        return RuntimeRange(0, args[0], 1)
+    if len(args) in (2, 3):
+        return RuntimeRange(args[0], args[1], args[2] if len(args) == 3 else 1)
+    raise f.error(f"range expected 1 to 3 arguments, got {len(args)}")
+
+
+def _int_like(v: Value) -> bool:
+    t = v.type
+    return t in (Scalar(int), Scalar(bool)) or (
+        isinstance(t, Tensor) and t.rank == 0 and t.dtype.kind in "biu")
+
+
+def _enumerate(f: Frame, seq: Any, start: Any = 0) -> Any:
+    if is_compile_time_sequence(seq):
+        return tuple((_offset(f, i, start), item) for i, item in enumerate(as_sequence(f, seq)))
+    it = counted(f, seq)
+    return IndexedIter(0, it.stop, 1, lambda i: (_offset(f, i, start), it.element(i)))
+
+
+def _offset(f: Frame, i: Any, start: Any) -> Any:
+    """The count enumerate gives at index `i`."""
+    if not has_runtime(start) and start == 0:
+        return i
+    return binary(f, "Add", i, start)
+
+
+def _zip(f: Frame, *seqs: Any) -> Any:
+    if not seqs:
+        return ()
+    if any(is_compile_time_sequence(s) for s in seqs):
+        return tuple(zip(*(as_sequence(f, s) for s in seqs)))
+    its = [counted(f, s) for s in seqs]
+    stops = [it.stop for it in its]
+    n = min(stops) if not has_runtime(stops) else f.op(
+        "min", *(f.materialise(s) for s in stops))
+    return IndexedIter(0, n, 1, lambda i: tuple(it.element(i) for it in its))
+
+
+def _reversed(f: Frame, seq: Any) -> Any:
+    if isinstance(seq, range):
+        return seq[::-1]
+    if is_compile_time_sequence(seq):
+        return tuple(reversed(as_sequence(f, seq)))
+    it = counted(f, seq) if not isinstance(seq, RuntimeRange) else None
+    if it is None:
+        raise f.error("reversed() of a range with run-time bounds is not supported",
+                      "write the range backwards: range(n - 1, -1, -1)")
+    return IndexedIter(binary(f, "Sub", it.stop, 1), -1, -1, it.element)
+
+
+def _extreme(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
+    def handler(f: Frame, *args: Any, **kwargs: Any) -> Any:
+        if kwargs:
+            if has_runtime(args):
+                raise f.error(f"{name}() with key= or default= needs compile-time values")
+            return evaluate_python(f, lambda *a: fn(*a, **kwargs), *args)
+        items = list(args)
+        if len(args) == 1 and not (isinstance(args[0], Value) and isinstance(args[0].type,
+                                                                             Tensor)):
+            items = as_sequence(f, args[0])
+        if not has_runtime(items):
+            return evaluate_python(f, fn, *items) if len(items) > 1 else evaluate_python(
+                f, fn, tuple(items))
+        return f.op(name, *(f.materialise(x) for x in items))
+    return handler
+
+
+def _abs(f: Frame, x: Any) -> Any:
+    if has_runtime(x):
+        return f.op("abs", f.materialise(x))
+    return evaluate_python(f, abs, x)
+
+
+def _convert(kind: type) -> Callable[..., Any]:
+    def handler(f: Frame, *args: Any) -> Any:
+        if not args:
+            return kind()
+        x = args[0]
+        if len(args) > 1 or not isinstance(x, Value):
+            return evaluate_python(f, kind, *args)
+        if kind is bool:
+            known = truth(x)
+            if known is not None:
+                return known
+        return f.op(kind.__name__, x)
+    return handler
+
+
+def _isinstance(f: Frame, obj: Any, cls: Any) -> bool:
+    if has_runtime(cls):
+        raise f.error("isinstance() needs a class known when compiling")
+    if isinstance(obj, Value):
+        sample = _sample(obj.type)
+        if sample is _NO_SAMPLE:
+            raise f.error(f"isinstance() of {describe(obj)} cannot be decided when compiling")
+        return isinstance(sample, to_python(cls))
+    return evaluate_python(f, isinstance, obj, cls)
+
+
+_NO_SAMPLE = object()
+
+
+def _sample(t: Any) -> Any:
+    """A Python object of the class a value of type `t` has at run time."""
+    if isinstance(t, Tensor):
+        # NOTE: 0-d results of NumPy operations are NumPy scalars, as in eager code.
+        return np.zeros((0,) * t.rank, t.dtype) if t.rank else t.dtype.type(0)
+    if isinstance(t, Scalar):
+        return t.kind()
+    if isinstance(t, TupleType):
+        return tuple(_sample(e) for e in t.elements)
+    if isinstance(t, ListType):
+        return []
+    if isinstance(t, NoneType):
+        return None
+    if isinstance(t, StrType):
+        return ""
+    return _NO_SAMPLE
+
+
+def _print(f: Frame, *args: Any, sep: Any = " ", end: Any = "\n", file: Any = None,
+           flush: Any = False) -> None:
+    if file is not None or has_runtime((sep, end)):
+        raise f.error("print() supports only sep= and end= (with constant strings)")
+    values = [_printable(f, a) for a in args]
+    f.op("print", *values, sep=sep, end=end)
+    return None
+
+
+def _printable(f: Frame, v: Any) -> Value:
+    try:
+        return f.materialise(v)
+    except Exception:  # NOTE: a compile-time object prints as its text, as eagerly
+        if has_runtime(v):
+            raise
+        return f.constant(str(to_python(v)))
+
+
+def _tuple(f: Frame, seq: Any = ()) -> tuple[Any, ...]:
+    if isinstance(seq, Value) and isinstance(seq.type, TupleType):
+        return tuple_items(f, seq)
+    return tuple(as_sequence(f, seq))
+
+
+def _list(f: Frame, seq: Any = ()) -> PyList:
+    return PyList(list(as_sequence(f, seq)))
+
+
+def _sum(f: Frame, seq: Any, start: Any = 0) -> Any:
+    if isinstance(seq, Value) and isinstance(seq.type, Tensor):
+        return binary(f, "Add", start, f.op("sum", seq, axis=0))
+    total = start
+    for item in as_sequence(f, seq):
+        total = binary(f, "Add", total, item)
+    return total
+
+
+def _getattr(f: Frame, obj: Any, name: Any, *default: Any) -> Any:
+    if has_runtime(name) or not isinstance(name, str):
+        raise f.error("getattr() needs an attribute name known when compiling")
+    if default and not _hasattr(f, obj, name):
+        return default[0]
+    return attribute(f, obj, name)
+
+
+def _hasattr(f: Frame, obj: Any, name: Any) -> bool:
+    if has_runtime(name) or not isinstance(name, str):
+        raise f.error("hasattr() needs an attribute name known when compiling")
+    if isinstance(obj, Value):
+        return isinstance(obj.type, Tensor) and (
+            name in ("shape", "ndim", "dtype", "size", "T") or name in METHODS)
+    return hasattr(to_python(obj), name)
+
+
+def _unsupported(name: str, hint: str) -> Callable[..., Any]:
+    def handler(f: Frame, *args: Any, **kwargs: Any) -> Any:
+        raise f.error(f"{name}() is not supported in compiled code", hint)
+    return handler
+
+
+def _iter_python(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
+    """A builtin that only makes sense on compile-time values (str, type, round, ...)."""
+    def handler(f: Frame, *args: Any, **kwargs: Any) -> Any:
+        if has_runtime(args) or has_runtime(kwargs):
+            raise f.error(f"{name}() of a run-time value is not supported in compiled code")
+        return evaluate_python(f, lambda *a: fn(*a, **{k: to_python(v)
+                                                        for k, v in kwargs.items()}), *args)
+    return handler
+
+
+BUILTINS: dict[Any, Callable[..., Any]] = {
+    len: _len, range: _range, enumerate: _enumerate, zip: _zip, reversed: _reversed,
+    min: _extreme("min", builtins.min), max: _extreme("max", builtins.max), abs: _abs,
+    int: _convert(int), float: _convert(float), bool: _convert(bool),
+    isinstance: _isinstance, print: _print, tuple: _tuple, list: _list, sum: _sum,
+    getattr: _getattr, hasattr: _hasattr,
+    super: _unsupported("super", "call the parent's method explicitly: Parent.construct(self, x)"),
+    iter: _unsupported("iter", "loop with for instead"),
+    next: _unsupported("next", "loop with for instead"),
+    slice: lambda f, *args: slice(*args),
+    **{fn: _iter_python(fn.__name__, fn) for fn in (str, type, round, divmod, pow, dict, sorted,
+                                                       repr, format, all, any, hash, callable,
+                                                       ord, chr)},
+}
+"""builtin -> handler(frame, *args, **kwargs)."""
+

@@ -1,0 +1,241 @@
+"""Indexing: `x[i]` (getitem) and `x[i] = v` (setitem) over ints, slices, None, Ellipsis,
+integer arrays and boolean masks; plus `split_index`, which turns a subscript into the ops'
+`index` attribute and the run-time parts it references as `Dyn(k)` inputs.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .elementwise import as_tensor, checked
+from .opdef import REQUIRED, Dyn, OpDef
+from .shaping import IndexOutOfRange, broadcasts_to, format_dims
+from .types import (UNKNOWN, Dim, ListType, NoneType, Scalar, Tensor, TupleType, Type,
+                    broadcast_shapes, join_types)
+
+
+def split_index(key: Any) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
+    """A subscript key as getitem/setitem's `index` attr plus the run-time values it refers to:
+    ints, None, Ellipsis and int slice bounds stay literal; anything else becomes `Dyn(k)`."""
+    dyn: list[Any] = []
+
+    def ref(v: Any) -> Any:
+        if v is None or v is Ellipsis or type(v) is int:
+            return v
+        dyn.append(v)
+        return Dyn(len(dyn) - 1)
+
+    items = key if isinstance(key, tuple) else (key,)
+    index = tuple(slice(ref(i.start), ref(i.stop), ref(i.step)) if isinstance(i, slice)
+                  else ref(i) for i in items)
+    return index, tuple(dyn)
+
+
+def index_key(index: tuple[Any, ...], dyn: tuple[Any, ...]) -> Any:
+    """The concrete subscript an `index` attr describes, for kernels."""
+    def value(v: Any) -> Any:
+        return dyn[v.k] if isinstance(v, Dyn) else v
+    items = tuple(slice(value(i.start), value(i.stop), value(i.step)) if isinstance(i, slice)
+                  else value(i) for i in index)
+    return items[0] if len(items) == 1 else items
+
+
+def index_text(index: tuple[Any, ...]) -> str:
+    """The subscript as source text, `idx_k` standing for `Dyn(k)`: `0, 1:, None, ...`."""
+    def item(i: Any) -> str:
+        if isinstance(i, slice):
+            bounds = [("" if b is None else item(b)) for b in (i.start, i.stop, i.step)]
+            return ":".join(bounds if i.step is not None else bounds[:2])
+        return "..." if i is Ellipsis else f"idx_{i.k}" if isinstance(i, Dyn) else repr(i)
+    return ", ".join(item(i) for i in index) if index else "()"
+
+
+Item = tuple[str, Any]
+"""An index item classified: ("int", n|None), ("slice", s), ("new", None), ("ellipsis", None),
+("array", shape) or ("mask", shape)."""
+
+
+def _items(index: tuple[Any, ...], types: tuple[Type, ...]) -> list[Item]:
+    if len(index) == 1 and isinstance(index[0], Dyn) and isinstance(types[index[0].k], TupleType):
+        return [_classify_type(e) for e in types[index[0].k].elements]  # x[t], t a tuple value
+    return [_classify(i, types) for i in index]
+
+
+def _classify(item: Any, types: tuple[Type, ...]) -> Item:
+    if item is None or item is Ellipsis:
+        return ("new" if item is None else "ellipsis", None)
+    if isinstance(item, bool):
+        return ("mask", ())
+    if isinstance(item, int):
+        return ("int", item)
+    if isinstance(item, Dyn):
+        return _classify_type(types[item.k])
+    if isinstance(item, slice):
+        for b in (item.start, item.stop, item.step):
+            if isinstance(b, Dyn) and _classify_type(types[b.k]) not in (("int", None),
+                                                                           ("new", None)):
+                raise TypeError(f"getitem: slice bounds must be ints or None, got {types[b.k]}")
+        if item.step == 0:
+            raise ValueError("getitem: slice step cannot be zero")
+        return ("slice", item)
+    raise TypeError(f"getitem: bad index item {item!r}")
+
+
+def _classify_type(t: Type) -> Item:
+    if t == NoneType():
+        return ("new", None)
+    if t == Scalar(int) or (isinstance(t, Tensor) and t.rank == 0 and t.dtype.kind in "iu"):
+        return ("int", None)
+    if t == Scalar(bool) or (isinstance(t, Tensor) and t.dtype == np.bool_):
+        return ("mask", t.shape if isinstance(t, Tensor) else ())
+    if isinstance(t, Tensor) and t.dtype.kind in "iu":
+        return ("array", t.shape)
+    if isinstance(t, TupleType | ListType):
+        kinds = set(t.elements) if isinstance(t, TupleType) else {t.element}
+        n = len(t.elements) if isinstance(t, TupleType) else UNKNOWN
+        if kinds <= {Scalar(int)} or kinds == {Scalar(bool)}:
+            return ("array" if Scalar(int) in kinds or not kinds else "mask", (n,))
+    raise TypeError("getitem: only integers, slices, None, ... and integer or boolean arrays "
+                    f"are valid indices, got {t}")
+
+
+def _index_tensor(t: Tensor, items: list[Item]) -> Tensor:
+    """NumPy's basic and advanced indexing rules, over possibly symbolic dims."""
+    used = sum(len(p) if k == "mask" else 1 for k, p in items if k not in ("new", "ellipsis"))
+    ellipses = [i for i, (k, _) in enumerate(items) if k == "ellipsis"]
+    if len(ellipses) > 1 or used > t.rank:
+        raise IndexOutOfRange(f"getitem: too many indices for {t}" if used > t.rank else
+                              "getitem: an index can only have a single ellipsis")
+    at = ellipses[0] if ellipses else len(items)
+    items = items[:at] + [("slice", slice(None))] * (t.rank - used) + items[at + 1:]
+    advanced = any(k in ("array", "mask") for k, _ in items)
+    out: list[Dim] = []
+    picks: list[tuple[Dim, ...]] = []
+    where: list[int] = []
+    insert_at, axis = 0, 0
+    for pos, (kind, p) in enumerate(items):
+        if kind == "new":
+            out.append(1)
+            continue
+        if kind == "slice":
+            out.append(_slice_len(p, t.shape[axis]))
+        elif kind == "int":
+            _check_int(p, axis, t)
+        elif kind == "mask":
+            _check_mask(p, axis, t)
+        if kind in ("array", "mask") or (kind == "int" and advanced):
+            insert_at = len(out) if not where else insert_at
+            where.append(pos)
+            picks.append((UNKNOWN,) if kind == "mask" else p if kind == "array" else ())
+        axis += len(p) if kind == "mask" else 1
+    if advanced:
+        # NOTE: NumPy puts the broadcast index dims first when advanced indices are not adjacent
+        at = insert_at if where == list(range(where[0], where[-1] + 1)) else 0
+        out[at:at] = _broadcast_indices(picks, t)
+    return Tensor(tuple(out), t.dtype)
+
+
+def _broadcast_indices(shapes: list[tuple[Dim, ...]], t: Tensor) -> tuple[Dim, ...]:
+    try:
+        return broadcast_shapes(*shapes)
+    except ValueError:
+        raise IndexOutOfRange(f"getitem: index arrays of shapes {', '.join(map(format_dims, shapes))} "
+                              f"do not broadcast (indexing {t})") from None
+
+
+def _slice_len(s: slice, n: Dim) -> Dim:
+    if any(isinstance(b, Dyn) for b in (s.start, s.stop, s.step)):
+        return UNKNOWN
+    if isinstance(n, int):
+        return len(range(n)[s])
+    return n if s.start is None and s.stop is None and s.step in (None, 1, -1) else UNKNOWN
+
+
+def _check_int(i: int | None, axis: int, t: Tensor) -> None:
+    n = t.shape[axis]
+    if i is not None and isinstance(n, int) and not -n <= i < n:
+        raise IndexOutOfRange(f"getitem: index {i} is out of bounds for axis {axis} of {t}")
+
+
+def _check_mask(shape: tuple[Dim, ...], axis: int, t: Tensor) -> None:
+    for j, m in enumerate(shape):
+        d = t.shape[axis + j]
+        if isinstance(m, int) and isinstance(d, int) and m != d:
+            raise IndexOutOfRange(f"getitem: boolean index of shape {format_dims(shape)} does not match"
+                                  f" {t} at axis {axis}")
+
+
+def _index_sequence(x: ListType | TupleType, index: tuple[Any, ...], types: tuple[Type, ...]
+                    ) -> Type:
+    if len(index) != 1:
+        raise TypeError(f"getitem: {x} indices must be integers or slices, not tuples")
+    item = index[0]
+    if isinstance(item, slice):
+        _classify(item, types)
+        if isinstance(x, ListType):
+            return x
+        if any(isinstance(b, Dyn) for b in (item.start, item.stop, item.step)):
+            raise TypeError(f"getitem: slicing {x} needs static bounds")
+        return TupleType(x.elements[item])
+    if _classify(item, types) != ("int", None if isinstance(item, Dyn) else item):
+        raise TypeError(f"getitem: {x} indices must be integers or slices")
+    if isinstance(x, ListType):
+        return x.element
+    if isinstance(item, Dyn):
+        return join_types(list(x.elements))
+    if not -len(x.elements) <= item < len(x.elements):
+        raise IndexOutOfRange(f"getitem: tuple index {item} is out of range for {x}")
+    return x.elements[item]
+
+
+def _getitem_infer(x: Type, *idx: Type, index: tuple[Any, ...]) -> Type:
+    if isinstance(x, ListType | TupleType):
+        return _index_sequence(x, index, idx)
+    if not isinstance(x, Tensor):
+        raise TypeError(f"getitem: {x} is not subscriptable")
+    return _index_tensor(x, _items(index, idx))
+
+
+def _getitem(x: Any, *idx: Any, index: tuple[Any, ...]) -> Any:
+    return x[index_key(index, idx)]
+
+
+def assign_item(x: Any, key: Any, value: Any) -> Any:
+    """`x[key] = value` in place, handing `x` on (the IR threads the written array as a value)."""
+    x[key] = value
+    return x
+
+
+def _setitem(x: Any, value: Any, *idx: Any, index: tuple[Any, ...]) -> Any:
+    return assign_item(x, index_key(index, idx), value)
+
+
+def _setitem_infer(x: Type, value: Type, *idx: Type, index: tuple[Any, ...]) -> Type:
+    if isinstance(x, ListType):
+        if isinstance(_index_sequence(x, index, idx), ListType):
+            raise TypeError("setitem: slice assignment to a list is not supported")
+        return ListType(join_types([x.element, value]))
+    if not isinstance(x, Tensor):
+        raise TypeError(f"setitem: {x} does not support item assignment")
+    target = _index_tensor(x, _items(index, idx)).shape
+    dims = as_tensor("setitem", value).shape
+    while len(dims) > len(target) and dims[0] == 1:
+        dims = dims[1:]  # NumPy drops leading 1s of the value
+    if not broadcasts_to(dims, target):
+        raise ValueError(f"setitem: cannot assign {value} to x[{index_text(index)}] of shape "
+                         f"{format_dims(target)} ({x})")
+    return x
+
+
+getitem = OpDef("getitem", ("x", "*idx"), kernel=checked("getitem", _getitem, _getitem_infer),
+                infer=_getitem_infer, emit=lambda a: f"x[{index_text(a['index'])}]",
+                attrs={"index": REQUIRED}, can_raise=True)
+"""`x[index]`; build `index` and the variadic inputs from a subscript with `split_index`."""
+setitem = OpDef("setitem", ("x", "value", "*idx"),
+                kernel=checked("setitem", _setitem, _setitem_infer), infer=_setitem_infer,
+                emit=lambda a: f"assign_item(x, np.s_[{index_text(a['index'])}], value)",
+                attrs={"index": REQUIRED}, helpers=(assign_item,), effects=True, can_raise=True)
+"""`x[index] = value`, in place; returns `x` itself."""
+
+OPS = (getitem, setitem)

@@ -1,0 +1,58 @@
+"""Reading values by path: parameters by attribute path from the instance (`fc1.weight`), and
+array inputs by argument path from a call (`0`, `2.1`, a keyword name). Each set of paths becomes
+one small generated function, so gathering costs one call, not a walk per value."""
+from __future__ import annotations
+
+from typing import Any, Callable, Sequence
+
+
+def _no_params(instance: Any) -> tuple[()]:
+    return ()
+
+
+def make_param_getter(instance: Any, paths: Sequence[str]) -> Callable[[Any], tuple[Any, ...]]:
+    """A function `instance -> (param, ...)` reading each dotted path; numeric parts index a
+    tuple or list when `instance` holds one there, else name an attribute (`layers.0`)."""
+    if not paths:
+        return _no_params
+    exprs = [access(instance, path)[0] for path in paths]
+    return eval(f"lambda s: ({', '.join(exprs)},)", {})  # noqa: S307 (built from checked parts)
+
+
+def access(instance: Any, path: str) -> tuple[str, Any]:
+    """(expression over `s` reading dotted `path` from `instance`, the value found there)."""
+    expr, obj = "s", instance
+    for part in path.split("."):
+        if part.isdigit() and isinstance(obj, tuple | list):
+            expr, obj = f"{expr}[{int(part)}]", obj[int(part)]
+        elif part.isidentifier():
+            expr, obj = f"{expr}.{part}", getattr(obj, part)
+        else:
+            if not part or "'" in part or "\\" in part:
+                raise ValueError(f"bad parameter path {path!r}")
+            expr, obj = f"getattr({expr}, {part!r})", getattr(obj, part)
+    return expr, obj
+
+
+def make_input_gatherer(paths: Sequence[str], nargs: int) -> Callable[[tuple, dict], tuple] | None:
+    """A function `(args, kwargs) -> (array, ...)` following the graph's input paths ("0",
+    "2.1" for an element of a tuple argument, or a keyword name); None when the inputs are just
+    the positional arguments in order (the common case, passed through untouched)."""
+    if list(paths) == [str(i) for i in range(nargs)]:
+        return None
+    exprs = []
+    for path in paths:
+        head, *rest = path.split(".")
+        if head.isdigit():
+            expr = f"a[{int(head)}]"
+        elif head.isidentifier():
+            expr = f"k[{head!r}]"
+        else:
+            raise ValueError(f"bad input path {path!r}")
+        for part in rest:
+            if not part.isdigit():
+                raise ValueError(f"bad input path {path!r}")
+            expr += f"[{int(part)}]"
+        exprs.append(expr)
+    body = ", ".join(exprs) + ("," if exprs else "")
+    return eval(f"lambda a, k: ({body})", {})  # noqa: S307 (built from checked parts)

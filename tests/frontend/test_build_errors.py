@@ -1,0 +1,217 @@
+"""Every kind of program the frontend rejects raises CompileError at the user's line, with the
+source line, a caret and a hint; nothing else escapes."""
+import inspect
+
+import gast
+import numpy as np
+import pytest
+
+from amber import nn, ops
+from amber.frontend import CompileError, build_graph
+from amber.frontend import statements as frontend_statements
+
+X = np.ones((2, 3), np.float32)
+Y = np.ones((4,), np.float32)
+
+
+def expect_error(fn, args, fragment, where=None):
+    """Compile `fn`; the CompileError must point at the line marked `# error` in the source of
+    `where` (default: `fn` itself)."""
+    with pytest.raises(CompileError) as info:
+        build_graph(fn, args)
+    err = info.value
+    target = where or (type(fn).construct if isinstance(fn, nn.Cell) else fn)
+    lines, start = inspect.getsourcelines(target)
+    marked = start + next(i for i, text in enumerate(lines) if "# error" in text)
+    assert (err.file, err.line) == (__file__, marked), str(err)
+    assert fragment in err.message, str(err)
+    assert err.source_line.strip() and "^" in str(err) and err.hint, str(err)
+    return err
+
+
+def shape_mismatch(x, y):
+    return x + y  # error
+
+
+def test_shape_mismatch_names_both_shapes():
+    err = expect_error(shape_mismatch, (X, Y), "(2, 3)")
+    assert "(4,)" in err.message
+
+
+def undefined_name(x):
+    return x + not_defined_anywhere  # error  # noqa: F821
+
+
+def test_undefined_name():
+    expect_error(undefined_name, (X,), "name 'not_defined_anywhere' is not defined")
+
+
+def uncompilable_call(x):
+    return open(x)  # error
+
+
+def test_call_of_something_uncompilable_says_what_it_is():
+    expect_error(uncompilable_call, (X,), "open")
+
+
+def two_args(a, b):
+    return a + b
+
+
+def wrong_arity(x):
+    return two_args(x)  # error
+
+
+def test_wrong_arity_to_helper():
+    expect_error(wrong_arity, (X,), "missing a required argument")
+
+
+def ping(x):
+    return pong(x)
+
+
+def pong(x):
+    return ping(x)  # error
+
+
+def test_recursion_names_the_cycle():
+    expect_error(ping, (X,), "ping -> pong -> ping", where=pong)
+
+
+def tensor_or_none(x):
+    y = None
+    if x.sum() > 0:  # error
+        y = x * 2
+    return y
+
+
+def test_merging_tensor_and_none_names_both_lines():
+    err = expect_error(tensor_or_none, (X,), "None")
+    first = inspect.getsourcelines(tensor_or_none)[1]
+    assert f"line {first + 1}" in err.message and f"line {first + 3}" in err.message
+    assert "y" in err.message and "tensor f32[2,3]" in err.message
+
+
+def runtime_attr(x):
+    n = int(x.sum())
+    return ops.reduce_sum(x, n)  # error
+
+
+def test_op_attribute_must_be_compile_time():
+    expect_error(runtime_attr, (X,), "must be a compile-time constant")
+
+
+def ambiguous(x):
+    if x > 0:  # error
+        x = x + 1
+    return x
+
+
+def test_truth_of_array_is_ambiguous():
+    expect_error(ambiguous, (X,), "ambiguous")
+
+
+def none_then_tensor(x):
+    h = None
+    for i in range(3):  # error
+        h = x * i
+    return h
+
+
+def test_loop_variable_changing_kind():
+    expect_error(none_then_tensor, (X,), "None before the loop")
+
+
+def unsupported_syntax(x):
+    try:  # error
+        x = x + 1
+    except ValueError:
+        pass
+    return x
+
+
+def test_unsupported_syntax():
+    expect_error(unsupported_syntax, (X,), "try/except")
+
+
+def formats_value(x):
+    print(f"sum={x.sum()}")  # error
+    return x
+
+
+def test_fstring_of_run_time_value():
+    expect_error(formats_value, (X,), "f-string")
+
+
+class Stateful(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.count = 0
+        self.layers = nn.CellList([nn.ReLU(), nn.Tanh()])
+
+    def construct(self, x):
+        self.count = self.count + 1  # error
+        return x
+
+
+def test_assigning_plain_attributes_is_rejected():
+    expect_error(Stateful(), (X,), "assigning to attribute 'count'")
+
+
+class IndexedLayers(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.layers = nn.CellList([nn.ReLU(), nn.Tanh()])
+
+    def construct(self, x):
+        for i in range(2):
+            x = self.layers[i](x)  # error
+        return x
+
+
+def test_run_time_index_into_layers():
+    err = expect_error(IndexedLayers(), (X,), "run-time value")
+    assert "for layer in self.layers" in err.hint
+
+
+def bad_layer_input(x):
+    return nn.Dense(5, 2)(x)  # error
+
+
+def test_layer_input_check_becomes_compile_error():
+    expect_error(bad_layer_input, (X,), "cannot compile a call to class Dense")
+
+
+def inner_error(x):
+    return helper_with_bad_shapes(x)
+
+
+def helper_with_bad_shapes(x):
+    return x.reshape(7, 5)  # error
+
+
+def test_error_inside_helper_points_into_the_helper():
+    expect_error(inner_error, (X,), "reshape", where=helper_with_bad_shapes)
+
+
+def internal(x):
+    pass  # error
+    return x
+
+
+def test_internal_errors_become_compile_errors(monkeypatch):
+    def broken(f, stmt):
+        raise KeyError("boom")
+    monkeypatch.setitem(frontend_statements.HANDLERS, gast.Pass, broken)
+    err = expect_error(internal, (X,), "internal error while compiling `pass  # error`")
+    assert isinstance(err.__cause__, KeyError)
+
+
+def test_unsupported_argument_type():
+    with pytest.raises(CompileError, match="argument 0 is a dict"):
+        build_graph(two_args, ({"a": X}, X))
+
+
+def test_target_must_be_a_cell_or_function():
+    with pytest.raises(CompileError, match="cannot compile a int"):
+        build_graph(3, ())
