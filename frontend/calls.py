@@ -60,6 +60,8 @@ def call_value(f: Frame, func: Any, args: list[Any], kwargs: dict[str, Any]) -> 
     """`func(*args, **kwargs)` for any callable the frontend knows."""
     from .pybuiltins import BUILTINS
     if isinstance(func, TensorMethod):
+        if func.function == "item":
+            return _item(f, func.value, args, kwargs)
         return apply_op(f, func.function, [func.value, *args], kwargs)
     if isinstance(func, BoundMethod):
         return inline(f, func.function, [func.receiver, *args], kwargs)
@@ -90,6 +92,14 @@ def call_value(f: Frame, func: Any, args: list[Any], kwargs: dict[str, Any]) -> 
     raise f.error(f"cannot compile a call to {describe(func)}",
                   "call amber ops, supported numpy functions, layers, or Python functions "
                   "defined with def")
+
+
+def _item(f: Frame, value: Value, args: list[Any], kwargs: dict[str, Any]) -> Value:
+    """`x.item()`: the one element as a Python scalar of the array's kind."""
+    if args or kwargs:
+        raise f.error("x.item() with arguments is not supported", "index first: x[i].item()")
+    kind = value.type.dtype.kind
+    return f.op("bool" if kind == "b" else "int" if kind in "iu" else "float", value)
 
 
 def _lookup(table: dict[Any, Any], key: Any) -> Any:

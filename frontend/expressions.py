@@ -87,6 +87,8 @@ def value_attribute(f: Frame, v: Value, name: str) -> Any:
             return f.op("transpose", v, perm=None)
         if name in METHODS:
             return TensorMethod(v, METHODS[name])
+        if name == "item":
+            return TensorMethod(v, "item")
         raise f.error(f"arrays have no supported attribute or method '{name}'",
                       f"supported methods: {', '.join(sorted(METHODS))}")
     if isinstance(t, ListType) and name in LIST_METHODS:

@@ -23,7 +23,8 @@ def first_dim(f: Frame, v: Value) -> Any:
     t = v.type
     if isinstance(t, Tensor):
         if t.rank == 0:
-            raise f.error(f"iteration over a 0-d array ({t})", "index it or call .item()")
+            raise f.error(f"a 0-d array ({t}) has no length and cannot be iterated",
+                          "use it as a number, or index a 1-d array instead")
         if isinstance(t.shape[0], int):
             return t.shape[0]
     return f.op("len", v)

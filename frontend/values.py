@@ -37,9 +37,10 @@ class BoundMethod:
 
 @dataclass(eq=False)
 class TensorMethod:
-    """`x.sum` on a run-time value: a registry ndarray method waiting for its arguments."""
+    """`x.sum` on a run-time value: a registry ndarray method (or "item") waiting for its
+    arguments."""
     value: Value
-    function: OpFunction
+    function: OpFunction | str
 
 
 @dataclass(eq=False)
@@ -212,6 +213,10 @@ def describe(v: Any) -> str:
         return f"method {v.function.__qualname__}"
     if isinstance(v, PyList):
         return "list"
+    if isinstance(v, IndexedIter | RuntimeRange):
+        return "run-time iterator (only a for loop can use it)"
+    if isinstance(v, TensorMethod):
+        return f"array method {v.function if isinstance(v.function, str) else v.function.name}"
     if isinstance(v, FunctionType):
         return f"function {v.__qualname__}"
     if isinstance(v, type):

@@ -12,8 +12,7 @@ import numpy as np
 
 from .elementwise import as_tensor, checked, dtype_or_none, np_call, primitive, spell
 from .opdef import REQUIRED, Dyn, OpDef
-from .types import (UNKNOWN, Dim, ListType, NoneType, Scalar, Tensor, TupleType, Type,
-                    broadcast_shapes, join_types)
+from .types import UNKNOWN, Dim, ListType, Scalar, Tensor, TupleType, Type
 
 
 class IndexOutOfRange(IndexError, ValueError):
@@ -318,7 +317,7 @@ def _cuts(sections: Any, sizes: Any, n: int) -> Any:
 
 
 def _split_emit(attrs: dict[str, Any]) -> str:
-    sections, sizes = attrs["sections"], attrs["sizes"]
+    sizes = attrs["sizes"]
     if isinstance(sizes, int):
         cuts = "range(sizes, x.shape[axis], sizes)"
     else:

@@ -26,7 +26,7 @@ CODE_EXCERPT_LINES = 80
 # NOTE: frames in these directories are kernels of eager ops, not the user's line; an error's
 # note must point at the innermost frame outside them.
 _KERNEL_DIRS = tuple(os.path.dirname(m.__file__) + os.sep
-                     for m in (np, amber.ops, amber.common))
+                     for m in (np, amber.ops, amber.common)) + (__file__,)
 
 
 @dataclass(frozen=True)
@@ -239,7 +239,8 @@ def _kind(value: Any) -> str:
 
 
 def user_line(exc: BaseException) -> tuple[str, int] | None:
-    """(file basename, line) of the innermost traceback frame outside op kernels and NumPy."""
+    """(file basename, line) of the innermost traceback frame outside op kernels, NumPy and
+    this harness."""
     found = None
     for frame in traceback.extract_tb(exc.__traceback__):
         if not frame.filename.startswith(_KERNEL_DIRS):
