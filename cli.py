@@ -24,7 +24,6 @@ import numpy as np
 from .frontend.errors import CompileError
 from .runtime import CompileOptions, DiskCache, get_context
 from .runtime import pipeline
-from .runtime.diskcache import source_record
 from .runtime.keys import call_key, describe_key
 
 STAGES = ("source", "ir", "opt-ir", "code", "all")
@@ -35,6 +34,10 @@ _SCALAR = re.compile(r"^(int|float|bool)=(.+)$")
 
 class UsageError(Exception):
     """A mistake in the command line or in what it points at (exit status 2)."""
+
+
+class ToolError(Exception):
+    """Something the command needs is unavailable, e.g. Graphviz for SVG (exit status 1)."""
 
 
 class _Parser(argparse.ArgumentParser):
@@ -190,8 +193,9 @@ def cmd_dump(ns: argparse.Namespace) -> int:
         out.append(_section("ir (before passes)", stage) + _render(graph, fmt))
     if stage in ("opt-ir", "code", "all"):
         def on_pass(report: Any, g: Any) -> None:
-            if stage == "all":
-                out.append(_pass_header(report, g) + _render(g, fmt))
+            if stage == "all":  # an unchanged graph is not printed again
+                body = _render(g, fmt) if getattr(report, "changed", True) else ""
+                out.append(_pass_header(report, g) + body)
         pipeline.optimize(graph, options, on_pass)
     if stage in ("opt-ir", "all"):
         out.append(_section("opt-ir (after passes)", stage) + _render(graph, fmt))
@@ -219,21 +223,18 @@ def _pass_header(report: Any, graph: Any) -> str:
         nodes = sum(1 for _ in graph.walk())
     seconds = getattr(report, "seconds", None)
     timing = "" if seconds is None else f", {seconds * 1e3:.2f} ms"
-    changed = "" if getattr(report, "changed", True) else ", unchanged"
+    changed = "" if getattr(report, "changed", True) else ", unchanged: same IR as above"
     return f"# ===== after pass {name} ({nodes} nodes{timing}{changed}) =====\n"
 
 
 def _sources_text(result: Any, target: Target) -> str:
-    items = list(getattr(result, "sources", ())) or [
-        type(target.instance).construct if target.instance is not None else target.obj]
+    """The source of every function compiled (the frontend's `sources`), each under a header."""
     parts = []
-    for item in items:
-        record = source_record(item)
-        if record is None:
-            continue
-        lines = Path(record.file).read_text(encoding="utf-8").splitlines(keepends=True)
-        text = "".join(lines[record.line - 1:record.line - 1 + record.count])
-        parts.append(f"# {record.file}:{record.line} ({record.name})\n{textwrap.dedent(text)}")
+    for item in getattr(result, "sources", ()):
+        text = item if isinstance(item, str) else inspect.getsource(item)
+        head = next((line.strip() for line in text.splitlines()
+                     if line.lstrip().startswith("def ")), "")
+        parts.append(f"# --- {head.removesuffix(':')}\n{textwrap.dedent(text)}")
     return "\n".join(parts)
 
 
@@ -246,7 +247,10 @@ def _render(graph: Any, fmt: str) -> str:
         return to_dot(graph)
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "graph.svg"
-        render(graph, str(path), "svg")
+        try:
+            render(graph, str(path), "svg")
+        except RuntimeError as exc:  # Graphviz missing or failing
+            raise ToolError(str(exc)) from exc
         return path.read_text(encoding="utf-8")
 
 
@@ -297,7 +301,8 @@ def export_module(code: Any, title: str, origin: str, params: Sequence[str],
     mod = out.stem
     names = ", ".join(i.split(":")[0] for i in inputs)
     doc = "\n".join([
-        f"{title}: static NumPy code exported by amber {__version__} from {origin}.",
+        f"{title}: static NumPy code exported by amber {__version__}",
+        f"from {origin}.",
         "",
         "Runs with only NumPy installed. Calling convention:",
         "",
@@ -317,8 +322,8 @@ def export_module(code: Any, title: str, origin: str, params: Sequence[str],
 # ---- entry points added by `amber export` ----
 import os as _os
 
-PARAMETERS = {tuple(params)!r}
-INPUTS = {tuple(inputs)!r}
+PARAMETERS = {_tuple_literal(params)}
+INPUTS = {_tuple_literal(inputs)}
 WEIGHTS = _os.path.join(_os.path.dirname(_os.path.abspath(__file__)), {weights_ref!r})
 _parameters = None
 
@@ -343,8 +348,16 @@ def run(*inputs):
     return doc + body.rstrip("\n") + "\n" + tail
 
 
+def _tuple_literal(items: Sequence[str]) -> str:
+    """A tuple of strings as source, one per line when it would not fit on one."""
+    flat = repr(tuple(items))
+    if len(flat) <= 80:
+        return flat
+    return "(\n" + "".join(f"    {item!r},\n" for item in items) + ")"
+
+
 def _split_docstring(source: str) -> tuple[str, str]:
-    """(source without its module docstring, that docstring's text)."""
+    """(source without its module docstring, the docstring's `Input signature` line)."""
     tree = ast.parse(source)
     first = tree.body[0] if tree.body else None
     if not (isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant)
@@ -352,7 +365,8 @@ def _split_docstring(source: str) -> tuple[str, str]:
         return source, ""
     lines = source.splitlines(keepends=True)
     rest = "".join(lines[:first.lineno - 1] + lines[first.end_lineno:])
-    return rest.lstrip("\n"), first.value.value.strip()
+    kept = [line for line in first.value.value.splitlines() if line.startswith("Input signature")]
+    return rest.lstrip("\n"), "\n".join(kept)
 
 
 # -- cache -----------------------------------------------------------------------------------
@@ -420,4 +434,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     except CompileError as exc:
         sys.stderr.write(f"{exc}\n")
+        return 1
+    except ToolError as exc:
+        sys.stderr.write(f"amber: error: {exc}\n")
         return 1

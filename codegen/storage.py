@@ -325,9 +325,11 @@ def _propose(graph: Graph, storage: Storage) -> list[_Edge]:
 
 
 def _propose_yields(block: Block, outputs: Sequence[Value], propose, storage: Storage) -> None:
+    """Each value a branch or loop body yields (once) shares the region result's variable: an
+    SSA phi becomes one Python variable, as the user wrote it."""
     seen: set[Value] = set()
     for value, out in zip(block.results, outputs):
-        if value not in seen and value.producer is not None and value.producer.parent is block:
+        if value not in seen:
             propose(value, out, "yield", value in storage.unbound)
         seen.add(value)
 

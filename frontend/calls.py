@@ -99,6 +99,8 @@ def _item(f: Frame, value: Value, args: list[Any], kwargs: dict[str, Any]) -> Va
     if args or kwargs:
         raise f.error("x.item() with arguments is not supported", "index first: x[i].item()")
     kind = value.type.dtype.kind
+    if value.type.rank:
+        value = f.op("reshape", value, shape=())  # NOTE: int() of a 1-d array fails in NumPy 2
     return f.op("bool" if kind == "b" else "int" if kind in "iu" else "float", value)
 
 

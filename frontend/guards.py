@@ -3,14 +3,14 @@ closure value), each with a side-effect-free reader the runtime calls to re-chec
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from types import ModuleType
+from types import BuiltinFunctionType, FunctionType, MethodType, ModuleType
 from typing import Any, Callable
 
 import numpy as np
 
-from ..nn.cell import Cell
-from ..ops import Primitive
+from ..ops import OpFunction, Primitive
 
+FUNCTION_TYPES = (FunctionType, BuiltinFunctionType, MethodType, OpFunction, np.ufunc)
 VALUE_TYPES = (bool, int, float, complex, str, bytes, type(None), type(Ellipsis), np.dtype,
                np.generic)
 """Python objects compared by value (same type and `==`); everything else by identity."""
@@ -78,9 +78,9 @@ def structure(value: Any) -> Any:
         return value
     if isinstance(value, Primitive):  # its constructor arguments are compile-time attrs
         return (type(value), structure(vars(value)))
-    if isinstance(value, Cell) or not callable(value):
-        return type(value)  # the attributes compiled code reads are guarded one by one
-    return value  # functions, op spellings, bound methods: identity
+    if isinstance(value, FUNCTION_TYPES):
+        return value  # functions, op spellings, bound methods: identity
+    return type(value)  # cells and other objects: the attributes read are guarded one by one
 
 
 @dataclass(frozen=True)

@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import builtins
 import inspect
+import types
 from types import ModuleType
 from typing import Any
 
 import numpy as np
 
 from ..nn.cell import Cell
+from ..ops import OpFunction, Primitive
 from .context import Frame
 from .guards import AttrReader, NamespaceReader, structure
 from .values import MISSING, BoundMethod, PyList, Ref, Unusable
@@ -133,7 +135,8 @@ def _item_path(container: Any, i: int, item: Any, path: str | None, parent: Ref 
 
 def _is_plain_object(value: Any) -> bool:
     """An instance of a user class (a config object): its attributes are read like self's."""
-    if isinstance(value, type | ModuleType) or callable(value):
+    if isinstance(value, type | ModuleType | types.FunctionType | types.MethodType
+                  | types.BuiltinFunctionType | Primitive | OpFunction | np.ufunc):
         return False
     module = getattr(type(value), "__module__", "builtins")
     return module != "builtins" and not module.startswith("numpy") and hasattr(value, "__dict__")

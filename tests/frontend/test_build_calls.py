@@ -146,6 +146,60 @@ class Conv(nn.Cell):
         return self.flat(self.pool(ops.relu(self.conv(x))))
 
 
+def apply_twice(layer, x):
+    return layer(layer(x))
+
+
+class Config:
+    def __init__(self):
+        self.width = 4
+        self.use_tanh = True
+
+
+class Scaler:
+    def __init__(self, k):
+        self.k = k
+
+    def __call__(self, x):
+        if self.k > 1:
+            return x * self.k
+        return x
+
+
+class Methods(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Dense(4, 4)
+        self.cfg = Config()
+        self.scale = Scaler(3)
+        self.mean = ops.ReduceMean(keep_dims=True)
+
+    @staticmethod
+    def clamp(x, lo):
+        return ops.maximum(x, lo)
+
+    @classmethod
+    def factor(cls, x):
+        return x * 2
+
+    def refine(self, x, steps):
+        for _ in range(steps):
+            x = self.step(x)
+        return x
+
+    def step(self, x):
+        if x.sum() > 0:
+            return self.fc(x)
+        return -x
+
+    def construct(self, x):
+        y = self.refine(x, 2)
+        if self.cfg.use_tanh:
+            y = ops.tanh(y)
+        y = apply_twice(self.fc, y) + self.scale(y)
+        return self.clamp(self.factor(y), 0.0) + self.mean(y, 1), self.cfg.width
+
+
 PROGRAMS = [
     (functional_ops, (X,)), (primitive_ops, (X,)), (numpy_functions, (X,)), (with_kwargs, (X,)),
     (calls_helpers, (X,)), (calls_helpers, (-X - 3,)), (uses_globals, (X,)),
@@ -165,6 +219,13 @@ def test_network_with_containers_and_methods():
     assert "norm_mean" in params and "blocks.1.fc.weight" in params and "seq.0.bias" in params
     assert result.graph.name == "Net.construct"
     assert result.graph.meta["inputs"] == ["0"]
+
+
+def test_methods_callables_and_config_objects():
+    net = Methods()
+    result = agree(net, X, rtol=1e-5)
+    guards = {g.description for g in result.guards}
+    assert {"self.cfg.use_tanh", "self.cfg.width", "self.scale.k"} <= guards
 
 
 def test_training_mode_updates_state_like_eager():

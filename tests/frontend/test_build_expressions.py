@@ -160,6 +160,46 @@ def numpy_calls(x):
     return np.tanh(x), np.maximum(x, 0), np.where(x > 0, x, 0.0), np.sqrt(np.abs(x))
 
 
+WEIGHTS = (0.5, 1.5, -2.0)
+CONFIG = {"depth": 2, "act": "tanh"}
+
+
+def constant_tuple_runtime_index(x):
+    s = x[0] * 0
+    for i in range(3):
+        s = s + x[i] * WEIGHTS[i]
+    return s
+
+
+def config_lookup(x):
+    if CONFIG["act"] == "tanh":
+        x = np.tanh(x)
+    return x * CONFIG["depth"], CONFIG.get("missing", 7)
+
+
+def runtime_slice_bounds(x):
+    k = int(x[0, 0] > 0) + 1
+    return x[:, :k], x[k - 1:, ::k]
+
+
+def shape_compare(x):
+    return x.shape == (2, 3), x.shape[1:] + (4,), x[..., None].shape
+
+
+def sums_of_lists(x):
+    parts = [x, x * 2, x * 3]
+    return sum(parts), max((1, 5, 3)), min(x[0, 0], x[1, 1])
+
+
+def numpy_scalar_cast(x):
+    return np.float32(x.sum()), np.int64(3) * x, x.item() if x.size == 1 else x.sum().item()
+
+
+def string_ops(n):
+    name = "layer" + str(n)
+    return name.upper(), name.startswith("lay"), len(name), "-".join(["a", "b"])
+
+
 PROGRAMS = [
     (arith, (F32, F32 + 1)), (int_floor_mod, (I32,)), (promote_weak, (F32,)),
     (promote_strong, (I32, F32)), (broadcast, (F32, V)), (matmul, (F32, F32)),
@@ -172,7 +212,9 @@ PROGRAMS = [
     (shape_facts, (F32,)), (methods, (F32,)), (tuples_lists, (F32,)), (is_none, (F32,)),
     (contains, (2,)), (builtins_ct, (4,)), (builtins_rt, (F32,)), (enumerate_zip_ct, (F32,)),
     (comprehension, (F32,)), (fstring, (7,)), (numpy_literals, (F32[0],)),
-    (numpy_calls, (F32,)),
+    (numpy_calls, (F32,)), (constant_tuple_runtime_index, (V,)), (config_lookup, (F32,)),
+    (runtime_slice_bounds, (F32,)), (shape_compare, (F32,)), (sums_of_lists, (F32,)),
+    (numpy_scalar_cast, (F32,)), (numpy_scalar_cast, (V[:1],)), (string_ops, (3,)),
 ]
 
 

@@ -288,12 +288,17 @@ def marked_lines(target) -> set[int]:
 
 
 def _marker_candidates(target):
-    yield target
-    code = getattr(target, "__code__", None)
-    for name in code.co_names if code else ():
-        helper = globals().get(name)
-        if inspect.isfunction(helper):
-            yield helper
+    """The target and every module function reachable from it by name."""
+    seen, todo = [], [target]
+    while todo:
+        obj = todo.pop()
+        if obj in seen:
+            continue
+        seen.append(obj)
+        code = getattr(obj, "__code__", None)
+        todo.extend(f for f in map(globals().get, code.co_names if code else ())
+                    if inspect.isfunction(f))
+    return seen
 
 
 def test_rejected(program, capsys):
@@ -322,8 +327,11 @@ def test_rejected(program, capsys):
 @pytest.mark.parametrize("args, kwargs", [((), {}), ((POS, POS), {}), ((POS,), {"w": 2})],
                          ids=["missing", "extra", "unknown-keyword"])
 def test_wrong_arity_at_the_call(args, kwargs):
-    """Calling a compiled function with arguments that do not fit is eager's TypeError."""
+    """Calling a compiled function with arguments that do not fit: eager's TypeError, or a
+    CompileError pointing at the function's `def`."""
     with pytest.raises(TypeError):
         _one_arg(*args, **kwargs)
-    with pytest.raises(TypeError):
+    with pytest.raises((TypeError, amber.CompileError)) as info:
         amber.jit(_one_arg)(*args, **kwargs)
+    if isinstance(info.value, amber.CompileError):
+        assert info.value.line == inspect.getsourcelines(_one_arg)[1], str(info.value)
