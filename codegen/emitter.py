@@ -54,7 +54,7 @@ class Emitter:
             return py.name(self.st.name(value))
         if kind is Kind.UNDEFINED:  # NOTE: a name never assigned would be a global, not local
             self.helpers.add(unbound_local)
-            return py.call(unbound_local.__name__, [py.const(value.producer.attrs["name"])])
+            return py.call(unbound_local.__name__, [py.const(self.st.unbound_name(value))])
         if kind is Kind.INLINE:
             return literal(self.st.constant(value))
         if kind is Kind.MODULE:

@@ -21,6 +21,9 @@ class Hazard:
 class _Mixed:
     """A variable holding one of several values (branches disagreed, or a loop wrote it)."""
     writers: frozenset[Value]
+    in_loop: bool = False
+    """Written by an earlier iteration: a variable keeping its last iteration's value is what
+    Python does too, so it does not count as a stale binding (see `assign`)."""
 
 
 def find_hazards(graph: Graph, storage: Storage) -> list[Hazard]:
@@ -71,10 +74,17 @@ class _Simulation:
                 self.holds[self.st.slot(value)] = value
 
     def assign(self, targets: Sequence[Value], sources: Sequence[Value]) -> None:
-        """A parallel assignment at a region boundary: every source is read, then written."""
+        """A parallel assignment at a region boundary: every source is read, then written. A
+        target left unbound must not find an earlier value of this path in its variable (it
+        would read that instead of raising UnboundLocalError)."""
         copies, in_place = self.st.copy_plan(targets, sources)
         for value in [s for _, s in copies] + in_place:
             self.read(value)
+        for target in self.st.left_unbound(targets, sources):
+            held = self.holds.get(self.st.slot(target))
+            stale = _writers(held) - {target} if not getattr(held, "in_loop", False) else set()
+            if stale:
+                self.hazards.append(Hazard(target, frozenset(stale)))
         self.write_all([t for t, _ in copies])
 
     def if_(self, node: Node) -> None:
@@ -119,7 +129,8 @@ class _Simulation:
             for value in values:
                 if self.st.kind[value] is Kind.VAR:
                     written.setdefault(self.st.slot(value), set()).add(value)
-        marks = {slot: _Mixed(frozenset(vs)) for slot, vs in written.items() if slot not in own}
+        marks = {slot: _Mixed(frozenset(vs), in_loop=True) for slot, vs in written.items()
+                 if slot not in own}
         self.holds.update(marks)
         return marks
 

@@ -1,9 +1,5 @@
-"""Copies the NumPy helper functions ops list in `OpDef.helpers` into the generated module.
-
-A helper is a real module-level function whose globals are only `np`, builtins and other
-helpers (found from its body and copied first). Its source is copied verbatim; annotations the
-generated module could not evaluate (`Any`) are dropped, at the price of reprinting the function
-(comments lost).
+"""Copies the NumPy helper functions ops list in `OpDef.helpers` (and the helpers they call)
+into the generated module, by source; a helper may use only `np`, builtins and other helpers.
 """
 from __future__ import annotations
 
@@ -44,7 +40,9 @@ def collect_helpers(roots: Iterable[types.FunctionType]) -> list[types.FunctionT
 
 
 def helper_source(fn: types.FunctionType) -> str:
-    """The function's source as it goes into the generated module."""
+    """The function's source as it goes into the generated module: verbatim, unless it has
+    annotations the module could not evaluate (`Any`); those are dropped, at the price of
+    reprinting the function without its comments."""
     return _parse(fn).source
 
 

@@ -22,20 +22,36 @@ HEX_ARRAY_SIZE = 1024
 """Module constants of more elements are stored as hex bytes instead of a nested list."""
 
 _SCALARS = (bool, int, float, complex, str, bytes, type(None), type(Ellipsis), slice, np.dtype,
-            type, np.generic)
+            np.generic)
 
 Hoist = Callable[[Any], ast.expr]
-"""Turns a value too large to inline into a reference to a module-level constant."""
+"""Turns a value too large to inline, or a class source cannot name, into a reference to a
+module-level definition."""
 
 
 def is_inline(value: Any) -> bool:
     """True for constants written at their use sites: scalars, None, dtypes, short tuples of
     those and tiny arrays. Lists are mutable and never inline."""
-    if isinstance(value, tuple):
-        return len(value) <= 8 and all(is_inline(v) for v in value)
+    if isinstance(value, tuple):  # NOTE: `Dyn` parts only exist at the use site
+        return all(is_inline(v) for v in value) and (len(value) <= 16 or _has_dyn(value))
     if isinstance(value, np.ndarray):
         return value.size <= INLINE_ARRAY_SIZE
+    if isinstance(value, type):
+        return nameable(value)
     return isinstance(value, _SCALARS + (Dyn,))
+
+
+def _has_dyn(value: Any) -> bool:
+    if isinstance(value, Dyn):
+        return True
+    if isinstance(value, slice):
+        value = (value.start, value.stop, value.step)
+    return isinstance(value, tuple) and any(_has_dyn(v) for v in value)
+
+
+def nameable(kind: type) -> bool:
+    """True for classes generated code can name: builtins and NumPy scalar types."""
+    return getattr(builtins, kind.__name__, None) is kind or issubclass(kind, np.generic)
 
 
 def literal(value: Any, dyn: Sequence[ast.expr] = (), hoist: Hoist | None = None,
@@ -103,8 +119,8 @@ def _type_literal(kind: type) -> ast.expr:
         return py.name(kind.__name__)
     if issubclass(kind, np.generic):
         return dtype_literal(np.dtype(kind))
-    raise TypeError(f"codegen cannot name the type {kind.__module__}.{kind.__qualname__} in "
-                    "generated code (only builtins and NumPy scalar types)")
+    raise TypeError(f"codegen cannot name the class {kind.__module__}.{kind.__qualname__} "
+                    "here (only builtins and NumPy scalar types)")
 
 
 def _scalar(value: Any) -> ast.expr:
@@ -126,20 +142,38 @@ def _scalar(value: Any) -> ast.expr:
 
 
 class ConstantPool:
-    """The module-level constants of one generated module, each value defined once."""
+    """The module-level definitions of one generated module, each value defined once: large
+    constants, and stand-ins for classes source cannot name (user exception types), which a
+    loader replaces by the real classes (`GeneratedCode.externals`)."""
 
     def __init__(self, namer: Namer) -> None:
         self.namer = namer
         self._entries: dict[int, tuple[str, Any]] = {}
 
     def ref(self, value: Any, hint: str = "") -> ast.Name:
-        """A reference to the constant holding `value`, defining it on first use."""
+        """A reference to the definition of `value`, made on first use."""
         entry = self._entries.get(id(value))
         if entry is None:
-            base = readable(hint).upper() if hint else "CONST"
+            if isinstance(value, type):
+                base = value.__name__
+            else:
+                base = readable(hint).upper() if hint else "CONST"
             entry = self._entries[id(value)] = (self.namer.fresh(base), value)
         return py.name(entry[0])
 
     def definitions(self) -> list[ast.stmt]:
-        """`NAME = <literal>` for every constant, in order of first use."""
-        return [py.assign(ident, literal(value)) for ident, value in self._entries.values()]
+        """`NAME = <literal>` for every constant, a stand-in class for every external."""
+        return [_stand_in(ident, value) if isinstance(value, type) else
+                py.assign(ident, literal(value)) for ident, value in self._entries.values()]
+
+    def externals(self) -> dict[str, type]:
+        return {ident: value for ident, value in self._entries.values()
+                if isinstance(value, type)}
+
+
+def _stand_in(ident: str, kind: type) -> ast.ClassDef:
+    """`class Budget(RuntimeError):` (its nearest builtin base) with a docstring saying so."""
+    base = next(k for k in kind.__mro__[1:] if nameable(k))
+    doc = f"Stand-in for {kind.__module__}.{kind.__qualname__} (the loader puts it here)."
+    return ast.ClassDef(name=ident, bases=[_type_literal(base)], keywords=[],
+                        body=[py.expr_stmt(py.const(doc))], decorator_list=[])

@@ -9,7 +9,8 @@ import importlib.metadata
 import linecache
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 from ..graph import Graph, Loc
 from . import pyast as py
@@ -48,6 +49,10 @@ class GeneratedCode:
     """The entry function's parameters, in `graph.inputs` order."""
     line_map: dict[int, Loc]
     """Generated line number (1-based) -> the user location that statement comes from."""
+    externals: dict[str, Any] = field(default_factory=dict)
+    """Objects the module names but its text cannot define (user exception classes): it
+    defines a stand-in for each, which a loader replaces, `namespace.update(externals)` after
+    executing the module and before calling the function."""
 
 
 def generate(graph: Graph, *, title: str = "", signature: str = "") -> GeneratedCode:
@@ -66,7 +71,7 @@ def generate(graph: Graph, *, title: str = "", signature: str = "") -> Generated
     prefix = "".join(chunk.rstrip("\n") + "\n\n\n" for chunk in chunks)
     body, line_map = _place_comments(function, emitter.markers, prefix.count("\n") + 1)
     return GeneratedCode(prefix + body, fn_name, tuple(storage.name(v) for v in graph.inputs),
-                         line_map)
+                         line_map, pool.externals())
 
 
 def _allocate(graph: Graph, namer: Namer) -> Storage:
@@ -83,7 +88,7 @@ def _header(graph: Graph, title: str, signature: str, pool: ConstantPool) -> str
     doc = py.expr_stmt(py.const(_docstring(graph, title, signature)))
     header = py.to_source(py.module([doc, py.import_numpy()]))
     constants = pool.definitions()
-    return header + ("\n" + py.to_source(py.module(constants)) if constants else "")
+    return header + ("\n\n" + py.to_source(py.module(constants)) if constants else "")
 
 
 def _place_comments(function: str, markers: list[Loc], first: int) -> tuple[str, dict[int, Loc]]:

@@ -1,8 +1,5 @@
-"""The one namer of a generated module: readable, unique identifiers from IR name hints.
-
-Hints are the user's variable names; synthetic frontend names start with `SYNTHETIC_PREFIX` and
-lose it (`__brk0` -> `brk`). Names never shadow a builtin, a keyword, `np`, a copied helper or a
-module constant, and repeats get a numeric suffix (`x`, `x_1`, `x_2`).
+"""The one namer of a generated module: readable, unique identifiers from IR name hints that
+never shadow a builtin, a keyword, `np`, a copied helper or a module constant.
 """
 from __future__ import annotations
 
@@ -35,7 +32,9 @@ def readable(hint: str) -> str:
 
 
 class Namer:
-    """Hands out unique identifiers for one module."""
+    """Hands out unique identifiers for one module: hints are the user's variable names,
+    synthetic frontend names lose their `SYNTHETIC_PREFIX` (`__brk0` -> `brk`), and repeats get
+    a numeric suffix (`x`, `x_1`, `x_2`)."""
 
     def __init__(self) -> None:
         self.taken: set[str] = set(_RESERVED)

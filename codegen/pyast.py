@@ -1,7 +1,5 @@
 """One-line constructors for the Python AST nodes codegen builds, and printing them with astor.
-
-Codegen builds standard-library `ast` nodes (the op templates are parsed with `ast.parse`, so one
-node family serves both) and never concatenates code strings.
+Standard-library `ast` nodes: op templates are parsed with `ast.parse`, so one family serves both.
 """
 from __future__ import annotations
 

@@ -1,16 +1,11 @@
-"""Where each IR value lives in generated code: a local variable, an expression written at its
-use sites (constants, a tuple built once), or a module-level constant.
-
-Values are coalesced into one variable where the user's code had one: an If's result and the
-values its branches yield, a loop's carried values in cond, body and after the loop, and a
-re-assignment `x = f(x)` of the same name hint. Region results and in-place results must share a
-variable; the other merges are proposals, kept only if `hazards.find_hazard` proves that no read
-sees a variable already overwritten, and otherwise dropped one at a time.
+"""Where each IR value lives in generated code: a local variable (values coalesced the way the
+user's code shares one), an expression written at its use sites, or a module-level constant.
 """
 from __future__ import annotations
 
 import enum
 import re
+from collections import Counter
 from dataclasses import dataclass
 from typing import Any, Iterable, Iterator, Sequence
 
@@ -46,7 +41,14 @@ class _Edge:
 
 
 class Storage:
-    """The storage decision for every value of one graph (see the module docstring)."""
+    """The storage decision for every value of one graph.
+
+    Values share a variable where the user's code had one: an If's result and the values its
+    branches yield, a loop's carried values (before, in cond and body, after the loop), and a
+    re-assignment `x = f(x)` of the same name hint. A loop's carried values and an in-place
+    result must share one; the other merges are proposals, dropped (cheapest first) while
+    `hazards.find_hazards` finds a read that would see its variable already overwritten.
+    """
 
     def __init__(self, graph: Graph) -> None:
         self.graph = graph
@@ -71,6 +73,12 @@ class Storage:
 
     def name(self, value: Value) -> str:
         return self.names[self.slot(value)]
+
+    def unbound_name(self, value: Value) -> str:
+        """The variable an UNDEFINED value stands for, as Python's error message names it."""
+        node = value.producer
+        return node.attrs["name"] if node is not None and node.op is pyops.undefined \
+            else value.name
 
     def constant(self, value: Value) -> Any:
         """The value of an INLINE, MODULE or literal-list constant."""
@@ -101,6 +109,11 @@ class Storage:
                 copies.append((target, source))
         return copies, in_place
 
+    def left_unbound(self, targets: Sequence[Value], sources: Sequence[Value]) -> list[Value]:
+        """The targets a region boundary leaves unassigned (their source is undefined)."""
+        return [t for t, s in zip(targets, sources, strict=True) if self.kind[s] is Kind.UNDEFINED
+                and self.kind[t] is Kind.VAR and t not in self.dead]
+
     # -- coalescing -----------------------------------------------------------------------
     def _regroup(self) -> None:
         """Union the kept edges; a variable's representative is its earliest member."""
@@ -120,8 +133,8 @@ class Storage:
 
     def resolve(self, hazards: Sequence[tuple[Value, Iterable[Value]]]) -> None:
         """Each `(reader, writers)`: `reader` is read while its variable holds one of `writers`.
-        Drop one proposed merge on each path joining them: a re-assignment if any (that costs
-        only a new name, not a copy), else the one nearest to `reader`."""
+        Drop the cheapest proposed merge on each path joining them (see `_cost`), the one
+        nearest to `reader` among equals."""
         around: dict[Value, list[tuple[_Edge, Value]]] = {}
         for e in self.accepted:
             around.setdefault(e.a, []).append((e, e.b))
@@ -134,22 +147,40 @@ class Storage:
                 _refuse(reader, path)
             # NOTE: later hazards of a walk may stem from earlier ones; the next walk rechecks
             if droppable and not self.dropped.intersection(droppable):
-                self.dropped.add(min(droppable, key=lambda e: e.reason != _REBIND))
+                self.dropped.add(min(droppable, key=self._cost))
         self._regroup()
+
+    def _cost(self, edge: _Edge) -> int:
+        """What dropping a merge costs: a new name (re-assignment), a copy, or a copy of a
+        maybe-unbound value (which would raise UnboundLocalError where the IR does not)."""
+        if edge.reason == _REBIND:
+            return 0
+        return 2 if edge.a in self.unbound else 1
 
     # -- naming ---------------------------------------------------------------------------
     def assign_names(self, namer: Namer) -> None:
-        """Name every variable, earliest first, from its earliest named member's hint; graph
-        inputs first (they are the parameters); a loop index nothing reads is `_`."""
+        """Name every variable after its members' hints (a parameter keeps its own), in
+        program order: named variables first, then unnamed ones (`t`, `t_1`, ... never take a
+        user's name). A loop index nothing reads is `_`."""
         members: dict[Value, list[Value]] = {}
         for value in sorted(self.kind, key=self.order.__getitem__):
             if self.kind[value] is Kind.VAR:
                 members.setdefault(self.slot(value), []).append(value)
-        for root, group in members.items():
-            if len(group) == 1 and _is_index(root) and not root.uses:
+        inputs = set(self.graph.inputs)  # NOTE: a parameter is its variable's earliest member
+        hints = {root: root.name if root in inputs else _common_hint(group)
+                 for root, group in members.items()}
+        for root in sorted(members, key=lambda r: (not hints[r], self.order[r])):
+            if len(members[root]) == 1 and _is_index(root) and not root.uses:
                 self.names[root] = UNUSED
             else:
-                self.names[root] = namer.fresh(next((v.name for v in group if v.name), ""))
+                self.names[root] = namer.fresh(hints[root])
+
+
+def _common_hint(group: list[Value]) -> str:
+    """The hint most members have, the earliest among equals: an in-place chain from a layer's
+    `x` into the user's `h`, carried on as `h`, is named `h`."""
+    counts = Counter(v.name for v in group if v.name)
+    return max(counts, key=counts.__getitem__, default="")  # NOTE: the first maximum wins
 
 
 def _path(around: dict[Value, list[tuple[_Edge, Value]]], start: Value, goal: Value
@@ -218,7 +249,26 @@ def _classify(graph: Graph, unbound: set[Value]) -> dict[Value, Kind]:
             single = _single_expression(node.cond, kind)
             if single is not None:
                 kind[single] = Kind.EXPR
+    kind.update(dict.fromkeys(_never_bound(graph), Kind.UNDEFINED))
     return kind
+
+
+def _never_bound(graph: Graph) -> set[Value]:
+    """Region results (and carried params) every source of which is undefined: no statement
+    would assign their variable, so reading it must raise like reading an undefined value."""
+    sources: dict[Value, list[Value]] = {}
+    for node in graph.walk():
+        for k, group in enumerate(_carried_groups(node)):
+            incoming = [b.results[k] for b in node.blocks] if node.op == IF else \
+                [_inits(node)[k], node.body.results[k]]
+            sources.update(dict.fromkeys(group, incoming))
+    never = set(sources) | {n.output for n in graph.walk() if n.op is pyops.undefined}
+    changed = True
+    while changed:  # NOTE: the greatest fixpoint: a loop may carry an unbound value around
+        bound = {v for v in never if v in sources and not never.issuperset(sources[v])}
+        never -= bound
+        changed = bool(bound)
+    return never - {n.output for n in graph.walk() if n.op is pyops.undefined}
 
 
 def _used_once_nearby(value: Value) -> bool:
@@ -312,8 +362,7 @@ def _propose(graph: Graph, storage: Storage) -> list[_Edge]:
                 _propose_yields(block, node.outputs, propose, storage)
         elif node.op in (WHILE, FOR):
             for init, out in zip(_inits(node), node.outputs):
-                if len(init.uses) == 1 or init in storage.unbound:
-                    propose(init, out, "init", init in storage.unbound)
+                propose(init, out, "init", init in storage.unbound)
             _propose_yields(node.body, node.outputs, propose, storage)
         elif kind[node.outputs[0]] is Kind.VAR and INPLACE_ATTR not in node.attrs:
             out = node.output

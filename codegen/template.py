@@ -1,8 +1,5 @@
 """Op emit templates: each template string is parsed once, then filled with AST nodes (input
-expressions, attribute literals), the way Tangent's `template.replace` works.
-
-Only `Name` nodes spelling a placeholder are replaced: input names (a variadic `*xs` splices its
-elements, `xs_0, xs_1, ...` name single ones), attribute names, and `out` for in-place forms.
+expressions, attribute literals) substituted for the placeholder names only, as Tangent does.
 """
 from __future__ import annotations
 
@@ -46,7 +43,10 @@ def render(op: OpDef, attrs: Mapping[str, Any], args: Sequence[ast.expr], hoist:
            out: ast.expr | None = None) -> ast.expr:
     """The expression computing `op` on `args` with `attrs`; with `out`, the op's in-place form
     writing into that buffer. `attrs` must not hold codegen markers (`__`-prefixed keys);
-    `hoist` receives attribute values too large to write inline."""
+    `hoist` receives attribute values too large to write inline.
+
+    Placeholders: input names (a variadic `*xs` splices its elements, `xs_0, xs_1, ...` name
+    single ones, a bare `xs` is their tuple), attribute names, and `out`."""
     if out is None:
         template = parse_template(op.template(attrs))
     else:

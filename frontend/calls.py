@@ -88,6 +88,10 @@ def call_value(f: Frame, func: Any, args: list[Any], kwargs: dict[str, Any]) -> 
     if isinstance(func, Cell):
         return _call_object(f, Ref(func, None), args, kwargs)
     if _is_pure_builtin(func):
+        if getattr(func, "__name__", "") == "format" and isinstance(
+                getattr(func, "__self__", None), str) and has_runtime(args) and not kwargs:
+            from .expressions import format_at_run_time
+            return format_at_run_time(f, func.__self__, list(args))
         return _python_call(f, func, args, kwargs, f"calling {describe(func)}")
     raise f.error(f"cannot compile a call to {describe(func)}",
                   "call amber ops, supported numpy functions, layers, or Python functions "
@@ -112,15 +116,31 @@ def _lookup(table: dict[Any, Any], key: Any) -> Any:
 
 
 def _is_numpy(func: Any) -> bool:
+    """A NumPy function or scalar type (never np.random: random numbers are not constants)."""
     module = getattr(func, "__module__", None) or ""
+    if module.startswith("numpy.random") or isinstance(
+            getattr(func, "__self__", None), np.random.RandomState | np.random.Generator):
+        return False
     return (isinstance(func, np.ufunc) or module == "numpy" or module.startswith("numpy.")
             or isinstance(func, type) and issubclass(func, np.generic | np.dtype))
 
 
+PURE_MODULES = ("math", "cmath", "operator", "_operator")
+PURE_RECEIVERS = (str, bytes, tuple, dict, int, float, complex, bool, frozenset, range, np.dtype)
+
+
 def _is_pure_builtin(func: Any) -> bool:
-    """C functions and methods (math.sqrt, str.format, dict.get): safe to run when compiling."""
-    return isinstance(func, types.BuiltinFunctionType | types.BuiltinMethodType
-                      | types.MethodWrapperType | types.MethodDescriptorType)
+    """C functions without side effects (math.sqrt, str.format, dict.get): run when compiling.
+    Not random.random, time.time or open, whose results are not constants."""
+    owner = getattr(func, "__self__", None)
+    if isinstance(func, types.BuiltinFunctionType | types.MethodWrapperType):
+        if owner is None or isinstance(owner, types.ModuleType):
+            return (getattr(func, "__module__", None) or getattr(owner, "__name__", "")) in \
+                PURE_MODULES
+        return isinstance(owner, PURE_RECEIVERS)
+    if isinstance(func, types.MethodDescriptorType):
+        return issubclass(func.__objclass__, PURE_RECEIVERS)
+    return False
 
 
 def _numpy_call(f: Frame, func: Any, args: list[Any], kwargs: dict[str, Any]) -> Any:

@@ -11,6 +11,7 @@ import numpy as np
 
 from ..graph import AnyType, Block, Builder, Graph, InsertPoint, Loc, Node, Value
 from ..graph.types import type_of
+from ..nn.cell import Cell
 from ..ops import OpDef, lookup
 from . import names
 from .canonicalize import canonicalize
@@ -27,6 +28,19 @@ INFER_ERRORS = (TypeError, ValueError, IndexError, ArithmeticError)
 
 class DeadPath(Exception):
     """Control never gets past this point (a `raise` was compiled): stop building the path."""
+
+
+class MergeConflict(CompileError):
+    """A variable holds values of different kinds (None and a tensor, different ranks or
+    dtypes) on the two sides of an `if`: the statements after it are built once per side
+    instead; otherwise this is the user's error."""
+
+
+class NeedsUnrolling(CompileError):
+    """A loop body that one region cannot express: it indexes a compile-time sequence (a
+    CellList, a tuple of layers) by the loop index, or a carried variable changes kind or
+    dtype between iterations. An enclosing `for` over a short constant range is unrolled
+    instead; otherwise this is the user's error."""
 
 
 @dataclass
@@ -52,13 +66,19 @@ class Scope:
         self.vars.pop(name, None)
 
 
+RESULT = names.SYNTHETIC_PREFIX + "result"
+"""The frontend's own name for the value of the final `return`."""
+
+
 @dataclass
 class Prepared:
-    """A function ready to build: its parse, canonical AST and local names."""
+    """A function ready to build: its parse, canonical AST, local names, and its body with the
+    final `return e` as `__amber_result = e` (so it can be built into both sides of an if)."""
     parsed: ParsedFunction
     fdef: gast.FunctionDef
     locals: frozenset[str]
     returns_none: bool
+    body: list[gast.stmt]
 
 
 class Compiler:
@@ -77,6 +97,7 @@ class Compiler:
         self.last_effect: dict[Block, Node] = {}
         self.failure: tuple[Frame, gast.AST] | None = None
         self._prepared: dict[types.CodeType, Prepared] = {}
+        self._paths: dict[int, str] | None = None
 
     def prepare(self, func: types.FunctionType) -> Prepared:
         """Parse, check and canonicalize `func` (once per build)."""
@@ -86,10 +107,11 @@ class Compiler:
             parsed = parse_function(func)
             check_supported(parsed)
             fdef = canonicalize(parsed)
-            params = {a.id for a in gast.walk(fdef.args) if isinstance(a, gast.Name)}
+            params = _parameter_names(fdef.args)
             local = frozenset(params | names.assigned_names(fdef.body))
-            from .statements import returns_none
-            prepared = Prepared(parsed, fdef, local, returns_none(parsed.node))
+            from .statements import result_body, returns_none
+            prepared = Prepared(parsed, fdef, local, returns_none(parsed.node),
+                                result_body(parsed, fdef))
             self._prepared[code] = prepared
         if prepared.parsed.source not in self.sources:
             self.sources.append(prepared.parsed.source)
@@ -109,6 +131,18 @@ class Compiler:
             self.params[path] = found
         return found
 
+    def path_of(self, obj: Any) -> str | None:
+        """The attribute path of a cell or Parameter under the compiled instance, found by
+        identity (for objects reached without a path, like the layers of `self.seq[1:]`)."""
+        if self._paths is None:
+            self._paths = {}
+            if isinstance(self.root, Cell):
+                for name, param in self.root.parameters_and_names():
+                    self._paths.setdefault(id(param), name)
+                for name, cell in self.root.cells_and_names():
+                    self._paths.setdefault(id(cell), name)
+        return self._paths.get(id(obj))
+
     def note_effect(self, node: Node) -> None:
         """Order an effectful node after the previous one of its block (a control edge)."""
         block = node.parent
@@ -126,6 +160,8 @@ class Frame:
         self.func = func
         self.parsed = prepared.parsed
         self.fdef = prepared.fdef
+        self.body = prepared.body
+        self.tails = 0
         self.locals = prepared.locals
         self.pending_is_none = prepared.returns_none
         self.scope = Scope()
@@ -138,9 +174,13 @@ class Frame:
         return self.compiler.builder
 
     # -- errors -------------------------------------------------------------------------
-    def error(self, message: str, hint: str = "", node: gast.AST | None = None) -> CompileError:
+    def error(self, message: str, hint: str = "", node: gast.AST | None = None,
+              kind: type[CompileError] = CompileError) -> CompileError:
         """A CompileError at `node` (default: the expression or statement being built)."""
-        return error_at(self.parsed, node or self.at or self.stmt or self.fdef, message, hint)
+        err = error_at(self.parsed, node or self.at or self.stmt or self.fdef, message, hint)
+        if kind is not CompileError:
+            err = kind(err.message, err.file, err.line, err.col, err.source_line, err.hint)
+        return err
 
     def read_unusable(self, value: Unusable) -> CompileError:
         return self.error(value.message, value.hint)
@@ -216,6 +256,12 @@ class Frame:
         """`v` materialised at the end of `block` (a branch or loop body)."""
         with self.builder.at(InsertPoint.at_end(block)):
             return self.materialise(v)
+
+
+def _parameter_names(args: gast.arguments) -> set[str]:
+    """The names a function's parameters bind (not the names their annotations read)."""
+    found = [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]
+    return {a.id for a in found if isinstance(a, gast.Name)}
 
 
 def _plain(v: tuple) -> bool:

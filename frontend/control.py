@@ -11,7 +11,7 @@ import gast
 
 from ..graph import IF, AnyType, Block, InsertPoint, Node, Type, Value
 from . import names
-from .context import DeadPath, Frame, Scope
+from .context import DeadPath, Frame, MergeConflict, Scope
 from .errors import CompileError
 from .expressions import evaluate
 from .guards import same_value
@@ -71,6 +71,27 @@ def same_constant(a: Any, b: Any) -> bool:
     if isinstance(a, PyList) or isinstance(b, PyList):
         return a is b
     return same_value(a, b)
+
+
+class Mark:
+    """The state before a statement, to build it again another way."""
+
+    def __init__(self, f: Frame) -> None:
+        self.block = f.builder.ip.block
+        self.count = len(self.block.nodes)
+        self.scope = f.scope.copy()
+        self.effect = f.compiler.last_effect.get(self.block)
+
+    def restore(self, f: Frame) -> None:
+        added = self.block.nodes[self.count:]
+        for node in added:
+            node.drop_all_uses()
+        for node in added:
+            self.block.remove(node)
+        f.scope = self.scope
+        f.compiler.last_effect.pop(self.block, None)
+        if self.effect is not None:
+            f.compiler.last_effect[self.block] = self.effect
 
 
 class _Out:
@@ -172,7 +193,7 @@ class Merger:
                 f"`{name}` is {kind_name(va.type)} on the path through line {lines[0]} but "
                 f"{kind_name(vb.type)} on the path through line {lines[1]}",
                 "give it the same kind of value on every path (e.g. a zeros array instead of "
-                "None)") from None
+                "None)", kind=MergeConflict) from None
 
     def _add(self, pair: tuple[Value, Value], t: Type, name: str) -> _Out:
         self.yields.append(pair)
@@ -199,36 +220,50 @@ class Merger:
 EXPRESSION = "<expression>"
 
 
-def build_if(f: Frame, node: gast.If) -> None:
-    """An `if` statement."""
+def build_if(f: Frame, node: gast.If, tail: list[gast.stmt] | None = None,
+             live_out: frozenset[str] | None = None) -> None:
+    """An `if` statement; with `tail`, the statements after it are built into both sides
+    (`live_out`: the names live after them)."""
+    live = f.live_after() if tail is None else live_out
+    tail = tail or []
+    branch_on(f, evaluate(f, node.test), node.body + tail, node.orelse + tail, live,
+              node.lineno)
+
+
+def branch_on(f: Frame, test: Any, body: list[gast.stmt], orelse: list[gast.stmt],
+              live: frozenset[str], line: int) -> None:
+    """Run `body` if `test` else `orelse`: decided now, or an If region."""
     from .statements import run_block
-    test = evaluate(f, node.test)
-    live = f.live_after()
     known = truth(test)
     if known is not None:
-        run_block(f, node.body if known else node.orelse, live)
+        run_block(f, body if known else orelse, live)
         return
     cond = condition_value(f, test)
-    prepare_lists(f, node.body + node.orelse)
+    prepare_lists(f, body + orelse)
     before = f.scope
-    then = run_branch(f, lambda: run_block(f, node.body, live))
-    else_ = run_branch(f, lambda: run_block(f, node.orelse, live))
+    then = run_branch(f, lambda: run_block(f, body, live))
+    else_ = run_branch(f, lambda: run_block(f, orelse, live))
     merger = Merger(f, then, else_)
     merged: dict[str, Any] = {}
-    for name in changed_names(before, then.scope, else_.scope):
-        a, b = then.scope.get(name), else_.scope.get(name)
-        if name in live:
-            merged[name] = merger.merge(name, a, b)
-        else:
-            merged[name] = a if a is b else Unusable(
-                f"internal: `{name}` was taken to be unused after line {node.lineno}")
+    try:
+        for name in changed_names(before, then.scope, else_.scope):
+            a, b = then.scope.get(name), else_.scope.get(name)
+            if name in live:
+                merged[name] = merger.merge(name, a, b)
+            else:
+                merged[name] = a if a is b else Unusable(
+                    f"internal: `{name}` was taken to be unused after line {line}")
+    except MergeConflict:
+        then.block.drop_all_uses()  # NOTE: the if is built again, with what follows it
+        else_.block.drop_all_uses()
+        raise
     outs = merger.finish(cond)
     for name, value in merged.items():
         value = fill(value, outs)
         if value is MISSING:
             f.scope.unbind(name)
         else:
-            f.scope.bind(name, value, node.lineno)
+            f.scope.bind(name, value, line)
     if then.dead and else_.dead:
         f.scope.dead = True
 

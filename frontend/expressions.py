@@ -8,7 +8,7 @@ from typing import Any, Callable
 import gast
 
 from ..graph import ListType, Tensor, TupleType, Value
-from ..ops import METHODS
+from ..ops import METHODS, OPS
 from .context import DeadPath, Frame
 from .errors import CompileError
 from .operators import binary, compare, from_python, to_python, unary
@@ -250,19 +250,37 @@ def _filter(f: Frame, cond: gast.expr) -> bool:
 _CONVERSIONS = {-1: lambda v: v, 115: str, 114: repr, 97: ascii}
 
 
-def _joinedstr(f: Frame, node: gast.JoinedStr) -> str:
-    parts = []
+def _joinedstr(f: Frame, node: gast.JoinedStr) -> Any:
+    """An f-string: text when every part is known now, else a `format` node (when the op
+    registry has one) over a `str.format` template."""
+    template, values = [], []
     for value in node.values:
         if isinstance(value, gast.Constant):
-            parts.append(str(value.value))
+            template.append(str(value.value).replace("{", "{{").replace("}", "}}"))
             continue
         inner = evaluate(f, value.value)
-        if has_runtime(inner):
-            raise f.error("an f-string cannot format a run-time value", "pass the values to "
-                          "print separately: print('loss', loss)", node=value)
         spec = _joinedstr(f, value.format_spec) if value.format_spec is not None else ""
-        parts.append(format(_CONVERSIONS[value.conversion](to_python(inner)), spec))
-    return "".join(parts)
+        if has_runtime(spec):
+            raise f.error("a format spec must be known when compiling", node=value)
+        if not has_runtime(inner):
+            text = format(_CONVERSIONS[value.conversion](to_python(inner)), spec)
+            template.append(text.replace("{", "{{").replace("}", "}}"))
+            continue
+        conversion = {-1: "", 115: "!s", 114: "!r", 97: "!a"}[value.conversion]
+        template.append("{" + conversion + (":" + spec if spec else "") + "}")
+        values.append(inner)
+    text = "".join(template)
+    if not values:
+        return text.replace("{{", "{").replace("}}", "}")
+    return format_at_run_time(f, text, values)
+
+
+def format_at_run_time(f: Frame, template: str, values: list[Any]) -> Any:
+    """`template.format(*values)` with run-time values: a `format` node."""
+    if "format" not in OPS:
+        raise f.error("formatting a run-time value into a string is not supported yet",
+                      "pass the values to print separately: print('loss', loss)")
+    return f.op("format", *(f.materialise(v) for v in values), template=template)
 
 
 HANDLERS: dict[type, Callable[[Frame, Any], Any]] = {

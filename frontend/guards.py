@@ -93,12 +93,23 @@ class AttrReader:
 
 
 @dataclass(frozen=True)
+class ItemsReader:
+    """Reads the structure of the items of an iterable attribute (a CellList's cells)."""
+    path: str
+
+    def __call__(self, instance: Any) -> Any:
+        return structure(tuple(resolve_path(instance, self.path)))
+
+
+@dataclass(frozen=True)
 class NamespaceReader:
-    """Reads `structure(namespace[name])`: a module global or a closure cell's contents."""
+    """Reads `structure(namespace[name])` (a module global, or a closure cell's contents when
+    `is_cell`); with `raw`, the object itself (a module-level array baked in as a constant)."""
     namespace: Any = field(compare=False)
     name: str
     is_cell: bool = False
+    raw: bool = False
 
     def __call__(self, instance: Any) -> Any:
         value = self.namespace.cell_contents if self.is_cell else self.namespace[self.name]
-        return structure(value)
+        return value if self.raw else structure(value)

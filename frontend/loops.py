@@ -4,34 +4,46 @@ widened (`values.widen`) until the body yields what it takes: a fixpoint, a few 
 A variable the body leaves at the same compile-time value stays compile-time."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import gast
 
-from ..graph import FOR, INDEX_TYPE, WHILE, AnyType, Block, InsertPoint, Node, Tensor, Type, Value
+from ..graph import (FOR, INDEX_TYPE, WHILE, AnyType, Block, InsertPoint, Node, Tensor, TupleType,
+                     Type, Value)
 from . import names
-from .context import Frame, Scope
-from .control import Branch, changed_names, mutated_lists, prepare_lists, run_branch, same_constant
+from .context import Frame, NeedsUnrolling, Scope
+from .control import Branch, Mark, changed_names, mutated_lists, prepare_lists, run_branch, same_constant
 from .errors import CompileError
 from .expressions import evaluate
 from .operators import condition_value
-from .sequences import as_sequence, indexed, is_compile_time_sequence
+from .sequences import as_sequence, indexed, is_compile_time_sequence, tuple_items
 from .values import (MISSING, PENDING, Unusable, describe, has_runtime, is_undefined, kind_name,
                      static_type, truth, widen)
 
 MAX_ROUNDS = 6
 """Rounds of loop-body building before carried types must have settled."""
+UNROLL_LIMIT = 256
+"""The longest constant range unrolled when one region cannot express the loop."""
 
 
 @dataclass
 class Carry:
     """A loop-carried variable: a compile-time constant while the body leaves it unchanged
-    ("const"), unbound before the loop ("unbound"), or a block parameter of `type` ("var")."""
+    ("const"), unbound before the loop ("unbound"), a block parameter of `type` ("var"), or a
+    tuple whose items are carried one by one ("tuple"; tuples never become run-time values, so
+    no node reads an item that is unbound on some path)."""
     name: str
     init: Any
     state: str
     type: Type | None = None
+    items: list[Carry] = field(default_factory=list)
+
+    def leaves(self) -> list[Carry]:
+        """The block parameters this variable needs, in order."""
+        if self.state == "tuple":
+            return [leaf for item in self.items for leaf in item.leaves()]
+        return [self] if self.state == "var" else []
 
 
 def loop_live(body: list[gast.stmt], live: frozenset[str], reads: set[str]) -> frozenset[str]:
@@ -44,59 +56,96 @@ def loop_live(body: list[gast.stmt], live: frozenset[str], reads: set[str]) -> f
         header |= more
 
 
+def _absent(f: Frame, v: Any) -> bool:
+    return v is MISSING or is_undefined(v) or isinstance(v, Unusable) or (
+        v is PENDING and not f.pending_is_none)
+
+
+def _carry(f: Frame, name: str, init: Any) -> Carry:
+    if _absent(f, init):
+        return Carry(name, init, "unbound")
+    if isinstance(init, Value) and isinstance(init.type, TupleType):
+        init = tuple_items(f, init)
+    if isinstance(init, tuple):
+        return Carry(name, init, "tuple", items=[_carry(f, name, x) for x in init])
+    if isinstance(init, Value):
+        return Carry(name, init, "var", init.type)
+    return Carry(name, init, "const")
+
+
 def _carries(f: Frame, candidates: set[str]) -> list[Carry]:
-    out = []
-    for name in sorted(candidates):
-        init = f.scope.get(name)
-        absent = init is MISSING or is_undefined(init) or isinstance(init, Unusable) or (
-            init is PENDING and not f.pending_is_none)
-        if absent:
-            out.append(Carry(name, init, "unbound"))
-        elif isinstance(init, Value):
-            out.append(Carry(name, init, "var", init.type))
-        else:
-            out.append(Carry(name, init, "const"))
-    return out
+    return [_carry(f, name, f.scope.get(name)) for name in sorted(candidates)]
 
 
 def _entry_scope(f: Frame, carries: list[Carry], block: Block) -> Scope:
     """The symbol table at the top of a loop block: carried variables bound to its params."""
     scope = f.scope.copy()
-    for c in carries:
-        if c.state == "var":
-            scope.bind(c.name, block.add_param(c.type, "" if names.is_synthetic(c.name)
-                                               else c.name))
-        elif c.state == "unbound" and not isinstance(c.init, Unusable):
-            scope.unbind(c.name)
+    with f.builder.at(InsertPoint.at_end(block)):
+        for c in carries:
+            value = _entry(f, c, block)
+            if value is MISSING:
+                scope.unbind(c.name)
+            else:
+                scope.vars[c.name] = value
     return scope
+
+
+def _entry(f: Frame, c: Carry, block: Block) -> Any:
+    if c.state == "var":
+        return block.add_param(c.type, _hint(c.name))
+    if c.state == "const":
+        return c.init
+    if c.state == "unbound":
+        return c.init if isinstance(c.init, Unusable) else MISSING
+    items = [_entry(f, item, block) for item in c.items]
+    if all(x is MISSING for x in items):
+        return MISSING
+    return tuple(f.undefined(c.name) if x is MISSING else x for x in items)
 
 
 def _settle(f: Frame, carries: list[Carry], body: Branch) -> bool:
     """Update carried states from the body's end; True if nothing changed (a fixpoint)."""
     if body.dead:
         return True
-    stable = True
-    for c in carries:
-        end = body.scope.get(c.name)
-        if isinstance(end, Unusable):
-            raise f.read_unusable(end)
-        if c.state == "const":
-            if end is c.init or not has_runtime(end) and same_constant(end, c.init):
-                continue
-            c.state, c.type = "var", _widen(f, c, _static(f, c.name, c.init), end)
-        elif c.state == "unbound":
-            if end is MISSING or end is c.init or is_undefined(end):
-                continue
-            c.state, c.type = "var", _static(f, c.name, end)
+    with f.builder.at(InsertPoint.at_end(body.block)):
+        stable = [_settle_one(f, c, body.scope.get(c.name)) for c in carries]
+    return all(stable)
+
+
+def _settle_one(f: Frame, c: Carry, end: Any) -> bool:
+    if isinstance(end, Unusable):
+        raise f.read_unusable(end)
+    if isinstance(end, Value) and isinstance(end.type, TupleType) and c.state in ("tuple",
+                                                                                  "unbound"):
+        end = tuple_items(f, end)
+    if c.state == "tuple":
+        if end is MISSING or is_undefined(end):
+            return True
+        if isinstance(end, tuple) and len(end) == len(c.items):
+            return all([_settle_one(f, item, e) for item, e in zip(c.items, end)])
+        c.state, c.type, c.items = "var", _widen(f, c, _static(f, c.name, c.init), end), []
+        return False
+    if c.state == "const":
+        if end is c.init or not has_runtime(end) and same_constant(end, c.init):
+            return True
+        c.state, c.type = "var", _widen(f, c, _static(f, c.name, c.init), end)
+        return False
+    if c.state == "unbound":
+        if end is MISSING or end is c.init or is_undefined(end):
+            return True
+        if isinstance(end, tuple):
+            c.state, c.items = "tuple", [Carry(c.name, MISSING, "unbound") for _ in end]
+            _settle_one(f, c, end)
         else:
-            if end is MISSING or is_undefined(end):
-                continue
-            new = _widen(f, c, c.type, end)
-            if new == c.type:
-                continue
-            c.type = new
-        stable = False
-    return stable
+            c.state, c.type = "var", _static(f, c.name, end)
+        return False
+    if end is MISSING or is_undefined(end):
+        return True
+    new = _widen(f, c, c.type, end)
+    if new == c.type:
+        return True
+    c.type = new
+    return False
 
 
 def _static(f: Frame, name: str, v: Any) -> Type:
@@ -105,7 +154,8 @@ def _static(f: Frame, name: str, v: Any) -> Type:
     except TypeError:
         raise f.error(f"`{name}` changes inside a run-time loop, but holds a {describe(v)}, "
                       "which exists only when compiling",
-                      "change it with a compile-time loop (over a tuple or list) instead")
+                      "change it with a compile-time loop (over a tuple or list) instead",
+                      kind=NeedsUnrolling)
 
 
 def _widen(f: Frame, c: Carry, before: Type, end: Any) -> Type:
@@ -121,28 +171,50 @@ def _widen(f: Frame, c: Carry, before: Type, end: Any) -> Type:
                 "give it a value of the same kind before the loop (e.g. a zeros array instead "
                 "of None)")
         raise f.error(f"`{c.name}` is {kind_name(before)} before the loop but "
-                      f"{kind_name(after)} after an iteration", hint) from None
+                      f"{kind_name(after)} after an iteration", hint, kind=NeedsUnrolling) from None
+
+
+def _leaf_ends(f: Frame, c: Carry, end: Any) -> list[tuple[Carry, Any]]:
+    """Each block parameter of `c` with the value the body ends with for it."""
+    if c.state == "tuple":
+        if isinstance(end, Value) and isinstance(end.type, TupleType):
+            end = tuple_items(f, end)
+        ends = end if isinstance(end, tuple) else [MISSING] * len(c.items)
+        return [pair for item, e in zip(c.items, ends) for pair in _leaf_ends(f, item, e)]
+    return [(c, end)] if c.state == "var" else []
 
 
 def _yields(f: Frame, carries: list[Carry], body: Branch) -> list[Value]:
     out = []
-    for c in (c for c in carries if c.state == "var"):
-        end = body.scope.get(c.name)
-        if body.dead or end is MISSING:
-            with f.builder.at(InsertPoint.at_end(body.block)):
-                out.append(f.undefined(c.name))
-        else:
-            out.append(f.new_block_value(body.block, end))
+    with f.builder.at(InsertPoint.at_end(body.block)):
+        for c in carries:
+            for leaf, end in _leaf_ends(f, c, body.scope.get(c.name)):
+                if body.dead or end is MISSING:
+                    out.append(f.undefined(leaf.name))
+                else:
+                    out.append(f.materialise(end))
     return out
 
 
 def _inits(f: Frame, carries: list[Carry]) -> list[Value]:
-    out = []
-    for c in (c for c in carries if c.state == "var"):
-        absent = c.init is MISSING or isinstance(c.init, Unusable) or (
-            c.init is PENDING and not f.pending_is_none)
-        out.append(f.undefined(c.name) if absent else f.materialise(c.init))
-    return out
+    return [f.undefined(leaf.name) if _absent(f, leaf.init) else f.materialise(leaf.init)
+            for c in carries for leaf in c.leaves()]
+
+
+def _rebuild(c: Carry, outs: Any) -> Any:
+    """The variable's value after the loop (MISSING: still unbound)."""
+    if c.state == "var":
+        return next(outs)
+    if c.state == "const":
+        return c.init
+    if c.state == "unbound":
+        return c.init if isinstance(c.init, Unusable) else MISSING
+    items = [_rebuild(item, outs) for item in c.items]
+    return MISSING if any(x is MISSING for x in items) else tuple(items)
+
+
+def _leaves(carries: list[Carry]) -> list[Carry]:
+    return [leaf for c in carries for leaf in c.leaves()]
 
 
 def _after_loop(f: Frame, node: Node, carries: list[Carry], body: Branch, line: int) -> None:
@@ -151,9 +223,13 @@ def _after_loop(f: Frame, node: Node, carries: list[Carry], body: Branch, line: 
     f.builder.insert(node)
     if node.effectful:
         f.compiler.note_effect(node)
-    carried = [c for c in carries if c.state == "var"]
-    for c, out in zip(carried, node.outputs):
-        f.scope.bind(c.name, out, line)
+    outs = iter(node.outputs)
+    for c in carries:
+        value = _rebuild(c, outs)
+        if value is MISSING:
+            f.scope.unbind(c.name)
+        else:
+            f.scope.bind(c.name, value, line)
     names_carried = {c.name for c in carries}
     for name in changed_names(f.scope, body.scope):
         if name not in names_carried:
@@ -171,39 +247,104 @@ def _candidates(body: list[gast.stmt]) -> set[str]:
 
 
 def build_while(f: Frame, node: gast.While) -> None:
-    """A `while` loop: a While region (or nothing, when the condition is false on entry)."""
-    from .statements import run_block
+    """A `while` loop: a While region (or nothing, when the condition is false on entry). A
+    `for` over a constant range that canonicalize made a while (it breaks or returns) is
+    unrolled when its body indexes layers by the loop index."""
     live = f.live_after()
-    prepare_lists(f, node.body)
     header = loop_live(node.body, live, names.read_names(node.test))
+    mark = Mark(f)
+    try:
+        _while_region(f, node, header)
+    except NeedsUnrolling:
+        steps = _constant_range_while(f, node)
+        if steps is None or len(steps[1]) > UNROLL_LIMIT:
+            raise
+        mark.restore(f)
+        _unroll_range_while(f, node, header, *steps)
+
+
+def _constant_range_while(f: Frame, node: gast.While) -> tuple[str, range] | None:
+    """(index name, its values) for canonicalize's `while <i> < <stop> and not <brk>:` over a
+    range with bounds known now; None for any other while."""
+    body = node.body
+    if len(body) < 2 or not isinstance(body[1], gast.Assign):
+        return None
+    target, advance = body[1].targets[0], body[1].value
+    if not (isinstance(target, gast.Name) and target.id.startswith(RANGE_PREFIX)
+            and isinstance(advance, gast.BinOp) and isinstance(advance.op, gast.Add | gast.Sub)):
+        return None
+    test = node.test.values[0] if isinstance(node.test, gast.BoolOp) else None
+    if not isinstance(test, gast.Compare):
+        return None
+    start, stop = f.scope.get(target.id), evaluate(f, test.comparators[0])
+    step = evaluate(f, advance.right)
+    if not all(type(v) is int for v in (start, stop, step)) or step == 0:
+        return None
+    step = step if isinstance(advance.op, gast.Add) else -step
+    return target.id, range(start, stop, step)
+
+
+def _unroll_range_while(f: Frame, node: gast.While, header: frozenset[str], index: str,
+                        values: range) -> None:
+    """Each iteration: the index set to its constant, then `if <test>: <body>`."""
+    from .control import branch_on
+    for value in values:
+        f.set_stmt(node)
+        f.scope.bind(index, value, node.lineno)
+        branch_on(f, evaluate(f, node.test), node.body, [], header, node.lineno)
+        if f.scope.dead:
+            return
+    f.scope.vars[index] = Unusable(f"internal: `{index}` is not used after its loop")
+
+
+RANGE_PREFIX = names.RANGE_INDEX.format("")
+
+
+def _while_region(f: Frame, node: gast.While, header: frozenset[str]) -> None:
+    """One While region."""
+    prepare_lists(f, node.body)
     carries = _carries(f, _candidates(node.body) & header)
     for _ in range(MAX_ROUNDS):
         cond_block, body_block = Block(), Block()
-        cond = run_branch(f, lambda: evaluate(f, node.test),
-                          _entry_scope(f, carries, cond_block), cond_block)
-        if cond.dead:
-            raise f.error("a loop condition that always raises is not supported",
-                          node=node.test)
-        known = truth(cond.result)
-        if known is False:
+        try:
+            cond, body, stable = _while_round(f, node, header, carries, cond_block, body_block)
+        except NeedsUnrolling:
+            _discard(cond_block, body_block)  # NOTE: the loop is built again another way
+            raise
+        if cond is None:
             _discard(cond_block, body_block)
             return
-        body = run_branch(f, lambda: run_block(f, node.body, header),
-                          _entry_scope(f, carries, body_block), body_block)
-        if not _settle(f, carries, body):
+        if not stable:
             _discard(cond_block, body_block)
             continue
+        known = truth(cond.result)
         with f.builder.at(InsertPoint.at_end(cond_block)):
             flag = f.constant(True) if known else _condition_in(f, cond)
         cond_block.set_results([flag])
         body_block.set_results(_yields(f, carries, body))
         inits = _inits(f, carries)
-        carried = [c for c in carries if c.state == "var"]
+        carried = _leaves(carries)
         loop = Node(WHILE, inits, {}, [c.type for c in carried],
                     [_hint(c.name) for c in carried], [cond_block, body_block])
         _after_loop(f, loop, carries, body, node.lineno)
         return
     raise _unsettled(f)
+
+
+def _while_round(f: Frame, node: gast.While, header: frozenset[str], carries: list[Carry],
+                 cond_block: Block, body_block: Block) -> tuple[Branch | None, Branch | None,
+                                                                bool]:
+    """Build the condition and body once; (None, None, True) when the loop never runs."""
+    from .statements import run_block
+    cond = run_branch(f, lambda: evaluate(f, node.test), _entry_scope(f, carries, cond_block),
+                      cond_block)
+    if cond.dead:
+        raise f.error("a loop condition that always raises is not supported", node=node.test)
+    if truth(cond.result) is False:
+        return None, None, True
+    body = run_branch(f, lambda: run_block(f, node.body, header),
+                      _entry_scope(f, carries, body_block), body_block)
+    return cond, body, _settle(f, carries, body)
 
 
 def _condition_in(f: Frame, cond: Branch) -> Value:
@@ -220,28 +361,50 @@ def _hint(name: str) -> str:
 
 def _unsettled(f: Frame) -> CompileError:
     return f.error("the types of the loop's variables keep changing from one iteration to "
-                   "the next", "keep each variable's kind, dtype and rank fixed in the loop")
+                   "the next", "keep each variable's kind, dtype and rank fixed in the loop",
+                   kind=NeedsUnrolling)
 
 
 def build_for(f: Frame, node: gast.For) -> None:
-    """A `for` loop: unrolled over a compile-time sequence, else one For region."""
-    from .statements import assign_target, run_block
+    """A `for` loop: unrolled over a compile-time sequence, else one For region (unrolled
+    after all when its body indexes layers by the index and the range is constant)."""
     live = f.live_after()
     iterable = evaluate(f, node.iter)
     header = loop_live(node.body, live, set())
     if is_compile_time_sequence(iterable):
-        for item in as_sequence(f, iterable):
-            f.set_stmt(node)
-            assign_target(f, node.target, item)
-            run_block(f, node.body, header)
-            if f.scope.dead:
-                return
+        _unroll(f, node, as_sequence(f, iterable), header)
         return
     it = indexed(f, iterable)
     bounds = (it.start, it.stop, it.step)
-    if all(isinstance(b, int) for b in bounds) and it.step != 0 and not range(*bounds):
+    if not all(isinstance(b, int) for b in bounds):
+        _for_region(f, node, it, header, live)
+        return
+    if it.step != 0 and not range(*bounds):
         return  # zero trips: the target keeps its binding
-    start, stop, step = (f.materialise(b) for b in bounds)
+    mark = Mark(f)
+    try:
+        _for_region(f, node, it, header, live)
+    except NeedsUnrolling:
+        if len(range(*bounds)) > UNROLL_LIMIT:
+            raise
+        mark.restore(f)
+        _unroll(f, node, (it.element(i) for i in range(*bounds)), header)
+
+
+def _unroll(f: Frame, node: gast.For, items: Any, header: frozenset[str]) -> None:
+    from .statements import assign_target, run_block
+    for item in items:
+        f.set_stmt(node)
+        assign_target(f, node.target, item)
+        run_block(f, node.body, header)
+        if f.scope.dead:
+            return
+
+
+def _for_region(f: Frame, node: gast.For, it: Any, header: frozenset[str],
+                live: frozenset[str]) -> None:
+    """One For region over range(start, stop, step) of `it`."""
+    from .statements import assign_target, run_block
     prepare_lists(f, node.body)
     targets = names.target_names(node.target)
     carries = _carries(f, (_candidates(node.body) & header) | (targets & live))
@@ -253,16 +416,21 @@ def build_for(f: Frame, node: gast.For) -> None:
         def build() -> None:
             assign_target(f, node.target, it.element(index))
             run_block(f, node.body, header)
-        body = run_branch(f, build, _entry_scope(f, carries, body_block), body_block)
-        if not _settle(f, carries, body):
+        try:
+            body = run_branch(f, build, _entry_scope(f, carries, body_block), body_block)
+            stable = _settle(f, carries, body)
+        except NeedsUnrolling:
+            _discard(body_block)  # NOTE: the loop is built again another way
+            raise
+        if not stable:
             _discard(body_block)
             continue
         body_block.set_results(_yields(f, carries, body))
+        start, stop, step = (f.materialise(b) for b in (it.start, it.stop, it.step))
         inits = _inits(f, carries)
-        carried = [c for c in carries if c.state == "var"]
+        carried = _leaves(carries)
         loop = Node(FOR, [start, stop, step, *inits], {}, [c.type for c in carried],
                     [_hint(c.name) for c in carried], [body_block])
         _after_loop(f, loop, carries, body, node.lineno)
         return
     raise _unsettled(f)
-

@@ -5,7 +5,7 @@ from __future__ import annotations
 import operator as pyop
 from typing import Any, Callable
 
-from ..graph import AnyType, NoneType, Value
+from ..graph import AnyType, NoneType, Scalar, Value
 from ..ops import OPERATORS
 from .context import Frame
 from .values import PENDING, PyList, Ref, describe, has_runtime
@@ -39,10 +39,17 @@ def to_python(v: Any) -> Any:
     return v
 
 
+ITERATORS = (type({}.items()), type({}.keys()), type({}.values()), map, filter, zip,
+             enumerate, reversed, type(iter(())), type(iter([])), type(x for x in ()))
+
+
 def from_python(v: Any) -> Any:
-    """A Python result back as a compile-time value (lists become compile-time lists)."""
+    """A Python result back as a compile-time value: lists become compile-time lists,
+    iterators and dict views tuples (what a `for` can unroll)."""
     if isinstance(v, list):
         return PyList(v)
+    if isinstance(v, ITERATORS):
+        return tuple(v)
     return v
 
 
@@ -120,6 +127,8 @@ def compare(f: Frame, opname: str, a: Any, b: Any) -> Any:
     """One comparison `a <op> b` (chains are split by the caller)."""
     if opname in ("Is", "IsNot"):
         same = identity(f, a, b)
+        if isinstance(same, Value):
+            return same if opname == "Is" else f.op("not", same)
         return same if opname == "Is" else not same
     if opname in ("In", "NotIn"):
         if has_runtime(a) or has_runtime(b):
@@ -132,8 +141,9 @@ def compare(f: Frame, opname: str, a: Any, b: Any) -> Any:
     return _node(f, opname, a, b)
 
 
-def identity(f: Frame, a: Any, b: Any) -> bool:
-    """`a is b`, decided at compile time (run-time values only against None)."""
+def identity(f: Frame, a: Any, b: Any) -> bool | Value:
+    """`a is b`, decided at compile time (a run-time value only against None, or a Python
+    bool against True/False)."""
     if isinstance(a, Value) or isinstance(b, Value):
         value, other = (a, b) if isinstance(a, Value) else (b, a)
         if isinstance(other, Value):
@@ -145,6 +155,8 @@ def identity(f: Frame, a: Any, b: Any) -> bool:
             raise f.error("this value may or may not be None depending on the path taken, "
                           "so `is` cannot be decided when compiling",
                           "give the variable the same kind of value on every path")
+        if isinstance(other, bool) and value.type == Scalar(bool):
+            return f.op("eq", value, f.constant(other))  # Python's bools are singletons
         return other is None and isinstance(value.type, NoneType)
     if isinstance(a, Ref) and isinstance(b, Ref):
         return a.obj is b.obj

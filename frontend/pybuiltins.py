@@ -111,6 +111,19 @@ def _abs(f: Frame, x: Any) -> Any:
     return evaluate_python(f, abs, x)
 
 
+def _round(f: Frame, x: Any, ndigits: Any = None) -> Any:
+    """round(): Python's for compile-time numbers; at run time NumPy's (both round half to
+    even), giving an int without `ndigits` as Python does."""
+    if not has_runtime(x):
+        return evaluate_python(f, round, x, ndigits)
+    if has_runtime(ndigits):
+        raise f.error("round() needs ndigits known when compiling")
+    rounded = f.op("round", f.materialise(x), decimals=ndigits or 0)
+    if ndigits is None:
+        return f.op("int", rounded)
+    return f.op("float", rounded) if x.type == Scalar(float) else rounded
+
+
 def _convert(kind: type) -> Callable[..., Any]:
     def handler(f: Frame, *args: Any) -> Any:
         if not args:
@@ -238,7 +251,8 @@ BUILTINS: dict[Any, Callable[..., Any]] = {
     iter: _unsupported("iter", "loop with for instead"),
     next: _unsupported("next", "loop with for instead"),
     slice: lambda f, *args: slice(*args),
-    **{fn: _iter_python(fn.__name__, fn) for fn in (str, type, round, divmod, pow, dict, sorted,
+    round: _round,
+    **{fn: _iter_python(fn.__name__, fn) for fn in (str, type, divmod, pow, dict, sorted,
                                                        repr, format, all, any, hash, callable,
                                                        ord, chr)},
 }

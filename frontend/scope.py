@@ -14,7 +14,7 @@ import numpy as np
 from ..nn.cell import Cell
 from ..ops import OpFunction, Primitive
 from .context import Frame
-from .guards import AttrReader, NamespaceReader, structure
+from .guards import AttrReader, ItemsReader, NamespaceReader, structure
 from .values import MISSING, BoundMethod, PyList, Ref, Unusable
 
 UNBOUND_MESSAGE = "cannot access local variable '{}' where it is not associated with a value"
@@ -62,7 +62,8 @@ def outside_value(f: Frame, value: Any, description: str, reader: Any) -> Any:
         return value
     if isinstance(value, np.ndarray):
         # NOTE: a module-level array is baked in as a constant, so its identity is guarded.
-        f.compiler.guard(description, _Raw(reader), value)
+        raw = NamespaceReader(reader.namespace, reader.name, reader.is_cell, raw=True)
+        f.compiler.guard(description, raw, value)
         return value
     f.compiler.guard(description, reader, structure(value))
     if isinstance(value, Cell):
@@ -70,17 +71,6 @@ def outside_value(f: Frame, value: Any, description: str, reader: Any) -> Any:
     if isinstance(value, list):
         return tuple(value)
     return value
-
-
-class _Raw:
-    """A reader returning the value itself (not its structure)."""
-
-    def __init__(self, reader: NamespaceReader) -> None:
-        self.reader = reader
-
-    def __call__(self, instance: Any) -> Any:
-        r = self.reader
-        return r.namespace.cell_contents if r.is_cell else r.namespace[r.name]
 
 
 def ref_attribute(f: Frame, ref: Ref, name: str) -> Any:
@@ -104,6 +94,8 @@ def ref_attribute(f: Frame, ref: Ref, name: str) -> Any:
 
 def wrap(f: Frame, value: Any, path: str | None, parent: Ref | None) -> Any:
     """An object read from the instance at `path`, as the frontend holds it."""
+    if path is None and isinstance(value, Cell | np.ndarray):
+        path = f.compiler.path_of(value)  # e.g. a layer of a sliced SequentialCell
     if isinstance(value, ARRAY_TYPES):
         if path is None:
             owner = type(parent.obj).__name__ if parent is not None else "object"
@@ -150,20 +142,9 @@ def container_items(f: Frame, ref: Ref) -> list[Any]:
     except TypeError:
         raise f.error(f"cannot iterate over a {type(ref.obj).__name__} object") from None
     if ref.path is not None:
-        f.compiler.guard(f"list(self.{ref.path})", _Items(ref.path), structure(tuple(items)))
+        f.compiler.guard(f"list(self.{ref.path})", ItemsReader(ref.path), structure(tuple(items)))
     return [wrap(f, item, _item_path(items, i, item, ref.path, ref), ref)
             for i, item in enumerate(items)]
-
-
-class _Items:
-    """Reads the structure of the items of an iterable attribute."""
-
-    def __init__(self, path: str) -> None:
-        self.path = path
-
-    def __call__(self, instance: Any) -> Any:
-        from .guards import resolve_path
-        return structure(tuple(resolve_path(instance, self.path)))
 
 
 def convert_default(value: Any) -> Any:

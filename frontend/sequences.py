@@ -8,9 +8,10 @@ import numpy as np
 
 from ..graph import ListType, Tensor, TupleType, Value
 from ..ops.indexing import split_index
-from .context import Frame
-from .operators import binary, evaluate_python, to_python
-from .values import (IndexedIter, PyList, Ref, RuntimeRange, describe, has_runtime)
+from .context import Frame, NeedsUnrolling
+from .operators import ITERATORS, binary, evaluate_python, to_python
+from .values import (IndexedIter, PyList, Ref, RuntimeRange, describe, has_runtime,
+                     static_type)
 
 
 def tuple_items(f: Frame, v: Value) -> tuple[Value, ...]:
@@ -50,6 +51,8 @@ def as_sequence(f: Frame, v: Any) -> list[Any]:
         if isinstance(n, int):
             return [getitem(f, v, i) for i in range(n)]
     if isinstance(v, np.ndarray) and v.ndim:
+        return list(v)
+    if isinstance(v, ITERATORS):
         return list(v)
     raise f.error(f"cannot iterate over {describe(v)} while compiling",
                   "iterate over a tuple, list, range or array")
@@ -99,6 +102,11 @@ def getitem(f: Frame, base: Any, key: Any) -> Any:
     if isinstance(base, Ref):
         return _ref_item(f, base, key)
     if has_runtime(key):
+        if isinstance(base, tuple | PyList) and not all(_materialisable(x) for x in (
+                base if isinstance(base, tuple) else base.items)):
+            raise f.error(f"a sequence of {describe(_first_object(base))}s cannot be indexed by "
+                          "a run-time value", "iterate over the sequence directly",
+                          kind=NeedsUnrolling)
         if isinstance(base, tuple | PyList | np.ndarray):
             return _value_item(f, f.materialise(base), key)
         raise f.error(f"{describe(base)} cannot be indexed by a run-time value")
@@ -109,6 +117,19 @@ def getitem(f: Frame, base: Any, key: Any) -> Any:
     if isinstance(base, tuple):
         return _py_index(f, base, key)
     return evaluate_python(f, lambda b, k: b[k], base, key)
+
+
+def _materialisable(v: Any) -> bool:
+    try:
+        static_type(v)
+    except TypeError:
+        return False
+    return True
+
+
+def _first_object(base: Any) -> Any:
+    items = base if isinstance(base, tuple) else base.items
+    return next(x for x in items if not _materialisable(x))
 
 
 def _py_index(f: Frame, items: Any, key: Any) -> Any:
@@ -124,8 +145,16 @@ def _ref_item(f: Frame, base: Ref, key: Any) -> Any:
     """`self.layers[i]` for a cell container: the item with its path (compile-time `i`)."""
     if has_runtime(key):
         raise f.error(f"a {type(base.obj).__name__} cannot be indexed by a run-time value",
-                      "iterate over the layers directly: `for layer in self.layers:`")
-    items = tuple(as_sequence(f, base))
+                      "iterate over the layers directly: `for layer in self.layers:`",
+                      kind=NeedsUnrolling)
+    items = tuple(as_sequence(f, base))  # NOTE: guards the container's structure
+    if isinstance(key, slice):
+        from .scope import wrap
+        try:
+            part = base.obj[key]  # a container's slice: a new container of the same layers
+        except (TypeError, IndexError) as exc:
+            f.raise_at_runtime(type(exc), str(exc))
+        return wrap(f, part, None, None)
     return _py_index(f, items, key)
 
 

@@ -9,24 +9,39 @@ import numpy as np
 
 from ..graph import Tensor, Value
 from . import control, loops, names
-from .context import DeadPath, Frame
+from .context import RESULT, DeadPath, Frame, MergeConflict
 from .expressions import attribute, evaluate
 from .operators import binary
 from .sequences import getitem, setitem, unpack
+from .source import error_at
 from .values import PENDING, PyList, Ref, describe, has_runtime, truth
+
+
+MAX_TAILS = 4
+"""How many `if`s deep the statements after an if may be built once per side."""
+
+
+def result_body(parsed: Any, fdef: gast.FunctionDef) -> list[gast.stmt]:
+    """The canonical body with its final `return e` written `__amber_result = e`."""
+    *body, final = fdef.body
+    if not isinstance(final, gast.Return):
+        raise error_at(parsed, final, "internal: the canonical body does not end with return")
+    value = final.value if final.value is not None else gast.Constant(value=None, kind=None)
+    target = gast.Name(id=RESULT, ctx=gast.Store(), annotation=None, type_comment=None)
+    result = gast.Assign(targets=[target], value=value, type_comment=None)
+    for attr in ("lineno", "col_offset", "end_lineno", "end_col_offset"):
+        setattr(result, attr, getattr(final, attr, None))
+        setattr(target, attr, getattr(final, attr, None))
+    return body + [result]
 
 
 def run_function(f: Frame) -> Any:
     """Build the body of `f`; returns the value of its final `return` (DeadPath if no path
     reaches it)."""
-    *body, final = f.fdef.body
-    if not isinstance(final, gast.Return):
-        raise f.error("internal: the canonical body does not end with return", node=final)
-    run_block(f, body, frozenset(names.read_names(final)))
+    run_block(f, f.body, frozenset([RESULT]))
     if f.scope.dead:
         raise DeadPath
-    f.set_stmt(final)
-    value = evaluate(f, final.value) if final.value is not None else None
+    value = f.scope.get(RESULT)
     return None if value is PENDING else value
 
 
@@ -39,12 +54,33 @@ def run_block(f: Frame, stmts: list[gast.stmt], live_out: frozenset[str]) -> Non
                 break
             f.live = (stmts, i, live_out)
             f.set_stmt(stmt)
-            try:
-                run_stmt(f, stmt)
-            except DeadPath:
-                f.scope.dead = True
+            if _run_stmt(f, stmt, stmts[i + 1:], live_out):
+                break
     finally:
         f.live = saved
+
+
+def _run_stmt(f: Frame, stmt: gast.stmt, rest: list[gast.stmt], live_out: frozenset[str]
+              ) -> bool:
+    """Build one statement; True if it also built `rest` (into both sides of an if)."""
+    mark = control.Mark(f) if isinstance(stmt, gast.If) and rest else None
+    try:
+        run_stmt(f, stmt)
+    except DeadPath:
+        f.scope.dead = True
+    except MergeConflict:
+        if mark is None or f.tails >= MAX_TAILS:
+            raise
+        mark.restore(f)
+        f.tails += 1
+        try:
+            control.build_if(f, stmt, rest, live_out)
+        except DeadPath:
+            f.scope.dead = True
+        finally:
+            f.tails -= 1
+        return True
+    return False
 
 
 def run_stmt(f: Frame, stmt: gast.stmt) -> None:
@@ -122,7 +158,7 @@ def _aug_assign(f: Frame, stmt: gast.AugAssign) -> None:
     if isinstance(target, gast.Name):
         from .scope import lookup
         old = lookup(f, target.id)
-        f.scope.bind(target.id, augmented(f, opname, old, rhs), stmt.lineno)
+        f.scope.bind(target.id, augmented(f, opname, old, rhs, in_place=True), stmt.lineno)
     elif isinstance(target, gast.Subscript):
         base = evaluate(f, target.value)
         key = evaluate(f, target.slice)
@@ -136,9 +172,10 @@ def _aug_assign(f: Frame, stmt: gast.AugAssign) -> None:
         raise f.error("unsupported augmented assignment target", node=target)
 
 
-def augmented(f: Frame, opname: str, old: Any, rhs: Any) -> Any:
+def augmented(f: Frame, opname: str, old: Any, rhs: Any, in_place: bool = False) -> Any:
     """`old <op>= rhs`: NumPy's in-place rules for arrays (the result keeps old's shape and
-    dtype), in-place extension for lists, plain rebinding for everything else."""
+    dtype; with `in_place` it is written into old's buffer, so aliases see it as in eager
+    code), in-place extension for lists, plain rebinding for everything else."""
     if isinstance(old, PyList) and opname == "Add" and not isinstance(rhs, Value):
         from .sequences import as_sequence
         old.items.extend(as_sequence(f, rhs))
@@ -157,7 +194,11 @@ def augmented(f: Frame, opname: str, old: Any, rhs: Any) -> Any:
             raise f.error(f"in-place operation: cannot cast the result from {got.dtype} to "
                           f"{want.dtype} (the array's dtype)",
                           "assign to a new variable instead, or cast with .astype")
-        new = f.op("cast", new, dtype=want.dtype)
+        if not in_place:
+            new = f.op("cast", new, dtype=want.dtype)
+    if in_place and want.rank:
+        # NOTE: 0-d results may be NumPy scalars (immutable), so those are rebound instead.
+        return f.op("setitem", old, new, index=(Ellipsis,))
     return new
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from .ir import Block, Node, Value
+from .types import NoneType, Scalar
 
 NOT_CONSTANT: Any = type("NotConstant", (), {"__repr__": lambda self: "NOT_CONSTANT"})()
 
@@ -31,7 +32,10 @@ def defined_inside(value: Value, region: Node) -> bool:
 
 
 def only_read(value: Value) -> bool:
-    """True if every use of `value` is an input of a pure, non-region op other than tuple and
-    list building: nobody can write to it or hold on to it after the graph returns."""
+    """True if nobody can write to `value` or hold on to it after the graph returns: every use
+    is an input of a pure, non-region op, and where that op's result may share memory with
+    its inputs (a view, a tuple), that result is only read in turn."""
     return all(isinstance(u.user, Node) and not u.user.is_region and not u.user.effectful
-               and u.user.name not in ("make_tuple",) for u in value.uses)
+               and (u.user.op.fresh or all(only_read(o) for o in u.user.outputs
+                                           if not isinstance(o.type, Scalar | NoneType)))
+               for u in value.uses)

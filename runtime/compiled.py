@@ -36,6 +36,10 @@ class CompiledFunction:
     origin: str = "compiled"
     seconds: float = 0.0
     cache_path: str | None = None
+    externals: dict[str, Any] = field(default_factory=dict)
+    """Objects the module names but cannot define (user exception classes), by module name."""
+    load_line_map: Callable[[], dict[int, Loc]] | None = field(default=None, repr=False)
+    """Builds `line_map` on first need (entries read from disk defer it)."""
     gather: Callable[[tuple, dict], tuple] | None = field(default=None, repr=False)
     guards_hold: Callable[[Any], bool] | None = field(default=None, repr=False)
 
@@ -68,6 +72,8 @@ class CompiledFunction:
 
     def locate(self, tb: TracebackType | None) -> Loc | None:
         """The user location of the innermost generated-code frame of `tb` that maps to one."""
+        if self.load_line_map is not None:
+            self.line_map, self.load_line_map = self.load_line_map(), None
         found = None
         main_code = getattr(self.fn, "__code__", None)
         while tb is not None:

@@ -40,6 +40,7 @@ class Context:
 
     @property
     def opt_level(self) -> int:
+        """The optimization level compiles use (0, 1 or 2)."""
         return self.options.opt_level
 
     def resolved_cache_dir(self) -> Path:

@@ -15,8 +15,9 @@ and guards are only known after the frontend ran, so a lookup goes in two steps:
    if re-reading those file lines gives the same hashes, every guard re-read from the instance
    still gives its expected value, the instance's parameters (gathered by the recorded paths)
    have the recorded shapes and dtypes, and the `.py` file hashes to the recorded SHA-256.
-The metadata also carries the parameter and input paths and the line map, so a valid entry is
-called without running the frontend, the passes or codegen.
+The metadata also carries the parameter and input paths, the line map and the user classes the
+module needs (exception types, by module and qualified name), so a valid entry is called
+without running the frontend, the passes or codegen.
 
 Guards are re-read in a new process through their pickled reader (the frontend's `Guard.read`,
 with modules and module globals pickled by name) and compared by `fingerprint`, a text naming the
@@ -33,6 +34,7 @@ never executed. A directory that cannot be written degrades to the memory cache 
 from __future__ import annotations
 
 import base64
+import functools
 import hashlib
 import importlib
 import io
@@ -54,8 +56,8 @@ import numpy as np
 from ..graph.ir import Loc
 from .compiled import CompiledFunction, as_plain_array
 from .guards import same_value
-from .paths import make_param_getter
 from .loader import load_function, source_hash
+from .paths import make_param_getter
 from .warn import warn_user
 
 FORMAT = 1
@@ -115,39 +117,22 @@ def _read_lines(file: str, line: int, count: int) -> str | None:
 
 
 def source_record(item: Any, files: Sequence[str] = ()) -> SourceRecord | None:
-    """A record for one entry of the frontend's `sources`: a function's (dedented) source text,
-    found in one of `files`, or a function object; None when it is in no readable file."""
-    import inspect
+    """A record for one entry of the frontend's `sources`: a function's dedented source text
+    (found in one of `files`) or a function object; None when it is in no readable file."""
     if isinstance(item, str):
         return locate_source(item, files)
-    if callable(item) or inspect.iscode(item):
-        try:
-            func = inspect.unwrap(item)
-            func = getattr(func, "__func__", func)
-            lines, first = inspect.getsourcelines(func)
-            file = inspect.getsourcefile(func) or ""
-        except (OSError, TypeError):
-            return None
-        name = getattr(func, "__qualname__", getattr(func, "co_qualname", "?"))
-        text = "".join(lines)
-    else:
-        file = getattr(item, "file", None) or getattr(item, "filename", None)
-        first = getattr(item, "first_line", None) or getattr(item, "line", None)
-        name = getattr(item, "name", None) or getattr(item, "qualname", "?")
-        if isinstance(item, tuple) and len(item) >= 3:
-            file, first, name = item[0], item[1], (item[3] if len(item) > 3 else "?")
-            text = _read_lines(file, first, item[2].count("\n") + 1) if file else None
-        else:
-            source = getattr(item, "source", None) or ""
-            count = len(source.splitlines())
-            text = _read_lines(str(file), int(first), count) if file and first else None
-        if text is None:
-            return None
-        file, first = str(file), int(first)
-    if not file or not os.path.isfile(file):
+    import inspect
+    try:
+        func = inspect.unwrap(getattr(item, "__func__", item))
+        lines, first = inspect.getsourcelines(func)
+        file = inspect.getsourcefile(func) or ""
+    except (OSError, TypeError):
         return None
-    count = len(text.splitlines())
-    return SourceRecord(str(name), os.path.abspath(file), int(first), count, _text_hash(text))
+    if not os.path.isfile(file):
+        return None
+    text = "".join(lines)
+    return SourceRecord(getattr(func, "__qualname__", "?"), os.path.abspath(file), first,
+                        len(lines), _text_hash(text))
 
 
 def locate_source(text: str, files: Sequence[str]) -> SourceRecord | None:
@@ -171,11 +156,25 @@ def locate_source(text: str, files: Sequence[str]) -> SourceRecord | None:
 
 
 def target_source(func: Any) -> str | None:
-    """The source text of the target's own function (part of the first key), or None."""
-    record = source_record(func)
-    if record is None:
+    """Identifies the text of the target's own function (part of the first key): its file and
+    the hash of its lines; None when it is not in a readable file."""
+    func = getattr(func, "__func__", func)
+    code = getattr(func, "__code__", None)
+    if code is None or not os.path.isfile(code.co_filename):
         return None
-    return f"{record.file}:{record.line}:{record.sha}"
+    # NOTE: line numbers from the code objects, not inspect.getsource: a fresh process would
+    # spend ~10 ms compiling the tokenizer's regular expressions.
+    last = max(_last_line(code), code.co_firstlineno)
+    text = _read_lines(code.co_filename, code.co_firstlineno, last - code.co_firstlineno + 1)
+    if text is None:
+        return None
+    return f"{os.path.abspath(code.co_filename)}:{code.co_firstlineno}:{_text_hash(text)}"
+
+
+def _last_line(code: types.CodeType) -> int:
+    lines = [line for _, _, line in code.co_lines() if line is not None]
+    nested = [_last_line(c) for c in code.co_consts if isinstance(c, types.CodeType)]
+    return max(lines + nested, default=code.co_firstlineno)
 
 
 # -- guards ----------------------------------------------------------------------------------
@@ -183,12 +182,24 @@ def target_source(func: Any) -> str | None:
 class _ReaderPickler(pickle.Pickler):
     """Pickles guard readers, naming modules and module namespaces instead of copying them."""
 
-    def reducer_override(self, obj: Any) -> Any:
+    def persistent_id(self, obj: Any) -> tuple[str, str, str | None] | None:
         if isinstance(obj, types.ModuleType):
-            return importlib.import_module, (obj.__name__,)
-        if isinstance(obj, dict) and _is_module_dict(obj):
-            return _module_dict, (obj["__name__"], obj.get("__file__"))
-        return NotImplemented
+            return "module", obj.__name__, getattr(obj, "__file__", None)
+        if type(obj) is dict and _is_module_dict(obj):
+            return "globals", obj["__name__"], obj.get("__file__")
+        return None
+
+
+class _ReaderUnpickler(pickle.Unpickler):
+    """Loads what `_ReaderPickler` wrote, refusing a module now loaded from another file."""
+
+    def persistent_load(self, pid: Any) -> Any:
+        kind, name, file = pid
+        module = sys.modules.get(name) or importlib.import_module(name)
+        if getattr(module, "__file__", None) != file:
+            raise pickle.UnpicklingError(f"module {name} is now "
+                                         f"{getattr(module, '__file__', None)}, not {file}")
+        return module if kind == "module" else module.__dict__
 
 
 def _is_module_dict(namespace: dict) -> bool:
@@ -196,12 +207,14 @@ def _is_module_dict(namespace: dict) -> bool:
     return module is not None and getattr(module, "__dict__", None) is namespace
 
 
-def _module_dict(name: str, file: str | None) -> dict:
-    """The namespace of module `name`, refusing a different file of the same name."""
-    module = sys.modules.get(name) or importlib.import_module(name)
-    if getattr(module, "__file__", None) != file:
-        raise ImportError(f"module {name} is now {getattr(module, '__file__', None)}, not {file}")
-    return module.__dict__
+def _dump_reader(read: Any) -> bytes:
+    buffer = io.BytesIO()
+    _ReaderPickler(buffer, protocol=4).dump(read)
+    return buffer.getvalue()
+
+
+def _load_reader(blob: bytes) -> Any:
+    return _ReaderUnpickler(io.BytesIO(blob)).load()  # noqa: S301 (our own 0700 directory)
 
 
 def fingerprint(value: Any) -> str | None:
@@ -212,9 +225,14 @@ def fingerprint(value: Any) -> str | None:
         return f"{type(value).__name__}:{value!r}"
     if isinstance(value, np.dtype):
         return f"dtype:{value.str}"
+    if isinstance(value, np.ndarray):  # a constant baked into the code: by content
+        data = hashlib.sha256(np.ascontiguousarray(value).tobytes()).hexdigest()
+        return f"ndarray:{value.dtype.str}{list(value.shape)}:{data}"
     if isinstance(value, tuple | list):
         parts = [fingerprint(v) for v in value]
-        return None if None in parts else f"{type(value).__name__}({','.join(parts)})"  # type: ignore[arg-type]
+        if None in parts:
+            return None
+        return f"{type(value).__name__}({','.join(p for p in parts if p is not None)})"
     if isinstance(value, dict):
         items = [(fingerprint(k), fingerprint(v)) for k, v in value.items()]
         if any(k is None or v is None for k, v in items):
@@ -241,6 +259,7 @@ class LoadedGuard:
         self.description, self.read, self.expected = description, read, expected
 
     def holds(self, instance: Any) -> bool:
+        """True if re-reading the value from `instance` gives the expected one."""
         try:
             return same_value(self.read(instance), self.expected)
         except Exception:  # the guarded attribute is gone
@@ -252,10 +271,8 @@ def _encode_guard(guard: Any) -> dict[str, str] | None:
     if expected is None:
         return None
     try:
-        buffer = io.BytesIO()
-        _ReaderPickler(buffer, protocol=4).dump(guard.read)
-        blob = buffer.getvalue()
-        pickle.loads(blob)  # NOTE: proves it loads back (e.g. no classes local to a function)
+        blob = _dump_reader(guard.read)
+        _load_reader(blob)  # NOTE: proves it loads back (e.g. no classes local to a function)
     except Exception:  # closure cells, lambdas, local classes: this entry cannot be persisted
         return None
     return {"description": str(guard.description), "expected": expected,
@@ -264,7 +281,7 @@ def _encode_guard(guard: Any) -> dict[str, str] | None:
 
 def _decode_guard(data: dict[str, str], instance: Any) -> LoadedGuard | None:
     """The guard, if re-reading it from `instance` gives the recorded fingerprint."""
-    read = pickle.loads(base64.b64decode(data["reader"]))  # noqa: S301 (our own 0700 dir)
+    read = _load_reader(base64.b64decode(data["reader"]))
     value = read(instance)
     if fingerprint(value) != data["expected"]:
         return None
@@ -273,30 +290,69 @@ def _decode_guard(data: dict[str, str], instance: Any) -> LoadedGuard | None:
 
 # -- metadata --------------------------------------------------------------------------------
 
+_UNSEALED = "0" * 64
+
+
 def _seal(meta: dict[str, Any]) -> str:
-    body = json.dumps(meta, sort_keys=True, indent=1)
-    return json.dumps({"meta": meta, "sha256": hashlib.sha256(body.encode()).hexdigest()},
-                      sort_keys=True, indent=1)
+    """`meta` as JSON whose last field is the SHA-256 of the text (with that field zeroed)."""
+    body = json.dumps({**meta, "sha256": _UNSEALED}, indent=1)
+    digest = hashlib.sha256(body.encode("utf-8")).hexdigest()
+    head, _, tail = body.rpartition(_UNSEALED)
+    return head + digest + tail
 
 
 def _unseal(text: str) -> dict[str, Any]:
     """The metadata in `text`; ValueError if it is not exactly what `_seal` wrote."""
-    outer = json.loads(text)
-    meta = outer["meta"]
-    body = json.dumps(meta, sort_keys=True, indent=1)
-    if hashlib.sha256(body.encode()).hexdigest() != outer["sha256"]:
+    meta = json.loads(text)
+    digest = meta.pop("sha256")
+    head, found, tail = text.rpartition(f'"{digest}"')
+    # NOTE: hashing the text itself (not a re-encoding) keeps a warm start cheap.
+    if not found or hashlib.sha256(f'{head}"{_UNSEALED}"{tail}'.encode("utf-8")).hexdigest() \
+            != digest:
         raise ValueError("metadata hash mismatch")
     if meta.get("format") != FORMAT or meta.get("amber_version") != amber_version():
         raise ValueError("written by another amber version")
     return meta
 
 
-def _encode_line_map(line_map: dict[int, Loc]) -> list[list[Any]]:
-    return [[n, loc.file, loc.line, loc.col, loc.text] for n, loc in sorted(line_map.items())]
+def _encode_line_map(line_map: dict[int, Loc]) -> dict[str, Any]:
+    """Compactly: the files, and one `generated:file:line:col` string (parsed only on error)."""
+    files = sorted({loc.file for loc in line_map.values()})
+    index = {f: i for i, f in enumerate(files)}
+    rows = ";".join(f"{n}:{index[loc.file]}:{loc.line}:{loc.col}"
+                    for n, loc in sorted(line_map.items()))
+    return {"files": files, "rows": rows}
 
 
-def _decode_line_map(rows: Sequence[Sequence[Any]]) -> dict[int, Loc]:
-    return {int(n): Loc(str(f), int(line), int(col), str(text)) for n, f, line, col, text in rows}
+def _decode_line_map(data: dict[str, Any]) -> dict[int, Loc]:
+    files = data["files"]
+    out = {}
+    for row in filter(None, data["rows"].split(";")):
+        n, f, line, col = map(int, row.split(":"))
+        out[n] = Loc(files[f], line, col)
+    return out
+
+
+def _encode_externals(externals: dict[str, Any]) -> dict[str, list[str]] | None:
+    """Each external class by (module, qualified name); None if one cannot be found by name."""
+    out = {}
+    for ident, value in externals.items():
+        module, qualname = getattr(value, "__module__", ""), getattr(value, "__qualname__", "")
+        try:
+            found = _resolve(module, qualname)
+        except (ImportError, AttributeError):
+            return None
+        if found is not value:
+            return None
+        out[ident] = [module, qualname]
+    return out
+
+
+def _resolve(module: str, qualname: str) -> Any:
+    obj = sys.modules.get(module) or importlib.import_module(module)
+    for part in qualname.split("."):
+        obj = getattr(obj, part)
+    return obj
 
 
 def _encode_param_sig(sig: Any) -> list[Any]:
@@ -358,7 +414,8 @@ class DiskCache:
             entry = CompiledFunction(
                 fn=_never_called, source=source, filename=str(py_path),
                 function_name=meta["function_name"],
-                line_map=_decode_line_map(meta["line_map"]),
+                line_map={}, load_line_map=functools.partial(_decode_line_map,
+                                                             meta["line_map"]),
                 param_paths=tuple(meta["params"]),
                 param_sig=_decode_param_sig(meta["param_sig"]),
                 input_paths=tuple(meta["inputs"]), guards=guards, ir=meta.get("ir", ""),
@@ -367,7 +424,10 @@ class DiskCache:
             params = make_param_getter(instance, entry.param_paths)(instance)
             if not entry.params_fit([as_plain_array(p) for p in params]):
                 return None
-            entry.fn = load_function(source, entry.function_name, str(py_path), in_memory=False)
+            entry.externals = {ident: _resolve(module, qualname)
+                               for ident, (module, qualname) in meta["externals"].items()}
+            entry.fn = load_function(source, entry.function_name, str(py_path),
+                                     entry.externals)
         except Exception:  # NOTE: any damage at all means "not usable": recompile instead
             return None
         entry.seconds = time.perf_counter() - start
@@ -383,7 +443,8 @@ class DiskCache:
         files = [loc.file for loc in entry.line_map.values()] + list(files)
         records = [source_record(item, files) for item in sources]
         guards = [_encode_guard(g) for g in entry.guards]
-        if any(r is None for r in records) or any(g is None for g in guards) or not records:
+        externals = _encode_externals(entry.externals)
+        if None in records or None in guards or externals is None or not records:
             return None
         meta = {
             "format": FORMAT, "amber_version": amber_version(), "first_key": first,
@@ -393,10 +454,10 @@ class DiskCache:
             "guards": guards, "params": list(entry.param_paths),
             "param_sig": _encode_param_sig(entry.param_sig), "inputs": list(entry.input_paths),
             "function_name": entry.function_name, "line_map": _encode_line_map(entry.line_map),
-            "source_sha256": source_hash(entry.source), "ir": entry.ir,
+            "source_sha256": source_hash(entry.source), "ir": entry.ir, "externals": externals,
         }
-        key_parts = [first, json.dumps(meta["sources"], sort_keys=True),
-                     json.dumps([(g["description"], g["expected"]) for g in guards]),  # type: ignore[index]
+        guard_text = json.dumps([(g["description"], g["expected"]) for g in guards if g])
+        key_parts = [first, json.dumps(meta["sources"], sort_keys=True), guard_text,
                      json.dumps(meta["param_sig"])]
         meta["key"] = key = _digest(*key_parts)
         folder = self.root / first

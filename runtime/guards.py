@@ -13,7 +13,7 @@ from typing import Any, Callable, Protocol, Sequence
 
 import numpy as np
 
-from ..frontend.guards import AttrReader, NamespaceReader
+from ..frontend.guards import AttrReader, ItemsReader, NamespaceReader
 from ..ops import Primitive
 from .paths import access
 
@@ -74,9 +74,8 @@ class GuardPlan:
         env: dict[str, Any] = {}
         checks = []
         for guard in guards:
-            found = _raw_access(guard.read, instance, env)
-            parts: list[str] = []
-            if found is None or not _expand(found[0], found[1], parts):
+            parts = _snapshot_parts(guard.read, instance, env)
+            if parts is None:
                 checks.append(guard.holds)
             else:
                 exprs += parts
@@ -127,17 +126,26 @@ def _expand(expr: str, value: Any, out: list[str]) -> bool:
     return True
 
 
-def _raw_access(read: Any, instance: Any, env: dict[str, Any]) -> tuple[str, Any] | None:
-    """(expression reading the object behind the guard, that object), for known readers."""
+def _snapshot_parts(read: Any, instance: Any, env: dict[str, Any]) -> list[str] | None:
+    """Expressions reading the objects behind a guard of a known reader kind, else None."""
+    parts: list[str] = []
     try:
         if type(read) is AttrReader:
-            return access(instance, read.path)
-        if type(read) is NamespaceReader:
-            slot = f"_ns{len(env)}"
+            expr, value = access(instance, read.path)
+        elif type(read) is ItemsReader:  # an iterable attribute: the object and its items
+            expr, value = access(instance, read.path)
+            if any(isinstance(v, tuple | list | dict | Primitive) for v in value):
+                return None
+            return [expr, f"*{expr}"]
+        elif type(read) is NamespaceReader:
+            slot = f"_ns{id(read.namespace)}"
             env[slot] = read.namespace
             if read.is_cell:
-                return f"{slot}.cell_contents", read.namespace.cell_contents
-            return f"{slot}[{read.name!r}]", read.namespace[read.name]
+                expr, value = f"{slot}.cell_contents", read.namespace.cell_contents
+            else:
+                expr, value = f"{slot}[{read.name!r}]", read.namespace[read.name]
+        else:
+            return None
     except (AttributeError, LookupError, ValueError, TypeError):
-        pass
-    return None
+        return None
+    return parts if _expand(expr, value, parts) else None

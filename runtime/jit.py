@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import inspect
 import threading
+import time
 import types
 import weakref
 from dataclasses import dataclass
@@ -18,12 +19,12 @@ from typing import Any, Callable, Hashable
 from ..frontend.errors import CompileError
 from . import context as _ctx
 from .compiled import CompiledFunction, as_plain_array
-from .guards import GuardPlan
-from .paths import make_param_getter
 from .context import GRAPH_MODE, CompileOptions, get_context
 from .diskcache import DiskCache, first_key, target_source
+from .guards import GuardPlan
 from .keys import call_key, describe_key, key_components, persistable, what_changed
 from .loader import fake_filename, load_function
+from .paths import make_param_getter
 from .pipeline import Artifact, compile_target
 from .warn import warn_user
 
@@ -37,9 +38,12 @@ class JitStats:
     specializations: int = 0
     compiles: int = 0
     disk_hits: int = 0
+    seconds: float = 0.0
+    """Time spent making specializations (disk lookups, compiles, loading the code)."""
 
     @property
     def recompiles(self) -> int:
+        """Specializations after the first: what the recompile warning counts."""
         return max(0, self.specializations - 1)
 
 
@@ -96,8 +100,10 @@ class _Jit:
     def __init__(self, fallback: bool, options: CompileOptions | None) -> None:
         self.fallback = fallback
         self.options = options
+        """Compile options of this target; None follows `set_context`."""
         self.stats = JitStats()
         self.last: CompiledFunction | None = None
+        """The specialization the last call ran (what `.code`, `.graph`, `.ir` show)."""
         self._cache: dict[Hashable, list[CompiledFunction]] = {}
         self._states: dict[int, _InstanceState] = {}
         self._history: list[dict[str, str]] = []
@@ -183,6 +189,7 @@ class _Jit:
     # -- specializing ------------------------------------------------------------------------
     def _specialize(self, instance: Any, key: Hashable, args: tuple,
                     kwargs: dict) -> CompiledFunction:
+        start = time.perf_counter()
         ctx = get_context()
         options = self.options or ctx.options
         title, signature = self._title(instance), describe_key(key)
@@ -197,6 +204,7 @@ class _Jit:
                 path = disk.store(first, entry, artifact.sources, title, signature, files)
                 entry.cache_path = None if path is None else str(path)
         self._count(instance, key, entry, title)
+        self.stats.seconds += time.perf_counter() - start
         return entry
 
     def _disk_slot(self, ctx: _ctx.Context, instance: Any, key: Hashable,
@@ -290,7 +298,8 @@ def entry_from_artifact(artifact: Artifact, title: str, nargs: int) -> CompiledF
     """Load the artifact's generated code and wrap it as a ready-to-call entry."""
     code = artifact.code
     filename = fake_filename(title, code.source)
-    fn = load_function(code.source, code.function_name, filename)
+    externals = dict(getattr(code, "externals", {}))
+    fn = load_function(code.source, code.function_name, filename, externals)
     params = artifact.param_paths
     sig = tuple((tuple(v.type.shape), v.type.dtype) if hasattr(v.type, "shape") else (None, None)
                 for v in artifact.graph.inputs[:len(params)])
@@ -298,7 +307,8 @@ def entry_from_artifact(artifact: Artifact, title: str, nargs: int) -> CompiledF
         fn=fn, source=code.source, filename=filename, function_name=code.function_name,
         line_map=dict(code.line_map), param_paths=params, param_sig=sig,
         input_paths=artifact.input_paths, guards=tuple(artifact.guards), graph=artifact.graph,
-        ir=artifact.ir, origin="compiled", seconds=sum(artifact.seconds.values()))
+        ir=artifact.ir, origin="compiled", seconds=sum(artifact.seconds.values()),
+        externals=externals)
     entry.prepare(nargs)
     return entry
 
@@ -385,7 +395,7 @@ def _source_file(func: Any) -> str:
 
 
 def _is_function(target: Any) -> bool:
-    return isinstance(target, types.FunctionType | types.MethodType | functools.partial)
+    return isinstance(target, types.FunctionType | types.MethodType)
 
 
 def jit(target: Any = None, *, fallback: bool = False, opt_level: int | None = None) -> Any:

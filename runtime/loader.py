@@ -6,7 +6,7 @@ from __future__ import annotations
 import hashlib
 import linecache
 import re
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.]+")
 
@@ -38,13 +38,14 @@ def register_source(filename: str, source: str) -> None:
 
 
 def load_function(source: str, function_name: str, filename: str,
-                  in_memory: bool = True) -> Callable[..., Any]:
-    """Execute the module `source` and return its `function_name`.
+                  externals: Mapping[str, Any] | None = None) -> Callable[..., Any]:
+    """Execute the module `source` under `filename` (a fake `<amber:...>` name, or the real
+    path of a disk cache entry) and return its `function_name`. The text is registered with
+    linecache either way, so tracebacks show exactly what ran even if the file changes.
 
-    `in_memory` registers the text with linecache under the fake `filename`; a module read from
-    the disk cache passes its real path instead, which linecache reads like any file."""
-    if in_memory:
-        register_source(filename, source)
+    `externals` (codegen's `GeneratedCode.externals`: user exception classes the text can only
+    define stand-ins for) replace those stand-ins before anything is called."""
+    register_source(filename, source)
     namespace: dict[str, Any] = {
         "__name__": f"amber_generated.{_UNSAFE.sub('_', function_name)}",
         "__file__": filename,
@@ -52,6 +53,7 @@ def load_function(source: str, function_name: str, filename: str,
         "__builtins__": __builtins__,
     }
     exec(compile(source, filename, "exec"), namespace)  # noqa: S102 (our own generated code)
+    namespace.update(externals or {})
     fn = namespace.get(function_name)
     assert callable(fn), f"generated module {filename} defines no function {function_name!r}"
     return fn

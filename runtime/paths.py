@@ -27,10 +27,10 @@ def access(instance: Any, path: str) -> tuple[str, Any]:
             expr, obj = f"{expr}[{int(part)}]", obj[int(part)]
         elif part.isidentifier():
             expr, obj = f"{expr}.{part}", getattr(obj, part)
-        else:
-            if not part or "'" in part or "\\" in part:
-                raise ValueError(f"bad parameter path {path!r}")
+        elif part:  # an attribute name that is not an identifier, e.g. a Sequential's "0"
             expr, obj = f"getattr({expr}, {part!r})", getattr(obj, part)
+        else:
+            raise ValueError(f"empty part in attribute path {path!r}")
     return expr, obj
 
 

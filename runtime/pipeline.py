@@ -56,7 +56,7 @@ def generate(graph: Any, title: str = "", signature: str = "") -> Any:
 
 
 def print_ir(graph: Any) -> str:
-    """The graph's text form (empty if the printer fails: IR text is informative only)."""
+    """The graph's text form (kept with each specialization for `jit(...).ir`)."""
     from ..graph import print_graph
     return print_graph(graph)
 

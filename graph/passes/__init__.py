@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from .. import ir
 from . import cse, dce, fold_constants, fuse, licm, plan_memory, simplify
-from .manager import Pass, PassError, PassHook, PassManager, PassReport
+from .manager import Pass, PassError, PassHook, PassManager, PassReport, Step
 
 PASSES: dict[str, Pass] = {
     "fold_constants": fold_constants.run,
@@ -21,17 +21,17 @@ PASSES: dict[str, Pass] = {
 
 CLEANUPS = ("fold_constants", "simplify", "cse", "dce")
 
-PIPELINES: dict[int, tuple[str, ...]] = {
+PIPELINES: dict[int, tuple[Step, ...]] = {
     0: (),
-    1: CLEANUPS,
+    1: (CLEANUPS,),  # a group: repeated until a round changes nothing
     # NOTE: plan_memory comes last: in-place marks assume no pass reorders nodes after it
-    2: (*CLEANUPS, "licm", "fuse", "cse", "dce", "plan_memory"),
+    2: ((*CLEANUPS, "licm", "fuse"), "plan_memory"),
 }
 
 DEFAULT_LEVEL = 2
 
 __all__ = ["PASSES", "PIPELINES", "DEFAULT_LEVEL", "Pass", "PassError", "PassHook",
-           "PassManager", "PassReport", "optimize"]
+           "PassManager", "PassReport", "Step", "optimize"]
 
 
 def optimize(graph: ir.Graph, level: int = DEFAULT_LEVEL, verify_each: bool = False,

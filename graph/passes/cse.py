@@ -43,7 +43,9 @@ def _key(node: Node) -> Hashable | None:
         attrs = tuple(sorted((k, _freeze(v)) for k, v in node.attrs.items()))
     except TypeError:
         return None  # an attribute we cannot compare safely: leave the node alone
-    return (node.name, tuple(id(v) for v in node.inputs), attrs, node.output.type)
+    # NOTE: control edges are part of the key: a read ordered after an effect is another read
+    return (node.name, tuple(id(v) for v in node.inputs), attrs, node.output.type,
+            tuple(id(n) for n in node.control_inputs))
 
 
 def _freeze(value: Any) -> Hashable:

@@ -1,29 +1,39 @@
 """Constant folding and branch pruning.
 
-- A pure op whose inputs are all constants runs its kernel at compile time, unless the result
-  is larger than `FOLD_LIMIT` elements, is mutable, or the kernel raises (then the error is left
-  for run time, where the user's line is known).
+- A pure op whose inputs are all constants runs its kernel at compile time, unless its result
+  type says it would be larger than `FOLD_LIMIT` elements (checked before running, so folding
+  never allocates much), the result is mutable and could be written or kept by someone, or the
+  kernel raises or warns (the error or warning is left for run time, at the user's line).
 - An If on a constant condition becomes its taken block; an If whose arms yield the same outer
   value forwards it.
-- A While whose condition is constant false, or a For with constant bounds and zero trips,
-  becomes its initial values.
+- A While whose condition is false on its (constant) initial values, or a For with constant
+  bounds and zero trips, becomes its initial values.
 - A loop-carried value the body passes through unchanged is its initial value everywhere, which
   carries constants into loop bodies.
+Effects stay in order: when a region goes, control edges are handed to what replaces it.
 """
 from __future__ import annotations
+
+import math
+import warnings
+from typing import Any, Iterator
 
 import numpy as np
 
 from ...ops.types import type_of
 from ..analysis import NOT_CONSTANT, constant_of, only_read
-from ..ir import FOR, IF, WHILE, Block, Graph, InsertPoint, Node, Rewriter
+from ..ir import FOR, IF, WHILE, Block, Graph, InsertPoint, Node, Rewriter, Value
+from ..types import NoneType, Scalar, StrType, Tensor, TupleType, Type
 
 FOLD_LIMIT = 4096
-"""The largest number of elements a folded tensor may have."""
+"""The largest number of elements a folded tensor (or tuple of them) may have."""
+
 
 def run(graph: Graph, rw: Rewriter) -> bool:
     before, rw.changed = rw.changed, False
     _visit(graph.body, rw)
+    if rw.changed:
+        _mend_control_edges(graph)
     changed, rw.changed = rw.changed, before or rw.changed
     return changed
 
@@ -34,32 +44,70 @@ def _visit(block: Block, rw: Rewriter) -> None:
             continue  # moved away by an earlier rewrite
         if node.is_region:
             _forward_passthroughs(node, rw)
-            if _prune(node, rw):
-                continue
-            for inner in node.blocks:
+            for inner in node.blocks:  # NOTE: first, so a cond folded to false prunes now
                 _visit(inner, rw)
+            _prune(node, rw)
         else:
             _fold(node, rw)
 
 
 def _fold(node: Node, rw: Rewriter) -> None:
-    if node.effectful or node.name in ("constant", "undefined"):
-        return
-    args = [constant_of(v) for v in node.inputs]
-    if any(a is NOT_CONSTANT for a in args):
-        return
-    try:
-        result = node.op.kernel(*args, **node.attrs)
-        folded_type = type_of(result)
-    except Exception:
-        return
-    too_big = isinstance(result, np.ndarray) and result.size > FOLD_LIMIT
+    result = _folded(node, [constant_of(v) for v in node.inputs])
     # NOTE: a folded array becomes one shared module constant: only pure readers may see it
-    shared = isinstance(result, np.ndarray) and not only_read(node.output)
-    if too_big or shared or isinstance(result, list) or folded_type != node.output.type:
+    if result is NOT_CONSTANT or (_holds_array(result) and not only_read(node.output)):
         return
     value = rw.builder(InsertPoint.before(node), node.loc).constant(result, node.output.name)
     rw.replace(node, [value])
+
+
+def _folded(node: Node, args: list[Any]) -> Any:
+    """What pure op `node` computes from constant `args`, or NOT_CONSTANT if it is not to fold."""
+    if node.is_region or node.effectful or node.name in ("constant", "undefined"):
+        return NOT_CONSTANT
+    if any(a is NOT_CONSTANT for a in args) or _elements(node.output.type) > FOLD_LIMIT:
+        return NOT_CONSTANT
+    if node.op.operator == "Pow" and _huge_power(*args):
+        return NOT_CONSTANT
+    result = _evaluate(node, args)
+    if result is NOT_CONSTANT or isinstance(result, list) or type_of(result) != node.output.type:
+        return NOT_CONSTANT
+    return result
+
+
+def _evaluate(node: Node, args: list[Any]) -> Any:
+    """The kernel's result, or NOT_CONSTANT if it raises or warns (so run time does that)."""
+    try:
+        with warnings.catch_warnings(), np.errstate(divide="raise", over="raise",
+                                                    invalid="raise"):
+            warnings.simplefilter("error")
+            result = node.op.kernel(*args, **node.attrs)
+            type_of(result)
+            return result
+    except Exception:
+        return NOT_CONSTANT
+
+
+def _elements(t: Type) -> float:
+    """How many elements a value of type `t` holds (infinite when unknown or unbounded)."""
+    if isinstance(t, Scalar | NoneType | StrType):
+        return 1
+    if isinstance(t, Tensor) and t.is_static:
+        return math.prod(t.shape)
+    if isinstance(t, TupleType):
+        return sum(_elements(e) for e in t.elements)
+    return math.inf
+
+
+def _huge_power(base: Any, exponent: Any) -> bool:
+    """Python's int ** int is exact: a large one would take ages and memory to fold."""
+    ints = all(isinstance(a, int) and not isinstance(a, bool) for a in (base, exponent))
+    return ints and exponent > 0 and abs(base).bit_length() * exponent > 64 * FOLD_LIMIT
+
+
+def _holds_array(value: Any) -> bool:
+    if isinstance(value, tuple):
+        return any(_holds_array(v) for v in value)
+    return isinstance(value, np.ndarray)
 
 
 def _prune(node: Node, rw: Rewriter) -> bool:
@@ -71,7 +119,9 @@ def _prune(node: Node, rw: Rewriter) -> bool:
                 taken = node.then if bool(cond) else node.else_
             except Exception:
                 return False
+            inlined = list(taken.nodes)
             results = rw.inline(taken, InsertPoint.before(node), [])
+            _hand_over_effects(node, [n for n in inlined if n.effectful])
             rw.replace(node, results)
             return True
         same = [a if a is b else None for a, b in zip(node.then.results, node.else_.results)]
@@ -81,9 +131,38 @@ def _prune(node: Node, rw: Rewriter) -> bool:
         return False
     if _never_runs(node):
         inits = node.inputs[3:] if node.op == FOR else node.inputs
+        _hand_over_effects(node, [])
         rw.replace(node, list(inits))
         return True
     return False
+
+
+def _hand_over_effects(region: Node, inlined: list[Node]) -> None:
+    """Keep the effect chain whole when `region` goes: its first inlined effect follows what the
+    region followed, and what followed the region follows its last inlined effect instead."""
+    if inlined and not inlined[0].control_inputs:
+        inlined[0].control_inputs = list(region.control_inputs)
+    last = inlined[-1:] or region.control_inputs
+    for other in region.parent.nodes:
+        if region in other.control_inputs:
+            deps = [d for dep in other.control_inputs for d in (last if dep is region else [dep])]
+            other.control_inputs = list(dict.fromkeys(deps))
+
+
+def _mend_control_edges(graph: Graph) -> None:
+    """A region whose effects were all pruned away (a zero-trip loop inside it) is no longer a
+    valid control input: edges to it go to what it was ordered after instead."""
+    for node in graph.walk():
+        if any(not dep.effectful for dep in node.control_inputs):
+            node.control_inputs = list(dict.fromkeys(_effects_among(node.control_inputs)))
+
+
+def _effects_among(deps: list[Node]) -> Iterator[Node]:
+    for dep in deps:
+        if dep.effectful:
+            yield dep
+        else:
+            yield from _effects_among(dep.control_inputs)
 
 
 def _never_runs(node: Node) -> bool:
@@ -95,13 +174,22 @@ def _never_runs(node: Node) -> bool:
             return len(range(*bounds)) == 0
         except Exception:
             return False
-    cond = constant_of(node.cond.results[0])
-    if cond is NOT_CONSTANT or any(n.effectful for n in node.cond.walk()):
-        return False
+    flag = NOT_CONSTANT if any(n.effectful for n in node.cond.walk()) else _first_test(node)
     try:
-        return not bool(cond)
+        return flag is not NOT_CONSTANT and not bool(flag)
     except Exception:
         return False
+
+
+def _first_test(loop: Node) -> Any:
+    """The While's condition on its initial values, folding the cond block over them."""
+    known: dict[Value, Any] = {p: constant_of(v) for p, v in zip(loop.cond.params, loop.inputs)}
+    for node in loop.cond.nodes:
+        if not node.is_region:
+            args = [known[v] if v in known else constant_of(v) for v in node.inputs]
+            known[node.output] = _folded(node, args)
+    flag = loop.cond.results[0]
+    return known[flag] if flag in known else constant_of(flag)
 
 
 def _forward_passthroughs(node: Node, rw: Rewriter) -> None:

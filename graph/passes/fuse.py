@@ -15,37 +15,38 @@ from ..types import Tensor
 
 
 def run(graph: Graph, rw: Rewriter) -> bool:
-    before, rw.changed = rw.changed, False
+    changed = False  # NOTE: not rw.changed, which a turned-down dense split also sets
     for node in list(graph.walk()):
         if node.parent is None:
             continue
         if node.name == "dense":
-            _split_dense(node, rw)
+            changed |= _split_dense(node, rw)
         elif node.name == "max_pool2d":
-            _pool_before_relu(node, rw)
-    changed, rw.changed = rw.changed, before or rw.changed
+            changed |= _pool_before_relu(node, rw)
     return changed
 
 
-def _split_dense(node: Node, rw: Rewriter) -> None:
+def _split_dense(node: Node, rw: Rewriter) -> bool:
     out = node.output.type
     if len(node.inputs) != 3 or not (isinstance(out, Tensor) and out.is_static and out.rank):
-        return
+        return False
     x, weight, bias = node.inputs
     b = rw.builder(InsertPoint.before(node), node.loc)
     product = b.op("matmul", x, b.op("transpose", weight, perm=None), name=node.output.name)
     if product.type != out:  # a bias of another dtype: the add could not reuse the buffer
         for dead in (product.producer, product.producer.inputs[1].producer):
             rw.erase(dead)
-        return
+        return False
     rw.replace(node, [b.op("add", product, bias, name=node.output.name)])
+    return True
 
 
-def _pool_before_relu(node: Node, rw: Rewriter) -> None:
+def _pool_before_relu(node: Node, rw: Rewriter) -> bool:
     relu = node.inputs[0].producer
     if relu is None or relu.name != "relu" or len(relu.output.uses) != 1:
-        return
+        return False
     b = rw.builder(InsertPoint.before(node), node.loc)
     pooled = b.op(node.op, relu.inputs[0], name=node.output.name, **node.attrs)
     rw.replace(node, [b.op("relu", pooled, name=node.output.name)])
     rw.erase(relu)
+    return True

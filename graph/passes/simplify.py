@@ -19,11 +19,13 @@ Rule = Callable[[Node, Rewriter], "Value | None"]
 
 
 def _is(value: Value, number: float) -> bool:
-    """`value` is a compile-time scalar (or size-1 array) equal to `number`."""
+    """`value` is a compile-time scalar (or size-1 array) equal to `number`, sign of zero
+    included (`x - 0.0` is `x`, but `x - -0.0` is `x + 0.0`, which turns -0.0 into +0.0)."""
     c = constant_of(value)
     if c is NOT_CONSTANT or isinstance(c, bool) or np.size(c) != 1:
         return False
-    return bool(np.asarray(c).reshape(()) == number) if isinstance(c, np.ndarray) else c == number
+    c = np.asarray(c).reshape(())
+    return bool(c == number) and bool(np.signbit(c) == np.signbit(number))
 
 
 def _integer(node: Node) -> bool:
@@ -98,8 +100,9 @@ def _item_of_tuple(node: Node, rw: Rewriter) -> Value | None:
 
 RULES: dict[str, tuple[Rule, ...]] = {
     "add": (_keep(0, 1, 0, integer_only=True),  # x + 0 -> x   (integers only)
-            _keep(1, 0, 0, integer_only=True)),  # 0 + x -> x   (integers only)
-    "sub": (_keep(0, 1, 0),),                    # x - 0 -> x
+            _keep(1, 0, 0, integer_only=True),   # 0 + x -> x   (integers only)
+            _keep(0, 1, -0.0), _keep(1, 0, -0.0)),  # x + -0.0 -> x,  -0.0 + x -> x
+    "sub": (_keep(0, 1, 0),),                    # x - 0 -> x   (+0 only)
     "mul": (_keep(0, 1, 1), _keep(1, 0, 1)),     # x * 1 -> x,  1 * x -> x
     "div": (_keep(0, 1, 1),),                    # x / 1 -> x
     "pow": (_keep(0, 1, 1), _square),            # x ** 1 -> x,  x ** 2 -> x * x
@@ -114,7 +117,7 @@ RULES: dict[str, tuple[Rule, ...]] = {
 
 
 def run(graph: Graph, rw: Rewriter) -> bool:
-    before, rw.changed = rw.changed, False
+    changed = False  # NOTE: not rw.changed, which a rule's turned-down new node also sets
     for node in list(graph.walk()):
         if node.parent is None or node.is_region:
             continue
@@ -124,10 +127,10 @@ def run(graph: Graph, rw: Rewriter) -> bool:
                 continue
             if _acceptable(node, new):
                 rw.replace(node, [new])
+                changed = True
                 break
             if new.producer is not None and not new.uses:
                 rw.erase(new.producer)  # a rule's new node whose result we turned down
-    changed, rw.changed = rw.changed, before or rw.changed
     return changed
 
 

@@ -11,6 +11,7 @@ import textwrap
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 import amber
 from amber.codegen import generate
@@ -142,3 +143,37 @@ def test_line_map_follows_nested_blocks() -> None:
     assert by_text["if c:"].line == 1 and by_text["else:"].line == 1
     assert by_text["y = x + x"].line == 2 and by_text["y = x * x"].line == 4
     assert by_text["z = y - x"].line == 5 and by_text["return z"].line == 5
+
+
+class BudgetExceeded(RuntimeError):
+    """A user exception class: generated source cannot import it."""
+
+
+def test_user_exception_classes_are_externals(load_code) -> None:
+    g = Graph("guarded")
+    x = g.body.add_param(Tensor((3,), np.float32), "x")
+    b = Builder(InsertPoint.at_end(g.body))
+    b.op("raise", b.constant("over budget"), exc_type=BudgetExceeded)
+    g.body.set_results([x])
+    code = generate(g)
+    assert code.externals == {"BudgetExceeded": BudgetExceeded}
+    assert "class BudgetExceeded(RuntimeError):" in code.source
+    namespace: dict = {}
+    exec(code.source, namespace)  # noqa: S102  (standalone: the stand-in is raised)
+    with pytest.raises(RuntimeError, match="over budget") as raised:
+        namespace["guarded"](np.ones(3, np.float32))
+    assert type(raised.value) is not BudgetExceeded
+    namespace.update(code.externals)  # what amber's loader does
+    with pytest.raises(BudgetExceeded, match="over budget"):
+        namespace["guarded"](np.ones(3, np.float32))
+
+
+def test_unnamed_temporaries_never_take_a_user_name() -> None:
+    g = Graph("names")
+    x = g.body.add_param(Tensor((3,), np.float32), "x")
+    b = Builder(InsertPoint.at_end(g.body))
+    flag = b.op("gt", x, b.constant(0.0))  # no hint: a temporary
+    user_t = b.op("select", flag, x, b.constant(1.0), name="t")
+    g.body.set_results([user_t])
+    source = generate(g).source
+    assert "    t = np.where(t_1, x, 1.0)\n" in source

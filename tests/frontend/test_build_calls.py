@@ -228,6 +228,28 @@ def test_methods_callables_and_config_objects():
     assert {"self.cfg.use_tanh", "self.cfg.width", "self.scale.k"} <= guards
 
 
+class IndexedStages(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.stages = nn.CellList([nn.Dense(4, 4, activation="relu") for _ in range(3)])
+        self.heads = nn.CellList([nn.Dense(4, 2) for _ in range(3)])
+
+    def construct(self, x):
+        h = x
+        for k in range(3):
+            h = self.stages[k](h)
+            p = ops.softmax(self.heads[k](h), -1)
+            if p.max() > 0.9:
+                return p, k
+        return p, 3
+
+
+def test_loop_indexing_layers_is_unrolled():
+    result = agree(IndexedStages(), X, rtol=1e-5)
+    nodes = [n.name for n in result.graph.walk()]
+    assert "for" not in nodes and nodes.count("softmax") == 3
+
+
 def test_training_mode_updates_state_like_eager():
     net = Training().set_train(True)
     agree(net, X, rtol=1e-5)

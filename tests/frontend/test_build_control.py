@@ -237,6 +237,33 @@ def flag_changes_in_loop(x):
     return s
 
 
+def dtype_changes_in_short_loop(x):
+    acc = x.astype(np.int32)
+    h = None
+    for i in range(2):
+        acc = acc * 0.5  # int32 -> float64: the constant range is unrolled
+        h = acc if h is None else h + acc
+    return acc, h
+
+
+def different_kinds_per_branch(x):
+    y = None
+    if x.sum() > 0:
+        y = x[0]  # a 0-d tensor on this path, None on the other
+    if y is None:
+        return x.reshape(2, 3).sum(axis=1), y
+    z = y * 2.0
+    return z, y
+
+
+def different_ranks_per_branch(m):
+    if m.sum() > 0:
+        y = m[0]
+    else:
+        y = m.reshape(2, 6)
+    return y * 2.0, y.shape
+
+
 def while_all_paths(x):
     y = x
     while y.sum() > 1:
@@ -263,7 +290,9 @@ PROGRAMS = [
     (nested_three_deep, (M,)), (nested_break_return, (M,)), (nested_break_return, (M * 10,)),
     (growing_shape, (M[:1],)), (list_in_loop, (M,)), (list_unrolled, (M,)),
     (list_in_branch, (X,)), (list_in_branch, (-X,)), (flag_changes_in_loop, (X,)),
-    (while_all_paths, (X,)),
+    (while_all_paths, (X,)), (dtype_changes_in_short_loop, (X,)),
+    (different_kinds_per_branch, (X,)), (different_kinds_per_branch, (-X,)),
+    (different_ranks_per_branch, (M,)), (different_ranks_per_branch, (-M - 10,)),
 ]
 
 
@@ -304,6 +333,17 @@ def test_run_time_list_is_carried_through_the_loop():
     (loop,) = regions(result, "for")
     assert str(loop.outputs[0].type).startswith("list[")
     assert [n.name for n in loop.body.nodes][-1] == "list_append"
+
+
+def test_loop_that_changes_dtype_is_unrolled():
+    result = agree(dtype_changes_in_short_loop, X)
+    assert not regions(result, "for") and len(regions(result, "cast")) == 1
+
+
+def test_statements_after_a_kind_changing_if_are_built_per_side():
+    result = agree(different_ranks_per_branch, M)
+    (node,) = regions(result, "if")
+    assert all(any(n.name == "mul" for n in block.nodes) for block in node.blocks)
 
 
 def test_unrolled_list_stays_compile_time():

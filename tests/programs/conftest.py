@@ -2,8 +2,8 @@
 `harness.runs(...)`, and `pytest_generate_tests` turns them into one `program` parametrization
 (ids = program names) that `check_program` runs eagerly and compiled.
 
-Random programs (`test_random_programs.py`) run 300+ hypothesis examples by default; for a deep
-search run `AMBER_HYPOTHESIS_EXAMPLES=10000 python -m pytest tests/programs/test_random_programs.py`.
+Random programs (`test_random_programs.py`) run 300 hypothesis examples by default; a deep search:
+    AMBER_HYPOTHESIS_EXAMPLES=10000 python -m pytest tests/programs/test_random_programs.py
 """
 from __future__ import annotations
 
@@ -20,10 +20,10 @@ sys.path.insert(0, os.path.dirname(__file__))
 import harness  # noqa: E402
 
 
-@pytest.fixture(autouse=True, scope="session")
+@pytest.fixture(autouse=True, scope="module")
 def no_disk_cache() -> Any:
     """Compile every program afresh: a disk entry written by an older compiler must not answer
-    for the current one."""
+    for the current one. (Module scope: tests elsewhere keep their cache settings.)"""
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("AMBER_CACHE", "0")
         yield
@@ -43,10 +43,3 @@ def check_program(capsys: pytest.CaptureFixture[str]) -> Callable[[harness.Progr
         harness.check(program, capsys)
     return run
 
-
-@pytest.fixture
-def check_call(capsys: pytest.CaptureFixture[str]) -> Callable[..., Any]:
-    """`check_call(target, *args)`: one-off differential check of a function or Cell class."""
-    def run(target: Any, *args: Any) -> None:
-        harness.check(harness.Program(target, (args,)), capsys)
-    return run

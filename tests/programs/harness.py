@@ -7,8 +7,10 @@ parametrization (ids = program names) and provides the `check_program` fixture.
 from __future__ import annotations
 
 import copy
+import inspect
 import math
 import os
+import sys
 import traceback
 from dataclasses import dataclass
 from typing import Any, Callable
@@ -23,9 +25,9 @@ PROGRAMS_ATTR = "corpus_programs"
 
 RTOL = ATOL = 1e-6
 CODE_EXCERPT_LINES = 80
-# NOTE: frames in these directories are kernels of eager ops, not the user's line; an error's
-# note must point at the innermost frame outside them.
-_KERNEL_DIRS = tuple(os.path.dirname(m.__file__) + os.sep
+# NOTE: frames in these directories are kernels of eager ops (or this harness calling the
+# program), not the user's line; an error's note must point at the innermost frame outside them.
+_NOT_USER_CODE = tuple(os.path.dirname(m.__file__) + os.sep
                      for m in (np, amber.ops, amber.common)) + (__file__,)
 
 
@@ -64,13 +66,13 @@ def collect(namespace: dict[str, Any]) -> list[Program]:
     """Every program marked in a module namespace, in definition order."""
     found: list[Program] = []
     for obj in list(namespace.values()):
-        found.extend(vars_or_empty(obj).get(PROGRAMS_ATTR, ()))
+        found.extend(_own_attributes(obj).get(PROGRAMS_ATTR, ()))
     names = [p.name for p in found]
     assert len(set(names)) == len(names), f"duplicate program names: {names}"
     return found
 
 
-def vars_or_empty(obj: Any) -> dict[str, Any]:
+def _own_attributes(obj: Any) -> dict[str, Any]:
     try:
         return vars(obj)
     except TypeError:
@@ -243,7 +245,7 @@ def user_line(exc: BaseException) -> tuple[str, int] | None:
     this harness."""
     found = None
     for frame in traceback.extract_tb(exc.__traceback__):
-        if not frame.filename.startswith(_KERNEL_DIRS):
+        if not frame.filename.startswith(_NOT_USER_CODE):
             found = (os.path.basename(frame.filename), frame.lineno)
     return found
 
@@ -315,19 +317,39 @@ def code_excerpt(jitted: Any) -> str:
 
 
 def check(program: Program, capsys: Any) -> None:
-    """Run every input eagerly and compiled and compare; at the end re-compare every earlier
-    compiled result, so later calls must not have overwritten buffers they handed out."""
+    """Run every input eagerly and compiled and compare; re-compare every earlier compiled
+    result (later calls must not overwrite buffers they handed out); then run the inputs again,
+    scribbling over each compiled result (what a caller may write into its result must not
+    change what later calls return)."""
     subject = build(program)
-    kept: list[tuple[Outcome, Outcome, str]] = []
-    for k, args in enumerate(program.inputs):
-        want = call(subject.eager, args, subject.eager_net, capsys)
-        got = call(subject.compiled, args, subject.compiled_net, capsys)
-        label = f"{program.name} input #{k} {describe(args)}"
-        _compare(got, want, label, subject.jitted)
-        kept.append((got, want, label))
+    kept = [_run(subject, program, k, args, capsys) for k, args in enumerate(program.inputs)]
     for got, want, label in kept:
         if want.error is None:
             _compare(got, want, label + " (re-checked after later calls)", subject.jitted)
+    for k, args in enumerate(program.inputs):
+        got, _, _ = _run(subject, program, k, args, capsys, " (second round, results scribbled)")
+        scribble(got.result, subject.compiled_net)
+
+
+def _run(subject: Subject, program: Program, k: int, args: tuple[Any, ...], capsys: Any,
+         round_name: str = "") -> tuple[Outcome, Outcome, str]:
+    want = call(subject.eager, args, subject.eager_net, capsys)
+    got = call(subject.compiled, args, subject.compiled_net, capsys)
+    label = f"{program.name} input #{k} {describe(args)}{round_name}"
+    _compare(got, want, label, subject.jitted)
+    return got, want, label
+
+
+def scribble(value: Any, net: Any) -> None:
+    """Overwrite every writeable array in a result (not the cell's own parameters, which eager
+    hands out live too)."""
+    if isinstance(value, tuple | list):
+        for v in value:
+            scribble(v, net)
+    elif isinstance(value, np.ndarray) and value.flags.writeable and value.size:
+        params = [] if net is None else [p for _, p in net.parameters_and_names()]
+        if not any(np.shares_memory(value, p) for p in params):
+            value[...] = np.nan if value.dtype.kind in "fc" else 7
 
 
 def _compare(got: Outcome, want: Outcome, label: str, jitted: Any) -> None:
@@ -342,6 +364,61 @@ def _short(outcome: Outcome) -> str:
     if outcome.error is not None:
         return f"raised {type(outcome.error).__name__}: {outcome.error}"[:2000]
     return repr(outcome.result)[:1000]
+
+
+# -- programs the compiler must reject ------------------------------------------------------
+
+ERROR_MARKER = "# ERR"
+"""Marks the line a rejected program's error must point at."""
+
+
+def marked_lines(target: Any) -> set[tuple[str, int]]:
+    """(file basename, line) of every `# ERR` marker in the program and in the module functions
+    it reaches by name."""
+    found = set()
+    for obj in _reachable(target):
+        lines, start = inspect.getsourcelines(obj)
+        name = os.path.basename(inspect.getsourcefile(obj))
+        found.update((name, start + k) for k, text in enumerate(lines) if ERROR_MARKER in text)
+    assert found, f"{target.__name__} has no {ERROR_MARKER} marker"
+    return found
+
+
+def _reachable(target: Any) -> list[Any]:
+    namespace = vars(sys.modules[target.__module__])
+    seen, todo = [], [target]
+    while todo:
+        obj = todo.pop()
+        if obj in seen:
+            continue
+        seen.append(obj)
+        code = getattr(obj, "__code__", None)
+        todo.extend(f for f in map(namespace.get, code.co_names if code else ())
+                    if inspect.isfunction(f))
+    return seen
+
+
+def check_rejected(program: Program, capsys: Any) -> None:
+    """The compiled call raises a CompileError at a marked line (file:line:col and a caret in
+    the message), or, when eager raises too, eager's exception type with a note naming a marked
+    line; never an internal error, never a result."""
+    marks = marked_lines(program.target)
+    subject = build(program)
+    (args,) = program.inputs
+    want = call(subject.eager, args, subject.eager_net, capsys)
+    got = call(subject.compiled, args, subject.compiled_net, capsys)
+    err = got.error
+    assert err is not None, f"compiled accepted it and returned {got.result!r}"
+    if isinstance(err, amber.CompileError):
+        where = (os.path.basename(err.file), err.line)
+        assert where in marks, f"CompileError at {where}, expected one of {marks}:\n{err}"
+        assert f"{where[0]}:{where[1]}:" in str(err) and "^" in str(err), str(err)
+        return
+    assert want.error is not None, f"eager ran, compiled raised {err!r}, not a CompileError"
+    assert type(err) is type(want.error), f"compiled raised {err!r}, eager {want.error!r}"
+    assert stack_lines(want.error) & marks, f"eager did not fail at a marked line: {want.error!r}"
+    notes = "\n".join(getattr(err, "__notes__", ()))
+    assert any(f"{n}:{k}" in notes for n, k in marks), f"no note naming {marks}: {notes!r}"
 
 
 # -- introspection helpers for tests about the compiled code itself --------------------------

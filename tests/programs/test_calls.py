@@ -163,7 +163,7 @@ class SubCellWithIf(nn.Cell):
 
 
 @runs(POS, NEG, init=(3,), tag="3")
-@runs(POS, init=(0,), tag="0")
+@runs(POS, NEG, init=(0,), tag="0")
 class SubCellInLoop(Repeat):
     pass
 

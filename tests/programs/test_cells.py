@@ -38,7 +38,7 @@ class CounterParameterUpdatedInPlace(nn.Cell):
 
 
 @runs(X, X2, init=(3,), tag="3")
-@runs(X, init=(0,), tag="0")
+@runs(X, X2, init=(0,), tag="0")
 class ConfigIntLoop(nn.Cell):
     def __init__(self, depth):
         super().__init__()
@@ -66,7 +66,7 @@ class TupleAttributeIterated(nn.Cell):
 
 
 @runs(X, X2, init=(True, "mean"), tag="mean")
-@runs(X, init=(False, "max"), tag="max")
+@runs(X, X2, init=(False, "max"), tag="max")
 class FlagAndStringAttributes(nn.Cell):
     def __init__(self, normalize, pool):
         super().__init__()

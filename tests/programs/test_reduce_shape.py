@@ -3,7 +3,7 @@
 import numpy as np
 
 from amber import ops
-from harness import f32, i32, i64, randint, randn, runs
+from harness import f32, i64, randint, randn, runs
 
 A = randn(3, 4)
 T = randn(2, 3, 4, seed=1)

@@ -85,7 +85,13 @@ def int32_sum_widens(x):
 def builtins_on_scalars(x):
     f = float(x[0])
     q, r = divmod(7, 3)
-    return round(f * 10.0), round(f, 1), abs(f), pow(2, 5), max(f, 0.0), min(f, 0.0), q, r
+    return abs(f), pow(2, 5), max(f, 0.0), min(f, 0.0), q, r, abs(int(x[1]))
+
+
+@runs(f32([1.26, 2.0]), f32([-2.5, 0.5]), f32([0.5, 1.5]))
+def round_runtime_floats(x):
+    f = float(x[0])
+    return round(f * 10.0), round(f, 1), round(f)
 
 
 @runs(POS, NEG)
@@ -140,7 +146,7 @@ def scalar_ternaries(x):
 @runs(POS, NEG)
 def item_to_python_float(x):
     s = x.sum().item()
-    return s, type(s) is float
+    return s, s * 2
 
 
 @runs(f32([1e-8, 1.0]), f32([1e30, 1e-30]))

@@ -158,7 +158,7 @@ def concat_and_stack(x, y):
 def repeated_subexpressions(x, y):
     a = x * y + 1.0
     b = x * y + 1.0
-    unused = np.exp(a) * 100.0
+    unused = np.exp(a) * 100.0  # noqa: F841 (dead code the compiler drops)
     return a + b, a * b
 
 

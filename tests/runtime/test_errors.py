@@ -111,3 +111,28 @@ def test_fallback_class_decorator_compiles_what_it_can() -> None:
         warnings.simplefilter("error")  # compilable code: no fallback warning
         np.testing.assert_array_equal(Fine()(np.ones(2)), np.full(2, 2.0))
     assert Fine.__call__.stats.compiles == 1
+
+
+class OverBudget(RuntimeError):
+    """A user exception class: generated code can only name it through the loader."""
+
+
+class Budget(nn.Cell):
+    """Raises a user exception when the input's total is too large."""
+
+    def construct(self, x: np.ndarray) -> np.ndarray:
+        if x.sum() > 10:
+            raise OverBudget("over budget")
+        return x * 2
+
+
+def test_user_exception_classes_are_raised_as_themselves() -> None:
+    x = np.full(3, 5, np.float32)
+    for expected_origin in ("compiled", "disk"):
+        fast = amber.jit(Budget())
+        with pytest.raises(OverBudget, match="over budget") as info:
+            fast(x)
+        assert fast.last.origin == expected_origin
+        assert type(info.value) is OverBudget
+        assert f"{__file__}:{_line_of(Budget, 'raise OverBudget')}" in info.value.__notes__[0]
+        np.testing.assert_array_equal(fast(np.ones(3, np.float32)), np.full(3, 2, np.float32))

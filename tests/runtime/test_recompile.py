@@ -136,3 +136,30 @@ def test_unhashable_or_odd_arguments_are_keyed_by_identity() -> None:
     assert fast.stats.specializations == 2
     with pytest.raises(amber.CompileError):
         fast(_ones(2), object())
+
+
+class Stack(nn.Cell):
+    """Applies every layer of a CellList in turn."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.layers = nn.CellList([nn.Dense(4, 4), nn.ReLU()])
+
+    def construct(self, x: np.ndarray) -> np.ndarray:
+        for layer in self.layers:
+            x = layer(x)
+        return x
+
+
+def test_changing_a_cell_list_recompiles() -> None:
+    net = Stack()
+    fast = amber.jit(net)
+    x = np.linspace(-2, 2, 8, dtype=np.float32).reshape(2, 4)
+    np.testing.assert_allclose(fast(x), net.construct(x), rtol=1e-6)
+    fast(x)
+    assert fast.stats.specializations == 1
+    net.layers.append(nn.Dense(4, 2))
+    out = fast(x)
+    assert out.shape == (2, 2)
+    np.testing.assert_allclose(out, net.construct(x), rtol=1e-6)
+    assert fast.stats.specializations == 2

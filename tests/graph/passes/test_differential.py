@@ -65,7 +65,10 @@ class GraphMaker:
         self.count = 0
 
     def pick(self, scope: Scope, want: Callable[[Any], bool] = lambda t: True) -> Value | None:
+        """A value of a wanted type, often a recent one (so ops chain and results are seen)."""
         values = [v for v in scope.pool if _kind(v.type) and want(v.type)]
+        if len(values) > 3 and self.draw(st.booleans()):
+            values = values[-3:]
         return self.draw(st.sampled_from(values)) if values else None
 
     def op(self, scope: Scope, op: str, *inputs: Value, **attrs: Any) -> Value | None:
@@ -98,7 +101,7 @@ class GraphMaker:
     # -- statements -----------------------------------------------------------------------
     def statement(self, scope: Scope) -> None:
         kinds = ["unary", "binary", "constant", "fold", "identity", "reduce", "shape", "cast",
-                 "repeat", "print"]
+                 "convert", "repeat", "print"]
         if scope.depth < 3:
             kinds += ["if", "for", "while"]
         getattr(self, "s_" + self.draw(st.sampled_from(kinds)))(scope)
@@ -114,8 +117,10 @@ class GraphMaker:
             return
         y = self.pick(scope, lambda t: _kind(t) == _kind(x.type) or self.draw(st.booleans()))
         ops = BINARY[_kind(x.type)]
-        if x.type == INT and y is not None and y.type == INT:
-            ops = tuple(op for op in ops if op != "mul")  # NOTE: repeated squaring never ends
+        if y is not None and isinstance(x.type, Scalar) and isinstance(y.type, Scalar):
+            # NOTE: Python scalars raise on division by zero, and ops do not flag that as
+            # can_raise; repeatedly squaring an int in nested loops never ends
+            ops = tuple(op for op in ops if op not in ("div", "floordiv", "mod", "mul"))
         if y is not None:
             self.op(scope, self.draw(st.sampled_from(ops)), x, y)
 
@@ -133,14 +138,15 @@ class GraphMaker:
             return
         rule = self.draw(st.sampled_from(["mul1", "add0", "sub0", "div1", "pow", "neg", "tt",
                                           "rr", "cast", "select", "notnot", "tuple"]))
-        number = {"mul1": 1, "add0": 0, "sub0": self.draw(st.sampled_from([0, 0.0, -0.0])),
+        number = {"mul1": 1, "add0": self.draw(st.sampled_from([0, -0.0, 0.0])), "sub0": self.draw(st.sampled_from([-0.0, 0, 0.0])),
                   "div1": 1, "pow": self.draw(st.sampled_from([1, 2, 2.0]))}
         if rule == "pow" and isinstance(x.type, Scalar):
             return  # NOTE: squaring a carried Python int in nested loops explodes
         if rule in number:
             c = self.op(scope, "constant", value=number[rule])
             op = {"mul1": "mul", "add0": "add", "sub0": "sub", "div1": "div", "pow": "pow"}[rule]
-            self.op(scope, op, *((c, x) if self.draw(st.booleans()) else (x, c)))
+            swap = op in ("add", "mul") and self.draw(st.booleans())
+            self.op(scope, op, *((c, x) if swap else (x, c)))
         elif rule == "neg":
             self.op(scope, "neg", self.op(scope, "neg", x) or x)
         elif rule in ("tt", "rr") and isinstance(x.type, Tensor) and x.type.rank == 2:
@@ -179,6 +185,12 @@ class GraphMaker:
         x = self.pick(scope, lambda t: isinstance(t, Tensor))
         if x is not None:
             self.op(scope, "cast", x, dtype=self.draw(st.sampled_from([F32, I64])))
+
+    def s_convert(self, scope: Scope) -> None:
+        """int/float/bool of a scalar or one-element tensor (`int(nan)` raises: can_raise)."""
+        x = self.pick(scope, lambda t: isinstance(t, Scalar) or t.rank == 0)
+        if x is not None:
+            self.op(scope, self.draw(st.sampled_from(["int", "float", "bool"])), x)
 
     def s_repeat(self, scope: Scope) -> None:
         """The same pure op on the same inputs again (for CSE), in this block or a nested one."""
@@ -289,9 +301,8 @@ def programs(draw: Callable) -> tuple[str, tuple]:
     scope = Scope(Builder(InsertPoint.at_end(graph.body)), list(graph.inputs), 0)
     for _ in range(draw(st.integers(1, 8))):
         maker.statement(scope)
-    outs = draw(st.lists(st.sampled_from([v for v in scope.pool if _kind(v.type)]),
-                         min_size=1, max_size=3))
-    graph.body.set_results(outs)
+    values = [v for v in scope.pool if _kind(v.type)]
+    graph.body.set_results([values[-1], *draw(st.lists(st.sampled_from(values), max_size=2))])
     verify(graph)
     return print_graph(graph), _arguments(draw)
 
@@ -303,7 +314,7 @@ def _arguments(draw: Callable) -> tuple:
               rng.uniform(-3, 3, size=shape).astype(F32) for shape in ((2, 3), (2, 3), (3,))]
     k = rng.integers(-4, 5, size=(2, 3)).astype(I64)
     return (*floats, k, draw(st.integers(-1, 3)), draw(st.integers(0, 2)),
-            draw(st.sampled_from([0.0, -0.0, 1.5, -2.0, float("nan")])))
+            draw(st.sampled_from([-0.0, 0.0, 1.5, -2.0, float("nan")])))
 
 
 class InPlaceInterpreter(_Interpreter):

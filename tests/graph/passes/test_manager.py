@@ -5,6 +5,7 @@ import pytest
 
 from amber.graph import Rewriter, parse_graph, print_graph
 from amber.graph.passes import PASSES, PIPELINES, PassError, PassManager, optimize
+from amber.graph.passes.manager import MAX_ROUNDS
 
 GRAPH = textwrap.dedent("""
     graph @f(%x: f32[4], %n: int) {
@@ -25,10 +26,15 @@ GRAPH = textwrap.dedent("""
 """)
 
 
+def names(pipeline) -> list[str]:
+    return [name for step in pipeline for name in ((step,) if isinstance(step, str) else step)]
+
+
 def test_levels_are_nested_pipelines():
     assert PIPELINES[0] == ()
-    assert set(PIPELINES[1]) <= set(PIPELINES[2])
-    assert all(name in PASSES for level in PIPELINES.values() for name in level)
+    assert set(names(PIPELINES[1])) <= set(names(PIPELINES[2]))
+    assert all(name in PASSES for level in PIPELINES.values() for name in names(level))
+    assert PIPELINES[2][-1] == "plan_memory"  # in-place marks assume nothing moves after them
 
 
 def test_o0_leaves_the_graph_alone():
@@ -46,9 +52,29 @@ def test_o2_hoists_folds_and_sweeps():
 def test_hook_sees_every_pass_with_counts_and_times():
     seen = []
     optimize(parse_graph(GRAPH), level=2, on_pass=lambda report, g: seen.append(report))
-    assert [r.name for r in seen] == list(PIPELINES[2])
+    group, last = PIPELINES[2]
+    rounds = (len(seen) - 1) // len(group)
+    assert [r.name for r in seen] == list(group) * rounds + [last]
+    assert rounds >= 2 and not any(r.changed for r in seen[-1 - len(group):-1])
     assert all(r.nodes > 0 and r.seconds >= 0 for r in seen)
     assert seen[-1].nodes < 9  # the dead exp and the folded multiply are gone
+
+
+def test_a_group_repeats_until_a_round_changes_nothing():
+    budget = [3]
+
+    def shrink(graph, rw: Rewriter) -> bool:
+        budget[0] -= 1
+        return budget[0] >= 0
+    manager = PassManager((("dce", "shrink"), "dce"), {**PASSES, "shrink": shrink})
+    manager.run(parse_graph(GRAPH))
+    assert [r.name for r in manager.reports] == ["dce", "shrink"] * 4 + ["dce"]
+
+
+def test_a_group_that_never_settles_stops_after_max_rounds():
+    manager = PassManager((("busy",),), {"busy": lambda graph, rw: True})
+    manager.run(parse_graph(GRAPH))
+    assert len(manager.reports) == MAX_ROUNDS
 
 
 def test_failing_pass_is_named_with_the_passes_before_it():

@@ -1,0 +1,141 @@
+"""Bad inputs, part 1: every statement and expression outside the compiled subset (try, with,
+yield, global, lambda, del, nested def/class, import, match, walrus, generator / set / dict
+comprehensions, loop else, reserved names) must raise a CompileError at the line marked `# ERR`
+(see `harness.check_rejected`), never an internal error or a silent result."""
+import numpy as np
+
+from harness import check_rejected, f32, runs
+
+POS = f32([1.0, 2.0, 3.0])
+COUNTER = 0
+
+
+def _helper_with_yield(v):
+    yield v  # ERR
+
+
+@runs(POS)
+def try_except(x):
+    try:  # ERR
+        y = x * 2.0
+    except ValueError:
+        y = x
+    return y
+
+
+@runs(POS)
+def with_statement(x):
+    with np.errstate(all="ignore"):  # ERR
+        y = np.log(x)
+    return y
+
+
+@runs(POS)
+def helper_with_yield(x):
+    return list(_helper_with_yield(x))
+
+
+@runs(POS)
+def yield_in_body(x):
+    yield x * 2.0  # ERR
+
+
+@runs(POS)
+def global_statement(x):
+    global COUNTER  # ERR
+    COUNTER = 1
+    return x
+
+
+@runs(POS)
+def lambda_expression(x):
+    f = lambda v: v * 2.0  # ERR  # noqa: E731
+    return f(x)
+
+
+@runs(POS)
+def del_statement(x):
+    y = x * 2.0
+    del y  # ERR
+    return x
+
+
+@runs(POS)
+def nested_def(x):
+    def inner(v):  # ERR
+        return v * 2.0
+    return inner(x)
+
+
+@runs(POS)
+def class_in_body(x):
+    class Box:  # ERR
+        pass
+    return x
+
+
+@runs(POS)
+def import_in_body(x):
+    import math  # ERR
+    return x * math.pi
+
+
+@runs(POS)
+def match_statement(x):
+    match x.shape[0]:  # ERR
+        case 3:
+            return x
+    return -x
+
+
+@runs(POS)
+def walrus(x):
+    if (s := x.sum()) > 0:  # ERR
+        return s
+    return x
+
+
+@runs(POS)
+def generator_expression(x):
+    return sum(x * k for k in range(3))  # ERR
+
+
+@runs(POS)
+def set_comprehension(x):
+    return len({k for k in range(3)}), x  # ERR
+
+
+@runs(POS)
+def dict_comprehension(x):
+    d = {k: x * k for k in range(3)}  # ERR
+    return d[1]
+
+
+@runs(POS)
+def while_else(x):
+    i = 0
+    while i < 2:
+        i += 1
+    else:  # ERR
+        x = x + 1.0
+    return x
+
+
+@runs(POS)
+def for_else(x):
+    for i in range(2):
+        x = x + i
+    else:  # ERR
+        x = -x
+    return x
+
+
+@runs(POS)
+def reserved_name(x):
+    __amber_tmp = x * 2.0  # ERR
+    return __amber_tmp
+
+
+def test_rejected(program, capsys):
+    """A CompileError at the marked line (or eager's exception with a note there)."""
+    check_rejected(program, capsys)
