@@ -25,7 +25,7 @@ def _is(value: Value, number: float) -> bool:
     if c is NOT_CONSTANT or isinstance(c, bool) or np.size(c) != 1:
         return False
     c = np.asarray(c).reshape(())
-    return bool(c == number) and bool(np.signbit(c) == np.signbit(number))
+    return bool(c == number)
 
 
 def _integer(node: Node) -> bool:
