@@ -17,6 +17,9 @@ from .prelude import unbound_local
 from .storage import INPLACE_ATTR, Kind, Storage
 from .template import render
 
+RETURN_LOC = "return_loc"
+"""`graph.meta` key: where the user's return statement is (the frontend may set it)."""
+
 LocKey = tuple[str, int] | None
 Chunk = tuple[Loc | None, list[ast.stmt]]
 """Statements and the user location they come from."""
@@ -35,16 +38,30 @@ class Emitter:
                  marker_text: Callable[[int], str]) -> None:
         self.st, self.pool, self.frees, self.marker_text = storage, pool, frees, marker_text
         self.markers: list[Loc] = []
+        self.context: LocKey = None
+        """The user line the last emitted block ended in."""
         self.helpers: set[Callable[..., Any]] = set()
         """Prelude functions the function calls (copied into the module like op helpers)."""
 
     def function(self, graph: Graph, fn_name: str) -> ast.FunctionDef:
+        """`def fn_name(<inputs>): <body>; return <results>`; the return statement is
+        attributed to `graph.meta["return_loc"]` (a Loc or (file, line[, col[, text]])) if set."""
         params = [self.st.name(v) for v in graph.inputs]
         body = self.block(graph.body, None)
         if graph.outputs:
             values = [self.result(v) for v in graph.outputs]
-            body.append(py.return_(values[0] if len(values) == 1 else py.tuple_(values)))
+            ret = py.return_(values[0] if len(values) == 1 else py.tuple_(values))
+            loc = graph.meta.get(RETURN_LOC)
+            loc = Loc(*loc) if isinstance(loc, tuple | list) else loc
+            if loc is not None and _key(loc) != self.context:
+                body.append(self.marker(loc))
+            body.append(ret)
         return py.function(fn_name, params, body)
+
+    def marker(self, loc: Loc) -> ast.stmt:
+        """A statement standing for the comment `# file:line: source` (see `markers`)."""
+        self.markers.append(loc)
+        return py.expr_stmt(py.const(self.marker_text(len(self.markers) - 1)))
 
     # -- expressions ----------------------------------------------------------------------
     def expr(self, value: Value) -> ast.expr:
@@ -71,12 +88,11 @@ class Emitter:
         return ref
 
     def render(self, node: Node, out: ast.expr | None = None) -> ast.expr:
+        """The op's expression; attributes starting with `__` are codegen's, not the op's."""
         attrs = {k: v for k, v in node.attrs.items() if not k.startswith("__")}
         hint = node.outputs[0].name or node.name
-
-        def hoist(value: Any) -> ast.expr:
-            return self.pool.ref(value, hint)
-        return render(node.op, attrs, [self.expr(v) for v in node.inputs], hoist, out)
+        return render(node.op, attrs, [self.expr(v) for v in node.inputs],
+                      lambda value: self.pool.ref(value, hint), out)
 
     # -- statements -----------------------------------------------------------------------
     def block(self, block: Block, context: LocKey) -> list[ast.stmt]:
@@ -87,12 +103,12 @@ class Emitter:
         for i, node in enumerate(block.nodes):
             for loc, produced in self.statements(node, _key(node.loc) or context):
                 if produced and loc is not None and _key(loc) != context:
-                    stmts.append(py.expr_stmt(py.const(self.marker_text(len(self.markers)))))
-                    self.markers.append(loc)
+                    stmts.append(self.marker(loc))
                     context = _key(loc)
                 stmts.extend(produced)
             if i in frees:
                 stmts.append(py.delete(frees[i]))
+        self.context = context  # NOTE: the caller of the outermost block reads it last
         return stmts
 
     def statements(self, node: Node, key: LocKey) -> list[Chunk]:

@@ -82,8 +82,9 @@ class _Simulation:
             self.read(value)
         for target in self.st.left_unbound(targets, sources):
             held = self.holds.get(self.st.slot(target))
-            stale = _writers(held) - {target} if not getattr(held, "in_loop", False) else set()
-            if stale:
+            earlier_iteration = isinstance(held, _Mixed) and held.in_loop
+            stale = _writers(held) - {target}
+            if stale and not earlier_iteration:
                 self.hazards.append(Hazard(target, frozenset(stale)))
         self.write_all([t for t, _ in copies])
 

@@ -53,7 +53,7 @@ class _Helper:
     calls: tuple[types.FunctionType, ...]
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _parse(fn: types.FunctionType) -> _Helper:
     where = f"helper {fn.__module__}.{fn.__qualname__}"
     assert isinstance(fn, types.FunctionType), f"{where} is not a Python function"

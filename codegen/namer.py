@@ -6,6 +6,7 @@ from __future__ import annotations
 import builtins
 import keyword
 import re
+import unicodedata
 
 SYNTHETIC_PREFIX = "__"
 """Hints the frontend invents (flags for break/continue/return) start with this prefix."""
@@ -25,7 +26,7 @@ def readable(hint: str) -> str:
     """The base identifier for a hint: `fc1.weight` -> `fc1_weight`, `__brk0` -> `brk`."""
     if hint.startswith(SYNTHETIC_PREFIX):
         hint = hint.strip("_").rstrip("0123456789").rstrip("_")
-    base = _NON_IDENT.sub("_", hint)
+    base = _NON_IDENT.sub("_", unicodedata.normalize("NFKC", hint))  # NOTE: as Python reads it
     if base[:1].isdigit():
         base = "v" + base
     return base if base.isidentifier() else EMPTY_HINT

@@ -25,7 +25,7 @@ class Template:
     bound: frozenset[str]
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def parse_template(text: str) -> Template:
     """Parse an emit template once; SyntaxError names the template."""
     try:
@@ -47,11 +47,8 @@ def render(op: OpDef, attrs: Mapping[str, Any], args: Sequence[ast.expr], hoist:
 
     Placeholders: input names (a variadic `*xs` splices its elements, `xs_0, xs_1, ...` name
     single ones, a bare `xs` is their tuple), attribute names, and `out`."""
-    if out is None:
-        template = parse_template(op.template(attrs))
-    else:
-        assert op.inplace is not None, f"{op.name} has no in-place form (OpDef.inplace)"
-        template = parse_template(op.inplace)
+    assert out is None or op.inplace is not None, f"{op.name} has no in-place form"
+    template = parse_template(op.template(attrs) if out is None else op.inplace)
     inputs, variadic = bind_inputs(op, args)
     if out is not None:
         inputs["out"] = out

@@ -67,7 +67,9 @@ class _Interpreter:
         if node.name == "undefined":
             return Unbound(node.attrs["name"])
         inputs = [self.read(v) for v in node.inputs]
-        return node.op.kernel(*inputs, **node.attrs)
+        # NOTE: `__`-prefixed attributes are codegen hints (e.g. `__inplace__`), not op arguments
+        attrs = {k: v for k, v in node.attrs.items() if not k.startswith("__")}
+        return node.op.kernel(*inputs, **attrs)
 
     def read(self, value: Value) -> Any:
         result = self.env[value]

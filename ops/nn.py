@@ -13,7 +13,7 @@ from .nn_kernels import (window_pads, window_view, conv2d_kernel, window_reduce,
                          max_pool2d_kernel, avg_pool2d_kernel, batch_norm_kernel,
                          batch_norm_train_kernel, layer_norm_kernel, softmax_kernel,
                          log_softmax_kernel, softmax_cross_entropy_kernel, nll_loss_kernel,
-                         dropout_kernel, assign_kernel)
+                         dropout_kernel, assign_kernel, embedding_kernel)
 from .opdef import REQUIRED, OpDef, OpFunction, Primitive
 from .types import (AnyType, Dim, Scalar, Tensor, TupleType, Type, broadcast_shapes,
                     result_dtype)
@@ -528,8 +528,8 @@ dropout = OpDef(
     helpers=(dropout_kernel,), effects=True)
 """Draws from the run-time `generator` (IR type any); effectful, so never folded or merged."""
 embedding = OpDef(
-    "embedding", ("ids", "table"), kernel=lambda ids, table: table[ids], infer=_embedding_infer,
-    emit="table[ids]", can_raise=True)
+    "embedding", ("ids", "table"), kernel=embedding_kernel, infer=_embedding_infer,
+    emit="embedding_kernel(ids, table)", helpers=(embedding_kernel,), can_raise=True)
 """`table[ids]`; not `fresh`: a Python int id gives a view of one row."""
 gather = OpDef(
     "gather", ("params", "indices"), kernel=_take, infer=_gather_infer,

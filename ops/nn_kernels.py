@@ -199,3 +199,12 @@ def assign_kernel(param: np.ndarray, value: np.ndarray) -> np.ndarray:
     """Write `value` into the existing array `param` and hand `param` on."""
     np.copyto(param, value)
     return param
+
+
+def embedding_kernel(ids: np.ndarray, table: np.ndarray) -> np.ndarray:
+    """Rows `table[ids]`; ids outside [0, len(table)) are an error, not NumPy's wrap-around."""
+    ids = np.asarray(ids)
+    if ids.size and (ids.min() < 0 or ids.max() >= table.shape[0]):
+        raise ValueError(f"embedding: ids must be in [0, {table.shape[0]}), got values in "
+                         f"[{ids.min()}, {ids.max()}]")
+    return table[ids]

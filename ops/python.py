@@ -33,19 +33,19 @@ def _list_append_infer(items: Type, x: Type) -> Type:
     return ListType(x if isinstance(items.element, AnyType) else join_types([items.element, x]))
 
 
-def list_append_kernel(items: list, x: Any) -> list:
+def list_append_kernel(items: list, x: object) -> list:
     """Append in place and hand the same list on (the IR threads lists as values)."""
     items.append(x)
     return items
 
 
-def assert_that(cond: Any, message: Any) -> None:
+def assert_that(cond: object, message: object) -> None:
     """A run-time `assert` that survives `python -O`."""
     if not cond:
         raise AssertionError(message) if message is not None else AssertionError()
 
 
-def raise_error(exc_type: type, *args: Any) -> None:
+def raise_error(exc_type: type, *args: object) -> None:
     """A run-time `raise exc_type(*args)`."""
     raise exc_type(*args)
 
@@ -98,6 +98,13 @@ def _builtin_minmax(name: str):
     return infer
 
 
+def _print_emit(attrs: dict[str, Any]) -> str:
+    """`print(*xs)`, spelling `sep`/`end` only where they differ from Python's defaults."""
+    extra = "".join(f", {k}={k}" for k, default in (("sep", " "), ("end", "\n"))
+                    if attrs[k] != default)
+    return f"print(*xs{extra})"
+
+
 builtin_min = OpDef("min", ("*xs",), kernel=min, infer=_builtin_minmax("min"), emit="min(*xs)",
                     can_raise=True)
 builtin_max = OpDef("max", ("*xs",), kernel=max, infer=_builtin_minmax("max"), emit="max(*xs)",
@@ -105,7 +112,7 @@ builtin_max = OpDef("max", ("*xs",), kernel=max, infer=_builtin_minmax("max"), e
 """Python's `min`/`max` builtins (scalars, or the items of a 1-d sequence), not NumPy's."""
 print_ = OpDef(
     "print", ("*xs",), kernel=lambda *xs, sep, end: print(*xs, sep=sep, end=end),
-    infer=lambda *xs, sep, end: NoneType(), emit="print(*xs, sep=sep, end=end)",
+    infer=lambda *xs, sep, end: NoneType(), emit=_print_emit,
     attrs={"sep": " ", "end": "\n"}, effects=True)
 assert_ = OpDef(
     "assert", ("cond", "message"), kernel=assert_that, infer=lambda cond, message: NoneType(),

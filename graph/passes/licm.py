@@ -2,8 +2,10 @@
 
 Moves pure nodes of a While's cond or body, or a For's body, to just before the loop when every
 input is defined outside it. Innermost loops go first, so a value can climb several levels.
-Ops that can raise leave a body only when the loop is known to run (a For with constant bounds
-and at least one trip); a While's cond always runs, so its nodes may always leave.
+An op that can raise leaves a block only when the block surely runs (a For with constant bounds
+and at least one trip, or a While's cond, which always runs once) and nothing observable (an
+effect, another possible error, a region) comes before it in the block: then its error, if
+any, still happens first. Assumes ops without `can_raise` never raise on their typed inputs.
 """
 from __future__ import annotations
 
@@ -23,12 +25,19 @@ def run(graph: Graph, rw: Rewriter) -> bool:
 
 
 def _hoist(loop: Node, block: Block, surely_runs: bool, rw: Rewriter) -> None:
+    first = surely_runs  # NOTE: True while nothing observable has run in `block` yet
     for node in list(block.nodes):
-        movable = not (node.is_region or node.effectful or node.control_inputs
-                       or node.name == "undefined")
-        if movable and (surely_runs or not node.op.can_raise) and \
-                not any(defined_inside(v, loop) for v in node.inputs):
+        if _invariant(node, loop) and (first or not node.op.can_raise):
             rw.move(node, InsertPoint.before(loop))
+        elif node.is_region or node.effectful or node.op.can_raise:
+            first = False
+
+
+def _invariant(node: Node, loop: Node) -> bool:
+    """A pure op whose inputs all come from outside `loop` (and nothing orders it)."""
+    return not (node.is_region or node.effectful or node.control_inputs
+                or node.name == "undefined") and \
+        not any(defined_inside(v, loop) for v in node.inputs)
 
 
 def _runs_at_least_once(loop: Node) -> bool:

@@ -2,8 +2,9 @@
 
 Only rewrites that keep results bit-identical for finite inputs (so `x + 0 -> x` only for
 integers: `-0.0 + 0` is `+0.0`), and only when the replacement has exactly the node's type. A
-rule that would return an existing array instead of a fresh one applies only where the result
-is merely read, so no caller or in-place op can observe the aliasing.
+rule that would return an existing array (or a new view of one) where the node made a fresh
+array applies only where both are merely read, so no caller, `setitem` or in-place op can
+observe the aliasing.
 """
 from __future__ import annotations
 
@@ -25,7 +26,7 @@ def _is(value: Value, number: float) -> bool:
     if c is NOT_CONSTANT or isinstance(c, bool) or np.size(c) != 1:
         return False
     c = np.asarray(c).reshape(())
-    return bool(c == number)
+    return bool(c == number) and bool(np.signbit(c) == np.signbit(number))
 
 
 def _integer(node: Node) -> bool:
@@ -94,8 +95,10 @@ def _constant_select(node: Node, rw: Rewriter) -> Value | None:
 
 
 def _item_of_tuple(node: Node, rw: Rewriter) -> Value | None:
-    inner = node.inputs[0].producer
-    return inner.inputs[node.attrs["index"]] if inner and inner.name == "make_tuple" else None
+    inner, index = node.inputs[0].producer, node.attrs["index"]
+    if inner is None or inner.name != "make_tuple" or not isinstance(index, int):
+        return None  # NOTE: a slice index makes a tuple, not one of the items
+    return inner.inputs[index] if -len(inner.inputs) <= index < len(inner.inputs) else None
 
 
 RULES: dict[str, tuple[Rule, ...]] = {
@@ -115,6 +118,10 @@ RULES: dict[str, tuple[Rule, ...]] = {
     "tuple_getitem": (_item_of_tuple,),          # (a, b)[0] -> a
 }
 
+SAME_MEMORY = (_item_of_tuple, _transpose_twice)
+"""Rules whose result shares memory exactly as the node's did (the item itself; transposes are
+always views), so the aliasing guard does not apply to them."""
+
 
 def run(graph: Graph, rw: Rewriter) -> bool:
     changed = False  # NOTE: not rw.changed, which a rule's turned-down new node also sets
@@ -125,7 +132,7 @@ def run(graph: Graph, rw: Rewriter) -> bool:
             new = rule(node, rw)
             if new is None:
                 continue
-            if _acceptable(node, new):
+            if _acceptable(node, new, rule):
                 rw.replace(node, [new])
                 changed = True
                 break
@@ -134,13 +141,16 @@ def run(graph: Graph, rw: Rewriter) -> bool:
     return changed
 
 
-def _acceptable(node: Node, new: Value) -> bool:
-    """Same type, and no fresh array turned into an alias someone could write through."""
+def _acceptable(node: Node, new: Value, rule: Rule) -> bool:
+    """Same type, and no array that did not share memory with another now does, where someone
+    could write through one of them or keep it (a rule's new view of `x` counts as `x`)."""
     if new.type != node.output.type:
         return False
-    built_by_rule = new.producer is not None and not new.uses
-    return built_by_rule or isinstance(new.type, Scalar) or \
-        (only_read(node.output) and only_read(new))
+    built = new.producer is not None and not new.uses
+    if rule in SAME_MEMORY or isinstance(new.type, Scalar) or (built and new.producer.op.fresh):
+        return True
+    shared = new.producer.inputs if built else (new,)
+    return only_read(node.output) and all(only_read(v) for v in shared)
 
 
 def _build(node: Node, rw: Rewriter, op: str, *inputs: Value, **attrs) -> Value:

@@ -177,3 +177,23 @@ def test_unnamed_temporaries_never_take_a_user_name() -> None:
     g.body.set_results([user_t])
     source = generate(g).source
     assert "    t = np.where(t_1, x, 1.0)\n" in source
+
+
+def test_return_statement_location_from_graph_meta() -> None:
+    graph = parse_graph("""
+    graph @ret(%x: int, %c: bool) {
+      %y = if %c : int {                        # m.py:1
+        then { %y_1 = add(%x, %x) : int         # m.py:2
+               yield %y_1 }
+        else { yield %x }
+      }
+      return %y
+    }""")
+    graph.meta["return_loc"] = ("m.py", 3, 4, "return y")
+    code = generate(graph)
+    lines = code.source.splitlines()
+    ret = next(i for i, line in enumerate(lines, 1) if line.strip().startswith("return"))
+    assert lines[ret - 2] == "    # m.py:3: return y"
+    assert code.line_map[ret] == Loc("m.py", 3, 4, "return y")
+    graph.meta["return_loc"] = ("m.py", 1)  # the line already in effect: no second comment
+    assert generate(graph).source.count("# m.py:1") == 1

@@ -31,6 +31,7 @@ def test_readable_hints() -> None:
     assert readable("__return_value") == "return_value"
     assert readable("") == "t"
     assert readable("0th") == "v0th"
+    assert readable("\ufb01") == "fi"  # the ligature Python itself reads as `fi`
 
 
 def test_namer_suffixes_and_never_shadows() -> None:

@@ -40,6 +40,7 @@ class Program:
     init: tuple[Any, ...] = ()
     train: bool = False
     tag: str = ""
+    between: Callable[[Any, int], None] | None = None
 
     @property
     def name(self) -> str:
@@ -48,15 +49,16 @@ class Program:
         return f"{base}-{self.tag}" if self.tag else base
 
 
-def runs(*inputs: Any, init: tuple[Any, ...] = (), train: bool = False,
-         tag: str = "") -> Callable[[Any], Any]:
+def runs(*inputs: Any, init: tuple[Any, ...] = (), train: bool = False, tag: str = "",
+         between: Callable[[Any, int], None] | None = None) -> Callable[[Any], Any]:
     """Mark a program with the inputs to run it on. Each input is a tuple of arguments, or a
-    single non-tuple argument. Stack several `@runs` on a Cell class for variants (tag them)."""
+    single non-tuple argument. Stack several `@runs` on a Cell class for variants (tag them).
+    `between(net, k)` changes state before input k, on each side (net is None for functions)."""
     args = tuple(i if isinstance(i, tuple) else (i,) for i in inputs)
     assert args, "a program needs at least one input"
 
     def mark(target: Any) -> Any:
-        program = Program(target, args, tuple(init), train, tag)
+        program = Program(target, args, tuple(init), train, tag, between)
         setattr(target, PROGRAMS_ATTR, (program, *vars(target).get(PROGRAMS_ATTR, ())))
         return target
     return mark
@@ -177,9 +179,12 @@ class Outcome:
     state: dict[str, np.ndarray]
 
 
-def call(fn: Callable[..., Any], args: tuple[Any, ...], net: Any, capsys: Any) -> Outcome:
-    """Call `fn` on a deep copy of `args`, capturing its output and any exception."""
+def call(fn: Callable[..., Any], args: tuple[Any, ...], net: Any, capsys: Any,
+         before: Callable[[], None] = lambda: None) -> Outcome:
+    """Call `fn` on a deep copy of `args` (after `before()`), capturing its output and any
+    exception."""
     args = copy.deepcopy(args)
+    before()
     reset_generators(net)
     capsys.readouterr()
     try:
@@ -333,8 +338,11 @@ def check(program: Program, capsys: Any) -> None:
 
 def _run(subject: Subject, program: Program, k: int, args: tuple[Any, ...], capsys: Any,
          round_name: str = "") -> tuple[Outcome, Outcome, str]:
-    want = call(subject.eager, args, subject.eager_net, capsys)
-    got = call(subject.compiled, args, subject.compiled_net, capsys)
+    change = program.between or (lambda net, k: None)
+    want = call(subject.eager, args, subject.eager_net, capsys,
+                lambda: change(subject.eager_net, k))
+    got = call(subject.compiled, args, subject.compiled_net, capsys,
+               lambda: change(subject.compiled_net, k))
     label = f"{program.name} input #{k} {describe(args)}{round_name}"
     _compare(got, want, label, subject.jitted)
     return got, want, label

@@ -218,6 +218,62 @@ def tuple_of_mixed_values(x):
     return meta, meta[0] * 2
 
 
+@runs(f32([4.0, 1.0]), f32([0.1, 0.2]), f32([100.0]))
+def list_grows_in_data_dependent_while(x):
+    items = []
+    v = x
+    while v.max() > 0.5 and len(items) < 6:
+        v = v * 0.5
+        items.append(v)
+    if len(items) == 0:
+        return x[None], 0
+    return np.stack(items), len(items)
+
+
+@runs(randn(3, 2), randn(1, 2, seed=5))
+def dict_updated_in_loop(x):
+    stats = {"sum": np.zeros(x.shape[1], np.float32), "count": 0}
+    for row in x:
+        stats["sum"] = stats["sum"] + row
+        stats["count"] = stats["count"] + 1
+    return stats["sum"] / stats["count"], stats["count"]
+
+
+@runs(f32([3.0, 1.0]), f32([0.1]))
+def tuple_state_in_while(x):
+    state = (x, 0, 0.0)
+    while state[0].max() > 0.5:
+        v, n, total = state
+        state = (v * 0.5, n + 1, total + float(v.sum()))
+    return state
+
+
+@runs(POS, NEG)
+def list_pop_insert_sorted(x):
+    items = [3, 1, 2]
+    last = items.pop()
+    items.insert(0, 9)
+    tensors = [x, x * 2.0]
+    top = tensors.pop()
+    return items, last, sorted(items), top, len(tensors)
+
+
+@runs(POS, NEG, f32([0.0, 0.0, 1.0]))
+def any_all_over_runtime_bools(x):
+    conds = [x[0] > 0, x[1] > 0, x[2] > 0]
+    return any(conds), all(conds), any([c for c in conds])
+
+
+@runs(randn(2, 3), randn(2, 3, seed=3))
+def nested_lists_indexed_in_loops(x):
+    grid = [[x[i, j] * (i + j) for j in range(3)] for i in range(2)]
+    total = np.float32(0.0)
+    for i in range(2):
+        for j in range(3):
+            total = total + grid[i][j]
+    return total, grid[1][2]
+
+
 def test_program(program, check_program):
     """Compiled and eager agree on every input."""
     check_program(program)

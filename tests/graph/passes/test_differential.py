@@ -14,10 +14,10 @@ import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from amber.graph import (Block, Builder, Graph, InsertPoint, Node, Scalar, Tensor, Value,
-                         parse_graph, print_graph, verify)
+from amber.graph import (Block, Builder, Graph, InsertPoint, Node, Rewriter, Scalar, Tensor,
+                         Value, parse_graph, print_graph, verify)
 from amber.graph.interpreter import _Interpreter
-from amber.graph.passes import optimize
+from amber.graph.passes import PASSES, PIPELINES, optimize
 from amber.graph.passes.plan_memory import INPLACE_ATTR
 
 EXAMPLES = int(os.environ.get("AMBER_HYPOTHESIS_EXAMPLES", "150"))
@@ -100,8 +100,8 @@ class GraphMaker:
 
     # -- statements -----------------------------------------------------------------------
     def statement(self, scope: Scope) -> None:
-        kinds = ["unary", "binary", "constant", "fold", "identity", "reduce", "shape", "cast",
-                 "convert", "repeat", "print"]
+        kinds = ["unary", "binary", "chain", "constant", "fold", "identity", "reduce", "shape",
+                 "cast", "convert", "repeat", "print"]
         if scope.depth < 3:
             kinds += ["if", "for", "while"]
         getattr(self, "s_" + self.draw(st.sampled_from(kinds)))(scope)
@@ -124,6 +124,20 @@ class GraphMaker:
         if y is not None:
             self.op(scope, self.draw(st.sampled_from(ops)), x, y)
 
+    def s_chain(self, scope: Scope) -> None:
+        """Elementwise ops one after another on a fresh array (what plan_memory runs in place)."""
+        x = self.pick(scope, lambda t: isinstance(t, Tensor) and t.rank == 2)
+        for _ in range(self.draw(st.integers(2, 4))):
+            if x is None:
+                return
+            kind = _kind(x.type)
+            if self.draw(st.booleans()):
+                x = self.op(scope, self.draw(st.sampled_from(UNARY[kind])), x)
+            else:
+                other = self.pick(scope, lambda t: _kind(t) == kind)
+                op = self.draw(st.sampled_from([op for op in BINARY[kind] if op != "div"]))
+                x = self.op(scope, op, *((x, other) if self.draw(st.booleans()) else (other, x)))
+
     def s_constant(self, scope: Scope) -> None:
         self.constant(scope)
 
@@ -138,8 +152,9 @@ class GraphMaker:
             return
         rule = self.draw(st.sampled_from(["mul1", "add0", "sub0", "div1", "pow", "neg", "tt",
                                           "rr", "cast", "select", "notnot", "tuple"]))
-        number = {"mul1": 1, "add0": self.draw(st.sampled_from([0, -0.0, 0.0])), "sub0": self.draw(st.sampled_from([-0.0, 0, 0.0])),
-                  "div1": 1, "pow": self.draw(st.sampled_from([1, 2, 2.0]))}
+        zero = self.draw(st.sampled_from([-0.0, 0, 0.0]))  # x + -0.0 and x - 0.0 are x
+        number = {"mul1": 1, "add0": zero, "sub0": zero, "div1": 1,
+                  "pow": self.draw(st.sampled_from([1, 2, 2.0]))}
         if rule == "pow" and isinstance(x.type, Scalar):
             return  # NOTE: squaring a carried Python int in nested loops explodes
         if rule in number:
@@ -188,7 +203,8 @@ class GraphMaker:
 
     def s_convert(self, scope: Scope) -> None:
         """int/float/bool of a scalar or one-element tensor (`int(nan)` raises: can_raise)."""
-        x = self.pick(scope, lambda t: isinstance(t, Scalar) or t.rank == 0)
+        x = self.pick(scope, lambda t: t == FLOAT) if self.draw(st.booleans()) else \
+            self.pick(scope, lambda t: isinstance(t, Scalar) or t.rank == 0)
         if x is not None:
             self.op(scope, self.draw(st.sampled_from(["int", "float", "bool"])), x)
 
@@ -302,7 +318,9 @@ def programs(draw: Callable) -> tuple[str, tuple]:
     for _ in range(draw(st.integers(1, 8))):
         maker.statement(scope)
     values = [v for v in scope.pool if _kind(v.type)]
-    graph.body.set_results([values[-1], *draw(st.lists(st.sampled_from(values), max_size=2))])
+    regions = [v for v in values if v.producer is not None and v.producer.is_region]
+    outs = [values[-1], *draw(st.lists(st.sampled_from(values), max_size=2))]
+    graph.body.set_results(outs + ([draw(st.sampled_from(regions))] if regions else []))
     verify(graph)
     return print_graph(graph), _arguments(draw)
 
@@ -393,6 +411,12 @@ def check_program(text: str, args: tuple, level: int) -> None:
         assert got_error is None, f"-O{level} raises {got_error.__name__}:\n{optimized}"
         assert_same(want, got)
         assert got_out == want_out, f"-O{level} printed {got_out!r}, not {want_out!r}"
+    else:  # NOTE: DCE may drop an unused op that raised; all printed before the error stays
+        assert got_out.startswith(want_out), f"-O{level} printed {got_out!r} ({want_out!r} " \
+            f"before {want_error.__name__}):\n{optimized}"
+    for name in {n for step in PIPELINES[level] for n in ((step,) if isinstance(step, str) else step)}:
+        assert not PASSES[name](graph, Rewriter()), f"{name} claims a change at a fixed point"
+        assert print_graph(graph) == optimized, f"{name} changed the graph but returned False"
     again = print_graph(optimize(graph, level=level, on_pass=_verify_unmarked))
     assert again == optimized, f"-O{level} is not idempotent:\n{optimized}\nthen\n{again}"
 

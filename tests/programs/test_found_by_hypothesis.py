@@ -1,0 +1,116 @@
+"""Programs `test_random_programs.py` found miscompiled, as hypothesis shrank them (renamed, run on
+the generator's inputs). Each failed with an UnboundLocalError on a compiler temporary: a value
+computed on one path (often a repeated `a.sum() > 0`) was reused on a path that skipped it."""
+import numpy as np
+
+from harness import f32, runs
+
+INPUTS = tuple((a, b, n) for a, b in (
+    (f32([1.0, 2.0, 3.0]), f32([-1.0, -2.0, 0.5])),
+    (f32([-1.5, 0.5, -0.25]), f32([2.0, -3.0, 0.25])),
+    (f32([0.0, 0.0, 0.0]), f32([0.5, 0.5, 0.5]))) for n in (0, 2))
+
+
+@runs(*INPUTS)
+def return_in_branch_then_nested_return_in_loop(a, b, n):
+    k = 0
+    m = n
+    if a.sum() > 0:
+        return a
+    for i0 in range(1):
+        if a.sum() > 0:
+            if a.sum() > 0:
+                return a
+    return a
+
+
+@runs(*INPUTS)
+def zero_trip_while_then_return_in_tensor_loop(a, b, n):
+    k = 0
+    m = n
+    k = k + 1
+    w0 = 0
+    while w0 < 0 and (a.sum() > 0):
+        w0 += 1
+        if a.sum() > 0:
+            k = k + 1
+    k = k + 1
+    k = k + 1
+    if a.sum() > 0:
+        k = k + 1
+    else:
+        k = k + 1
+        if a.sum() > 0:
+            return a, b, k
+        k = k + 1
+    for i1 in a:
+        a = a + i1
+        if a.sum() > 0:
+            return a, b, k
+    return a, b, k
+
+
+@runs(*INPUTS)
+def print_after_zero_trip_while_then_returns(a, b, n):
+    k = 0
+    m = n
+    if a.sum() > 0:
+        return a, b, k
+    if a.sum() > 0:
+        k = k + 1
+        w0 = 0
+        while w0 < 0 and (a.sum() > 0):
+            w0 += 1
+            k = k + 1
+            if a.sum() > 0:
+                k = k + 1
+                k = k + 1
+            k = k + w0
+        print("at", k, m, a.sum() > 0)
+    else:
+        if a.sum() > 0:
+            return a, b, k
+        if a.sum() > 0:
+            a = np.tanh(a + a)
+            k = k + 1
+    if a.sum() > 0:
+        k = k + 1
+    k = k + 1
+    k = k + 1
+    w1 = 0
+    while w1 < 1 and (a.sum() > 0):
+        w1 += 1
+        if a.sum() > 0:
+            return a, b, k
+    return a, b, k
+
+
+@runs(*INPUTS)
+def empty_range_loop_then_repeated_guarded_returns(a, b, n):
+    k = 0
+    m = n
+    if a.sum() > 0:
+        for i0 in range(0):
+            if a.sum() > 0:
+                k = k + 1
+            if a.sum() > 0:
+                k = k + 1
+        if a.sum() > 0:
+            return a, b, k
+        k = k + 1
+    k = k + 1
+    if a.sum() > 0:
+        if a.sum() > 0:
+            return a, b, k
+    if a.sum() > 0:
+        if a.sum() > 0:
+            return a, b, k
+    for i1 in range(1):
+        if a.sum() > 0:
+            return a, b, k
+    return a, b, k
+
+
+def test_program(program, check_program):
+    """Compiled and eager agree on every input."""
+    check_program(program)
