@@ -21,6 +21,7 @@ from .operators import from_python, to_python
 from .values import (BoundMethod, ListMethod, PyList, Ref, TensorMethod, describe, has_runtime)
 
 MAX_INLINE_DEPTH = 64
+"""Calls nested deeper than this (without recursion) are rejected."""
 FOLD_ITEMS = 64
 """Op calls on at most this many compile-time numbers are computed while compiling."""
 
@@ -75,6 +76,11 @@ def call_value(f: Frame, func: Any, args: list[Any], kwargs: dict[str, Any]) -> 
         return _python_call(f, func, args, kwargs, "creating a primitive")
     handler = _lookup(BUILTINS, func)
     if handler is not None:
+        try:
+            inspect.signature(handler).bind(f, *args, **kwargs)
+        except TypeError as exc:
+            raise f.error(f"{func.__name__}(): {exc}", "pass the arguments Python's "
+                          f"{func.__name__} takes") from None
         return handler(f, *args, **kwargs)
     spelling = NUMPY_BY_ID.get(id(func))
     if spelling is not None:
@@ -125,6 +131,7 @@ def _is_numpy(func: Any) -> bool:
             or isinstance(func, type) and issubclass(func, np.generic | np.dtype))
 
 
+DICT_MUTATORS = ("update", "pop", "popitem", "setdefault", "clear")
 PURE_MODULES = ("math", "cmath", "operator", "_operator")
 PURE_RECEIVERS = (str, bytes, tuple, dict, int, float, complex, bool, frozenset, range, np.dtype)
 
@@ -133,6 +140,8 @@ def _is_pure_builtin(func: Any) -> bool:
     """C functions without side effects (math.sqrt, str.format, dict.get): run when compiling.
     Not random.random, time.time or open, whose results are not constants."""
     owner = getattr(func, "__self__", None)
+    if isinstance(owner, dict) and func.__name__ in DICT_MUTATORS:
+        return False
     if isinstance(func, types.BuiltinFunctionType | types.MethodWrapperType):
         if owner is None or isinstance(owner, types.ModuleType):
             return (getattr(func, "__module__", None) or getattr(owner, "__name__", "")) in \

@@ -22,6 +22,7 @@ from .source import ParsedFunction, error_at, parse_function
 from .values import MISSING, PENDING, PyList, Unusable, describe
 
 UNDEFINED = lookup("undefined")
+"""The op of a name's value on a path that never bound it."""
 INFER_ERRORS = (TypeError, ValueError, IndexError, ArithmeticError)
 """What an op's `infer` raises when its inputs do not fit: reported at the user's line."""
 

@@ -9,13 +9,14 @@ from typing import Any, Callable
 
 import gast
 
-from ..graph import IF, AnyType, Block, InsertPoint, Node, Type, Value
+from ..graph import IF, AnyType, Block, InsertPoint, Node, TupleType, Type, Value
 from . import names
 from .context import DeadPath, Frame, MergeConflict, Scope
 from .errors import CompileError
 from .expressions import evaluate
 from .guards import same_value
 from .operators import condition_value
+from .sequences import tuple_items
 from .values import (MISSING, PENDING, PyList, Unusable, describe, has_runtime, is_undefined,
                      kind_name, truth, widen)
 
@@ -107,7 +108,26 @@ def fill(v: Any, outs: list[Value]) -> Any:
         return outs[v.k]
     if isinstance(v, tuple):
         return tuple(fill(x, outs) for x in v)
+    if isinstance(v, dict):
+        return {k: fill(x, outs) for k, x in v.items()}
     return v
+
+
+def same_structure(a: Any, b: Any) -> bool:
+    """Two compile-time containers merged item by item: tuples of one length, dicts with the
+    same keys."""
+    if isinstance(a, tuple) and isinstance(b, tuple):
+        return len(a) == len(b)
+    return isinstance(a, dict) and isinstance(b, dict) and a.keys() == b.keys()
+
+
+def items_of(v: tuple | dict) -> list[tuple[Any, Any]]:
+    return list(v.items()) if isinstance(v, dict) else list(enumerate(v))
+
+
+def rebuild(like: tuple | dict, items: list[Any]) -> tuple | dict:
+    """A container of `like`'s kind and keys holding `items`."""
+    return dict(zip(like.keys(), items)) if isinstance(like, dict) else tuple(items)
 
 
 class Merger:
@@ -142,23 +162,34 @@ class Merger:
             return self._half(name, a, 0)
         if not has_runtime(a) and not has_runtime(b) and same_constant(a, b):
             return a
-        if isinstance(a, tuple) and isinstance(b, tuple) and len(a) == len(b):
-            return tuple(self._merge(name, x, y) for x, y in zip(a, b))
+        a, b = self._split(a, 0), self._split(b, 1)
+        if same_structure(a, b):
+            return rebuild(a, [self._merge(name, x, y) for (_, x), (_, y) in
+                               zip(items_of(a), items_of(b))])
         return self._output(name, a, b)
+
+    def _split(self, v: Any, side: int) -> Any:
+        """A run-time tuple as a compile-time tuple of its items (read where it is defined),
+        so no node later reads an item that is unbound on some path."""
+        if isinstance(v, Value) and isinstance(v.type, TupleType) and not is_undefined(v):
+            with self.f.builder.at(InsertPoint.at_end((self.then, self.else_)[side].block)):
+                return tuple_items(self.f, v)
+        return v
 
     def _one_side(self, name: str, v: Any, side: int) -> Any:
         """The other branch never ends: keep `v`, as an output if it was made in the branch."""
         branch = (self.then, self.else_)[side]
-        if isinstance(v, tuple):
-            return tuple(self._one_side(name, x, side) for x in v)
+        if isinstance(v, tuple | dict):
+            return rebuild(v, [self._one_side(name, x, side) for _, x in items_of(v)])
         if isinstance(v, Value) and not defined_in(v, branch.block) or not has_runtime(v):
             return v
         return self._half(name, v, side)
 
     def _half(self, name: str, v: Any, side: int) -> Any:
         """`v` bound on one side only: the other side yields `undefined`."""
-        if isinstance(v, tuple):
-            return tuple(self._half(name, x, side) for x in v)
+        v = self._split(v, side)
+        if isinstance(v, tuple | dict):
+            return rebuild(v, [self._half(name, x, side) for _, x in items_of(v)])
         blocks = (self.then.block, self.else_.block)
         try:
             value = self.f.new_block_value(blocks[side], v)

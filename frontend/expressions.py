@@ -2,6 +2,7 @@
 time). Dispatch is one table from node class to handler."""
 from __future__ import annotations
 
+import inspect
 import math
 from typing import Any, Callable
 
@@ -13,8 +14,8 @@ from .context import DeadPath, Frame
 from .errors import CompileError
 from .operators import binary, compare, from_python, to_python, unary
 from .sequences import as_sequence, getitem, tuple_items
-from .values import (MISSING, BoundMethod, ListMethod, PyList, Ref, TensorMethod, describe,
-                     has_runtime, truth)
+from .values import (MISSING, BoundMethod, ListMethod, PyList, Ref, SuperRef, TensorMethod,
+                     describe, has_runtime, truth)
 
 LIST_METHODS = ("append", "extend", "insert", "pop", "reverse", "clear", "index", "count")
 
@@ -56,6 +57,8 @@ def attribute(f: Frame, base: Any, name: str) -> Any:
     from .scope import ref_attribute
     if isinstance(base, Ref):
         return ref_attribute(f, base, name)
+    if isinstance(base, SuperRef):
+        return super_attribute(f, base, name)
     if isinstance(base, Value):
         return value_attribute(f, base, name)
     if isinstance(base, PyList):
@@ -68,6 +71,18 @@ def attribute(f: Frame, base: Any, name: str) -> Any:
         return from_python(getattr(to_python(base), name))
     except AttributeError:
         raise f.error(f"{describe(base)} has no attribute '{name}'") from None
+
+
+def super_attribute(f: Frame, base: SuperRef, name: str) -> Any:
+    """`super().<name>`: a parent class's method bound to the same receiver."""
+    obj = base.receiver.obj if isinstance(base.receiver, Ref) else base.receiver
+    try:
+        value = getattr(super(base.cls, obj), name)
+    except (AttributeError, TypeError):
+        raise f.error(f"the parents of {base.cls.__name__} have no attribute '{name}'") from None
+    if inspect.ismethod(value) and value.__self__ is obj:
+        return BoundMethod(value.__func__, base.receiver)
+    return value
 
 
 def value_attribute(f: Frame, v: Value, name: str) -> Any:

@@ -51,11 +51,14 @@ def same_value(current: Any, expected: Any) -> bool:
 
 def resolve_path(root: Any, path: str) -> Any:
     """The object at dotted attribute `path` under `root` ("" is `root` itself); a numeric part
-    indexes a tuple or list held there, else names an attribute (`layers.0.weight`)."""
+    indexes a tuple or list held there, any part keys a dict held there, else a part names an
+    attribute (`layers.0.weight`, `heads.mean.bias`)."""
     obj = root
     for part in path.split(".") if path else ():
         if part.isdigit() and isinstance(obj, tuple | list):
             obj = obj[int(part)]
+        elif isinstance(obj, dict):
+            obj = obj[part]
         else:
             obj = getattr(obj, part)
     return obj

@@ -9,11 +9,12 @@ from typing import Any
 
 import gast
 
-from ..graph import (FOR, INDEX_TYPE, WHILE, AnyType, Block, InsertPoint, Node, Tensor, TupleType,
-                     Type, Value)
+from ..graph import (FOR, INDEX_TYPE, WHILE, AnyType, Block, InsertPoint, ListType, Node, Tensor,
+                     TupleType, Type, Value)
 from . import names
 from .context import Frame, NeedsUnrolling, Scope
-from .control import Branch, Mark, changed_names, mutated_lists, prepare_lists, run_branch, same_constant
+from .control import (Branch, Mark, changed_names, mutated_lists, prepare_lists, run_branch,
+                      same_constant)
 from .errors import CompileError
 from .expressions import evaluate
 from .operators import condition_value
@@ -38,6 +39,19 @@ class Carry:
     state: str
     type: Type | None = None
     items: list[Carry] = field(default_factory=list)
+    keys: tuple[Any, ...] | None = None
+    """For a dict carried item by item: its keys (None for a tuple)."""
+
+    def container(self, items: list[Any]) -> tuple | dict:
+        return dict(zip(self.keys, items)) if self.keys is not None else tuple(items)
+
+    def parts(self, end: Any) -> list[Any] | None:
+        """The items of `end` in this carry's order, if it has this carry's structure."""
+        if self.keys is None:
+            return list(end) if isinstance(end, tuple) and len(end) == len(self.items) else None
+        if isinstance(end, dict) and end.keys() == set(self.keys):
+            return [end[k] for k in self.keys]
+        return None
 
     def leaves(self) -> list[Carry]:
         """The block parameters this variable needs, in order."""
@@ -68,6 +82,9 @@ def _carry(f: Frame, name: str, init: Any) -> Carry:
         init = tuple_items(f, init)
     if isinstance(init, tuple):
         return Carry(name, init, "tuple", items=[_carry(f, name, x) for x in init])
+    if isinstance(init, dict):
+        return Carry(name, init, "tuple", items=[_carry(f, name, x) for x in init.values()],
+                     keys=tuple(init))
     if isinstance(init, Value):
         return Carry(name, init, "var", init.type)
     return Carry(name, init, "const")
@@ -100,7 +117,7 @@ def _entry(f: Frame, c: Carry, block: Block) -> Any:
     items = [_entry(f, item, block) for item in c.items]
     if all(x is MISSING for x in items):
         return MISSING
-    return tuple(f.undefined(c.name) if x is MISSING else x for x in items)
+    return c.container([f.undefined(c.name) if x is MISSING else x for x in items])
 
 
 def _settle(f: Frame, carries: list[Carry], body: Branch) -> bool:
@@ -121,8 +138,9 @@ def _settle_one(f: Frame, c: Carry, end: Any) -> bool:
     if c.state == "tuple":
         if end is MISSING or is_undefined(end):
             return True
-        if isinstance(end, tuple) and len(end) == len(c.items):
-            return all([_settle_one(f, item, e) for item, e in zip(c.items, end)])
+        parts = c.parts(end)
+        if parts is not None:
+            return all([_settle_one(f, item, e) for item, e in zip(c.items, parts)])
         c.state, c.type, c.items = "var", _widen(f, c, _static(f, c.name, c.init), end), []
         return False
     if c.state == "const":
@@ -133,8 +151,9 @@ def _settle_one(f: Frame, c: Carry, end: Any) -> bool:
     if c.state == "unbound":
         if end is MISSING or end is c.init or is_undefined(end):
             return True
-        if isinstance(end, tuple):
+        if isinstance(end, tuple | dict):
             c.state, c.items = "tuple", [Carry(c.name, MISSING, "unbound") for _ in end]
+            c.keys = tuple(end) if isinstance(end, dict) else None
             _settle_one(f, c, end)
         else:
             c.state, c.type = "var", _static(f, c.name, end)
@@ -179,7 +198,7 @@ def _leaf_ends(f: Frame, c: Carry, end: Any) -> list[tuple[Carry, Any]]:
     if c.state == "tuple":
         if isinstance(end, Value) and isinstance(end.type, TupleType):
             end = tuple_items(f, end)
-        ends = end if isinstance(end, tuple) else [MISSING] * len(c.items)
+        ends = c.parts(end) or [MISSING] * len(c.items)
         return [pair for item, e in zip(c.items, ends) for pair in _leaf_ends(f, item, e)]
     return [(c, end)] if c.state == "var" else []
 
@@ -210,7 +229,7 @@ def _rebuild(c: Carry, outs: Any) -> Any:
     if c.state == "unbound":
         return c.init if isinstance(c.init, Unusable) else MISSING
     items = [_rebuild(item, outs) for item in c.items]
-    return MISSING if any(x is MISSING for x in items) else tuple(items)
+    return MISSING if any(x is MISSING for x in items) else c.container(items)
 
 
 def _leaves(carries: list[Carry]) -> list[Carry]:
@@ -302,6 +321,7 @@ RANGE_PREFIX = names.RANGE_INDEX.format("")
 
 def _while_region(f: Frame, node: gast.While, header: frozenset[str]) -> None:
     """One While region."""
+    mark = Mark(f)
     prepare_lists(f, node.body)
     carries = _carries(f, _candidates(node.body) & header)
     for _ in range(MAX_ROUNDS):
@@ -313,6 +333,7 @@ def _while_region(f: Frame, node: gast.While, header: frozenset[str]) -> None:
             raise
         if cond is None:
             _discard(cond_block, body_block)
+            mark.restore(f)  # never runs: lists stay compile-time
             return
         if not stable:
             _discard(cond_block, body_block)
@@ -374,6 +395,8 @@ def build_for(f: Frame, node: gast.For) -> None:
     if is_compile_time_sequence(iterable):
         _unroll(f, node, as_sequence(f, iterable), header)
         return
+    if isinstance(iterable, Value) and iterable.type == ListType(AnyType()):
+        return  # a list nothing is ever appended to: zero trips
     it = indexed(f, iterable)
     bounds = (it.start, it.stop, it.step)
     if not all(isinstance(b, int) for b in bounds):

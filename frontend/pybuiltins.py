@@ -14,7 +14,8 @@ from .context import Frame
 from .expressions import attribute
 from .operators import binary, evaluate_python, to_python
 from .sequences import as_sequence, counted, first_dim, is_compile_time_sequence, tuple_items
-from .values import IndexedIter, PyList, Ref, RuntimeRange, describe, has_runtime, truth
+from .values import (IndexedIter, PyList, Ref, RuntimeRange, SuperRef, describe, has_runtime,
+                     truth)
 
 
 def _len(f: Frame, x: Any) -> Any:
@@ -225,6 +226,44 @@ def _hasattr(f: Frame, obj: Any, name: Any) -> bool:
     return hasattr(to_python(obj), name)
 
 
+def _super(f: Frame, *args: Any) -> SuperRef:
+    """`super()` / `super(Class, self)` in a method: the parent's attributes of self."""
+    if args:
+        if len(args) != 2 or has_runtime(args):
+            raise f.error("super() takes a class and an object known when compiling")
+        return SuperRef(args[0], args[1])
+    cells = dict(zip(f.func.__code__.co_freevars, f.func.__closure__ or ()))
+    params = f.fdef.args.args
+    if "__class__" not in cells or not params:
+        raise f.error("super() without arguments works only inside a method",
+                      "call the parent's method explicitly: Parent.method(self, x)")
+    return SuperRef(cells["__class__"].cell_contents, f.scope.get(params[0].id))
+
+
+def _any_all(name: str) -> Callable[..., Any]:
+    """any()/all() over a sequence known when compiling; its items may be run-time bools."""
+    def handler(f: Frame, seq: Any) -> Any:
+        found = name == "any"  # what ends the scan early
+        rest = []
+        for item in as_sequence(f, seq):
+            known = truth(item)
+            if known is None:
+                rest.append(f.op("bool", f.materialise(item)))
+            elif known is found:
+                return found
+        if not rest:
+            return not found
+        return _chain(f, "Or" if found else "And", rest)
+    return handler
+
+
+def _chain(f: Frame, kind: str, values: list[Any]) -> Any:
+    from .control import short_circuit
+    if len(values) == 1:
+        return values[0]
+    return short_circuit(f, kind, values[0], lambda: _chain(f, kind, values[1:]))
+
+
 def _unsupported(name: str, hint: str) -> Callable[..., Any]:
     def handler(f: Frame, *args: Any, **kwargs: Any) -> Any:
         raise f.error(f"{name}() is not supported in compiled code", hint)
@@ -247,14 +286,13 @@ BUILTINS: dict[Any, Callable[..., Any]] = {
     int: _convert(int), float: _convert(float), bool: _convert(bool),
     isinstance: _isinstance, print: _print, tuple: _tuple, list: _list, sum: _sum,
     getattr: _getattr, hasattr: _hasattr,
-    super: _unsupported("super", "call the parent's method explicitly: Parent.construct(self, x)"),
+    super: _super, any: _any_all("any"), all: _any_all("all"),
     iter: _unsupported("iter", "loop with for instead"),
     next: _unsupported("next", "loop with for instead"),
     slice: lambda f, *args: slice(*args),
     round: _round,
     **{fn: _iter_python(fn.__name__, fn) for fn in (str, type, divmod, pow, dict, sorted,
-                                                       repr, format, all, any, hash, callable,
-                                                       ord, chr)},
+                                                       repr, format, hash, callable, ord, chr)},
 }
 """builtin -> handler(frame, *args, **kwargs)."""
 

@@ -108,10 +108,17 @@ def wrap(f: Frame, value: Any, path: str | None, parent: Ref | None) -> Any:
         return tuple(wrap(f, v, _item_path(value, i, v, path, parent), parent)
                      for i, v in enumerate(value))
     if isinstance(value, dict):
-        return {k: wrap(f, v, None, parent) for k, v in value.items()}
+        return {k: wrap(f, v, _key_path(path, k), parent) for k, v in value.items()}
     if isinstance(value, Cell) or _is_plain_object(value):
         return Ref(value, path)
     return value
+
+
+def _key_path(path: str | None, key: Any) -> str | None:
+    """The path of a dict attribute's item: `<path>.<key>` for a plain string key."""
+    if path is None or not isinstance(key, str) or not key or "." in key or key.isdigit():
+        return None
+    return f"{path}.{key}"
 
 
 def _item_path(container: Any, i: int, item: Any, path: str | None, parent: Ref | None

@@ -194,8 +194,8 @@ def setitem(f: Frame, base: Any, key: Any, value: Any) -> Any:
             f.raise_at_runtime(type(exc), str(exc))
         return base
     if isinstance(base, dict) and not has_runtime(key):
-        base[to_python(key)] = value
-        return base
+        # NOTE: a new dict, so a branch or loop body never changes the one bound outside it
+        return {**base, to_python(key): value}
     if isinstance(base, Value) and isinstance(base.type, Tensor | ListType):
         index, dyn = split_index(_index_key(key))
         values = [f.materialise(_index_part(d)) for d in dyn]

@@ -36,6 +36,13 @@ class BoundMethod:
 
 
 @dataclass(eq=False)
+class SuperRef:
+    """`super()` inside a method of `cls` called on `receiver` (a `Ref`)."""
+    cls: type
+    receiver: Any
+
+
+@dataclass(eq=False)
 class TensorMethod:
     """`x.sum` on a run-time value: a registry ndarray method (or "item") waiting for its
     arguments."""

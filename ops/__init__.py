@@ -3,10 +3,10 @@
 `amber.ops.relu(x)` and `amber.ops.ReLU()(x)` run eagerly on NumPy arrays; the frontend compiles
 the same spellings into graph nodes.
 """
-from .opdef import REQUIRED, Dyn, OpDef, OpFunction, Primitive
+from .opdef import REQUIRED, Dyn, OpDef, OpFunction, Primitive, Spelling
 from .registry import FUNCTIONS, METHODS, NUMPY, OPERATORS, OPS, PRIMITIVES, lookup
 
-__all__ = ["OpDef", "OpFunction", "Primitive", "Dyn", "REQUIRED", "OPS", "FUNCTIONS", "NUMPY",
+__all__ = ["OpDef", "OpFunction", "Primitive", "Spelling", "Dyn", "REQUIRED", "OPS", "FUNCTIONS", "NUMPY",
            "METHODS", "OPERATORS", "PRIMITIVES", "lookup", *FUNCTIONS, *PRIMITIVES]
 
 

@@ -56,10 +56,19 @@ class OpDef:
     inplace: str | None = None
     """The op writing its result into an existing buffer `out` of the result's shape and dtype
     (`"np.add(x, y, out=out)"`); set for ops fusion and memory planning may run in place."""
+    specialize: Callable[[tuple[Type, ...], Mapping[str, Any]], Spelling | None] | None = None
+    """`specialize(input_types, attrs)`: a faster spelling for these static input types (conv2d
+    with its window geometry fixed, `x.sum()` for a tensor), or None where `emit` serves."""
 
     def template(self, attrs: Mapping[str, Any]) -> str:
         """The emit expression for these attribute values."""
         return self.emit if isinstance(self.emit, str) else self.emit(attrs)
+
+    def spelling(self, types: tuple[Type, ...], attrs: Mapping[str, Any]) -> Spelling:
+        """How generated code computes this op on inputs of `types`: `specialize`'s choice,
+        else `emit` with the op's helpers."""
+        special = self.specialize(types, attrs) if self.specialize is not None else None
+        return special or Spelling(self.template(attrs), dict(attrs), self.helpers)
 
     def full_attrs(self, attrs: Mapping[str, Any]) -> dict[str, Any]:
         """`attrs` completed with defaults; raises TypeError naming unknown or missing ones."""
@@ -75,6 +84,15 @@ class OpDef:
     def __call__(self, *inputs: Any, **attrs: Any) -> Any:
         """Run the kernel eagerly on canonical (inputs, attrs)."""
         return self.kernel(*inputs, **self.full_attrs(attrs))
+
+
+@dataclass(frozen=True, slots=True)
+class Spelling:
+    """One way generated code computes an op: an emit template, the attribute values its free
+    names take, and the helper functions it calls."""
+    template: str
+    attrs: Mapping[str, Any]
+    helpers: tuple[Callable[..., Any], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,8 +1,10 @@
 """Common subexpression elimination.
 
-Merges a pure op node into an earlier node with the same op, inputs and attributes, within a
-block and from enclosing blocks into nested ones (an enclosing block's earlier nodes dominate
-everything nested after them). Never merges effectful nodes or regions.
+Merges a pure op node into an earlier node with the same op, inputs, attributes, type and
+control edges, within a block and from enclosing blocks into nested ones (an enclosing block's
+earlier nodes dominate everything nested after them), never between sibling blocks. Never
+merges effectful nodes or regions. Assumes a pure op's result depends only on its inputs and
+attributes (and on what its control edges order it after).
 """
 from __future__ import annotations
 

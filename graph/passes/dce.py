@@ -3,7 +3,9 @@
 Marks what the graph's results and its effectful nodes need, following values through region
 yields and loop-carried parameters; then removes every unmarked pure node, every unread output
 of an If, every loop-carried value that feeds only itself, and regions left without outputs or
-effects. Effectful nodes always stay, with the regions around them.
+effects (a dead region goes whole). Effectful nodes always stay, with the regions around them.
+Assumes an unused pure computation cannot be observed: an error it would raise (`can_raise`)
+or a pure loop that never ends goes with it.
 """
 from __future__ import annotations
 

@@ -7,7 +7,7 @@
 - An If on a constant condition becomes its taken block; an If whose arms yield the same outer
   value forwards it.
 - A While whose condition is false on its (constant) initial values, or a For with constant
-  bounds and zero trips, becomes its initial values.
+  bounds and zero trips, becomes its initial values (after the While's cond, run once inline).
 - A loop-carried value the body passes through unchanged is its initial value everywhere, which
   carries constants into loop bodies.
 Effects stay in order: when a region goes, control edges are handed to what replaces it.
@@ -110,31 +110,32 @@ def _holds_array(value: Any) -> bool:
     return isinstance(value, np.ndarray)
 
 
-def _prune(node: Node, rw: Rewriter) -> bool:
-    """Replace a region whose path is known at compile time; True if it is gone."""
+def _prune(node: Node, rw: Rewriter) -> None:
+    """Replace a region whose path is known at compile time by what that path computes."""
     if node.op == IF:
         cond = constant_of(node.inputs[0])
         if cond is not NOT_CONSTANT:
             try:
                 taken = node.then if bool(cond) else node.else_
             except Exception:
-                return False
+                return  # NOTE: bool() of a many-element array raises at run time too
             inlined = list(taken.nodes)
             results = rw.inline(taken, InsertPoint.before(node), [])
             _hand_over_effects(node, [n for n in inlined if n.effectful])
             rw.replace(node, results)
-            return True
+            return
         same = [a if a is b else None for a, b in zip(node.then.results, node.else_.results)]
         for out, value in zip(node.outputs, same):
             if value is not None and value.owner not in node.blocks:
                 rw.replace_value(out, value)
-        return False
-    if _never_runs(node):
-        inits = node.inputs[3:] if node.op == FOR else node.inputs
-        _hand_over_effects(node, [])
-        rw.replace(node, list(inits))
-        return True
-    return False
+    elif _never_runs(node):
+        inits = list(node.inputs[3:] if node.op == FOR else node.inputs)
+        effects = node.op == WHILE and any(n.effectful for n in node.cond.nodes)
+        inlined = list(node.cond.nodes) if effects else []
+        if inlined:  # NOTE: the cond still runs once, for its effects
+            rw.inline(node.cond, InsertPoint.before(node), inits)
+        _hand_over_effects(node, [n for n in inlined if n.effectful])
+        rw.replace(node, inits)
 
 
 def _hand_over_effects(region: Node, inlined: list[Node]) -> None:
@@ -151,15 +152,20 @@ def _hand_over_effects(region: Node, inlined: list[Node]) -> None:
 
 def _mend_control_edges(graph: Graph) -> None:
     """A region whose effects were all pruned away (a zero-trip loop inside it) is no longer a
-    valid control input: edges to it go to what it was ordered after instead."""
+    valid control input, nor is a node gone from the graph: edges to one go to what it was
+    ordered after instead."""
     for node in graph.walk():
-        if any(not dep.effectful for dep in node.control_inputs):
+        if not all(_orders(dep) for dep in node.control_inputs):
             node.control_inputs = list(dict.fromkeys(_effects_among(node.control_inputs)))
+
+
+def _orders(dep: Node) -> bool:
+    return dep.parent is not None and dep.effectful
 
 
 def _effects_among(deps: list[Node]) -> Iterator[Node]:
     for dep in deps:
-        if dep.effectful:
+        if _orders(dep):
             yield dep
         else:
             yield from _effects_among(dep.control_inputs)
@@ -174,7 +180,7 @@ def _never_runs(node: Node) -> bool:
             return len(range(*bounds)) == 0
         except Exception:
             return False
-    flag = NOT_CONSTANT if any(n.effectful for n in node.cond.walk()) else _first_test(node)
+    flag = _first_test(node)
     try:
         return flag is not NOT_CONSTANT and not bool(flag)
     except Exception:
@@ -182,7 +188,8 @@ def _never_runs(node: Node) -> bool:
 
 
 def _first_test(loop: Node) -> Any:
-    """The While's condition on its initial values, folding the cond block over them."""
+    """The While's condition on its initial values, folding the cond block over them (its
+    effects and regions give unknown values)."""
     known: dict[Value, Any] = {p: constant_of(v) for p, v in zip(loop.cond.params, loop.inputs)}
     for node in loop.cond.nodes:
         if not node.is_region:

@@ -6,7 +6,7 @@ matmul or pooling that produced it (`plan_memory` then marks them in place).
 - `max_pool2d(relu(x))` becomes `relu(max_pool2d(x))`: max commutes with the monotone relu (a
   padded window still holds a real element), and relu then runs on the smaller pooled tensor.
 Both rewrites give bit-identical results; each applies only where the intermediate has no
-other reader.
+other reader. Assumes max-pool padding never fills a whole window (as the op requires).
 """
 from __future__ import annotations
 

@@ -2,15 +2,18 @@
 
 Moves pure nodes of a While's cond or body, or a For's body, to just before the loop when every
 input is defined outside it. Innermost loops go first, so a value can climb several levels.
-An op that can raise leaves a block only when the block surely runs (a For with constant bounds
-and at least one trip, or a While's cond, which always runs once) and nothing observable (an
-effect, another possible error, a region) comes before it in the block: then its error, if
-any, still happens first. Assumes ops without `can_raise` never raise on their typed inputs.
+A node that may raise leaves a block only when the block surely runs (a For with constant
+bounds and at least one trip, or a While's cond, which always runs once) and nothing observable
+(an effect, another possible error, a region) comes before it in the block: then its error, if
+any, still happens first. May raise: a `can_raise` op, arithmetic on Python scalars only
+(`n // 0` raises where NumPy warns), and operands whose shapes are known only at run time
+(they may not broadcast). Assumes other ops never raise on their typed inputs.
 """
 from __future__ import annotations
 
 from ..analysis import NOT_CONSTANT, constant_of, defined_inside
 from ..ir import FOR, WHILE, Block, Graph, InsertPoint, Node, Rewriter
+from ..types import Scalar, Tensor
 
 
 def run(graph: Graph, rw: Rewriter) -> bool:
@@ -27,10 +30,18 @@ def run(graph: Graph, rw: Rewriter) -> bool:
 def _hoist(loop: Node, block: Block, surely_runs: bool, rw: Rewriter) -> None:
     first = surely_runs  # NOTE: True while nothing observable has run in `block` yet
     for node in list(block.nodes):
-        if _invariant(node, loop) and (first or not node.op.can_raise):
+        if _invariant(node, loop) and (first or not _may_raise(node)):
             rw.move(node, InsertPoint.before(loop))
-        elif node.is_region or node.effectful or node.op.can_raise:
+        elif node.is_region or node.effectful or _may_raise(node):
             first = False
+
+
+def _may_raise(node: Node) -> bool:
+    types = [v.type for v in node.inputs]
+    python_only = bool(types) and all(isinstance(t, Scalar) for t in types)
+    unknown_shapes = len(types) > 1 and any(isinstance(t, Tensor) and not t.is_static
+                                            for t in types)
+    return node.op.can_raise or python_only or unknown_shapes
 
 
 def _invariant(node: Node, loop: Node) -> bool:

@@ -8,6 +8,7 @@ one), with the result's exact static shape and dtype (rank >= 1: 0-d results are
 scalars), read afterwards by nobody, and never seen by anything that could keep it: no block
 result, tuple, list, view-making op, effect that stores it, graph input, parameter or constant.
 Every call allocates its own buffers, so compiled functions stay re-entrant and thread-safe.
+Assumes ops' `fresh` and `inplace` declarations are true, and that no pass runs after it.
 """
 from __future__ import annotations
 

@@ -102,16 +102,17 @@ def _item_of_tuple(node: Node, rw: Rewriter) -> Value | None:
 
 
 RULES: dict[str, tuple[Rule, ...]] = {
-    "add": (_keep(0, 1, 0, integer_only=True),  # x + 0 -> x   (integers only)
+    "add": (_keep(0, 1, 0, integer_only=True),   # x + 0 -> x   (integers only)
             _keep(1, 0, 0, integer_only=True),   # 0 + x -> x   (integers only)
-            _keep(0, 1, -0.0), _keep(1, 0, -0.0)),  # x + -0.0 -> x,  -0.0 + x -> x
-    "sub": (_keep(0, 1, 0),),                    # x - 0 -> x   (+0 only)
+            _keep(0, 1, -0.0),                   # x + -0.0 -> x
+            _keep(1, 0, -0.0)),                  # -0.0 + x -> x
+    "sub": (_keep(0, 1, 0),),                    # x - 0 -> x   (+0 only: x - -0.0 is x + 0)
     "mul": (_keep(0, 1, 1), _keep(1, 0, 1)),     # x * 1 -> x,  1 * x -> x
     "div": (_keep(0, 1, 1),),                    # x / 1 -> x
     "pow": (_keep(0, 1, 1), _square),            # x ** 1 -> x,  x ** 2 -> x * x
     "neg": (_involution,),                       # -(-x) -> x
     "not": (_not_not,),                          # not not b -> bool(b)
-    "transpose": (_transpose_twice,),            # transpose(transpose(x, p), q) -> transpose(x, p[q])
+    "transpose": (_transpose_twice,),            # x.transpose(p).transpose(q) -> x.transpose(p[q])
     "reshape": (_reshape_twice,),                # reshape(reshape(x, s), t) -> reshape(x, t)
     "cast": (_same_dtype_cast,),                 # cast(x, x.dtype) -> x
     "select": (_constant_select,),               # select(true, a, b) -> a

@@ -228,6 +228,36 @@ def test_methods_callables_and_config_objects():
     assert {"self.cfg.use_tanh", "self.cfg.width", "self.scale.k"} <= guards
 
 
+class Base(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Dense(4, 4)
+
+    def hook(self, h):
+        return ops.relu(h)
+
+    def construct(self, x):
+        return self.hook(self.fc(x))
+
+
+class Child(Base):
+    def __init__(self):
+        super().__init__()
+        self.heads = {"mean": nn.Dense(4, 1), "max": nn.Dense(4, 1)}
+
+    def construct(self, x):
+        h = super().construct(x)
+        for _ in range(2):
+            h = super(Child, self).hook(h - 0.5)
+        return self.heads["mean"](h).mean() + self.heads["max"](h).max()
+
+
+def test_super_calls_and_layers_in_a_dict():
+    net = Child()
+    result = agree(net, X, rtol=1e-5)
+    assert "heads.mean.weight" in result.graph.meta["params"]
+
+
 class IndexedStages(nn.Cell):
     def __init__(self):
         super().__init__()

@@ -264,6 +264,38 @@ def different_ranks_per_branch(m):
     return y * 2.0, y.shape
 
 
+def run_time_list_iteration(x, n):
+    outs = []
+    i = 0
+    while i < n:
+        outs.append(x * i)
+        i += 1
+    total = x * 0
+    for o in outs:
+        total = total + o
+    return total, len(outs)
+
+
+def dict_state_in_loop(m):
+    stats = {"sum": np.zeros(m.shape[1], np.float32), "count": 0}
+    for row in m:
+        stats["sum"] = stats["sum"] + row
+        stats["count"] = stats["count"] + 1
+    if stats["sum"].sum() > 0:
+        stats["max"] = stats["sum"].max()
+    else:
+        stats["max"] = stats["sum"].min()
+    return stats["sum"] / stats["count"], stats["count"], stats["max"]
+
+
+def tuple_state_in_while(x):
+    state = (x, 0, 0.0)
+    while state[0].sum() < 50:
+        v, n, total = state
+        state = (v * 2, n + 1, total + v.sum())
+    return state
+
+
 def while_all_paths(x):
     y = x
     while y.sum() > 1:
@@ -293,6 +325,8 @@ PROGRAMS = [
     (while_all_paths, (X,)), (dtype_changes_in_short_loop, (X,)),
     (different_kinds_per_branch, (X,)), (different_kinds_per_branch, (-X,)),
     (different_ranks_per_branch, (M,)), (different_ranks_per_branch, (-M - 10,)),
+    (run_time_list_iteration, (X, 3)), (run_time_list_iteration, (X, 0)),
+    (dict_state_in_loop, (M,)), (tuple_state_in_while, (np.abs(X) + 1,)),
 ]
 
 
@@ -344,6 +378,12 @@ def test_statements_after_a_kind_changing_if_are_built_per_side():
     result = agree(different_ranks_per_branch, M)
     (node,) = regions(result, "if")
     assert all(any(n.name == "mul" for n in block.nodes) for block in node.blocks)
+
+
+def test_tuples_are_carried_item_by_item():
+    result = agree(tuple_state_in_while, np.abs(X) + 1)
+    (loop,) = regions(result, "while")
+    assert len(loop.outputs) == 3 and not regions(result, "make_tuple")[:-1]
 
 
 def test_unrolled_list_stays_compile_time():

@@ -180,12 +180,39 @@ def test_run_time_index_into_layers():
     assert "for layer in self.layers" in err.hint
 
 
-def bad_layer_input(x):
+def builds_a_layer(x):
     return nn.Dense(5, 2)(x)  # error
 
 
+def test_creating_layers_inside_compiled_code():
+    expect_error(builds_a_layer, (X,), "cannot compile a call to class Dense")
+
+
+class WrongWidth(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Dense(5, 2)
+
+    def construct(self, x):
+        return self.fc(x)  # error
+
+
 def test_layer_input_check_becomes_compile_error():
-    expect_error(bad_layer_input, (X,), "cannot compile a call to class Dense")
+    err = expect_error(WrongWidth(), (X,), "input last dim is 3, expected 5")
+    assert "Dense" in err.message
+
+
+class ShapeInsideLayer(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.bn = nn.LayerNorm((4,))
+
+    def construct(self, x):
+        return self.bn(x)  # error
+
+
+def test_errors_inside_amber_layers_point_at_the_user_call():
+    expect_error(ShapeInsideLayer(), (X,), "LayerNorm")
 
 
 def inner_error(x):

@@ -200,6 +200,17 @@ def string_ops(n):
     return name.upper(), name.startswith("lay"), len(name), "-".join(["a", "b"])
 
 
+def any_all(x):
+    conds = [x[0, 0] > 0, x[1, 1] > 0, True]
+    return any(conds), all(conds), any([False, x.sum() > 100]), all([])
+
+
+def list_arithmetic(x):
+    items = [x, x * 2, x * 3]
+    head, tail = items[0], items[1:]
+    return len(tail), items[::-1][0], len(items + [x]), len(items * 2), head + tail[-1]
+
+
 PROGRAMS = [
     (arith, (F32, F32 + 1)), (int_floor_mod, (I32,)), (promote_weak, (F32,)),
     (promote_strong, (I32, F32)), (broadcast, (F32, V)), (matmul, (F32, F32)),
@@ -215,6 +226,7 @@ PROGRAMS = [
     (numpy_calls, (F32,)), (constant_tuple_runtime_index, (V,)), (config_lookup, (F32,)),
     (runtime_slice_bounds, (F32,)), (shape_compare, (F32,)), (sums_of_lists, (F32,)),
     (numpy_scalar_cast, (F32,)), (numpy_scalar_cast, (V[:1],)), (string_ops, (3,)),
+    (list_arithmetic, (F32,)), (any_all, (F32,)), (any_all, (-F32,)),
 ]
 
 

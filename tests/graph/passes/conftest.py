@@ -1,0 +1,42 @@
+"""Fixtures for pass tests: `run_in_place`, the reference interpreter honouring the in-place
+marks `plan_memory` sets, so an unsafe mark shows up as a wrong result."""
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy as np
+import pytest
+
+from amber.graph import Graph, Node
+from amber.graph.interpreter import _Interpreter
+from amber.graph.passes.plan_memory import INPLACE_ATTR
+
+
+class InPlaceInterpreter(_Interpreter):
+    """The reference interpreter, except that a node marked `__inplace__ = k` runs its op's
+    `inplace` form with `out` = input k's array, as generated code does: an unsafe mark then
+    clobbers a value someone still reads and the results differ."""
+
+    def run_op(self, node: Node) -> Any:
+        k = node.attrs.get(INPLACE_ATTR)
+        if k is None:
+            return super().run_op(node)
+        attrs = {a: v for a, v in node.attrs.items() if a != INPLACE_ATTR}
+        inputs = [self.read(v) for v in node.inputs]
+        out = inputs[k]
+        assert isinstance(out, np.ndarray), f"{node}: in place over {type(out).__name__}"
+        names = {**dict(zip(node.op.inputs, inputs)), **attrs, "out": out}
+        result = eval(node.op.inplace, {"np": np}, names)  # a registry template, trusted
+        assert result is out, f"{node}: the in-place form did not return its `out` buffer"
+        return out
+
+
+def _run_in_place(graph: Graph, *args: Any) -> list[Any]:
+    """The results (always a list) of `graph` on `args`, in-place marks honoured."""
+    return InPlaceInterpreter().call(graph.body, list(args))
+
+
+@pytest.fixture(scope="session")
+def run_in_place() -> Callable[..., list[Any]]:
+    """`run_in_place(graph, *args)`: run_graph that writes where plan_memory said it may."""
+    return _run_in_place

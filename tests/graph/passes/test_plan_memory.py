@@ -1,0 +1,203 @@
+"""Memory planning: which elementwise ops write into a dying input's buffer.
+
+The verifier and parser do not accept `__inplace__` attributes yet, so these tests compare the
+printed IR directly instead of through `check_pass`, and run the marked graph in place."""
+from __future__ import annotations
+
+import textwrap
+from typing import Callable
+
+import numpy as np
+
+from amber.graph import Rewriter, Tensor, parse_graph, print_graph, verify
+from amber.graph.passes import plan_memory
+from amber.ops import lookup
+
+
+def test_elementwise_ops_have_in_place_forms():
+    """What the pass relies on from the ops (set in ops/elementwise.py, ops/nn.py)."""
+    for name in ("add", "mul", "relu", "exp", "neg", "tanh", "sin"):
+        assert lookup(name).inplace and lookup(name).fresh, name
+    for name in ("matmul", "max_pool2d", "exp"):
+        assert lookup(name).fresh, name
+
+
+def check_marks(run_in_place: Callable, before: str, after: str) -> None:
+    """Run plan_memory on `before`, compare the printed IR with `after`, check the reported
+    change, and check that running the marked graph in place gives the unmarked results."""
+    graph = parse_graph(textwrap.dedent(before))
+    verify(graph)
+    printed_before = print_graph(graph)
+    changed = plan_memory.run(graph, Rewriter())
+    printed = print_graph(graph)
+    expected = textwrap.dedent(after).strip("\n") + "\n"
+    assert printed == expected, f"plan_memory gave:\n{printed}\nexpected:\n{expected}"
+    assert changed == (printed != printed_before)
+    args = [_sample(p.type, seed) for seed, p in enumerate(graph.inputs)]
+    want = run_in_place(parse_graph(printed_before), *args)  # no marks: plain run_graph
+    got = run_in_place(graph, *args)
+    for a, b in zip(_arrays(want), _arrays(got), strict=True):
+        assert a.tobytes() == b.tobytes(), f"{b} != {a}"
+
+
+def _arrays(values) -> list:
+    """The arrays in `values` (results, tuples of them), flattened in order."""
+    if isinstance(values, tuple | list):
+        return [a for v in values for a in _arrays(v)]
+    return [np.asarray(values)]
+
+
+def _sample(t, seed: int):
+    """A random value of type `t` (tensor, int or bool parameter)."""
+    rng = np.random.default_rng(seed)
+    if isinstance(t, Tensor):
+        return rng.uniform(-2, 2, size=t.shape).astype(t.dtype)
+    return t.kind(rng.integers(0, 3))
+
+
+def test_a_chain_runs_on_one_buffer(run_in_place):
+    """exp allocates; the add, relu and multiply after it write into its buffer, as each
+    input dies there (a print before does not keep it). `a - b` reuses `a` (or `b`)."""
+    check_marks(run_in_place, """
+        graph @f(%x: f32[2,3], %y: f32[2,3]) {
+          %two = constant(value=2.0) : float
+          %t = exp(%x) : f32[2,3]
+          %u = add(%t, %y) : f32[2,3]
+          %v = relu(%u) : f32[2,3]
+          %p = print(%v) : none
+          %z = mul(%two, %v) : f32[2,3]
+          %a = exp(%x) : f32[2,3]
+          %b = add(%a, %y) : f32[2,3]
+          %d = sub(%a, %b) : f32[2,3]
+          %r = make_tuple(%z, %d) : (f32[2,3], f32[2,3])
+          return %r
+        }
+    """, """
+        graph @f(%x: f32[2,3], %y: f32[2,3]) {
+          %two = constant(value=2.0) : float
+          %t = exp(%x) : f32[2,3]
+          %u = add(%t, %y, __inplace__=0) : f32[2,3]
+          %v = relu(%u, __inplace__=0) : f32[2,3]
+          %p = print(%v) : none
+          %z = mul(%two, %v, __inplace__=1) : f32[2,3]
+          %a = exp(%x) : f32[2,3]
+          %b = add(%a, %y) : f32[2,3]
+          %d = sub(%a, %b, __inplace__=0) : f32[2,3]
+          %r = make_tuple(%z, %d) : (f32[2,3], f32[2,3])
+          return %r
+        }
+    """)
+
+
+def test_buffers_that_are_not_private_or_not_dead_are_left_alone(run_in_place):
+    """Graph inputs, constants, a broadcast (other shape), a comparison (other dtype), a 0-d
+    result (a NumPy scalar), an op without an in-place form (pow), a buffer a view still
+    shares, and one read after the op: no marks."""
+    text = """
+        graph @f(%x: f32[2,3], %w: f32[3]) {
+          %two = constant(value=2.0) : float
+          %c = constant(value=array<f32[3]>[1.0, 2.0, 3.0]) : f32[3]
+          %nx = neg(%x) : f32[2,3]
+          %nc = neg(%c) : f32[3]
+          %e = exp(%w) : f32[3]
+          %g = add(%e, %x) : f32[2,3]
+          %h = exp(%x) : f32[2,3]
+          %k = lt(%h, %two) : b1[2,3]
+          %s = sum(%x) : f32[]
+          %sn = neg(%s) : f32[]
+          %q = exp(%x) : f32[2,3]
+          %q2 = pow(%q, %two) : f32[2,3]
+          %m = exp(%x) : f32[2,3]
+          %mv = reshape(%m, shape=(3, 2)) : f32[3,2]
+          %mn = neg(%m) : f32[2,3]
+          %o = exp(%x) : f32[2,3]
+          %on = neg(%o) : f32[2,3]
+          return %nx, %nc, %g, %k, %sn, %q2, %mv, %mn, %o, %on
+        }
+    """
+    check_marks(run_in_place, text, text)
+
+
+def test_regions(run_in_place):
+    """A buffer from an outer block, or read inside a region, is not reused; one made in the
+    same block of a branch or loop body is. A loop-carried parameter is not private."""
+    check_marks(run_in_place, """
+        graph @f(%x: f32[2,3], %c: bool, %n: int) {
+          %zero = constant(value=0) : int
+          %one = constant(value=1) : int
+          %t = exp(%x) : f32[2,3]
+          %y = if %c : f32[2,3] {
+            then {
+              %u = neg(%t) : f32[2,3]
+              %u2 = neg(%u) : f32[2,3]
+              yield %u2
+            }
+            else {
+              yield %x
+            }
+          }
+          %v = tanh(%t) : f32[2,3]
+          %a = for %zero, %n, %one, %v : f32[2,3] {
+            body(%i: int, %a_1: f32[2,3]) {
+              %b = neg(%a_1) : f32[2,3]
+              %b2 = sin(%b) : f32[2,3]
+              yield %b2
+            }
+          }
+          %r = make_tuple(%y, %a) : (f32[2,3], f32[2,3])
+          return %r
+        }
+    """, """
+        graph @f(%x: f32[2,3], %c: bool, %n: int) {
+          %zero = constant(value=0) : int
+          %one = constant(value=1) : int
+          %t = exp(%x) : f32[2,3]
+          %y = if %c : f32[2,3] {
+            then {
+              %u = neg(%t) : f32[2,3]
+              %u2 = neg(%u, __inplace__=0) : f32[2,3]
+              yield %u2
+            }
+            else {
+              yield %x
+            }
+          }
+          %v = tanh(%t) : f32[2,3]
+          %a = for %zero, %n, %one, %v : f32[2,3] {
+            body(%i: int, %a_1: f32[2,3]) {
+              %b = neg(%a_1) : f32[2,3]
+              %b2 = sin(%b, __inplace__=0) : f32[2,3]
+              yield %b2
+            }
+          }
+          %r = make_tuple(%y, %a) : (f32[2,3], f32[2,3])
+          return %r
+        }
+    """)
+
+
+def test_nn_results_take_bias_and_activation_in_place(run_in_place):
+    """After `fuse`: bias add and relu into the matmul's buffer, relu into the pooled one."""
+    check_marks(run_in_place, """
+        graph @f(%x: f32[2,3], %w: f32[5,3], %b: f32[5], %im: f32[1,2,4,4]) {
+          %wt = transpose(%w) : f32[3,5]
+          %h = matmul(%x, %wt) : f32[2,5]
+          %hb = add(%h, %b) : f32[2,5]
+          %hr = relu(%hb) : f32[2,5]
+          %p = max_pool2d(%im, kernel_size=(2, 2), stride=(2, 2)) : f32[1,2,2,2]
+          %pr = relu(%p) : f32[1,2,2,2]
+          %r = make_tuple(%hr, %pr) : (f32[2,5], f32[1,2,2,2])
+          return %r
+        }
+    """, """
+        graph @f(%x: f32[2,3], %w: f32[5,3], %b: f32[5], %im: f32[1,2,4,4]) {
+          %wt = transpose(%w) : f32[3,5]
+          %h = matmul(%x, %wt) : f32[2,5]
+          %hb = add(%h, %b, __inplace__=0) : f32[2,5]
+          %hr = relu(%hb, __inplace__=0) : f32[2,5]
+          %p = max_pool2d(%im, kernel_size=(2, 2), stride=(2, 2)) : f32[1,2,2,2]
+          %pr = relu(%p, __inplace__=0) : f32[1,2,2,2]
+          %r = make_tuple(%hr, %pr) : (f32[2,5], f32[1,2,2,2])
+          return %r
+        }
+    """)
