@@ -298,6 +298,8 @@ bitwise_and = _binary("bitwise_and", pyop.and_, "x & y", "bitwise_and", operator
                       commutative=True)
 bitwise_or = _binary("bitwise_or", pyop.or_, "x | y", "bitwise_or", operator="BitOr",
                      commutative=True)
+left_shift = _binary("left_shift", pyop.lshift, "x << y", "left_shift", operator="LShift")
+right_shift = _binary("right_shift", pyop.rshift, "x >> y", "right_shift", operator="RShift")
 bitwise_xor = _binary("bitwise_xor", pyop.xor, "x ^ y", "bitwise_xor", operator="BitXor",
                       commutative=True)
 select = _op("select", ("cond", "x", "y"), np.where, "np.where(cond, x, y)")
@@ -375,12 +377,15 @@ _BINARY = (
     (bitwise_and, ("bitwise_and",), ("bitwise_and",), "BitwiseAnd"),
     (bitwise_or, ("bitwise_or",), ("bitwise_or",), "BitwiseOr"),
     (bitwise_xor, ("bitwise_xor",), ("bitwise_xor",), "BitwiseXor"),
+    (left_shift, ("left_shift",), ("left_shift",), "LeftShift"),
+    (right_shift, ("right_shift",), ("right_shift",), "RightShift"),
 )
 
 OPS = (neg, pos, absolute, exp, log, sqrt, rsqrt, square, reciprocal, tanh, sigmoid, relu, gelu,
        floor, ceil, round_, sign, sin, cos, logical_not, isnan, isfinite, invert,
        add, sub, mul, div, floordiv, mod, pow_, maximum, minimum, eq, ne, lt, le, gt, ge,
-       logical_and, logical_or, logical_xor, bitwise_and, bitwise_or, bitwise_xor, select, clip)
+       logical_and, logical_or, logical_xor, bitwise_and, bitwise_or, bitwise_xor, left_shift,
+       right_shift, select, clip)
 
 FUNCTIONS = (
     *(spell(n, op, "input", input="x") for op, names, _, _ in _UNARY for n in names),

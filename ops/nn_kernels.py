@@ -82,6 +82,53 @@ def max_pool2d_kernel(x: np.ndarray, *, kernel_size: tuple[int, int], stride: tu
     return window_reduce(windows, np.maximum, x.dtype)
 
 
+def pad_hw(x: np.ndarray, pads: tuple[int, int, int, int], fill: int | float) -> np.ndarray:
+    """NCHW `x` inside (top, bottom, left, right) borders of `fill` (a fraction of np.pad's
+    per-call cost)."""
+    top, bottom, left, right = pads
+    n, c, h, w = x.shape
+    out = np.full((n, c, h + top + bottom, w + left + right), fill, x.dtype)
+    out[:, :, top:top + h, left:left + w] = x
+    return out
+
+
+def im2col(x: np.ndarray, kernel: tuple[int, int], out_size: tuple[int, int],
+           stride: tuple[int, int] = (1, 1), dilation: tuple[int, int] = (1, 1),
+           pads: tuple[int, int, int, int] = (0, 0, 0, 0)) -> np.ndarray:
+    """The [N, C*KH*KW, OH*OW] columns of NCHW `x` for a KHxKW window at OHxOW positions (zero
+    padding `pads`): one copy out of a strided view of the contiguous input."""
+    if any(pads):
+        x = pad_hw(x, pads, 0)
+    x = np.ascontiguousarray(x)
+    (n, c), (kh, kw), (oh, ow) = x.shape[:2], kernel, out_size
+    sn, sc, sh, sw = x.strides
+    windows = np.ndarray((n, c, kh, kw, oh, ow), x.dtype, x, 0, (
+        sn, sc, sh * dilation[0], sw * dilation[1], sh * stride[0], sw * stride[1]))
+    return windows.reshape(n, c * kh * kw, oh * ow)
+
+
+def fold_planes(combine: np.ufunc, planes: list[np.ndarray]) -> np.ndarray:
+    """`combine` over `planes` (same shape) from the left, into one new array."""
+    if len(planes) == 1:
+        return planes[0].copy()
+    out = combine(planes[0], planes[1])
+    for plane in planes[2:]:
+        combine(out, plane, out=out)
+    return out
+
+
+def max_pool_blocks(x: np.ndarray, kernel: tuple[int, int]) -> np.ndarray:
+    """Max pooling of NCHW `x` with stride == kernel and no padding: a reshaped view folded
+    over each block's rows (whole contiguous rows at once), then over its columns. A partial
+    block at the bottom or right edge is dropped, as 'valid' pooling does."""
+    (kh, kw), (n, c, h, w) = kernel, x.shape
+    oh, ow = h // kh, w // kw
+    rows = x[:, :, :oh * kh, :ow * kw].reshape(n, c, oh, kh, ow * kw)
+    tall = fold_planes(np.maximum, [rows[:, :, :, i] for i in range(kh)])
+    cols = tall.reshape(n, c, oh, ow, kw)
+    return fold_planes(np.maximum, [cols[..., j] for j in range(kw)])
+
+
 def avg_pool2d_kernel(x: np.ndarray, *, kernel_size: tuple[int, int], stride: tuple[int, int],
                       padding: tuple[int, int, int, int] = (0, 0, 0, 0), pad_mode: str = "valid",
                       count_include_pad: bool = True, divisor_override: int = 0) -> np.ndarray:

@@ -8,8 +8,8 @@ from __future__ import annotations
 from typing import Any
 
 from .opdef import REQUIRED, OpDef
-from .types import (AnyType, ListType, NoneType, Scalar, Tensor, TupleType, Type, join_types,
-                    type_of)
+from .types import (AnyType, ListType, NoneType, Scalar, StrType, Tensor, TupleType, Type,
+                    join_types, type_of)
 
 
 def _tensor_or_scalar(op: str, t: Type) -> None:
@@ -98,6 +98,16 @@ def _builtin_minmax(name: str):
     return infer
 
 
+def _format_infer(*xs: Type, template: str) -> Type:
+    return StrType()
+
+
+format_ = OpDef(
+    "format", ("*xs",), kernel=lambda *xs, template: template.format(*xs), infer=_format_infer,
+    emit="template.format(*xs)", attrs={"template": REQUIRED}, can_raise=True)
+"""`template.format(*xs)`: f-strings and `str.format` of run-time values."""
+
+
 def _print_emit(attrs: dict[str, Any]) -> str:
     """`print(*xs)`, spelling `sep`/`end` only where they differ from Python's defaults."""
     extra = "".join(f", {k}={k}" for k, default in (("sep", " "), ("end", "\n"))
@@ -123,4 +133,4 @@ raise_ = OpDef(
     attrs={"exc_type": REQUIRED}, helpers=(raise_error,), effects=True, can_raise=True)
 
 OPS = (constant, undefined, make_tuple, tuple_getitem, list_new, list_append, length, to_int,
-       to_float, to_bool, not_, builtin_min, builtin_max, print_, assert_, raise_)
+       to_float, to_bool, not_, builtin_min, builtin_max, format_, print_, assert_, raise_)

@@ -422,7 +422,24 @@ def _broadcast_to_infer(x: Type, *dims: Type, shape: tuple) -> Tensor:
     return Tensor(tuple(target), t.dtype)
 
 
-def _pad_infer(x: Type, *, paddings: Any, value: Any) -> Tensor:
+PAD_MODES = ("constant", "edge", "reflect", "symmetric", "wrap")
+
+
+def _pad(x: Any, *, paddings: Any, value: Any, mode: str) -> Any:
+    if mode == "constant":
+        return np.pad(x, paddings, constant_values=value)
+    return np.pad(x, paddings, mode=mode)
+
+
+def _pad_emit(attrs: dict[str, Any]) -> str:
+    if attrs["mode"] != "constant":
+        return "np.pad(x, paddings, mode=mode)"
+    return "np.pad(x, paddings, constant_values=value)" if attrs["value"] else "np.pad(x, paddings)"
+
+
+def _pad_infer(x: Type, *, paddings: Any, value: Any, mode: str) -> Tensor:
+    if mode not in PAD_MODES:
+        raise ValueError(f"pad: mode must be one of {', '.join(PAD_MODES)}, not {mode!r}")
     t = as_tensor("pad", x)
     try:
         widths = np.broadcast_to(np.asarray(paddings), (t.rank, 2)).tolist()
@@ -434,9 +451,11 @@ def _pad_infer(x: Type, *, paddings: Any, value: Any) -> Tensor:
                         for d, (a, b) in zip(t.shape, widths)), t.dtype)
 
 
-def _constant_mode(values: dict[str, Any]) -> dict[str, Any]:
-    if values.pop("mode") != "constant":
-        raise ValueError("pad: only mode='constant' is supported")
+def _pad_mode(values: dict[str, Any]) -> dict[str, Any]:
+    values["mode"] = str(values["mode"]).lower()
+    if values["mode"] != "constant" and values["value"] != 0:
+        raise ValueError(f"pad: constant_values only goes with mode='constant', not "
+                         f"{values['mode']!r}")
     return values
 
 
@@ -537,10 +556,9 @@ tile = _op("tile", ("x",), lambda x, reps: np.tile(x, reps), _tile_infer, "np.ti
            {"reps": REQUIRED}, fresh=True)
 broadcast_to = _op("broadcast_to", ("x", "*dims"), _broadcast_to, _broadcast_to_infer,
                    _broadcast_to_emit, {"shape": REQUIRED})
-pad = _op("pad", ("x",), lambda x, paddings, value: np.pad(x, paddings, constant_values=value),
-          _pad_infer, lambda a: "np.pad(x, paddings, constant_values=value)" if a["value"] else
-          "np.pad(x, paddings)", {"paddings": REQUIRED, "value": 0}, fresh=True)
-"""Constant padding; `paddings` is NumPy's `pad_width` (per-dim `(before, after)` pairs)."""
+pad = _op("pad", ("x",), _pad, _pad_infer, _pad_emit,
+          {"paddings": REQUIRED, "value": 0, "mode": "constant"}, fresh=True)
+"""`np.pad` in the modes of `PAD_MODES`; `paddings` is NumPy's `pad_width` (per-dim pairs)."""
 flip = _op("flip", ("x",), lambda x, axis: np.flip(x, axis), _flip_infer,
            np_call("np.flip", "x", axis=None), {"axis": None})
 repeat = _op("repeat", ("x",), lambda x, repeats, axis: np.repeat(x, repeats, axis),
@@ -620,7 +638,7 @@ NUMPY = (
     spell("tile", tile, "A, reps", _reps_tuple, A="x"),
     spell("broadcast_to", broadcast_to, "array, shape", route_shape, array="x"),
     spell("pad", pad, "array, pad_width, mode='constant', constant_values=0",
-          lambda v: _pairs(_constant_mode(v)), array="x", pad_width="paddings",
+          lambda v: _pairs(_pad_mode(v)), array="x", pad_width="paddings",
           constant_values="value"),
     spell("flip", flip, "m, axis=None", _listed_axis, m="x"),
     spell("repeat", repeat, "a, repeats, axis=None", _repeats_tuple, a="x"),

@@ -12,7 +12,8 @@ def _no_params(instance: Any) -> tuple[()]:
 
 def make_param_getter(instance: Any, paths: Sequence[str]) -> Callable[[Any], tuple[Any, ...]]:
     """A function `instance -> (param, ...)` reading each dotted path; numeric parts index a
-    tuple or list when `instance` holds one there, else name an attribute (`layers.0`)."""
+    tuple or list when `instance` holds one there, any part keys a dict held there, else a part
+    names an attribute (`layers.0`, `heads.mean`)."""
     if not paths:
         return _no_params
     exprs = [access(instance, path)[0] for path in paths]
@@ -25,6 +26,8 @@ def access(instance: Any, path: str) -> tuple[str, Any]:
     for part in path.split("."):
         if part.isdigit() and isinstance(obj, tuple | list):
             expr, obj = f"{expr}[{int(part)}]", obj[int(part)]
+        elif isinstance(obj, dict):  # layers kept in a dict: `heads.mean.weight`
+            expr, obj = f"{expr}[{part!r}]", obj[part]
         elif part.isidentifier():
             expr, obj = f"{expr}.{part}", getattr(obj, part)
         elif part:  # an attribute name that is not an identifier, e.g. a Sequential's "0"

@@ -299,9 +299,9 @@ def test_embedding_looks_up_rows():
         for j in range(3):
             np.testing.assert_array_equal(out[i, j], emb.embedding_table[ids[i, j]])
     assert (emb.embedding_table[0] == 0).all()
-    with pytest.raises(ValueError, match=r"Embedding\(vocab_size=10, embedding_size=4\): ids "
-                                         r"must be in \[0, 10\)"):
-        emb(np.array([10]))
+    with pytest.raises(ValueError, match=r"embedding: ids must be in \[0, 10\), got values in "
+                                         r"\[-1, 10\]"):
+        emb(np.array([10, -1]))
     with pytest.raises(TypeError, match="ids must be integers, got float32"):
         emb(np.zeros(2, np.float32))
 

@@ -99,7 +99,21 @@ def infer_or_error(op, *args):
 
 def test_every_elementwise_op_has_a_reference():
     names = {op.name for op in ew.OPS}
-    assert names == set(UNARY_REF) | set(BINARY_REF) | {"invert", "select", "clip"}
+    assert names == set(UNARY_REF) | set(BINARY_REF) | {"invert", "select", "clip",
+                                                        "left_shift", "right_shift"}
+
+
+@pytest.mark.parametrize("name,python", [("left_shift", operator.lshift),
+                                         ("right_shift", operator.rshift)])
+def test_shifts_match_python_and_numpy(name, python):
+    op = ops.OPS[name]
+    x = np.array([[3, -8, 2], [0, 5, -4]], np.int32)
+    for k in (0, 1, 3):
+        want = np.array([[python(int(v), k) for v in row] for row in x], np.int32)
+        np.testing.assert_array_equal(op.kernel(x, k), want)
+        assert op.kernel(x, k).dtype == np.int32
+        assert op.kernel(int(x[1, 2]), k) == python(int(x[1, 2]), k)  # Python ints stay Python
+    assert op.operator == {"left_shift": "LShift", "right_shift": "RShift"}[name]
 
 
 @pytest.mark.parametrize("name", sorted(UNARY_REF))

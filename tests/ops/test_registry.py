@@ -61,6 +61,7 @@ SAMPLES: dict[str, list[tuple[tuple, dict]]] = {  # op name -> [(inputs, attrs),
     "pow": [((np.abs(A), B), {}), ((2, 10), {}), ((I, 2), {})],
     **{name: [((I, 6), {}), ((M, M), {}), ((6, 3), {})] for name in
        ("bitwise_and", "bitwise_or", "bitwise_xor")},
+    **{name: [((np.abs(I), 2), {}), ((6, 3), {})] for name in ("left_shift", "right_shift")},
     "select": [((A > 0, A, B), {}), ((M, 1, 0.5), {})],
     "clip": [((A, -1, 1), {}), ((A, None, np.float32(0)), {}), ((I, 0, 3), {})],
     # reduce.py

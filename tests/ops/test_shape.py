@@ -244,8 +244,15 @@ def test_pad_against_explicit_border():
         assert infer_of(sh.pad, x, paddings=widths) == type_of(np.pad(x, widths))
     with pytest.raises(ValueError, match="pad: paddings"):
         ops.Pad(((1, 1), (1, 1), (1, 1)))(x)
-    with pytest.raises(ValueError, match="mode='constant'"):
-        registry.NUMPY["pad"](x, 1, mode="edge")
+    for mode in ("edge", "reflect", "symmetric", "wrap"):
+        np.testing.assert_array_equal(registry.NUMPY["pad"](x, ((1, 0), (2, 1)), mode=mode),
+                                      np.pad(x, ((1, 0), (2, 1)), mode=mode))
+        assert infer_of(sh.pad, x, paddings=((1, 0), (2, 1)), mode=mode) == type_of(
+            np.pad(x, ((1, 0), (2, 1)), mode=mode))
+    with pytest.raises(ValueError, match="constant_values only goes with mode='constant'"):
+        registry.NUMPY["pad"](x, 1, mode="edge", constant_values=3)
+    with pytest.raises(ValueError, match="mode must be one of"):
+        registry.NUMPY["pad"](x, 1, mode="mirror")
 
 
 def test_flip_and_repeat():

@@ -2,7 +2,7 @@
 `harness.runs(...)`, and `pytest_generate_tests` turns them into one `program` parametrization
 (ids = program names) that `check_program` runs eagerly and compiled.
 
-Random programs (`test_random_programs.py`) run 300 hypothesis examples by default; a deep search:
+Random programs (`test_random_programs.py`) run 400 hypothesis examples by default; a deep search:
     AMBER_HYPOTHESIS_EXAMPLES=10000 python -m pytest tests/programs/test_random_programs.py
 """
 from __future__ import annotations

@@ -3,7 +3,7 @@ continue / return over two float32 tensors, two Python ints and a compile-time i
 (every loop bounded), writes each to a real .py file (the compiler reads source with `inspect`),
 imports it, and compares compiled with eager through the corpus harness.
 
-CI explores 300 examples (the same 50 for each of six flavors, failures reported unshrunk).
+CI explores 400 examples (the same 50 for each of eight flavors, failures reported unshrunk).
 A deep, randomized and shrinking search of 10,000+ examples:
     AMBER_HYPOTHESIS_EXAMPLES=10000 python -m pytest tests/programs/test_random_programs.py
 Each shrunk failure goes into `test_found_by_hypothesis.py` as a regular corpus program.
@@ -25,8 +25,10 @@ FLAVORS: dict[str, tuple[str, ...]] = {
     "jumps": ("assign", "if", "while", "for", "jump", "jump", "return"),
     "returns": ("assign", "if", "for", "return", "return"),
     "mixed": ("assign", "assign", "if", "while", "for", "jump", "return", "print"),
+    "aliasing": ("assign", "alias", "inplace", "inplace", "if", "for", "while"),
+    "data": ("assign", "append", "helper", "if", "for", "while", "jump", "return"),
 }
-EXAMPLES = int(os.environ.get("AMBER_HYPOTHESIS_EXAMPLES", "300")) // len(FLAVORS)
+EXAMPLES = -(-int(os.environ.get("AMBER_HYPOTHESIS_EXAMPLES", "400")) // len(FLAVORS))
 DEEP = EXAMPLES > 50
 # NOTE: CI runs a fixed set (derandomized) and reports a failure unshrunk, to stay inside the
 # time budget; the deep search shrinks (minutes per failure) for the corpus regression file.
@@ -43,7 +45,18 @@ CONDITIONS = ("{t}.sum() > {c}", "{t}[{i}] < {u}[{j}]", "np.any({t} > {c})", "k 
               "k % 2 == 0", "n > {c}", "m < k", "{t}.max() > 0 and k < {c}",
               "not ({t}.min() > 0)", "{t}[{i}] > 0 or m == {c}")
 RANGES = ("{c}", "n", "k % 3", "int(np.abs({t}).sum()) % 3", "1, {c} + 1", "{c}, 0, -1")
-RETURNS = ("a, b, k", "a", "(a, k), m", "k", "[a, b]", "a + b, k * m")
+RETURNS = ("a, b, k", "a", "(a, k), m", "k", "[a, b]", "a + b, k * m", "b, len(acc)")
+INPLACE = ("{t} += {u}", "{t} *= 0.5", "{t}[{i}] = {u}[{j}] + {c}", "{t} -= k",
+           "{t}[{i}:] = {t}[{i}:] * 0.5")
+HELPER = """
+
+def helper(v, k):
+    if k > 1:
+        return v * 0.5
+    for j in range(k % 3):
+        v = v + j
+    return v
+"""
 INPUTS = ((f32([1.0, 2.0, 3.0]), f32([-1.0, -2.0, 0.5])),
           (f32([-1.5, 0.5, -0.25]), f32([2.0, -3.0, 0.25])),
           (f32([0.0, 0.0, 0.0]), f32([0.5, 0.5, 0.5])))
@@ -131,13 +144,25 @@ class ProgramWriter:
         self.emit(depth, f"if {self.fill(self.draw(st.sampled_from(CONDITIONS)))}:")
         self.emit(depth + 1, f"return {self.ret}")
 
+    def write_alias(self, depth: int, loop_vars: tuple[str, ...]) -> None:
+        self.emit(depth, self.fill("{t} = {u}"))
+
+    def write_inplace(self, depth: int, loop_vars: tuple[str, ...]) -> None:
+        self.emit(depth, self.fill(self.draw(st.sampled_from(INPLACE))))
+
+    def write_append(self, depth: int, loop_vars: tuple[str, ...]) -> None:
+        self.emit(depth, self.fill("acc.append({t}.sum() > {c})"))
+
+    def write_helper(self, depth: int, loop_vars: tuple[str, ...]) -> None:
+        self.emit(depth, self.fill("{t} = helper({u}, k)"))
+
     def write_print(self, depth: int, loop_vars: tuple[str, ...]) -> None:
         self.emit(depth, self.fill('print("at", k, m, {t}.sum() > 0)'))
 
     def source(self) -> str:
         body = "\n".join(self.lines)
-        return (f"import numpy as np\n\n\ndef program(a, b, n):\n    k = 0\n    m = n\n{body}\n"
-                f"    return {self.ret}\n")
+        return (f"import numpy as np\n{HELPER}\n\ndef program(a, b, n):\n    k = 0\n    m = n\n"
+                f"    acc = []\n{body}\n    return {self.ret}\n")
 
 
 @st.composite
@@ -185,5 +210,6 @@ def test_random_program(flavor, program_dir, capsys):
 def test_generator_covers_every_construct():
     """The flavors together can produce every statement kind the generator knows."""
     kinds = {k for ks in FLAVORS.values() for k in ks}
-    assert kinds == {"assign", "if", "while", "for", "jump", "return", "print"}
+    assert kinds == {"assign", "if", "while", "for", "jump", "return", "print", "alias",
+                     "inplace", "append", "helper"}
     assert all(hasattr(ProgramWriter, f"write_{k}") for k in kinds)
