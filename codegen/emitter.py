@@ -12,10 +12,10 @@ import numpy as np
 from ..graph import FOR, IF, WHILE, Block, Graph, Loc, Node, Value
 from ..ops import python as pyops
 from . import pyast as py
+from .inline import AND, OR
 from .literal import ConstantPool, literal
 from .prelude import unbound_local
-from .storage import INPLACE_ATTR, Kind, Storage
-from .template import render
+from .storage import Kind, Storage
 
 RETURN_LOC = "return_loc"
 """`graph.meta` key: where the user's return statement is (the frontend may set it)."""
@@ -27,6 +27,17 @@ Chunk = tuple[Loc | None, list[ast.stmt]]
 
 def _key(loc: Loc | None) -> LocKey:
     return (loc.file, loc.line) if loc is not None else None
+
+
+def return_loc(graph: Graph) -> Loc | None:
+    """Where the user's return statement is: `graph.meta["return_loc"]`, a Loc or a tuple
+    (file, line[, col[, text]]), if the frontend set it; else where the last returned value
+    is computed (`return f(x)` computes it on the return line)."""
+    loc = graph.meta.get(RETURN_LOC)
+    if loc is not None:
+        return Loc(*loc) if isinstance(loc, tuple | list) else loc
+    last = graph.outputs[-1].producer if graph.outputs else None
+    return last.loc if last is not None and last.parent is graph.body else None
 
 
 class Emitter:
@@ -51,8 +62,8 @@ class Emitter:
         if graph.outputs:
             values = [self.result(v) for v in graph.outputs]
             ret = py.return_(values[0] if len(values) == 1 else py.tuple_(values))
-            loc = graph.meta.get(RETURN_LOC)
-            loc = Loc(*loc) if isinstance(loc, tuple | list) else loc
+            inlined = any(self.st.kind[v] is Kind.EXPR for v in graph.outputs)
+            loc = return_loc(graph) if inlined or RETURN_LOC in graph.meta else None
             if loc is not None and _key(loc) != self.context:
                 body.append(self.marker(loc))
             body.append(ret)
@@ -87,12 +98,25 @@ class Emitter:
             return py.call(py.attr(ref, "copy"))
         return ref
 
-    def render(self, node: Node, out: ast.expr | None = None) -> ast.expr:
-        """The op's expression; attributes starting with `__` are codegen's, not the op's."""
-        attrs = {k: v for k, v in node.attrs.items() if not k.startswith("__")}
+    def render(self, node: Node) -> ast.expr:
+        """The node's expression: its op's (in-place form writing into the buffer input's
+        variable), or for an If written as an expression, `c and e` / `a if c else b`."""
+        if node in self.st.ifs:
+            return self.if_expression(node)
+        low = self.st.lowered[node]
         hint = node.outputs[0].name or node.name
-        return render(node.op, attrs, [self.expr(v) for v in node.inputs],
-                      lambda value: self.pool.ref(value, hint), out)
+        out = None if low.inplace is None else py.name(self.st.name(node.inputs[low.inplace]))
+        return low.form.fill([self.expr(v) for v in node.inputs],
+                             lambda value: self.pool.ref(value, hint), out)
+
+    def if_expression(self, node: Node) -> ast.expr:
+        form = self.st.ifs[node]
+        test = self.expr(node.inputs[0])
+        if form == AND:
+            return py.bool_op(ast.And, [test, self.expr(node.then.results[0])])
+        if form == OR:
+            return py.bool_op(ast.Or, [test, self.expr(node.else_.results[0])])
+        return py.if_exp(test, *(self.expr(b.results[0]) for b in node.blocks))
 
     # -- statements -----------------------------------------------------------------------
     def block(self, block: Block, context: LocKey) -> list[ast.stmt]:
@@ -113,7 +137,7 @@ class Emitter:
 
     def statements(self, node: Node, key: LocKey) -> list[Chunk]:
         """The node's statements, in runs attributed to user locations."""
-        if node.op == IF:
+        if node.op == IF and node not in self.st.ifs:
             return [(node.loc, self.emit_if(node, key))]
         if node.op == WHILE:
             return self.emit_while(node, key)
@@ -126,9 +150,11 @@ class Emitter:
         kind = self.st.kind[out]
         if kind is Kind.VAR and node.op is pyops.constant:  # a list: fresh on every call
             return [py.assign(self.st.name(out), literal(self.st.constant(out)))]
-        if kind is Kind.VAR and INPLACE_ATTR in node.attrs:
-            buffer = py.name(self.st.name(node.inputs[node.attrs[INPLACE_ATTR]]))
-            return [py.expr_stmt(self.render(node, out=buffer))]
+        low = self.st.lowered.get(node)
+        if kind is Kind.VAR and low is not None and low.inplace is not None:
+            if low.augmented is not None:
+                return [py.aug_assign(self.st.name(out), low.augmented, self.render(node))]
+            return [py.expr_stmt(self.render(node))]
         if kind is Kind.VAR:
             return [py.assign(self.st.name(out), self.render(node))]
         if kind is Kind.NONE:

@@ -72,10 +72,13 @@ def _last_use(group: list[Value], home: Block, storage: Storage) -> int | None:
 
 
 def _readers(value: Value, storage: Storage) -> Iterator[Node | Block]:
-    """Where `value` is read: its users, and for an inlined expression, the expression's."""
+    """Where `value` is read: its users; for an inlined expression, where that is read; for a
+    branch of an If written as an expression, where the If is."""
     for use in value.uses:
         user = use.user
-        if isinstance(user, Node) and not user.is_region \
+        if isinstance(user, Block) and user.owner_node in storage.ifs:
+            user = user.owner_node
+        if isinstance(user, Node) and (not user.is_region or user in storage.ifs) \
                 and storage.kind[user.output] is Kind.EXPR:
             yield from _readers(user.output, storage)
         else:

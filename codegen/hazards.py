@@ -49,12 +49,12 @@ class _Simulation:
 
     def block(self, block: Block) -> None:
         for node in block.nodes:
-            if node.op == IF:
+            if node.op == IF and node not in self.st.ifs:
                 self.if_(node)
             elif node.op in (WHILE, FOR):
                 self.loop(node)
             elif self.st.kind[node.output] is not Kind.EXPR:  # an EXPR is read where used
-                for value in node.inputs:
+                for value in self.st.operands(node):
                     self.read(value)
                 self.write_all(node.outputs)
 

@@ -56,6 +56,24 @@ def assign(target: str, value: ast.expr) -> ast.Assign:
     return ast.Assign(targets=[store(target)], value=value)
 
 
+def aug_assign(target: str, op: type[ast.operator], value: ast.expr) -> ast.AugAssign:
+    """`target op= value` (`x += b`)."""
+    return ast.AugAssign(target=store(target), op=op(), value=value)
+
+
+def bool_op(op: type[ast.boolop], values: Sequence[ast.expr]) -> ast.BoolOp:
+    """`a and b and c`, flattening operands that are the same operation."""
+    flat: list[ast.expr] = []
+    for value in values:
+        same = isinstance(value, ast.BoolOp) and isinstance(value.op, op)
+        flat.extend(value.values if same else [value])
+    return ast.BoolOp(op=op(), values=flat)
+
+
+def if_exp(test: ast.expr, body: ast.expr, orelse: ast.expr) -> ast.IfExp:
+    return ast.IfExp(test=test, body=body, orelse=orelse)
+
+
 def assign_tuple(targets: Sequence[str], values: Sequence[ast.expr]) -> ast.Assign:
     """`a, b = b, a`: a parallel assignment."""
     lhs = ast.Tuple(elts=[store(t) for t in targets], ctx=ast.Store())

@@ -9,14 +9,12 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any, Iterable, Iterator, Sequence
 
-from ..graph import FOR, IF, WHILE, Block, Graph, Node, NoneType, Value
+from ..graph import FOR, IF, WHILE, Block, Graph, Loc, Node, NoneType, Value
 from ..ops import python as pyops
+from .inline import operands, plan_inlining
 from .literal import is_inline
+from .lowering import INPLACE_ATTR, Lowered
 from .namer import UNUSED, Namer, readable
-
-INPLACE_ATTR = "__inplace__"
-"""`node.attrs[INPLACE_ATTR] = k`: the node writes its result into input k's buffer (set by
-memory planning); codegen emits `OpDef.inplace` with `out` = input k and reuses its variable."""
 
 _REBIND = "rebind"
 _SUFFIXED = re.compile(r"(?<=.)_\d+$")
@@ -50,11 +48,18 @@ class Storage:
     `hazards.find_hazards` finds a read that would see its variable already overwritten.
     """
 
-    def __init__(self, graph: Graph) -> None:
-        self.graph = graph
+    def __init__(self, graph: Graph, lowered: dict[Node, Lowered],
+                 return_loc: Loc | None = None) -> None:
+        self.graph, self.lowered = graph, lowered
         self.order = {v: i for i, v in enumerate(_values_in_order(graph))}
         self.unbound = _maybe_unbound(graph)
-        self.kind = _classify(graph, self.unbound)
+        self.kind = _classify(graph, self.unbound, lowered)
+        silent = {v for v, k in self.kind.items() if k in _SILENT}
+        plan = plan_inlining(graph, silent, lowered, self.unbound, return_loc)
+        self.kind.update(dict.fromkeys(plan.values, Kind.EXPR))
+        self.ifs = plan.ifs
+        """If nodes written as one expression (`c and e`, `a if c else b`), by form."""
+        _inline_tuples(graph, self.kind, self.unbound)
         self.dead = _dead_targets(graph)
         self.edges = _propose(graph, self)
         self.dropped: set[_Edge] = set()
@@ -90,8 +95,13 @@ class Storage:
         if kind is Kind.VAR:
             yield value
         elif kind is Kind.EXPR:
-            for v in value.producer.inputs:
+            for v in self.operands(value.producer):
                 yield from self.reads(v)
+
+    def operands(self, node: Node) -> Sequence[Value]:
+        """The values evaluating the node's expression reads (an If written as an expression
+        reads its test and both branch results)."""
+        return operands(node, self.ifs)
 
     def copy_plan(self, targets: Sequence[Value], sources: Sequence[Value]
                   ) -> tuple[list[tuple[Value, Value]], list[Value]]:
@@ -226,7 +236,12 @@ def _is_index(value: Value) -> bool:
         and block.owner_node.op == FOR and value.index == 0
 
 
-def _classify(graph: Graph, unbound: set[Value]) -> dict[Value, Kind]:
+_SILENT = (Kind.INLINE, Kind.MODULE, Kind.UNDEFINED)
+
+
+def _classify(graph: Graph, unbound: set[Value], lowered: dict[Node, Lowered]
+              ) -> dict[Value, Kind]:
+    """Every value's kind, before inlining (which turns some VARs into EXPRs)."""
     kind = {v: Kind.VAR for v in _values_in_order(graph)}
     for node in graph.walk():
         if node.is_region:
@@ -239,18 +254,19 @@ def _classify(graph: Graph, unbound: set[Value]) -> dict[Value, Kind]:
             kind[out] = Kind.INLINE if is_inline(value) else Kind.MODULE
         elif node.op is pyops.undefined:
             kind[out] = Kind.UNDEFINED
-        elif out.type == NoneType() and INPLACE_ATTR not in node.attrs:
+        elif out.type == NoneType() and lowered[node].inplace is None:
             kind[out] = Kind.NONE
-        elif node.op is pyops.make_tuple and _used_once_nearby(out) \
-                and not unbound.intersection(node.inputs):  # NOTE: raise where Python would
-            kind[out] = Kind.EXPR
-    for node in graph.walk():
-        if node.op == WHILE:
-            single = _single_expression(node.cond, kind)
-            if single is not None:
-                kind[single] = Kind.EXPR
     kind.update(dict.fromkeys(_never_bound(graph), Kind.UNDEFINED))
     return kind
+
+
+def _inline_tuples(graph: Graph, kind: dict[Value, Kind], unbound: set[Value]) -> None:
+    """A tuple read once, later in the same block, is built where it is read (`return a, b`)."""
+    for node in graph.walk():
+        if node.op is pyops.make_tuple and kind[node.output] is Kind.VAR \
+                and _used_once_nearby(node.output) \
+                and not unbound.intersection(node.inputs):  # NOTE: raise where Python would
+            kind[node.output] = Kind.EXPR
 
 
 def _never_bound(graph: Graph) -> set[Value]:
@@ -277,19 +293,6 @@ def _used_once_nearby(value: Value) -> bool:
         return False
     user, block = value.uses[0].user, value.producer.parent
     return user is block or (isinstance(user, Node) and user.parent is block)
-
-
-def _single_expression(cond: Block, kind: dict[Value, Kind]) -> Value | None:
-    """The cond's result if one pure op computes it from variables (`while i < n:`)."""
-    real = [n for n in cond.nodes if n.is_region
-            or kind[n.output] not in (Kind.INLINE, Kind.MODULE, Kind.UNDEFINED)]
-    if len(real) != 1 or real[0].is_region:
-        return None
-    node = real[0]
-    out = node.output
-    if node.effectful or INPLACE_ATTR in node.attrs or kind[out] is not Kind.VAR:
-        return None
-    return out if cond.results == (out,) and len(out.uses) == 1 else None
 
 
 def _maybe_unbound(graph: Graph) -> set[Value]:
@@ -355,19 +358,22 @@ def _propose(graph: Graph, storage: Storage) -> list[_Edge]:
         for group in _carried_groups(node):
             edges.extend(_Edge(v, group[-1], True, "carried") for v in group[:-1])
         if not node.is_region and INPLACE_ATTR in node.attrs:
-            edges.append(_inplace_edge(node, storage))
+            edge = _inplace_edge(node, storage)  # NOTE: checks every mark, even one not taken
+            if storage.lowered[node].inplace is not None:
+                edges.append(edge)
     for node in graph.walk():
-        if node.op == IF:
+        if node.op == IF and node not in storage.ifs:
             for block in node.blocks:
                 _propose_yields(block, node.outputs, propose, storage)
         elif node.op in (WHILE, FOR):
             for init, out in zip(_inits(node), node.outputs):
                 propose(init, out, "init", init in storage.unbound)
             _propose_yields(node.body, node.outputs, propose, storage)
-        elif kind[node.outputs[0]] is Kind.VAR and INPLACE_ATTR not in node.attrs:
+        elif kind[node.outputs[0]] is Kind.VAR and (node.is_region or
+                                                     storage.lowered[node].inplace is None):
             out = node.output
-            same = [v for v in node.inputs if v.name and out.name
-                    and _base(v.name) == _base(out.name) and kind[v] is Kind.VAR]
+            read = (r for v in storage.operands(node) for r in storage.reads(v))
+            same = [v for v in read if v.name and out.name and _base(v.name) == _base(out.name)]
             if same:
                 propose(out, same[0], _REBIND)
     return edges
@@ -388,7 +394,7 @@ def _inplace_edge(node: Node, storage: Storage) -> _Edge:
     assert isinstance(k, int) and 0 <= k < len(node.inputs), \
         f"codegen: {node.name} has {INPLACE_ATTR}={k!r}, not an input index"
     buffer = node.inputs[k]
-    if storage.kind[buffer] is not Kind.VAR or buffer in storage.graph.inputs:
+    if storage.kind[buffer] in _SILENT + (Kind.NONE,) or buffer in storage.graph.inputs:
         raise ValueError(f"codegen: {node.name} cannot run in place over %{buffer.name} "
                          f"({'a graph input' if buffer in storage.graph.inputs else 'a constant'}"
                          " is not a private buffer)")

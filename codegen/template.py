@@ -1,5 +1,9 @@
 """Op emit templates: each template string is parsed once, then filled with AST nodes (input
 expressions, attribute literals) substituted for the placeholder names only, as Tangent does.
+
+Filling happens in two steps: `prepare` substitutes attributes and stands a placeholder in for
+each input (so codegen can see how often and in which order the expression reads its inputs
+before deciding what to inline), and `Form.fill` puts the real input expressions in.
 """
 from __future__ import annotations
 
@@ -9,11 +13,18 @@ import functools
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
-from ..ops import OpDef
+from ..ops import OpDef, Spelling
 from . import pyast as py
 from .literal import Hoist, literal
 
 _ALWAYS_VISIBLE = frozenset(dir(builtins)) | {"np"}
+_INPUT_PREFIX = "__amber_in"
+_INPUT = _INPUT_PREFIX + "{}"
+_OUT = "__amber_out"
+_CONST = "__amber_const{}"
+_CONDITIONAL = (ast.IfExp, ast.BoolOp, ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp,
+                ast.GeneratorExp, ast.Dict)
+"""Expressions that evaluate some parts conditionally, repeatedly or out of source order."""
 
 
 @dataclass(frozen=True)
@@ -39,6 +50,61 @@ def parse_template(text: str) -> Template:
     return Template(text, tree, frozenset(bound))
 
 
+@dataclass(frozen=True)
+class Form:
+    """An op's expression for one node with placeholders for its inputs (and `out`)."""
+    tree: ast.expr
+    order: tuple[int, ...]
+    """The inputs in the order evaluating the expression reads them (an input read twice is
+    listed twice)."""
+    once: frozenset[int]
+    """Inputs read exactly once and unconditionally: only these may be given as expressions
+    that compute something (anything else would compute it twice, or maybe not at all)."""
+    constants: tuple[Any, ...]
+    """Attribute values too large to write inline, standing in the tree as placeholders."""
+
+    def fill(self, args: Sequence[ast.expr], hoist: Hoist, out: ast.expr | None = None
+             ) -> ast.expr:
+        """The expression with `args` (and the in-place buffer `out`) put in."""
+        names = {_INPUT.format(i): arg for i, arg in enumerate(args)}
+        if out is not None:
+            names[_OUT] = out
+        names.update((_CONST.format(k), hoist(v)) for k, v in enumerate(self.constants))
+        return _Substitute(names).visit(self.tree)
+
+
+def operand(i: int) -> Form:
+    """The form that is just input `i` (the right-hand side of `x += y`)."""
+    return Form(py.name(_INPUT.format(i)), (i,), frozenset({i}), ())
+
+
+def prepare(op: OpDef, spelling: Spelling, n_inputs: int, inplace: bool = False) -> Form:
+    """The spelling's expression (the op's in-place form writing into `out` when `inplace`)
+    over `n_inputs` placeholder inputs."""
+    assert not inplace or op.inplace is not None, f"{op.name} has no in-place form"
+    template = parse_template(op.inplace if inplace else spelling.template)
+    args = [py.name(_INPUT.format(i)) for i in range(n_inputs)]
+    inputs, variadic = bind_inputs(op, args)
+    if inplace:
+        inputs["out"] = py.name(_OUT)
+    constants: list[Any] = []
+
+    def park(value: Any) -> ast.expr:
+        constants.append(value)
+        return py.name(_CONST.format(len(constants) - 1))
+
+    filler = _Filler(inputs, variadic, spelling.attrs, park)
+    tree = filler.visit(template.tree)
+    visible = _ALWAYS_VISIBLE | template.bound | {h.__name__ for h in spelling.helpers}
+    unknown = sorted(filler.free - visible)
+    if unknown:
+        raise NameError(f"op {op.name}: emit template {template.text!r} uses {', '.join(unknown)}"
+                        ", neither an input, an attribute, np, a builtin nor one of its helpers")
+    order, conditional = _reads(tree)
+    once = {i for i in order if order.count(i) == 1} - conditional
+    return Form(tree, tuple(order), frozenset(once), tuple(constants))
+
+
 def render(op: OpDef, attrs: Mapping[str, Any], args: Sequence[ast.expr], hoist: Hoist,
            out: ast.expr | None = None) -> ast.expr:
     """The expression computing `op` on `args` with `attrs`; with `out`, the op's in-place form
@@ -47,19 +113,8 @@ def render(op: OpDef, attrs: Mapping[str, Any], args: Sequence[ast.expr], hoist:
 
     Placeholders: input names (a variadic `*xs` splices its elements, `xs_0, xs_1, ...` name
     single ones, a bare `xs` is their tuple), attribute names, and `out`."""
-    assert out is None or op.inplace is not None, f"{op.name} has no in-place form"
-    template = parse_template(op.template(attrs) if out is None else op.inplace)
-    inputs, variadic = bind_inputs(op, args)
-    if out is not None:
-        inputs["out"] = out
-    filler = _Filler(inputs, variadic, attrs, hoist)
-    tree = filler.visit(template.tree)
-    visible = _ALWAYS_VISIBLE | template.bound | {h.__name__ for h in op.helpers}
-    unknown = sorted(filler.free - visible)
-    if unknown:
-        raise NameError(f"op {op.name}: emit template {template.text!r} uses {', '.join(unknown)}"
-                        ", neither an input, an attribute, np, a builtin nor one of its helpers")
-    return tree
+    spelling = Spelling(op.template(attrs), attrs, op.helpers)
+    return prepare(op, spelling, len(args), out is not None).fill(args, hoist, out)
 
 
 def bind_inputs(op: OpDef, args: Sequence[ast.expr]
@@ -81,6 +136,38 @@ def bind_inputs(op: OpDef, args: Sequence[ast.expr]
         assert len(args) == len(op.inputs), \
             f"{op.name} takes {len(op.inputs)} inputs, the node has {len(args)}"
     return inputs, variadic
+
+
+def _reads(tree: ast.expr) -> tuple[list[int], set[int]]:
+    """The input placeholders in evaluation order, and those read in a conditional part."""
+    order: list[int] = []
+    conditional: set[int] = set()
+
+    def visit(node: ast.AST, maybe: bool) -> None:
+        if isinstance(node, ast.Name) and node.id.startswith(_INPUT_PREFIX):
+            index = int(node.id[len(_INPUT_PREFIX):])
+            order.append(index)
+            if maybe:
+                conditional.add(index)
+            return
+        lazy = isinstance(node, _CONDITIONAL) or isinstance(node, ast.Compare) \
+            and len(node.ops) > 1  # NOTE: `a < b < c` may stop before reading c
+        first = _always_run(node)
+        for child in ast.iter_child_nodes(node):
+            visit(child, maybe or (lazy and child is not first))
+
+    visit(tree, False)
+    return order, conditional
+
+
+def _always_run(node: ast.AST) -> ast.AST | None:
+    """The part of a conditional expression that runs every time: the first operand of
+    `and`/`or` and of a comparison chain, the test of `a if c else b`."""
+    if isinstance(node, ast.BoolOp):
+        return node.values[0]
+    if isinstance(node, ast.IfExp):
+        return node.test
+    return node.left if isinstance(node, ast.Compare) else None
 
 
 class _Filler(py.Copier):
@@ -118,3 +205,14 @@ class _Filler(py.Copier):
         else:
             index = self.visit(index)
         return ast.Subscript(value=self.visit(node.value), slice=index, ctx=node.ctx)
+
+
+class _Substitute(py.Copier):
+    """Copies a prepared form, putting expressions in for its placeholders."""
+
+    def __init__(self, names: dict[str, ast.expr]) -> None:
+        self.names = names
+
+    def visit_Name(self, node: ast.Name) -> ast.expr:
+        found = self.names.get(node.id)
+        return py.copy_expr(found) if found is not None else ast.Name(id=node.id, ctx=node.ctx)

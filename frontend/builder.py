@@ -7,12 +7,13 @@ import types
 from dataclasses import dataclass
 from typing import Any
 
+import gast
 import numpy as np
 
 from ..graph import AnyType, Graph, InsertPoint, Tensor
 from ..graph.verifier import IRVerifyError, verify
 from ..nn.cell import Cell
-from .context import Compiler, DeadPath, Frame
+from .context import Compiler, DeadPath, Frame, Prepared
 from .errors import CompileError
 from .guards import Guard
 from .source import error_at
@@ -95,7 +96,19 @@ def _build(compiler: Compiler, func: Any, args: tuple, kwargs: dict) -> None:
     compiler.builder.ip = InsertPoint.at_end(compiler.graph.body)
     output = frame.materialise(result, "result")
     compiler.graph.body.set_results([output])
+    _record_return_line(compiler, prepared)
     _finish(compiler)
+
+
+def _record_return_line(compiler: Compiler, prepared: Prepared) -> None:
+    """Tell codegen where the user's `return` is, when the function ends with one (an early
+    return elsewhere makes the canonical return synthetic: no single line to name)."""
+    parsed = prepared.parsed
+    last = parsed.node.body[-1]
+    early = sum(isinstance(n, gast.Return) for n in gast.walk(parsed.node)) > 1
+    if isinstance(last, gast.Return) and not early:
+        text = parsed.lines[last.lineno - 1].strip() if last.lineno <= len(parsed.lines) else ""
+        compiler.graph.meta["return_loc"] = (parsed.file, last.lineno, last.col_offset, text)
 
 
 def _bind_inputs(compiler: Compiler, frame: Frame, func: Any, args: tuple, kwargs: dict

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from .ir import Block, Node, Value
+from .ir import IF, Block, Node, Value
+from .types import Tensor
 from .types import NoneType, Scalar
 
 NOT_CONSTANT: Any = type("NotConstant", (), {"__repr__": lambda self: "NOT_CONSTANT"})()
@@ -31,11 +32,27 @@ def defined_inside(value: Value, region: Node) -> bool:
     return False
 
 
+READING_EFFECTS = ("print", "assert")
+"""Effectful ops that only look at their inputs: they neither write to them nor keep them."""
+
+
 def only_read(value: Value) -> bool:
-    """True if nobody can write to `value` or hold on to it after the graph returns: every use
-    is an input of a pure, non-region op, and where that op's result may share memory with
-    its inputs (a view, a tuple), that result is only read in turn."""
-    return all(isinstance(u.user, Node) and not u.user.is_region and not u.user.effectful
-               and (u.user.op.fresh or all(only_read(o) for o in u.user.outputs
-                                           if not isinstance(o.type, Scalar | NoneType)))
-               for u in value.uses)
+    """True if every use of `value` is an input of a pure, non-region op other than tuple
+    building, an effect that only reads (`READING_EFFECTS`), or a yield into an If output that
+    is itself only read: nobody can write to it or hold on to it after the graph returns."""
+    for use in value.uses:
+        user = use.user
+        if isinstance(user, Block):
+            region = user.owner_node
+            if region is None or region.op != IF or not only_read(region.outputs[use.index]):
+                return False
+        elif user.is_region or user.name == "make_tuple" or \
+                (user.effectful and user.name not in READING_EFFECTS):
+            return False
+    return True
+
+
+def identity_matters(value: Value) -> bool:
+    """True if `value` may be an array someone writes to or keeps (a list, a tuple, a yield, the
+    graph's result): then it must stay its own object, not be shared by merging or hoisting."""
+    return isinstance(value.type, Tensor) and not only_read(value)

@@ -6,8 +6,8 @@ the same spellings into graph nodes.
 from .opdef import REQUIRED, Dyn, OpDef, OpFunction, Primitive, Spelling
 from .registry import FUNCTIONS, METHODS, NUMPY, OPERATORS, OPS, PRIMITIVES, lookup
 
-__all__ = ["OpDef", "OpFunction", "Primitive", "Spelling", "Dyn", "REQUIRED", "OPS", "FUNCTIONS", "NUMPY",
-           "METHODS", "OPERATORS", "PRIMITIVES", "lookup", *FUNCTIONS, *PRIMITIVES]
+__all__ = ["OpDef", "OpFunction", "Primitive", "Spelling", "Dyn", "REQUIRED", "OPS", "FUNCTIONS",
+           "NUMPY", "METHODS", "OPERATORS", "PRIMITIVES", "lookup", *FUNCTIONS, *PRIMITIVES]
 
 
 def __getattr__(name: str):

@@ -13,7 +13,7 @@ from typing import Any, Callable, Mapping
 
 import numpy as np
 
-from .opdef import OpDef, OpFunction, Primitive
+from .opdef import OpDef, OpFunction, Primitive, Spelling
 from .types import (ListType, NoneType, Scalar, Tensor, TupleType, Type, broadcast_shapes,
                     type_of)
 
@@ -150,8 +150,17 @@ def np_call(func: str, args: str, **defaults: Any) -> Callable[[Mapping[str, Any
     """An emit `func(args, k=k, ...)` naming only the attributes that differ from `defaults`."""
     def emit(attrs: Mapping[str, Any]) -> str:
         kws = [f"{k}={k}" for k, d in defaults.items() if not _same(attrs[k], d)]
-        return f"{func}({', '.join([args, *kws])})"
+        return f"{func}({', '.join(a for a in [args, *kws] if a)})"
     return emit
+
+
+def on_tensor(method: Callable[[Mapping[str, Any]], str]) -> Callable[..., Spelling | None]:
+    """A `specialize` rule: when the first input is a tensor, the ndarray method spelling
+    `method(attrs)` (`x.sum()`: no Python-level `np.*` wrapper, half the cost on small arrays);
+    Python scalars keep the function."""
+    def specialize(types: tuple[Type, ...], attrs: Mapping[str, Any]) -> Spelling | None:
+        return Spelling(method(attrs), attrs) if isinstance(types[0], Tensor) else None
+    return specialize
 
 
 def _same(a: Any, b: Any) -> bool:

@@ -9,12 +9,12 @@ from typing import Any, Callable, Mapping
 
 import numpy as np
 
-from .nn_kernels import (window_pads, window_view, conv2d_kernel, window_reduce,
-                         max_pool2d_kernel, avg_pool2d_kernel, batch_norm_kernel,
+from .nn_kernels import (window_pads, window_view, conv2d_kernel, window_reduce, pad_hw, im2col,
+                         fold_planes, max_pool_blocks, max_pool2d_kernel, avg_pool2d_kernel, batch_norm_kernel,
                          batch_norm_train_kernel, layer_norm_kernel, softmax_kernel,
                          log_softmax_kernel, softmax_cross_entropy_kernel, nll_loss_kernel,
                          dropout_kernel, assign_kernel, embedding_kernel)
-from .opdef import REQUIRED, OpDef, OpFunction, Primitive
+from .opdef import REQUIRED, OpDef, OpFunction, Primitive, Spelling
 from .types import (AnyType, Dim, Scalar, Tensor, TupleType, Type, broadcast_shapes,
                     result_dtype)
 
@@ -429,6 +429,55 @@ def _take(params: np.ndarray, indices: np.ndarray, *, axis: int) -> np.ndarray:
     return np.take(params, indices, axis=axis)
 
 
+def _static_dims(*types: Type) -> bool:
+    return all(isinstance(t, Tensor) and t.is_static and all(t.shape) for t in types)
+
+
+def _window_geometry(x: Tensor, kernel: tuple[int, int], attrs: Mapping[str, Any]
+                     ) -> tuple[tuple[int, int, int, int], tuple[int, int]]:
+    """(pads, (OH, OW)) of a window op over static `x`."""
+    stride, dilation = attrs["stride"], attrs.get("dilation", (1, 1))
+    pads = window_pads(x.shape[2:], kernel, stride, dilation, attrs["pad_mode"],
+                       attrs["padding"])
+    size = [(n + pads[2 * i] + pads[2 * i + 1] - (k - 1) * d - 1) // s + 1
+            for i, (n, k, s, d) in enumerate(zip(x.shape[2:], kernel, stride, dilation))]
+    return pads, (size[0], size[1])
+
+
+def _conv2d_static(types: tuple[Type, ...], attrs: Mapping[str, Any]) -> Spelling | None:
+    """Static shapes: the im2col geometry is fixed, so the GEMM is spelled out in the code."""
+    x, weight, *bias = types
+    if not _static_dims(x, weight, *bias):
+        return None
+    (n, _, _, _), (o, cg, kh, kw), groups = x.shape, weight.shape, attrs["groups"]
+    pads, (oh, ow) = _window_geometry(x, (kh, kw), attrs)
+    cols = _call(im2col, "x, kernel, out_size", {"stride": (1, 1), "dilation": (1, 1),
+                                                  "pads": (0, 0, 0, 0)})
+    values = {"kernel": (kh, kw), "out_size": (oh, ow), "stride": attrs["stride"],
+              "dilation": attrs["dilation"], "pads": pads, "o": o, "k": cg * kh * kw,
+              "n": n, "g": groups, "og": o // groups, "oh": oh, "ow": ow, "l": oh * ow}
+    if groups == 1:
+        product = f"weight.reshape(o, k) @ {cols(values)}"
+        product += " + bias_0.reshape(o, 1)" if bias else ""
+    else:  # NOTE: the columns of group g are rows g*k.. of the ungrouped ones
+        product = f"weight.reshape(g, og, k) @ {cols(values)}.reshape(n, g, k, l)"
+        product += " + bias_0.reshape(g, og, 1)" if bias else ""
+    return Spelling(f"({product}).reshape(n, o, oh, ow)", values, (pad_hw, im2col))
+
+
+def _max_pool2d_static(types: tuple[Type, ...], attrs: Mapping[str, Any]) -> Spelling | None:
+    """Non-overlapping windows without padding: pooling by reshape (see `max_pool_blocks`)."""
+    (x,) = types
+    kernel = attrs["kernel_size"]
+    if not _static_dims(x) or attrs["stride"] != kernel or attrs["dilation"] != (1, 1):
+        return None
+    pads, _ = _window_geometry(x, kernel, attrs)
+    if any(pads):
+        return None
+    return Spelling("max_pool_blocks(x, kernel_size)", {"kernel_size": kernel},
+                    (fold_planes, max_pool_blocks))
+
+
 _MSE_EMIT = {"none": "np.square(x - y)", "sum": "np.sum(np.square(x - y))",
              "mean": "np.mean(np.square(x - y))"}
 
@@ -463,13 +512,14 @@ dense = OpDef(
 conv2d = OpDef(
     "conv2d", ("x", "weight", "*bias"), kernel=conv2d_kernel, infer=_conv2d_infer,
     emit=_call(conv2d_kernel, "x, weight, *bias", _CONV2D), attrs=_CONV2D,
-    helpers=(window_pads, window_view, conv2d_kernel), fresh=True)
+    helpers=(window_pads, window_view, conv2d_kernel), fresh=True, specialize=_conv2d_static)
 """NCHW x OIHW convolution (optional bias [O]); attributes are canonical: stride/dilation pairs,
 padding (top, bottom, left, right), pad_mode 'valid' | 'same' | 'pad'."""
 max_pool2d = OpDef(
     "max_pool2d", ("x",), kernel=max_pool2d_kernel, infer=_max_pool2d_infer,
     emit=_call(max_pool2d_kernel, "x", _MAX_POOL), attrs=_MAX_POOL,
-    helpers=(window_pads, window_view, window_reduce, max_pool2d_kernel), fresh=True)
+    helpers=(window_pads, window_view, window_reduce, max_pool2d_kernel), fresh=True,
+    specialize=_max_pool2d_static)
 """NCHW max pooling; kernel_size/stride/dilation pairs, padding a 4-tuple."""
 avg_pool2d = OpDef(
     "avg_pool2d", ("x",), kernel=avg_pool2d_kernel, infer=_avg_pool2d_infer,

@@ -9,7 +9,8 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .elementwise import as_tensor, checked, dtype_or_none, np_call, primitive, probe, spell
+from .elementwise import (as_tensor, checked, dtype_or_none, np_call, on_tensor, primitive,
+                          probe, spell)
 from .opdef import OpDef
 from .shaping import normalize_axes
 from .types import Tensor, Type
@@ -36,18 +37,21 @@ def _reduce_infer(name: str, fn: Callable[..., Any], *, nonempty: bool = False,
     return infer
 
 
-def _reduction(name: str, fn: Callable[..., Any], emit: Any, *, dtype: bool = False,
-               **kw: bool) -> OpDef:
+def _reduction(name: str, fn: Callable[..., Any], emit: Any, method: Any, *,
+               dtype: bool = False, **kw: bool) -> OpDef:
+    """`method`: the emit rule as an ndarray method, used on tensors (`x.sum()` skips the
+    Python-level dispatch of `np.sum`, half its cost on small arrays)."""
     infer = _reduce_infer(name, fn, **kw)
     attrs = {"axis": None, "keepdims": False, **({"dtype": None} if dtype else {})}
     return OpDef(name, ("x",), kernel=checked(name, fn, infer), infer=infer, emit=emit,
-                 attrs=attrs, fresh=True)
+                 attrs=attrs, fresh=True, specialize=on_tensor(method))
 
 
 def _np_reduce(func: str, **kw: bool) -> OpDef:
     fn = getattr(np, func)
     defaults = {"axis": None, "keepdims": False, **({"dtype": None} if kw.get("dtype") else {})}
-    return _reduction(func, fn, np_call(f"np.{func}", "x", **defaults), **kw)
+    return _reduction(func, fn, np_call(f"np.{func}", "x", **defaults),
+                      np_call(f"x.{func}", "", **defaults), **kw)
 
 
 def _arg(fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -57,8 +61,8 @@ def _arg(fn: Callable[..., Any]) -> Callable[..., Any]:
     return kernel
 
 
-def _arg_emit(func: str) -> Callable[[dict[str, Any]], str]:
-    call = np_call(func, "x", axis=None, keepdims=False)
+def _arg_emit(func: str, args: str = "x") -> Callable[[dict[str, Any]], str]:
+    call = np_call(func, args, axis=None, keepdims=False)
     return lambda a: call(a) + ("" if a["dtype"] is None else ".astype(dtype)")
 
 
@@ -66,14 +70,14 @@ sum_ = _np_reduce("sum", dtype=True)
 mean = _np_reduce("mean", dtype=True)
 prod = _np_reduce("prod", dtype=True)
 reduce_max = _reduction("reduce_max", np.max, np_call("np.max", "x", axis=None, keepdims=False),
-                        nonempty=True)
+                        np_call("x.max", "", axis=None, keepdims=False), nonempty=True)
 reduce_min = _reduction("reduce_min", np.min, np_call("np.min", "x", axis=None, keepdims=False),
-                        nonempty=True)
+                        np_call("x.min", "", axis=None, keepdims=False), nonempty=True)
 """Named `reduce_max`/`reduce_min`: `max`/`min` are Python's builtins (ops/python.py)."""
-argmax = _reduction("argmax", _arg(np.argmax), _arg_emit("np.argmax"), dtype=True,
-                    nonempty=True, single_axis=True)
-argmin = _reduction("argmin", _arg(np.argmin), _arg_emit("np.argmin"), dtype=True,
-                    nonempty=True, single_axis=True)
+argmax = _reduction("argmax", _arg(np.argmax), _arg_emit("np.argmax"), _arg_emit("x.argmax", ""),
+                    dtype=True, nonempty=True, single_axis=True)
+argmin = _reduction("argmin", _arg(np.argmin), _arg_emit("np.argmin"), _arg_emit("x.argmin", ""),
+                    dtype=True, nonempty=True, single_axis=True)
 """Index dtype: NumPy's intp unless `dtype` (MindSpore's `Argmax` primitive gives int32)."""
 all_ = _np_reduce("all")
 any_ = _np_reduce("any")

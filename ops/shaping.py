@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from .elementwise import as_tensor, checked, dtype_or_none, np_call, primitive, spell
+from .elementwise import as_tensor, checked, dtype_or_none, np_call, on_tensor, primitive, spell
 from .opdef import REQUIRED, Dyn, OpDef
 from .types import UNKNOWN, Dim, ListType, Scalar, Tensor, TupleType, Type
 
@@ -91,6 +91,12 @@ def shape_text(shape: tuple[int | Dyn, ...], var: str) -> str:
     if _whole(shape):
         return f"{var}_{shape[0].k}"
     return format_dims(f"{var}_{d.k}" if isinstance(d, Dyn) else repr(d) for d in shape)
+
+
+def _reshape_args(shape: tuple[int | Dyn, ...]) -> str:
+    """The shape as the arguments of `x.reshape(...)`: `2, 3`, or one tuple value."""
+    text = shape_text(shape, "dims")
+    return text if _whole(shape) or not shape else text[1:-1].rstrip(",")
 
 
 def shape_dims(name: str, shape: tuple[int | Dyn, ...], types: tuple[Type, ...]
@@ -526,17 +532,21 @@ def _count_infer(name: str):
 # ---- ops --------------------------------------------------------------------------------------
 
 def _op(name: str, inputs: tuple[str, ...], fn: Any, infer: Any, emit: Any,
-        attrs: dict[str, Any] | None = None, fresh: bool = False) -> OpDef:
+        attrs: dict[str, Any] | None = None, fresh: bool = False, specialize: Any = None
+        ) -> OpDef:
     """`fresh`: the result never shares memory with an input (views and tuples do)."""
     return OpDef(name, inputs, kernel=checked(name, fn, infer), infer=infer, emit=emit,
-                 attrs=attrs or {}, fresh=fresh)
+                 attrs=attrs or {}, fresh=fresh, specialize=specialize)
 
 
 reshape = _op("reshape", ("x", "*dims"), _reshape, _reshape_infer,
-              lambda a: f"np.reshape(x, {shape_text(a['shape'], 'dims')})", {"shape": REQUIRED})
+              lambda a: f"np.reshape(x, {shape_text(a['shape'], 'dims')})", {"shape": REQUIRED},
+              specialize=on_tensor(lambda a: f"x.reshape({_reshape_args(a['shape'])})"))
 transpose = _op("transpose", ("x",), lambda x, perm: np.transpose(x, perm), _transpose_infer,
                 lambda a: "np.transpose(x)" if a["perm"] is None else "np.transpose(x, perm)",
-                {"perm": None})
+                {"perm": None},
+                specialize=on_tensor(lambda a: "x.T" if a["perm"] is None else
+                                      "x.transpose(perm)"))
 expand_dims = _op("expand_dims", ("x",), lambda x, axis: np.expand_dims(x, axis),
                   _expand_dims_infer, "np.expand_dims(x, axis)", {"axis": REQUIRED})
 squeeze = _op("squeeze", ("x",), lambda x, axis: np.squeeze(x, axis), _squeeze_infer,

@@ -12,10 +12,12 @@ from typing import Any, Hashable
 
 import numpy as np
 
+from ..analysis import identity_matters
 from ..ir import Block, Graph, Node, Rewriter, Value
 
 
 def run(graph: Graph, rw: Rewriter) -> bool:
+    """Merge repeated pure nodes into the first one that dominates them; True if any merged."""
     before, rw.changed = rw.changed, False
     _visit(graph.body, {}, rw)
     changed, rw.changed = rw.changed, before or rw.changed
@@ -29,12 +31,13 @@ def _visit(block: Block, seen: dict[Hashable, Value], rw: Rewriter) -> None:
             for inner in node.blocks:
                 _visit(inner, scope, rw)
             continue
-        if node.effectful or len(node.outputs) != 1:
+        # NOTE: an array someone writes to or keeps must stay its own object
+        if node.effectful or len(node.outputs) != 1 or identity_matters(node.output):
             continue
         key = _key(node)
         if key is None:
             continue
-        if key in scope:
+        if key in scope and not identity_matters(scope[key]):
             rw.replace(node, [scope[key]])
         else:
             scope[key] = node.output

@@ -13,6 +13,7 @@ from ..ir import FOR, IF, WHILE, Block, Graph, Node, Rewriter, Value
 
 
 def run(graph: Graph, rw: Rewriter) -> bool:
+    """Remove what neither the results nor an effect needs; True if anything went."""
     live = _mark(graph)
     before = rw.changed
     rw.changed = False

@@ -30,6 +30,7 @@ FOLD_LIMIT = 4096
 
 
 def run(graph: Graph, rw: Rewriter) -> bool:
+    """Fold constant pure ops and prune regions whose path is known; True if any."""
     before, rw.changed = rw.changed, False
     _visit(graph.body, rw)
     if rw.changed:

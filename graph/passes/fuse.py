@@ -15,6 +15,7 @@ from ..types import Tensor
 
 
 def run(graph: Graph, rw: Rewriter) -> bool:
+    """Split biased dense layers and pool before relu; True if anything was rewritten."""
     changed = False  # NOTE: not rw.changed, which a turned-down dense split also sets
     for node in list(graph.walk()):
         if node.parent is None:

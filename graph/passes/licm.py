@@ -11,12 +11,13 @@ any, still happens first. May raise: a `can_raise` op, arithmetic on Python scal
 """
 from __future__ import annotations
 
-from ..analysis import NOT_CONSTANT, constant_of, defined_inside
+from ..analysis import NOT_CONSTANT, constant_of, defined_inside, identity_matters
 from ..ir import FOR, WHILE, Block, Graph, InsertPoint, Node, Rewriter
 from ..types import Scalar, Tensor
 
 
 def run(graph: Graph, rw: Rewriter) -> bool:
+    """Hoist loop-invariant pure nodes out of While/For regions; True if any moved."""
     before, rw.changed = rw.changed, False
     for loop in reversed([n for n in graph.walk() if n.op in (WHILE, FOR)]):
         blocks = [(loop.cond, True), (loop.body, False)] if loop.op == WHILE else \
@@ -46,8 +47,9 @@ def _may_raise(node: Node) -> bool:
 
 def _invariant(node: Node, loop: Node) -> bool:
     """A pure op whose inputs all come from outside `loop` (and nothing orders it)."""
+    # NOTE: an array the loop writes to or keeps must be allocated anew on every iteration
     return not (node.is_region or node.effectful or node.control_inputs
-                or node.name == "undefined") and \
+                or node.name == "undefined" or any(map(identity_matters, node.outputs))) and \
         not any(defined_inside(v, loop) for v in node.inputs)
 
 

@@ -20,6 +20,7 @@ _HARMLESS_READERS = ("print", "assert")  # read a value without keeping or alias
 
 
 def run(graph: Graph, rw: Rewriter) -> bool:
+    """Mark elementwise ops that may write into a dying input's buffer; True if any."""
     changed = False
     for block in _blocks(graph.body):
         for position, node in enumerate(block.nodes):

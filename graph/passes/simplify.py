@@ -111,6 +111,8 @@ RULES: dict[str, tuple[Rule, ...]] = {
     "div": (_keep(0, 1, 1),),                    # x / 1 -> x
     "pow": (_keep(0, 1, 1), _square),            # x ** 1 -> x,  x ** 2 -> x * x
     "neg": (_involution,),                       # -(-x) -> x
+    "invert": (_involution,),                    # ~~x -> x
+    "logical_not": (_involution,),               # logical_not(logical_not(b)) -> b (bools)
     "not": (_not_not,),                          # not not b -> bool(b)
     "transpose": (_transpose_twice,),            # x.transpose(p).transpose(q) -> x.transpose(p[q])
     "reshape": (_reshape_twice,),                # reshape(reshape(x, s), t) -> reshape(x, t)
@@ -125,6 +127,7 @@ always views), so the aliasing guard does not apply to them."""
 
 
 def run(graph: Graph, rw: Rewriter) -> bool:
+    """Apply the first matching rule of `RULES` to each op node; True if any applied."""
     changed = False  # NOTE: not rw.changed, which a rule's turned-down new node also sets
     for node in list(graph.walk()):
         if node.parent is None or node.is_region:

@@ -1,15 +1,18 @@
 """`node.attrs["__inplace__"] = k` (set by memory planning): the op's `inplace` form writes into
-input k's buffer and the result keeps input k's variable."""
+input k's buffer and the result keeps input k's variable (for results of at least
+`INPLACE_MIN_ELEMENTS`; smaller ones are computed into new arrays)."""
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
 from amber.codegen import INPLACE_ATTR, generate
+from amber.codegen.lowering import INPLACE_MIN_ELEMENTS
 from amber.graph import Builder, Graph, InsertPoint, Tensor, run_graph
 from amber.ops import OpDef
 
-F4 = Tensor((4,), np.float32)
+SIZE = INPLACE_MIN_ELEMENTS
+F4 = Tensor((SIZE,), np.float32)
 
 
 def _same(x, *rest, **attrs):
@@ -37,7 +40,7 @@ def chain(read_t_later: bool = False) -> tuple[Graph, list]:
 
 def test_inplace_chain_reuses_one_buffer(load_code) -> None:
     graph, nodes = chain()
-    x = np.linspace(-1, 1, 4).astype(np.float32)
+    x = np.linspace(-1, 1, SIZE).astype(np.float32)
     want = run_graph(graph, x)  # NOTE: the reference runs before the marks are set
     for node in nodes:
         node.attrs[INPLACE_ATTR] = 0
@@ -71,5 +74,38 @@ def test_codegen_markers_are_not_template_attributes(load_code) -> None:
     nodes[1].attrs["__note__"] = "fused"
     code = generate(graph)
     assert "fused" not in code.source
-    x = np.ones(4, np.float32)
+    x = np.ones(SIZE, np.float32)
     np.testing.assert_array_equal(load_code(code)(x), (np.exp(x) + x) * np.float32(3.0))
+
+
+def test_operators_run_in_place_as_augmented_assignments(load_code) -> None:
+    """`t += x` is `np.add(t, x, out=t)`; a commuting operator also takes its buffer second."""
+    g = Graph("aug")
+    x = g.body.add_param(F4, "x")
+    b = Builder(InsertPoint.at_end(g.body))
+    t = b.op("exp", x, name="t")
+    u = b.op("add", t, x, name="t")
+    v = b.op("mul", x, u, name="t")
+    w = b.op("sub", v, b.constant(1.0), name="t")
+    g.body.set_results([w])
+    x_value = np.linspace(-1, 1, SIZE).astype(np.float32)
+    want = run_graph(g, x_value)
+    for node, k in ((u.producer, 0), (v.producer, 1), (w.producer, 0)):
+        node.attrs[INPLACE_ATTR] = k
+    code = generate(g)
+    assert "    t = np.exp(x)\n    t += x\n    t *= x\n    t -= 1.0\n    return t\n" in code.source
+    np.testing.assert_array_equal(load_code(code)(x_value), want)
+
+
+def test_small_results_are_computed_into_new_arrays(load_code) -> None:
+    g = Graph("small")
+    x = g.body.add_param(Tensor((SIZE - 1,), np.float32), "x")
+    b = Builder(InsertPoint.at_end(g.body))
+    t = b.op("exp", x, name="t")
+    u = b.op("add", t, x, name="t")
+    u.producer.attrs[INPLACE_ATTR] = 0
+    g.body.set_results([u])
+    code = generate(g)
+    assert "    t = np.exp(x) + x\n" in code.source
+    x_value = np.ones(SIZE - 1, np.float32)
+    np.testing.assert_array_equal(load_code(code)(x_value), np.exp(x_value) + x_value)

@@ -81,10 +81,10 @@ def test_parameter_and_synthetic_names() -> None:
 
 def test_helper_and_constant_names_are_not_taken() -> None:
     g = Graph("f")
-    x = g.body.add_param(Tensor((1, 1, 4, 4), np.float32), "conv2d_kernel")
+    x = g.body.add_param(Tensor((1, 1, 4, 4), np.float32), "im2col")
     k = g.body.add_param(Tensor((1, 1, 3, 3), np.float32), "WEIGHT")
     b = Builder(InsertPoint.at_end(g.body))
-    y = b.op("conv2d", x, k, name="window_view")
+    y = b.op("conv2d", x, k, name="pad_hw")
     big = b.constant(np.ones((4, 4, 2), np.float32), name="weight")
     g.body.set_results([b.op("add", y, b.op("sum", big), name="unbound_local")])
     code = generate(g)
@@ -94,4 +94,4 @@ def test_helper_and_constant_names_are_not_taken() -> None:
     module_names = {n.targets[0].id for n in tree.body if isinstance(n, ast.Assign)}
     local = assigned_names(code.source)
     assert not (set(defined) | module_names) & local
-    assert code.arg_names == ("conv2d_kernel_1", "WEIGHT")
+    assert code.arg_names == ("im2col_1", "WEIGHT")

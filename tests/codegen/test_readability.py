@@ -33,13 +33,9 @@ def Net_construct(x, n):
     # net.py:5: while i < n:
     while i < n:
         # net.py:6: if h.sum() > i:
-        t = np.sum(h)
-        t_1 = t > i
-        if t_1:
+        if h.sum() > i:
             # net.py:7: s = s + float(h.mean())
-            t_2 = np.mean(h)
-            t_3 = float(t_2)
-            s = s + t_3
+            s = s + float(h.mean())
         else:
             # net.py:9: s = s - 1.0
             s = s - 1.0

@@ -7,6 +7,8 @@ parametrization (ids = program names) and provides the `check_program` fixture.
 from __future__ import annotations
 
 import copy
+import hashlib
+import importlib.util
 import inspect
 import math
 import os
@@ -108,6 +110,20 @@ def i32(values: Any) -> np.ndarray:
 def i64(values: Any) -> np.ndarray:
     """An int64 array of literal values."""
     return np.asarray(values, dtype=np.int64)
+
+
+def load_source(source: str, directory: str, name: str = "program") -> Any:
+    """Write generated `source` to a real .py file under `directory` (the compiler reads source
+    with `inspect`), import it and return its attribute `name`."""
+    digest = hashlib.sha1(source.encode()).hexdigest()[:16]
+    path = os.path.join(directory, f"generated_{digest}.py")
+    if not os.path.exists(path):
+        with open(path, "w") as f:
+            f.write(source)
+    spec = importlib.util.spec_from_file_location(f"amber_generated_{digest}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return getattr(module, name)
 
 
 # -- building and calling --------------------------------------------------------------------

@@ -1,6 +1,8 @@
 """Programs `test_random_programs.py` found miscompiled, as hypothesis shrank them (renamed, run on
-the generator's inputs). Each failed with an UnboundLocalError on a compiler temporary: a value
-computed on one path (often a repeated `a.sum() > 0`) was reused on a path that skipped it."""
+the generator's inputs, unused generator boilerplate removed from the last one). The first four
+failed with an UnboundLocalError on a compiler temporary: a value computed on one path (often a
+repeated `a.sum() > 0`) was reused on a path that skipped it. The last one computed a loop-invariant
+value once, outside the loop, though each iteration mutates it in place."""
 import numpy as np
 
 from harness import f32, runs
@@ -109,6 +111,15 @@ def empty_range_loop_then_repeated_guarded_returns(a, b, n):
         if a.sum() > 0:
             return a, b, k
     return a, b, k
+
+
+@runs(*INPUTS)
+def loop_invariant_value_mutated_in_place(a, b, n):
+    for i0 in range(2):
+        b = np.tanh(a + a)
+        b[0] = a[0] + 0
+        b += a
+    return a, b
 
 
 def test_program(program, check_program):

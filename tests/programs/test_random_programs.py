@@ -8,15 +8,13 @@ A deep, randomized and shrinking search of 10,000+ examples:
     AMBER_HYPOTHESIS_EXAMPLES=10000 python -m pytest tests/programs/test_random_programs.py
 Each shrunk failure goes into `test_found_by_hypothesis.py` as a regular corpus program.
 """
-import hashlib
-import importlib.util
 import os
 from typing import Any, Callable
 
 import pytest
 from hypothesis import HealthCheck, Phase, given, note, settings, strategies as st
 
-from harness import Program, check, f32
+from harness import Program, check, f32, load_source
 
 FLAVORS: dict[str, tuple[str, ...]] = {
     "branches": ("assign", "assign", "if"),
@@ -38,7 +36,8 @@ MAX_DEPTH = 3
 TENSORS = ("a", "b")
 TENSOR_EXPRS = ("np.tanh({t} + {u})", "{t} * 0.5 + {u}", "{t} - {c}", "np.maximum({t}, {u})",
                 "{t}[::-1] * 1.0", "np.where({t} > 0, {t}, {u} * 0.5)", "{t} * k * 0.1",
-                "np.abs({t}) - {u}", "{t} + {t}.sum() * 0.1")
+                "np.abs({t}) - {u}", "{t} + {t}.sum() * 0.1", "{u} * 1.0",
+                "np.zeros(3, np.float32)")
 INT_STATEMENTS = ("k = k + 1", "k = (k * 3 + {c}) % 7", "k = k + int({t}.sum() > 0)",
                   "k = k - {c}", "k = m + k", "m = (m + k) % 5", "m = m + len({t})")
 CONDITIONS = ("{t}.sum() > {c}", "{t}[{i}] < {u}[{j}]", "np.any({t} > {c})", "k > {c}",
@@ -173,19 +172,6 @@ def programs(draw: Callable[[Any], Any], flavor: str) -> str:
     return writer.source()
 
 
-def load(source: str, directory: str) -> Callable[..., Any]:
-    """Write `source` to a real file under `directory`, import it, return `program`."""
-    digest = hashlib.sha1(source.encode()).hexdigest()[:16]
-    path = os.path.join(directory, f"random_{digest}.py")
-    if not os.path.exists(path):
-        with open(path, "w") as f:
-            f.write(source)
-    spec = importlib.util.spec_from_file_location(f"amber_random_{digest}", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module.program
-
-
 @pytest.fixture(scope="module")
 def program_dir(tmp_path_factory: pytest.TempPathFactory) -> str:
     """Where generated programs are written."""
@@ -201,7 +187,7 @@ def test_random_program(flavor, program_dir, capsys):
     @given(source=programs(flavor), n=st.integers(0, 3))
     def run(source: str, n: int) -> None:
         note(source)
-        fn = load(source, program_dir)
+        fn = load_source(source, program_dir)
         check(Program(fn, tuple((a, b, n) for a, b in INPUTS)), capsys)
 
     run()

@@ -181,6 +181,33 @@ def comparison_results_are_bools(x):
     return a, b, c, not a, bool(a) is True
 
 
+def _inner_loop(v):
+    i = 0
+    t = v
+    for i in range(2):
+        t = t + i
+    return t, i
+
+
+@runs(POS, NEG)
+def inlined_helper_names_do_not_collide(x):
+    t = x * 0.0
+    t_1 = x + 1.0
+    j = -1
+    for i in range(3):
+        t, j = _inner_loop(t)
+        t = t + i
+    return t, t_1, i, j
+
+
+@runs(POS, NEG)
+def unicode_and_builtin_like_names(x):
+    α = x * 2.0
+    sum_ = α.sum()
+    list_ = [α]
+    return α, sum_, list_
+
+
 def test_program(program, check_program):
     """Compiled and eager agree on every input."""
     check_program(program)

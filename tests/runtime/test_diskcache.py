@@ -107,7 +107,7 @@ def test_damaged_module_is_recompiled_and_rewritten(cache_dir: Path, damage: str
     run_fresh(Model())
     py, _ = entry_files(cache_dir)
     good = py.read_text()
-    py.write_text({"truncate": good[:len(good) // 2], "garble": good.replace("np.", "xp."),
+    py.write_text({"truncate": good[:len(good) // 2], "garble": good.replace("return", "retrun"),
                    "empty": ""}[damage])
     again = run_fresh(Model())
     assert (again.stats.compiles, again.stats.disk_hits) == (1, 0)

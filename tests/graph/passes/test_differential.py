@@ -28,7 +28,7 @@ INPUTS = (("x", Tensor((2, 3), F32)), ("y", Tensor((2, 3), F32)), ("w", Tensor((
 SPECIALS = np.array([0.0, -0.0, 1.0, -1.5, 2.0, np.inf, -np.inf, np.nan], F32)
 
 UNARY = {"f": ("neg", "abs", "relu", "square", "tanh", "floor", "sin", "sign", "exp"),
-         "i": ("neg", "abs", "square", "sign"), "b": ("logical_not",)}
+         "i": ("neg", "abs", "square", "sign", "invert"), "b": ("logical_not", "invert")}
 BINARY = {"f": ("add", "sub", "mul", "div", "maximum", "minimum", "lt", "gt", "eq"),
           "i": ("add", "sub", "mul", "floordiv", "mod", "maximum", "lt", "ge", "ne"),
           "b": ("logical_and", "logical_or", "eq")}
@@ -101,8 +101,8 @@ class GraphMaker:
 
     # -- statements -----------------------------------------------------------------------
     def statement(self, scope: Scope) -> None:
-        kinds = ["unary", "binary", "chain", "constant", "fold", "identity", "reduce", "shape",
-                 "cast", "convert", "repeat", "print"]
+        kinds = ["unary", "binary", "chain", "scalar", "constant", "fold", "identity", "reduce",
+                 "shape", "cast", "convert", "repeat", "print"]
         if scope.depth < 3:
             kinds += ["if", "for", "while"]
         getattr(self, "s_" + self.draw(st.sampled_from(kinds)))(scope)
@@ -122,6 +122,14 @@ class GraphMaker:
             ops = tuple(op for op in ops if op != "mul")  # NOTE: repeated squaring never ends
         if y is not None:
             self.op(scope, self.draw(st.sampled_from(ops)), x, y)
+
+    def s_scalar(self, scope: Scope) -> None:
+        """Python int arithmetic (`n // m` raises ZeroDivisionError when m is 0)."""
+        x = self.pick(scope, lambda t: t == INT)
+        y = self.draw(st.sampled_from(self.bounds)) if self.draw(st.booleans()) else \
+            self.pick(scope, lambda t: t == INT)
+        op = self.draw(st.sampled_from(["add", "sub", "floordiv", "mod", "lt", "eq"]))
+        self.op(scope, op, x, y)
 
     def s_chain(self, scope: Scope) -> None:
         """Elementwise ops one after another on a fresh array (what plan_memory runs in place)."""
@@ -161,8 +169,10 @@ class GraphMaker:
             op = {"mul1": "mul", "add0": "add", "sub0": "sub", "div1": "div", "pow": "pow"}[rule]
             swap = op in ("add", "mul") and self.draw(st.booleans())
             self.op(scope, op, *((c, x) if swap else (x, c)))
-        elif rule == "neg":
-            self.op(scope, "neg", self.op(scope, "neg", x) or x)
+        elif rule == "neg":  # or another involution: ~~x, logical_not twice
+            op = self.draw(st.sampled_from({"f": ["neg"], "i": ["neg", "invert"],
+                                            "b": ["logical_not", "invert"]}[_kind(x.type)]))
+            self.op(scope, op, self.op(scope, op, x))
         elif rule in ("tt", "rr") and isinstance(x.type, Tensor) and x.type.rank == 2:
             first = {"perm": None} if rule == "tt" else {"shape": (6,)}
             second = {"perm": (1, 0)} if rule == "tt" else {"shape": x.type.shape}
@@ -223,13 +233,18 @@ class GraphMaker:
 
     # -- regions --------------------------------------------------------------------------
     def fill(self, scope: Scope, most: int = 4) -> None:
+        """Up to `most` statements, often printing the last value (so the block is not dead)."""
         for _ in range(self.draw(st.integers(0, most))):
             self.statement(scope)
+        if scope.pool[-1].producer in scope.b.ip.block.nodes and self.draw(st.booleans()):
+            self.count += 1
+            print_ = scope.b.op("print", scope.pool[-1], name=f"p{self.count}").producer
+            self.effect(scope, print_)
 
     def yields(self, scope: Scope, types: list[Any]) -> list[Value]:
-        """One value of each type from `scope` (the outer pool always has one)."""
-        return [self.draw(st.sampled_from([v for v in scope.pool if v.type == t]))
-                for t in types]
+        """One value of each type from `scope`, often a recent one (the outer pool always has
+        one of each)."""
+        return [self.pick(scope, lambda t, want=want: t == want) for want in types]
 
     def region_done(self, scope: Scope, node: Node, names: list[str]) -> None:
         for out, name in zip(node.outputs, names):

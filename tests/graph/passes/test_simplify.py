@@ -284,3 +284,31 @@ def test_no_new_alias_escapes_through_a_view(check_pass):
           return %out
         }
     """)
+
+
+def test_involutions_keep_their_type(check_pass):
+    """~~i and logical_not twice on bools are the input; logical_not twice on floats makes
+    bools, so it stays."""
+    check_pass("simplify", """
+        graph @f(%i: i64[3], %b: b1[3], %x: f32[3]) {
+          %i1 = invert(%i) : i64[3]
+          %i2 = invert(%i1) : i64[3]
+          %b1 = logical_not(%b) : b1[3]
+          %b2 = logical_not(%b1) : b1[3]
+          %x1 = logical_not(%x) : b1[3]
+          %x2 = logical_not(%x1) : b1[3]
+          %s = sum(%i2) : i64[]
+          %t = any(%b2) : b1[]
+          return %s, %t, %x2
+        }
+    """, """
+        graph @f(%i: i64[3], %b: b1[3], %x: f32[3]) {
+          %i1 = invert(%i) : i64[3]
+          %b1 = logical_not(%b) : b1[3]
+          %x1 = logical_not(%x) : b1[3]
+          %x2 = logical_not(%x1) : b1[3]
+          %s = sum(%i) : i64[]
+          %t = any(%b) : b1[]
+          return %s, %t, %x2
+        }
+    """)

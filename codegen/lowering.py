@@ -1,0 +1,76 @@
+"""What each op node becomes in generated code: its spelling for the node's input types (the op's
+specialized one where static shapes allow), run in place or not, and as an expression with its
+inputs still placeholders (`template.Form`), so later steps can see what it reads and in which
+order before they decide what to inline.
+"""
+from __future__ import annotations
+
+import ast
+import math
+from dataclasses import dataclass
+from typing import Callable
+
+from ..graph import Graph, Node, Tensor
+from ..ops import Spelling
+from .template import Form, operand, prepare
+
+INPLACE_ATTR = "__inplace__"
+"""`node.attrs[INPLACE_ATTR] = k`: the node writes its result into input k's buffer (set by
+memory planning); codegen emits `OpDef.inplace` with `out` = input k and reuses its variable."""
+
+INPLACE_MIN_ELEMENTS = 1024
+"""Results smaller than this are computed into a new array even when marked in place: NumPy
+serves small allocations from a cache, so reuse saves nothing while `out=` costs a keyword
+argument, and a new value can be inlined into the expression that reads it."""
+
+
+@dataclass(frozen=True)
+class Lowered:
+    """One op node as generated code computes it."""
+    form: Form
+    """The expression; for an augmented assignment, its right-hand side."""
+    helpers: tuple[Callable, ...]
+    inplace: int | None = None
+    """The input whose buffer receives the result (its variable is the result's)."""
+    augmented: type[ast.operator] | None = None
+    """`buffer op= operand` (`x += b`) instead of the in-place ufunc call."""
+
+
+def lower(graph: Graph) -> dict[Node, Lowered]:
+    """Every op node of `graph` (region nodes excluded) as generated code computes it."""
+    return {node: lower_node(node) for node in graph.walk() if not node.is_region}
+
+
+def lower_node(node: Node) -> Lowered:
+    attrs = {k: v for k, v in node.attrs.items() if not k.startswith("__")}
+    k = inplace_input(node)
+    if k is None:
+        spelling = node.op.spelling(tuple(v.type for v in node.inputs), attrs)
+        return Lowered(prepare(node.op, spelling, len(node.inputs)), spelling.helpers)
+    augmented = _augmented(node, k)
+    if augmented is not None:
+        return Lowered(operand(1 - k), (), k, augmented)
+    spelling = Spelling(node.op.template(attrs), attrs, node.op.helpers)
+    return Lowered(prepare(node.op, spelling, len(node.inputs), inplace=True),
+                   node.op.helpers, k)
+
+
+def inplace_input(node: Node) -> int | None:
+    """The input `node` runs in place over, if it is marked so and its result is large enough
+    to gain from it (see `INPLACE_MIN_ELEMENTS`)."""
+    k = node.attrs.get(INPLACE_ATTR)
+    out = node.outputs[0].type if len(node.outputs) == 1 else None
+    if k is None or isinstance(out, Tensor) and out.is_static \
+            and math.prod(out.shape) < INPLACE_MIN_ELEMENTS:
+        return None
+    return k
+
+
+def _augmented(node: Node, k: int) -> type[ast.operator] | None:
+    """`x += y` for a binary operator op over buffer x (or y, the operator commuting): NumPy
+    runs `ndarray.__iadd__` as `np.add(x, y, out=x)`, with less call overhead."""
+    operator = getattr(ast, node.op.operator or "", None)
+    if not (isinstance(operator, type) and issubclass(operator, ast.operator)) \
+            or len(node.inputs) != 2 or node.op.inplace is None:
+        return None
+    return operator if k == 0 or node.op.commutative else None
