@@ -7,6 +7,7 @@ import ast
 import builtins
 import functools
 import inspect
+import linecache
 import textwrap
 import types
 from dataclasses import dataclass
@@ -57,7 +58,7 @@ class _Helper:
 def _parse(fn: types.FunctionType) -> _Helper:
     where = f"helper {fn.__module__}.{fn.__qualname__}"
     assert isinstance(fn, types.FunctionType), f"{where} is not a Python function"
-    text = textwrap.dedent(inspect.getsource(fn))
+    text = _source(fn)
     tree = ast.parse(text)
     node = tree.body[0]
     assert isinstance(node, ast.FunctionDef) and node.name == fn.__name__, \
@@ -75,6 +76,30 @@ def _parse(fn: types.FunctionType) -> _Helper:
     if _drop_foreign_annotations(node):
         text = ast.unparse(node)  # NOTE: astor would print `->list`; both drop comments
     return _Helper(text.rstrip() + "\n", tuple(calls))
+
+
+def _source(fn: types.FunctionType) -> str:
+    """The function's source text, dedented: its lines up to the last one its code (or a nested
+    function's) spans, which is much cheaper than `inspect.getsource` tokenizing the file."""
+    code = fn.__code__
+    lines = linecache.getlines(code.co_filename, fn.__globals__)
+    if not lines or not hasattr(code, "co_positions"):  # NOTE: Python 3.10
+        return textwrap.dedent(inspect.getsource(fn))
+    last = max(_last_line(code), code.co_firstlineno)
+    text = textwrap.dedent("".join(lines[code.co_firstlineno - 1:last]))
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        tree = None
+    if tree is None or len(tree.body) != 1 or getattr(tree.body[0], "name", None) != fn.__name__:
+        return textwrap.dedent(inspect.getsource(fn))
+    return text
+
+
+def _last_line(code: types.CodeType) -> int:
+    ends = [end for _, end, _, _ in code.co_positions() if end is not None]
+    nested = [_last_line(c) for c in code.co_consts if isinstance(c, types.CodeType)]
+    return max(ends + nested, default=code.co_firstlineno)
 
 
 def _annotated(fn: ast.FunctionDef) -> list[ast.arg]:

@@ -8,8 +8,11 @@ import keyword
 import re
 import unicodedata
 
-SYNTHETIC_PREFIX = "__"
-"""Hints the frontend invents (flags for break/continue/return) start with this prefix."""
+SYNTHETIC_PREFIX = "__amber_"
+"""Hints the frontend invents (flags for break/continue/return, range loop counters) start
+with this prefix: `__amber_brk0` reads `brk`, `__amber_range_i0` reads `i`."""
+
+_SYNTHETIC_LOOP = "range_"
 
 EMPTY_HINT = "t"
 """The base name of values without a hint (`t`, `t_1`, ...)."""
@@ -23,9 +26,10 @@ _NON_IDENT = re.compile(r"\W")
 
 
 def readable(hint: str) -> str:
-    """The base identifier for a hint: `fc1.weight` -> `fc1_weight`, `__brk0` -> `brk`."""
+    """The base identifier for a hint: `fc1.weight` -> `fc1_weight`, `__amber_brk0` -> `brk`,
+    `__amber_range_stop1` -> `stop`."""
     if hint.startswith(SYNTHETIC_PREFIX):
-        hint = hint.strip("_").rstrip("0123456789").rstrip("_")
+        hint = hint[len(SYNTHETIC_PREFIX):].rstrip("0123456789").removeprefix(_SYNTHETIC_LOOP)
     base = _NON_IDENT.sub("_", unicodedata.normalize("NFKC", hint))  # NOTE: as Python reads it
     if base[:1].isdigit():
         base = "v" + base
@@ -34,8 +38,8 @@ def readable(hint: str) -> str:
 
 class Namer:
     """Hands out unique identifiers for one module: hints are the user's variable names,
-    synthetic frontend names lose their `SYNTHETIC_PREFIX` (`__brk0` -> `brk`), and repeats get
-    a numeric suffix (`x`, `x_1`, `x_2`)."""
+    synthetic frontend names lose their `SYNTHETIC_PREFIX` (`__amber_brk0` -> `brk`), and
+    repeats get a numeric suffix (`x`, `x_1`, `x_2`)."""
 
     def __init__(self) -> None:
         self.taken: set[str] = set(_RESERVED)

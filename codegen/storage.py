@@ -3,6 +3,7 @@ user's code shares one), an expression written at its use sites, or a module-lev
 """
 from __future__ import annotations
 
+import ast
 import enum
 import re
 from collections import Counter
@@ -15,6 +16,7 @@ from .inline import operands, plan_inlining
 from .literal import is_inline
 from .lowering import INPLACE_ATTR, Lowered
 from .namer import UNUSED, Namer, readable
+from .template import placeholders
 
 _REBIND = "rebind"
 _SUFFIXED = re.compile(r"(?<=.)_\d+$")
@@ -183,7 +185,31 @@ class Storage:
             if len(members[root]) == 1 and _is_index(root) and not root.uses:
                 self.names[root] = UNUSED
             else:
-                self.names[root] = namer.fresh(hints[root])
+                self.names[root] = namer.fresh(hints[root] or self._derived_hint(root))
+
+    def _derived_hint(self, value: Value) -> str:
+        """A name for an unnamed value computed from one named variable by a method, attribute
+        or `np` function: `fc_weight.T` is `fc_weight_t`, `np.exp(x)` is `x_exp`."""
+        node = value.producer
+        low = self.lowered.get(node) if node is not None else None
+        tree = low.form.tree if low is not None and low.inplace is None else None
+        if isinstance(tree, ast.Call):
+            if _is_np(tree.func) and tree.args:
+                tree = ast.Attribute(value=tree.args[0], attr=tree.func.attr)
+            else:
+                tree = tree.func
+        if not isinstance(tree, ast.Attribute) or not isinstance(tree.value, ast.Name):
+            return ""
+        source = dict(zip(placeholders(len(node.inputs)), node.inputs)).get(tree.value.id)
+        if source is None or self.kind[source] is not Kind.VAR \
+                or self.slot(source) not in self.names:
+            return ""
+        return f"{self.name(source)}_{tree.attr.lower()}"
+
+
+def _is_np(func: ast.expr) -> bool:
+    return isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) \
+        and func.value.id == "np"
 
 
 def _common_hint(group: list[Value]) -> str:

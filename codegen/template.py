@@ -73,6 +73,11 @@ class Form:
         return _Substitute(names).visit(self.tree)
 
 
+def placeholders(n: int) -> list[str]:
+    """The names standing for inputs 0..n-1 in a prepared form."""
+    return [_INPUT.format(i) for i in range(n)]
+
+
 def operand(i: int) -> Form:
     """The form that is just input `i` (the right-hand side of `x += y`)."""
     return Form(py.name(_INPUT.format(i)), (i,), frozenset({i}), ())

@@ -58,8 +58,8 @@ class Scope:
         return self.vars.get(name, MISSING)
 
     def bind(self, name: str, value: Any, line: int = 0) -> None:
-        if isinstance(value, Value) and not value.name and not names.is_synthetic(name):
-            value.name = name
+        if isinstance(value, Value):
+            value.name = names.value_hint(name, value.name)
         self.vars[name] = value
         self.lines[name] = line
 

@@ -229,7 +229,7 @@ class Merger:
     def _add(self, pair: tuple[Value, Value], t: Type, name: str) -> _Out:
         self.yields.append(pair)
         self.types.append(t)
-        self.names.append("" if names.is_synthetic(name) or name == EXPRESSION else name)
+        self.names.append("" if name == EXPRESSION else names.value_hint(name))
         return _Out(len(self.yields) - 1)
 
     def finish(self, cond: Value) -> list[Value]:
@@ -237,18 +237,26 @@ class Merger:
         then, else_ = self.then.block, self.else_.block
         then.set_results([a for a, _ in self.yields])
         else_.set_results([b for _, b in self.yields])
-        if not self.yields and not any(n.effectful for b in (then, else_) for n in b.nodes):
+        effects = has_effects(then) or has_effects(else_)
+        if not self.yields and not effects:
             then.drop_all_uses()
             else_.drop_all_uses()
             return []
         node = Node(IF, [cond], {}, self.types, self.names, [then, else_])
         self.f.builder.insert(node)
-        if node.effectful:
+        if effects:
             self.f.compiler.note_effect(node)
         return node.outputs
 
 
 EXPRESSION = "<expression>"
+
+
+def has_effects(block: Block) -> bool:
+    """Whether the block holds an effectful op, directly or in a region. Unlike
+    `Node.effectful`, each nested block is visited once: Ifs nested 100 deep stay cheap."""
+    return any(any(has_effects(b) for b in n.blocks) if n.is_region else n.op.effects
+               for n in block.nodes)
 
 
 def build_if(f: Frame, node: gast.If, tail: list[gast.stmt] | None = None,

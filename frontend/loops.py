@@ -13,8 +13,8 @@ from ..graph import (FOR, INDEX_TYPE, WHILE, AnyType, Block, InsertPoint, ListTy
                      TupleType, Type, Value)
 from . import names
 from .context import Frame, NeedsUnrolling, Scope
-from .control import (Branch, Mark, changed_names, mutated_lists, prepare_lists, run_branch,
-                      same_constant)
+from .control import (Branch, Mark, changed_names, has_effects, mutated_lists, prepare_lists,
+                      run_branch, same_constant)
 from .errors import CompileError
 from .expressions import evaluate
 from .operators import condition_value
@@ -240,7 +240,7 @@ def _after_loop(f: Frame, node: Node, carries: list[Carry], body: Branch, line: 
     """Insert the loop node and bind what it carries out; other names the body changed
     cannot be used after the loop."""
     f.builder.insert(node)
-    if node.effectful:
+    if any(has_effects(b) for b in node.blocks):
         f.compiler.note_effect(node)
     outs = iter(node.outputs)
     for c in carries:
@@ -377,7 +377,7 @@ def _condition_in(f: Frame, cond: Branch) -> Value:
 
 
 def _hint(name: str) -> str:
-    return "" if names.is_synthetic(name) else name
+    return names.value_hint(name)
 
 
 def _unsettled(f: Frame) -> CompileError:

@@ -27,6 +27,19 @@ def is_synthetic(name: str) -> bool:
     return name.startswith(SYNTHETIC_PREFIX)
 
 
+def value_hint(name: str, current: str = "") -> str:
+    """The name hint a value bound to variable `name` gets when it has hint `current`: the
+    user's name, else a loop flag's or counter's synthetic one (codegen shows `brk`, `i`), never
+    the variables that only carry a result out (their value keeps its own name). A user's name
+    replaces a synthetic one, except the throwaway `_`."""
+    if is_synthetic(name):
+        keep = name.startswith((RETURN_VALUE, SYNTHETIC_PREFIX + "result"))
+        return current or ("" if keep else name)
+    if not current or is_synthetic(current) and name.strip("_"):
+        return name
+    return current
+
+
 @dataclass
 class Namer:
     """Numbers loops in the order they are met; names come from the format constants above."""

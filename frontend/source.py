@@ -99,7 +99,7 @@ def _read_source(func: types.FunctionType) -> _Source:
     """Read, parse and relocate the source of `func`; raises CompileError when it is missing."""
     code = func.__code__
     try:
-        block, first_line = inspect.getsourcelines(func)
+        block, first_line = _source_lines(func)
     except (OSError, TypeError) as exc:
         raise CompileError(f"cannot compile {func.__qualname__}: its source code is not available"
                            f" ({code.co_filename} cannot be read)", file=code.co_filename,
@@ -118,6 +118,26 @@ def _read_source(func: types.FunctionType) -> _Source:
     lines = linecache.getlines(code.co_filename, func.__globals__) or block
     return _Source(node=node, file=code.co_filename, first_line=first_line, lines=lines,
                    source=_dedent(block))
+
+
+def _source_lines(func: types.FunctionType) -> tuple[list[str], int]:
+    """The lines of `func`'s def and its first line number: from the file's cached lines up to
+    the last line its code spans (the code object knows), which is many times cheaper than
+    `inspect.getsourcelines` tokenizing the file. Falls back to inspect when unsure."""
+    code = func.__code__
+    lines = linecache.getlines(code.co_filename, func.__globals__)
+    first = code.co_firstlineno
+    if not hasattr(code, "co_positions") or not 0 < first <= len(lines) \
+            or not lines[first - 1].lstrip().startswith(("def ", "@")):  # NOTE: Python 3.10
+        return inspect.getsourcelines(func)
+    return lines[first - 1:max(_last_line(code), first)], first
+
+
+def _last_line(code: types.CodeType) -> int:
+    """The last source line any instruction of `code` (or of a function nested in it) spans."""
+    ends = [end for _, end, _, _ in code.co_positions() if end is not None]
+    nested = [_last_line(c) for c in code.co_consts if isinstance(c, types.CodeType)]
+    return max(ends + nested, default=code.co_firstlineno)
 
 
 def _dedent(block: list[str]) -> str:

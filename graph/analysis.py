@@ -5,8 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from .ir import IF, Block, Node, Value
-from .types import Tensor
-from .types import NoneType, Scalar
+from .types import NoneType, Scalar, Tensor
 
 NOT_CONSTANT: Any = type("NotConstant", (), {"__repr__": lambda self: "NOT_CONSTANT"})()
 
@@ -37,19 +36,28 @@ READING_EFFECTS = ("print", "assert")
 
 
 def only_read(value: Value) -> bool:
-    """True if every use of `value` is an input of a pure, non-region op other than tuple
-    building, an effect that only reads (`READING_EFFECTS`), or a yield into an If output that
-    is itself only read: nobody can write to it or hold on to it after the graph returns."""
+    """True if nobody can write to `value` or hold on to it after the graph returns: every use
+    is an input of a pure, non-region op, an effect that only reads (`READING_EFFECTS`), or a
+    yield into an If output that is itself only read; and where a pure op's result may share
+    memory with its inputs (a view, a tuple: the op is not `fresh`), that result is only read
+    in turn."""
     for use in value.uses:
         user = use.user
         if isinstance(user, Block):
             region = user.owner_node
             if region is None or region.op != IF or not only_read(region.outputs[use.index]):
                 return False
-        elif user.is_region or user.name == "make_tuple" or \
-                (user.effectful and user.name not in READING_EFFECTS):
+        elif user.is_region or (user.effectful and user.name not in READING_EFFECTS):
+            return False
+        elif not user.effectful and not user.op.fresh and \
+                not all(only_read(o) for o in user.outputs if _may_share(o)):
             return False
     return True
+
+
+def _may_share(value: Value) -> bool:
+    """A value that can hold an array: Python scalars and None cannot."""
+    return not isinstance(value.type, Scalar | NoneType)
 
 
 def identity_matters(value: Value) -> bool:

@@ -289,8 +289,13 @@ class _Checker:
         if len(node.inputs) != fixed and not (variadic and len(node.inputs) > fixed):
             want = f"at least {fixed}" if variadic else str(fixed)
             self.report(node, f"{op.name} takes {want} input(s) {names}, got {len(node.inputs)}")
+        # NOTE: `__`-prefixed attributes are codegen hints set by passes (`__inplace__`)
+        hints = {k for k in node.attrs if k.startswith("__")}
         missing = sorted(set(op.attrs) - set(node.attrs))
-        unknown = sorted(set(node.attrs) - set(op.attrs))
+        unknown = sorted(set(node.attrs) - set(op.attrs) - hints)
+        inplace = node.attrs.get("__inplace__", 0)
+        if type(inplace) is not int or not 0 <= inplace < max(len(node.inputs), 1):
+            self.report(node, f"{op.name}: __inplace__ must name one of its inputs, got {inplace!r}")
         if missing or unknown:
             self.report(node, f"{op.name}: attributes must be exactly {sorted(op.attrs)} "
                               f"(missing {missing}, unknown {unknown})")

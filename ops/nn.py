@@ -10,7 +10,8 @@ from typing import Any, Callable, Mapping
 import numpy as np
 
 from .nn_kernels import (window_pads, window_view, conv2d_kernel, window_reduce, pad_hw, im2col,
-                         fold_planes, max_pool_blocks, max_pool2d_kernel, avg_pool2d_kernel, batch_norm_kernel,
+                         conv2d_gemm, fold_planes, max_pool_blocks, max_pool2d_kernel,
+                         avg_pool2d_kernel, batch_norm_kernel,
                          batch_norm_train_kernel, layer_norm_kernel, softmax_kernel,
                          log_softmax_kernel, softmax_cross_entropy_kernel, nll_loss_kernel,
                          dropout_kernel, assign_kernel, embedding_kernel)
@@ -444,6 +445,11 @@ def _window_geometry(x: Tensor, kernel: tuple[int, int], attrs: Mapping[str, Any
     return pads, (size[0], size[1])
 
 
+IM2COL_BYTES = 1 << 20
+"""A convolution's im2col columns are made this many bytes at a time (whole images, at least
+one): small enough to stay in cache until the GEMM reads them, and a bound on the memory."""
+
+
 def _conv2d_static(types: tuple[Type, ...], attrs: Mapping[str, Any]) -> Spelling | None:
     """Static shapes: the im2col geometry is fixed, so the GEMM is spelled out in the code."""
     x, weight, *bias = types
@@ -456,6 +462,11 @@ def _conv2d_static(types: tuple[Type, ...], attrs: Mapping[str, Any]) -> Spellin
     values = {"kernel": (kh, kw), "out_size": (oh, ow), "stride": attrs["stride"],
               "dilation": attrs["dilation"], "pads": pads, "o": o, "k": cg * kh * kw,
               "n": n, "g": groups, "og": o // groups, "oh": oh, "ow": ow, "l": oh * ow}
+    step = max(1, IM2COL_BYTES // (values["k"] * values["l"] * x.dtype.itemsize))
+    if groups == 1 and step < n:
+        gemm = _call(conv2d_gemm, "x, weight, *bias, kernel=kernel, out_size=out_size, step=step",
+                     {"stride": (1, 1), "dilation": (1, 1), "pads": (0, 0, 0, 0)})
+        return Spelling(gemm(values), {**values, "step": step}, (pad_hw, im2col, conv2d_gemm))
     if groups == 1:
         product = f"weight.reshape(o, k) @ {cols(values)}"
         product += " + bias_0.reshape(o, 1)" if bias else ""

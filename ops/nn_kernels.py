@@ -107,6 +107,24 @@ def im2col(x: np.ndarray, kernel: tuple[int, int], out_size: tuple[int, int],
     return windows.reshape(n, c * kh * kw, oh * ow)
 
 
+def conv2d_gemm(x: np.ndarray, weight: np.ndarray, *bias: np.ndarray, kernel: tuple[int, int],
+                out_size: tuple[int, int], step: int, stride: tuple[int, int] = (1, 1),
+                dilation: tuple[int, int] = (1, 1),
+                pads: tuple[int, int, int, int] = (0, 0, 0, 0)) -> np.ndarray:
+    """Convolution (one group) as im2col + GEMM, `step` images at a time so that the columns
+    of a step are still in cache when the GEMM reads them."""
+    n, o, (oh, ow) = x.shape[0], weight.shape[0], out_size
+    matrix = weight.reshape(o, -1)
+    out = np.empty((n, o, oh * ow), np.result_type(x, weight))
+    for i in range(0, n, step):
+        cols = im2col(x[i:i + step], kernel, out_size, stride, dilation, pads)
+        np.matmul(matrix, cols, out=out[i:i + step])
+    for b in bias:
+        b = b.reshape(-1, 1)
+        out = np.add(out, b, out=out if out.dtype == np.result_type(out, b) else None)
+    return out.reshape(n, o, oh, ow)
+
+
 def fold_planes(combine: np.ufunc, planes: list[np.ndarray]) -> np.ndarray:
     """`combine` over `planes` (same shape) from the left, into one new array."""
     if len(planes) == 1:

@@ -1,14 +1,16 @@
 """Checking the frontend's guards on every call, cheaply.
 
 A full check re-reads each guard (`Guard.holds`). Once that passed for an instance, a
-`GuardPlan` reads the raw objects behind the guards in one generated function and compares their
-identities with the snapshot taken then: the frontend guards an object either by identity, by its
-type, or (immutable values) by value, so the same object at the same place gives the same guarded
-value. Lists, dicts and primitives, guarded by their contents, also compare the identities of
-what they hold. Guards with readers the plan does not know are re-checked in full each call.
+`GuardPlan` checks in one generated function (`s.conv1 is o0 and s.conv1.stride is o1 and ...`)
+that the objects behind the guards are the very ones seen then: the frontend guards an object
+either by identity, by its type, or (immutable values) by value, so the same object at the same
+place gives the same guarded value. Lists, dicts and primitives, guarded by their contents, also
+check their length and the identities of what they hold. Guards with readers the plan does not
+know are re-checked in full each call.
 """
 from __future__ import annotations
 
+import operator
 from typing import Any, Callable, Protocol, Sequence
 
 import numpy as np
@@ -62,90 +64,122 @@ def make_guard_check(guards: Sequence[GuardLike]) -> Callable[[Any], bool] | Non
 
 
 class GuardPlan:
-    """How one instance re-checks an entry's guards on each call (see the module docstring).
+    """How one instance re-checks an entry's guards (and that its parameters are the same
+    objects) on each call; see the module docstring.
 
     Built right after a full check passed; `holds` is then true while every guarded object is
     the same one (and, for lists, dicts and primitives, holds the same objects), and the
     guards the plan cannot read that way still pass their full check."""
-    __slots__ = ("read", "ids", "checks", "_raw")
+    __slots__ = ("same", "checks")
 
-    def __init__(self, guards: Sequence[GuardLike], instance: Any) -> None:
-        exprs: list[str] = []
-        env: dict[str, Any] = {}
-        checks = []
-        for guard in guards:
-            parts = _snapshot_parts(guard.read, instance, env)
-            if parts is None:
-                checks.append(guard.holds)
-            else:
-                exprs += parts
-        self.read = None
-        if exprs:
-            self.read = eval(f"lambda s: ({', '.join(exprs)},)", env)  # noqa: S307
-        self._raw = () if self.read is None else self.read(instance)  # NOTE: pins the ids
-        self.ids = tuple(map(id, self._raw))
-        self.checks = tuple(checks)
+    def __init__(self, guards: Sequence[GuardLike], instance: Any,
+                 param_paths: Sequence[str] = ()) -> None:
+        snapshot = _Snapshot()
+        self.checks = tuple(g.holds for g in guards if not snapshot.guard(g.read, instance))
+        for path in param_paths:
+            snapshot.same(*access(instance, path))
+        self.same = snapshot.function()
 
     def holds(self, instance: Any) -> bool:
         """True if the guards checked when the plan was made still hold for `instance`."""
-        if self.read is not None:
-            try:
-                raw = self.read(instance)
-            except Exception:  # a guarded attribute is gone, a list got shorter, ...
-                return False
-            if tuple(map(id, raw)) != self.ids:
-                return False
+        if not self.same(instance):
+            return False
         for check in self.checks:
             if not check(instance):
                 return False
         return True
 
 
-def _expand(expr: str, value: Any, out: list[str]) -> bool:
-    """Append expressions for `value` and, inside lists, dicts and primitives (guarded by their
-    contents), for everything they hold; False if some part cannot be spelled."""
-    out.append(expr)
-    if isinstance(value, Primitive):
-        return _expand(f"vars({expr})", vars(value), out)
-    if isinstance(value, list | dict):
-        out.append(f"*{expr}")  # NOTE: a list's items or a dict's keys; the length comes along
-    if isinstance(value, dict):
-        out.append(f"*{expr}.values()")
-        items = value.items()
-    elif isinstance(value, tuple | list):
-        items = enumerate(value)
-    else:
+class _Snapshot:
+    """The conditions of a plan being built, `<expr> is o<k>` with `o<k>` the object found
+    there. A path under an object already checked reads from it (`o0.weight`, not
+    `s.conv1.weight`): the conditions run in order and stop at the first that fails."""
+
+    def __init__(self) -> None:
+        self.env: dict[str, Any] = {}
+        self.conditions: list[str] = []
+        self.checked: dict[str, str] = {}
+        """Expression over `s` -> the name of the object it was checked to be."""
+
+    def keep(self, value: Any) -> str:
+        """A name for `value` (keeping it alive also pins its identity)."""
+        name = f"o{len(self.env)}"
+        self.env[name] = value
+        return name
+
+    def same(self, expr: str, value: Any) -> str:
+        """Require `expr` to be `value` still; the object's name."""
+        if expr in self.checked:
+            return self.checked[expr]
+        name = self.checked[expr] = self.keep(value)
+        self.conditions.append(f"{self._rebase(expr)} is {name}")
+        return name
+
+    def _rebase(self, expr: str) -> str:
+        for end in range(len(expr) - 1, 0, -1):
+            if expr[end] in ".[" and expr[:end] in self.checked:
+                return self.checked[expr[:end]] + expr[end:]
+        return expr
+
+    def expand(self, expr: str, value: Any) -> bool:
+        """Require `expr` to be `value` and, inside lists, dicts and primitives (guarded by
+        their contents), to hold the same items; False if some part cannot be spelled."""
+        name = self.same(expr, value)
+        if isinstance(value, Primitive):
+            return self.expand(f"vars({name})", vars(value))
+        if isinstance(value, list | dict):
+            self.conditions.append(f"len({name}) == {len(value)}")
+            items = value.items() if isinstance(value, dict) else enumerate(value)
+        else:  # NOTE: a tuple's own items cannot change, only what they hold
+            items = enumerate(value) if isinstance(value, tuple) else ()
+        for key, item in items:
+            if not isinstance(item, tuple | list | dict | Primitive) and isinstance(value, tuple):
+                continue
+            if not isinstance(key, int | str) or isinstance(key, bool):
+                return False
+            if not self.expand(f"{name}[{key!r}]", item):
+                return False
         return True
-    for key, item in items:
-        if not isinstance(item, tuple | list | dict | Primitive):
-            continue
-        if not isinstance(key, int | str) or isinstance(key, bool):
+
+    def guard(self, read: Any, instance: Any) -> bool:
+        """Add a guard's conditions; False for a reader kind the snapshot cannot follow."""
+        try:
+            if type(read) is AttrReader:
+                return self.expand(*access(instance, read.path))
+            if type(read) is ItemsReader:  # an iterable attribute: the object and its items
+                expr, value = access(instance, read.path)
+                items = tuple(value)
+                if any(isinstance(v, tuple | list | dict | Primitive) for v in items):
+                    return False
+                name = self.same(expr, value)
+                self.conditions.append(f"same_items({name}, {self.keep(items)})")
+                self.env["same_items"] = _same_items
+                return True
+            if type(read) is NamespaceReader:
+                slot = self.keep(read.namespace)
+                if read.is_cell:
+                    return self.expand(f"{slot}.cell_contents", read.namespace.cell_contents)
+                return self.expand(f"{slot}[{read.name!r}]", read.namespace[read.name])
+        except (AttributeError, LookupError, ValueError, TypeError):
             return False
-        if not _expand(f"{expr}[{key!r}]", item, out):
-            return False
-    return True
+        return False
+
+    def function(self) -> Callable[[Any], bool]:
+        """`s -> bool` testing every condition (False if reading one fails); the objects it
+        compares with are its default arguments, so reading them is a local read."""
+        if not self.conditions:
+            return lambda s: True
+        defaults = ", ".join(f"{name}={name}" for name in self.env)
+        test = " and\n            ".join(self.conditions)
+        source = (f"def same(s, {defaults}):\n    try:\n        return bool({test})\n"
+                  "    except Exception:  # an attribute is gone, a list got shorter, ...\n"
+                  "        return False\n")
+        namespace = dict(self.env)
+        exec(source, namespace)  # noqa: S102 (built from checked attribute paths)
+        return namespace["same"]
 
 
-def _snapshot_parts(read: Any, instance: Any, env: dict[str, Any]) -> list[str] | None:
-    """Expressions reading the objects behind a guard of a known reader kind, else None."""
-    parts: list[str] = []
-    try:
-        if type(read) is AttrReader:
-            expr, value = access(instance, read.path)
-        elif type(read) is ItemsReader:  # an iterable attribute: the object and its items
-            expr, value = access(instance, read.path)
-            if any(isinstance(v, tuple | list | dict | Primitive) for v in value):
-                return None
-            return [expr, f"*{expr}"]
-        elif type(read) is NamespaceReader:
-            slot = f"_ns{id(read.namespace)}"
-            env[slot] = read.namespace
-            if read.is_cell:
-                expr, value = f"{slot}.cell_contents", read.namespace.cell_contents
-            else:
-                expr, value = f"{slot}[{read.name!r}]", read.namespace[read.name]
-        else:
-            return None
-    except (AttributeError, LookupError, ValueError, TypeError):
-        return None
-    return parts if _expand(expr, value, parts) else None
+def _same_items(items: Any, expected: tuple[Any, ...]) -> bool:
+    """True if iterating `items` gives the very objects `expected` holds, in order."""
+    found = tuple(items)
+    return len(found) == len(expected) and all(map(operator.is_, found, expected))

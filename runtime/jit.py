@@ -1,9 +1,10 @@
 """`jit`: run a Cell class, a Cell instance or a function compiled.
 
 Each call computes the specialization key (argument shapes, dtypes and scalar values), finds the
-instance's binding for it (entry + gathered parameters), re-checks the entry's guards and that
-the parameter objects are the same, and calls the generated function. Everything else (memory
-cache search, disk cache, compiling, recompile warnings) happens only when that check fails.
+instance's binding for it (entry + gathered parameters), checks in one generated function that
+the guarded objects and the parameters are the same ones, and calls the generated function.
+Everything else (memory cache search, disk cache, compiling, recompile warnings) happens only
+when that check fails.
 """
 from __future__ import annotations
 
@@ -24,7 +25,7 @@ from .diskcache import DiskCache, first_key, target_source
 from .guards import GuardPlan
 from .keys import call_key, describe_key, key_components, persistable, what_changed
 from .loader import fake_filename, load_function
-from .paths import make_param_getter
+from .paths import access
 from .pipeline import Artifact, compile_target
 from .warn import warn_user
 
@@ -48,37 +49,17 @@ class JitStats:
 
 
 class _Binding:
-    """One instance's view of one entry: its parameters, gathered and kept as plain arrays,
-    and the snapshot its guards are re-checked against (see `guards.GuardPlan`)."""
-    __slots__ = ("entry", "getter", "ids", "raw", "arrays", "eager", "guards")
+    """One instance's view of one entry: its parameters, gathered and kept as plain arrays, and
+    the `GuardPlan` telling on each call that the guarded objects and the parameters are still
+    the very ones seen when the binding was made (any change makes a new binding)."""
+    __slots__ = ("entry", "arrays", "eager", "plan")
 
-    def __init__(self, entry: CompiledFunction, instance: Any) -> None:
-        """Bind `entry` to `instance`, whose guards must hold right now."""
+    def __init__(self, entry: CompiledFunction, instance: Any, arrays: tuple[Any, ...]) -> None:
+        """Bind `entry` to `instance`, whose guards hold and whose parameters are `arrays`."""
         self.entry = entry
         self.eager = entry.origin == "eager"
-        self.getter = make_param_getter(instance, entry.param_paths)
-        self.ids: tuple[int, ...] = ()
-        self.raw: tuple[Any, ...] = ()
-        self.arrays: tuple[Any, ...] = ()
-        self.guards = GuardPlan(entry.guards, instance) if entry.guards else None
-
-    def current(self, instance: Any) -> bool:
-        """True if the guards still hold and the parameters still fit (refreshing them if a
-        parameter object was replaced)."""
-        if self.guards is not None and not self.guards.holds(instance):
-            return False
-        try:
-            raw = self.getter(instance)
-        except (AttributeError, IndexError, KeyError, TypeError):
-            return False
-        if tuple(map(id, raw)) == self.ids:
-            return True
-        arrays = tuple(map(as_plain_array, raw))
-        if not self.entry.params_fit(arrays):
-            return False
-        # NOTE: holding `raw` keeps the ids compared above from being reused.
-        self.ids, self.raw, self.arrays = tuple(map(id, raw)), raw, arrays
-        return True
+        self.arrays = arrays
+        self.plan = GuardPlan(entry.guards, instance, entry.param_paths)
 
 
 class _InstanceState:
@@ -136,7 +117,7 @@ class _Jit:
         binding = None
         if state is not None and state.ref() is instance:
             binding = state.bindings.get(key)
-        if binding is None or not binding.current(instance):
+        if binding is None or not binding.plan.holds(instance):
             binding = self._bind(instance, key, args, kwargs)
         entry = self.last = binding.entry
         if binding.eager:
@@ -285,13 +266,15 @@ def _eager_marker(*args: Any) -> Any:
 
 
 def _try_binding(entry: CompiledFunction, instance: Any) -> _Binding | None:
+    """A binding of `entry` to `instance` if its guards hold and its parameters fit."""
     if entry.guards_hold is not None and not entry.guards_hold(instance):
         return None
     try:
-        binding = _Binding(entry, instance)
-    except (AttributeError, IndexError, KeyError, TypeError):
+        raw = [access(instance, path)[1] for path in entry.param_paths]
+    except (AttributeError, IndexError, KeyError, TypeError, ValueError):
         return None
-    return binding if binding.current(instance) else None
+    arrays = tuple(map(as_plain_array, raw))
+    return _Binding(entry, instance, arrays) if entry.params_fit(arrays) else None
 
 
 def entry_from_artifact(artifact: Artifact, title: str, nargs: int) -> CompiledFunction:

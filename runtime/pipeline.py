@@ -52,7 +52,8 @@ def optimize(graph: Any, options: CompileOptions, on_pass: PassCallback | None =
 def generate(graph: Any, title: str = "", signature: str = "") -> Any:
     """Codegen: graph -> GeneratedCode(source, function_name, arg_names, line_map)."""
     from ..codegen import generate as emit
-    return emit(graph, title=title, signature=signature)
+    from .diskcache import amber_version
+    return emit(graph, title=title, signature=signature, version=amber_version())
 
 
 def print_ir(graph: Any) -> str:

@@ -1,4 +1,4 @@
-"""Names: user hints survive (sanitized, suffixed on repeats), synthetic `__` names become
+"""Names: user hints survive (sanitized, suffixed on repeats), synthetic `__amber_` names become
 readable, and nothing shadows a builtin, a keyword, `np`, a helper or a module constant."""
 from __future__ import annotations
 
@@ -27,8 +27,9 @@ def assigned_names(source: str) -> set[str]:
 
 def test_readable_hints() -> None:
     assert readable("fc1.weight") == "fc1_weight"
-    assert readable("__brk0") == "brk"
-    assert readable("__return_value") == "return_value"
+    assert readable("__amber_brk0") == "brk"
+    assert readable("__amber_range_i2") == "i" and readable("__amber_range_stop0") == "stop"
+    assert readable("__amber_ret_flag") == "ret_flag"
     assert readable("") == "t"
     assert readable("0th") == "v0th"
     assert readable("\ufb01") == "fi"  # the ligature Python itself reads as `fi`
@@ -45,7 +46,8 @@ def test_namer_suffixes_and_never_shadows() -> None:
 
 @settings(max_examples=50, deadline=None)
 @given(st.lists(st.text(max_size=6) | st.sampled_from(
-    ["sum", "max", "np", "list", "if", "__ret0", "x.y", "t", "_"]), min_size=1, max_size=8))
+    ["sum", "max", "np", "list", "if", "__amber_ret0", "__0", "x.y", "t", "_"]), min_size=1,
+    max_size=8))
 def test_generated_names_are_unique_and_safe(hints: list[str]) -> None:
     g = Graph("names")
     x = g.body.add_param(F3, hints[0])
@@ -70,8 +72,8 @@ def test_parameter_and_synthetic_names() -> None:
     w = g.body.add_param(F3, "fc1.weight")
     x = g.body.add_param(F3, "x")
     b = Builder(InsertPoint.at_end(g.body))
-    flag = b.op("gt", x, w, name="__brk0")
-    g.body.set_results([b.op("select", flag, x, w, name="")])
+    flag = b.op("gt", x, w, name="__amber_brk0")
+    g.body.set_results([b.op("select", flag, x, w, name=""), flag])
     code = generate(g)
     assert code.function_name == "Net_construct"
     assert code.arg_names == ("fc1_weight", "x")

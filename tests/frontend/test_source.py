@@ -191,7 +191,7 @@ def edited_after_import(x):
 
 
 def test_source_that_no_longer_parses(monkeypatch):
-    monkeypatch.setattr(source_module.inspect, "getsourcelines",
+    monkeypatch.setattr(source_module, "_source_lines",
                         lambda fn: (["def edited_after_import(x:\n"], 7))
     monkeypatch.setattr(source_module, "_CACHE", {})
     with pytest.raises(CompileError, match="does not parse") as info:

@@ -184,3 +184,20 @@ def test_op_with_two_results() -> None:
     graph = Graph("g")
     graph.body.append(Node(lookup("make_tuple"), [], {}, [Scalar(int), Scalar(int)]))
     assert "an op node has exactly one result, not 2" in problems(graph)
+
+
+def test_codegen_hints_are_allowed_but_inplace_must_name_an_input() -> None:
+    text = """
+        graph @f(%x: f32[4]) {
+          %a = exp(%x) : f32[4]
+          %b = neg(%a) : f32[4]
+          return %b
+        }
+    """
+    graph = parse_graph(text)
+    node = graph.body.nodes[1]
+    node.attrs["__inplace__"] = 0
+    verify(graph)  # a hint, not an unknown attribute
+    node.attrs["__inplace__"] = 1
+    with pytest.raises(IRVerifyError, match="__inplace__ must name one of its inputs, got 1"):
+        verify(graph)

@@ -195,16 +195,22 @@ class Outcome:
     state: dict[str, np.ndarray]
 
 
+class Kw(dict):
+    """Keyword arguments, as the last item of an input tuple: `(x, Kw(scale=2.0))`."""
+
+
 def call(fn: Callable[..., Any], args: tuple[Any, ...], net: Any, capsys: Any,
          before: Callable[[], None] = lambda: None) -> Outcome:
     """Call `fn` on a deep copy of `args` (after `before()`), capturing its output and any
     exception."""
     args = copy.deepcopy(args)
+    positional, keywords = (args[:-1], args[-1]) if args and isinstance(args[-1], Kw) \
+        else (args, {})
     before()
     reset_generators(net)
     capsys.readouterr()
     try:
-        result, error = fn(*args), None
+        result, error = fn(*positional, **keywords), None
     except Exception as exc:  # noqa: BLE001 (eager and compiled must raise the same type)
         result, error = None, exc
     return Outcome(result, error, capsys.readouterr().out, args, cell_state(net))
@@ -223,6 +229,14 @@ def assert_same(got: Any, want: Any, where: str = "result") -> None:
         _expect(len(got) == len(want), where, f"length {len(got)} != {len(want)}")
         for i, (g, w) in enumerate(zip(got, want)):
             assert_same(g, w, f"{where}[{i}]")
+    elif isinstance(want, amber.nn.Cell):
+        _expect(type(got) is type(want), where, f"{type(got).__name__} != {type(want).__name__}")
+        assert_same(cell_state(got), cell_state(want), f"{where} parameters")
+    elif isinstance(want, dict):
+        _expect(type(got) is type(want), where, f"{type(got).__name__} != {type(want).__name__}")
+        _expect(list(got) == list(want), where, f"keys {list(got)} != {list(want)}")
+        for key, w in want.items():
+            assert_same(got[key], w, f"{where}[{key!r}]")
     elif isinstance(want, np.generic):
         _expect(type(got) is type(want), where, f"{_kind(got)} != {_kind(want)}")
         _same_values(np.asarray(got), np.asarray(want), where)
@@ -318,7 +332,9 @@ def describe(args: tuple[Any, ...]) -> str:
     """A short description of an argument tuple for failure messages."""
     parts = []
     for a in args:
-        if isinstance(a, np.ndarray):
+        if isinstance(a, Kw):
+            parts.extend(f"{k}={describe((v,))[1:-1]}" for k, v in a.items())
+        elif isinstance(a, np.ndarray):
             text = np.array2string(a.ravel()[:6], precision=3, separator=",")
             parts.append(f"{a.dtype}{list(a.shape)} {text}")
         else:
@@ -337,12 +353,12 @@ def code_excerpt(jitted: Any) -> str:
     return "\n".join(lines[:CODE_EXCERPT_LINES]) + more
 
 
-def check(program: Program, capsys: Any) -> None:
+def check(program: Program, capsys: Any, subject: Subject | None = None) -> Subject:
     """Run every input eagerly and compiled and compare; re-compare every earlier compiled
     result (later calls must not overwrite buffers they handed out); then run the inputs again,
     scribbling over each compiled result (what a caller may write into its result must not
-    change what later calls return)."""
-    subject = build(program)
+    change what later calls return). `subject` reuses an already built program."""
+    subject = subject or build(program)
     kept = [_run(subject, program, k, args, capsys) for k, args in enumerate(program.inputs)]
     for got, want, label in kept:
         if want.error is None:
@@ -350,6 +366,7 @@ def check(program: Program, capsys: Any) -> None:
     for k, args in enumerate(program.inputs):
         got, _, _ = _run(subject, program, k, args, capsys, " (second round, results scribbled)")
         scribble(got.result, subject.compiled_net)
+    return subject
 
 
 def _run(subject: Subject, program: Program, k: int, args: tuple[Any, ...], capsys: Any,
@@ -452,6 +469,6 @@ def node_count(jitted: JitFunction) -> int:
     return sum(1 for _ in jitted.graph.walk())
 
 
-def compile_count(jitted: Any) -> int:
-    """How many specializations a jit object has compiled."""
-    return jitted.stats.compiles
+def specializations(jitted: Any) -> int:
+    """How many specializations a jit object has made (compiled, or read from the disk cache)."""
+    return jitted.stats.specializations

@@ -121,7 +121,7 @@ def float_of_non_scalar(x):
     return float(x) * 2.0
 
 
-@runs(f32([1.0]), POS)
+@runs(f32([1.0]), f32([-1.0]), POS)
 def truth_value_of_array(x):
     if x > 0:
         return x

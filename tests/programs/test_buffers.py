@@ -4,6 +4,7 @@ allocations in loops, equal allocations that must stay distinct, writes through 
 inputs and locals, copies that must not alias, and writes only visible through another name."""
 import numpy as np
 
+from amber import Parameter, nn
 from harness import f32, randn, runs
 
 POS = f32([1.0, 2.0, 3.0])
@@ -193,6 +194,59 @@ def allocation_in_while_mutated(x):
         rows.append(r)
         v = v / 2.0
     return rows
+
+
+@runs((POS, NEG), (NEG, NEG))
+def write_through_alias_then_read_other_name(x, y):
+    z = y * 1.0
+    a = z
+    a[1] = a[1] + 1.0
+    a[0] = z[1] + 0.0
+    return a, z
+
+
+@runs(POS, NEG)
+def write_through_view_between_equal_reads(x):
+    z = x * 1.0
+    before = z[1]
+    v = z[1:]
+    v[0] = 5.0
+    after = z[1]
+    return before, after, z
+
+
+def _bump(v):
+    v += 1.0
+
+
+@runs(POS, NEG)
+def helper_mutates_its_argument(x):
+    y = x * 2.0
+    _bump(y)
+    _bump(y[1:])
+    return y
+
+
+@runs(POS, NEG)
+def mutate_array_held_in_list_and_tuple(x):
+    z = x * 1.0
+    items = [z]
+    items[0][0] = 9.0
+    p, q = z, z
+    p += 1.0
+    return z, q, items[0]
+
+
+@runs(randn(2, 3), randn(1, 3, seed=6))
+class ParameterItemAssignedInPlace(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.w = Parameter(np.ones(3, np.float32), name="w")
+
+    def construct(self, x):
+        y = x * self.w
+        self.w[0] = self.w[0] + 1.0
+        return y, x * self.w
 
 
 def test_program(program, check_program):

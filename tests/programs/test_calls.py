@@ -171,7 +171,7 @@ class SubCellInLoop(Repeat):
 class Inner(nn.Cell):
     def __init__(self):
         super().__init__()
-        self.fc = nn.Dense(3, 3)
+        self.fc = nn.Dense(3, 3, "xavier_uniform")
 
     def construct(self, x):
         y = self.fc(x)

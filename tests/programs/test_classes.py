@@ -135,7 +135,7 @@ class CellsInDict(nn.Cell):
         return self.heads["mean"](x).mean() + self.heads["max"](x).max()
 
 
-@runs(X, X2)
+@runs(X, X2, -X2)
 class ReturnsParameter(nn.Cell):
     def __init__(self):
         super().__init__()

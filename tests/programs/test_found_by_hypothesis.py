@@ -1,8 +1,10 @@
 """Programs `test_random_programs.py` found miscompiled, as hypothesis shrank them (renamed, run on
 the generator's inputs, unused generator boilerplate removed from the last one). The first four
 failed with an UnboundLocalError on a compiler temporary: a value computed on one path (often a
-repeated `a.sum() > 0`) was reused on a path that skipped it. The last one computed a loop-invariant
-value once, outside the loop, though each iteration mutates it in place."""
+repeated `a.sum() > 0`) was reused on a path that skipped it. The last three reuse a value that
+an in-place write changed: a loop-invariant value hoisted out of the loop though each iteration
+mutates it, `b + b` computed once for two in-place adds on aliases of the same array, and `b[1]`
+read once though `a[1] = ...` wrote it through the alias `a = b` in between."""
 import numpy as np
 
 from harness import f32, runs
@@ -119,6 +121,25 @@ def loop_invariant_value_mutated_in_place(a, b, n):
         b = np.tanh(a + a)
         b[0] = a[0] + 0
         b += a
+    return a, b
+
+
+@runs(*INPUTS)
+def aliased_inplace_adds(a, b, n):
+    a = b
+    a += a
+    b += b
+    return a, b
+
+
+@runs(*INPUTS)
+def aliased_item_write_then_read(a, b, n):
+    w0 = 0
+    while w0 < 1 and (a.sum() > 0):
+        w0 += 1
+        a = b
+        a[1] = a[1] + 1
+        a[0] = b[1] + 0
     return a, b
 
 

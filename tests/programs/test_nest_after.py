@@ -75,7 +75,7 @@ def for_after_while(x):
     return x
 
 
-@runs(randn(3, 2), randn(5, 2, seed=9))
+@runs(randn(3, 2), randn(5, 2, seed=9), f32([[2.0, 1.0], [0.5, -1.0]]))
 def if_after_for(x):
     s = np.zeros(2, np.float32)
     for row in x:

@@ -46,7 +46,7 @@ def for_in_if_in_while(x, n):
     return x
 
 
-@runs(POS, NEG, MIX, f32([1.0, -1.0, -1.0]), f32([-1.0, 1.0, 1.0]))
+@runs(POS, NEG, MIX, f32([1.0, -1.0, -1.0]), f32([-1.0, 1.0, 1.0]), f32([1.0, 1.0, -1.0]))
 def if_in_if_in_if(x):
     r = 0
     if x[0] > 0:

@@ -90,7 +90,7 @@ def return_list(x):
     return [x * 3.0, x]
 
 
-@runs(POS, MIX)
+@runs(POS, MIX, f32([60.0, 0.0, 0.0]))
 def no_return_statement(x):
     y = x * 2.0
     if y.sum() > 100.0:
@@ -180,7 +180,7 @@ def return_input_unchanged(x):
     return x * 1.0
 
 
-@runs(POS, NEG, MIX)
+@runs(POS, NEG, MIX, f32([1.0, -1.0, -1.0]))
 def return_in_else_only(x):
     r = x * 0.0
     if x[1] > 0:

@@ -49,7 +49,7 @@ def short_circuit_guards_index(x, i):
     return 0
 
 
-@runs(i32([3, 5, 7]), i32([1, -5, 7]), i32([0, 1, 2]))
+@runs(i32([3, 5, 7]), i32([1, -5, 7]), i32([0, 1, 2]), i32([2, 0, 4]))
 def short_circuit_runtime_index(x):
     i = int(x[0])
     if i < 3 and x[i] > 0:

@@ -48,17 +48,40 @@ def test_attrs_differ(check_pass):
           %a = sum(%x, axis=0) : f32[3]
           %b = sum(%x, axis=1) : f32[4]
           %c = sum(%x, axis=0) : f32[3]
-          %t = make_tuple(%a, %b, %c) : (f32[3], f32[4], f32[3])
+          %d = sub(%a, %c) : f32[3]
+          %e = sum(%b) : f32[]
+          %t = add(%d, %e) : f32[3]
           return %t
         }
     """, """
         graph @f(%x: f32[4,3]) {
           %a = sum(%x, axis=0) : f32[3]
           %b = sum(%x, axis=1) : f32[4]
-          %t = make_tuple(%a, %b, %a) : (f32[3], f32[4], f32[3])
+          %d = sub(%a, %a) : f32[3]
+          %e = sum(%b) : f32[]
+          %t = add(%d, %e) : f32[3]
           return %t
         }
     """)
+
+
+def test_arrays_someone_keeps_or_writes_stay_their_own_objects(check_pass):
+    """Two equal arrays both returned, or one written through a view, must stay two arrays
+    (merging would make a write to one show in the other)."""
+    text = """
+        graph @f(%x: f32[4,3]) {
+          %a = sum(%x, axis=0) : f32[3]
+          %c = sum(%x, axis=0) : f32[3]
+          %z1 = zeros(shape=(3,), dtype=f32) : f32[3]
+          %z2 = zeros(shape=(3,), dtype=f32) : f32[3]
+          %v = reshape(%z2, shape=(3,)) : f32[3]
+          %one = constant(value=1.0) : float
+          %w = setitem(%v, %one, index=(0,)) : f32[3]
+          %s = add(%z1, %w) : f32[3]
+          return %a, %c, %s
+        }
+    """
+    check_pass("cse", text, text)
 
 
 def test_never_across_siblings_or_out_of_a_block(check_pass):
