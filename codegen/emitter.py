@@ -53,6 +53,7 @@ class Emitter:
         """The user line the last emitted block ended in."""
         self.helpers: set[Callable[..., Any]] = set()
         """Prelude functions the function calls (copied into the module like op helpers)."""
+        self._marker_stmts: set[int] = set()
 
     def function(self, graph: Graph, fn_name: str) -> ast.FunctionDef:
         """`def fn_name(<inputs>): <body>; return <results>`; the return statement is
@@ -72,7 +73,9 @@ class Emitter:
     def marker(self, loc: Loc) -> ast.stmt:
         """A statement standing for the comment `# file:line: source` (see `markers`)."""
         self.markers.append(loc)
-        return py.expr_stmt(py.const(self.marker_text(len(self.markers) - 1)))
+        stmt = py.expr_stmt(py.const(self.marker_text(len(self.markers) - 1)))
+        self._marker_stmts.add(id(stmt))
+        return stmt
 
     # -- expressions ----------------------------------------------------------------------
     def expr(self, value: Value) -> ast.expr:
@@ -173,7 +176,9 @@ class Emitter:
         return [py.assign(n, v) for n, v in zip(names, values)]
 
     def emit_if(self, node: Node, key: LocKey) -> list[ast.stmt]:
-        """`if c: ... else: ...`; each branch ends assigning the If's results."""
+        """`if c: ... else: ...`; each branch ends assigning the If's results. An else branch
+        that is one `if` is an `elif` (its own comment dropped: the line is the user's
+        `elif`), so a chain of any length stays one indentation level deep."""
         then, else_ = (self.block(b, key) + self.assign(node.outputs, b.results)
                        for b in node.blocks)
         test = self.expr(node.inputs[0])
@@ -181,6 +186,9 @@ class Emitter:
             return []
         if not then:
             return [py.if_(py.not_(test), else_, [])]
+        rest = [s for s in else_ if id(s) not in self._marker_stmts]
+        if len(rest) == 1 and isinstance(rest[0], ast.If):  # NOTE: astor prints it as `elif`
+            else_ = rest
         return [py.if_(test, then, else_)]
 
     def emit_while(self, node: Node, key: LocKey) -> list[Chunk]:

@@ -32,7 +32,7 @@ def plan_frees(graph: Graph, storage: Storage) -> dict[Block, dict[int, list[str
 
 
 def _freeable(group: list[Value], home: Block, storage: Storage) -> bool:
-    return any(_large(v) for v in group) and all(
+    return any(_large(v) and _owns_memory(v) for v in group) and all(
         v not in storage.unbound and _defined_within(v, home) for v in group)
 
 
@@ -41,6 +41,12 @@ def _large(value: Value) -> bool:
     if not isinstance(t, Tensor) or t.rank == 0:
         return False
     return not t.is_static or math.prod(t.shape) >= FREE_MIN_ELEMENTS
+
+
+def _owns_memory(value: Value) -> bool:
+    """False for a view an op makes of its input (`w.T`): freeing it frees nothing."""
+    node = value.producer
+    return node is None or node.is_region or node.op.fresh
 
 
 def _defined_within(value: Value, home: Block) -> bool:

@@ -52,6 +52,7 @@ def plan_inlining(graph: Graph, silent: set[Value], lowered: Mapping[Node, Lower
     hold no binding; the return statement (at `return_loc`) is the body's last reader."""
     planner = _Planner(silent, lowered, unbound)
     sink = [_Slot(v, True) for v in graph.outputs] if return_loc is not None else None
+    planner.regions(graph.body)
     planner.plan.values |= planner.block(graph.body, sink, return_loc)[0]
     return planner.plan
 
@@ -62,14 +63,17 @@ class _Planner:
         self.silent, self.lowered, self.unbound = silent, lowered, unbound
         self.plan = Inlining()
 
-    def block(self, block: Block, sink: list | None, loc: Loc | None
-              ) -> tuple[set[Value], int]:
-        """Plan `block` backwards, its regions first; `sink` reads its results (a while test,
-        a return, an If written as an expression). Returns the values it would inline and how
-        many statements the block keeps."""
+    def regions(self, block: Block) -> None:
+        """Plan the regions of `block` (each nested block once, innermost first)."""
         for node in block.nodes:
             if node.is_region:
                 self.region(node)
+
+    def block(self, block: Block, sink: list | None, loc: Loc | None
+              ) -> tuple[set[Value], int]:
+        """Plan the nodes of `block` backwards (its regions are planned already); `sink`
+        reads its results (a while test, a return, an If written as an expression). Returns
+        the values it would inline and how many statements the block keeps."""
         inlined: set[Value] = set()
         statements = 0
         sequence = None if sink is None else [*sink, _EVAL]
@@ -89,6 +93,8 @@ class _Planner:
 
     def region(self, node: Node) -> None:
         """Plan the region's blocks; an If whose branches are single expressions becomes one."""
+        for block in node.blocks:
+            self.regions(block)
         form = _if_form(node, self.unbound)
         if form is not None:
             trials = [self.block(b, [_Slot(b.results[0], True)], node.loc) for b in node.blocks]

@@ -188,11 +188,14 @@ class Storage:
                 self.names[root] = namer.fresh(hints[root] or self._derived_hint(root))
 
     def _derived_hint(self, value: Value) -> str:
-        """A name for an unnamed value computed from one named variable by a method, attribute
+        """A name for an unnamed value computed from one variable alone by a method, attribute
         or `np` function: `fc_weight.T` is `fc_weight_t`, `np.exp(x)` is `x_exp`."""
         node = value.producer
         low = self.lowered.get(node) if node is not None else None
-        tree = low.form.tree if low is not None and low.inplace is None else None
+        if low is None or low.inplace is not None \
+                or sum(self.kind[v] is not Kind.INLINE for v in node.inputs) != 1:
+            return ""
+        tree = low.form.tree
         if isinstance(tree, ast.Call):
             if _is_np(tree.func) and tree.args:
                 tree = ast.Attribute(value=tree.args[0], attr=tree.func.attr)
@@ -287,10 +290,13 @@ def _classify(graph: Graph, unbound: set[Value], lowered: dict[Node, Lowered]
 
 
 def _inline_tuples(graph: Graph, kind: dict[Value, Kind], unbound: set[Value]) -> None:
-    """A tuple read once, later in the same block, is built where it is read (`return a, b`)."""
+    """A tuple read once, later in the same block, is built where it is read (`return a, b`),
+    if that moves no work: its items are variables or constants."""
     for node in graph.walk():
         if node.op is pyops.make_tuple and kind[node.output] is Kind.VAR \
                 and _used_once_nearby(node.output) \
+                and all(kind[v] is not Kind.EXPR or v.producer.op is pyops.make_tuple
+                        for v in node.inputs) \
                 and not unbound.intersection(node.inputs):  # NOTE: raise where Python would
             kind[node.output] = Kind.EXPR
 

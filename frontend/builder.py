@@ -17,7 +17,7 @@ from .context import Compiler, DeadPath, Frame, Prepared
 from .errors import CompileError
 from .guards import Guard
 from .source import error_at
-from .values import PyList, Ref
+from .values import ArgRoot, PyList, Ref
 
 SCALARS = (bool, int, float, str, type(None))
 
@@ -153,11 +153,29 @@ def _input(compiler: Compiler, frame: Frame, value: Any, path: str, hint: str) -
         items = [_input(compiler, frame, x, f"{path}.{i}", f"{hint}_{i}")
                  for i, x in enumerate(value)]
         return tuple(items) if isinstance(value, tuple) else PyList(items)
-    if isinstance(value, Cell):
-        return Ref(value, None)
+    if isinstance(value, dict):
+        return {k: _input(compiler, frame, x, f"{path}.{k}", f"{hint}_{k}") if _spellable(k)
+                else _unnamed(frame, x, f"{path}[{k!r}]") for k, x in value.items()}
+    if isinstance(value, Cell):  # NOTE: its arrays become inputs by path, e.g. `1.fc.weight`
+        return Ref(value, path, ArgRoot(value, path, hint))
     raise frame.error(f"argument {path} is a {type(value).__name__}, which compiled code "
-                      "cannot take", "pass arrays, Python numbers, strings, None, or tuples "
-                      "and lists of them", node=frame.fdef)
+                      "cannot take", "pass arrays, Python numbers, strings, None, cells, or "
+                      "tuples, lists and dicts of them", node=frame.fdef)
+
+
+def _spellable(key: Any) -> bool:
+    """A dict key that can be part of an input path (`0.key`)."""
+    return isinstance(key, str) and key != "" and "." not in key and not key.isdigit()
+
+
+def _unnamed(frame: Frame, value: Any, where: str) -> Any:
+    """An item of a dict argument under a key no input path can name: compile-time only."""
+    if isinstance(value, SCALARS) or isinstance(value, tuple) and all(
+            isinstance(x, SCALARS) for x in value):
+        return value
+    raise frame.error(f"argument {where} holds a {type(value).__name__}, but only string keys "
+                      "without dots may hold arrays or cells", "use such keys, e.g. 'weight'",
+                      node=frame.fdef)
 
 
 def _finish(compiler: Compiler) -> None:

@@ -14,11 +14,13 @@ import numpy as np
 from ..graph import Value
 from ..nn.cell import Cell
 from ..ops import NUMPY, OpFunction, Primitive
+from . import aliases
 from .context import Frame
 from .errors import CompileError
 from .expressions import elements, evaluate
 from .operators import from_python, to_python
-from .values import (BoundMethod, ListMethod, PyList, Ref, TensorMethod, describe, has_runtime)
+from .values import (BoundMethod, ListMethod, PyList, Ref, TensorMethod, describe,
+                     has_runtime, jit_wrapped)
 
 MAX_INLINE_DEPTH = 64
 """Calls nested deeper than this (without recursion) are rejected."""
@@ -92,7 +94,9 @@ def call_value(f: Frame, func: Any, args: list[Any], kwargs: dict[str, Any]) -> 
     if isinstance(func, types.MethodType) and isinstance(func.__func__, types.FunctionType):
         return inline(f, func.__func__, [func.__self__, *args], kwargs)
     if isinstance(func, Cell):
-        return _call_object(f, Ref(func, None), args, kwargs)
+        return _call_object(f, Ref(func, f.compiler.path_of(func)), args, kwargs)
+    if jit_wrapped(func) is not None:
+        return call_value(f, jit_wrapped(func), args, kwargs)
     if _is_pure_builtin(func):
         if getattr(func, "__name__", "") == "format" and isinstance(
                 getattr(func, "__self__", None), str) and has_runtime(args) and not kwargs:
@@ -285,6 +289,8 @@ def _runtime_list_method(f: Frame, method: ListMethod, args: list[Any],
 
 def _call_object(f: Frame, ref: Ref, args: list[Any], kwargs: dict[str, Any]) -> Any:
     obj = ref.obj
+    if jit_wrapped(obj) is not None:  # e.g. `self.step = amber.jit(step)`
+        return call_value(f, jit_wrapped(obj), args, kwargs)
     if isinstance(obj, Cell):
         try:
             obj.check_inputs(*(_typed(a) for a in args), **{k: _typed(v)
@@ -341,11 +347,14 @@ def inline(f: Frame, func: types.FunctionType, args: list[Any], kwargs: dict[str
     frame = NewFrame(compiler, func, prepared)
     for name, value in bound.arguments.items():
         frame.scope.bind(name, convert_default(value))
+    passed = aliases.enter(f, frame)
     compiler.stack.append((code, func.__qualname__))
     compiler.frames.append(frame)
     saved_loc = f.builder.loc
     try:
-        return run_function(frame)
+        result = run_function(frame)
+        aliases.leave(f, frame, passed)
+        return result
     except CompileError as err:
         if is_library(prepared.parsed.file) and not is_library(f.parsed.file):
             # NOTE: a problem inside an amber layer is reported where the user called it.

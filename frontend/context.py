@@ -14,6 +14,7 @@ from ..graph.types import type_of
 from ..nn.cell import Cell
 from ..ops import OpDef, lookup
 from . import names
+from .aliases import WRITES, Memory, after_write
 from .canonicalize import canonicalize
 from .check import check_supported
 from .errors import CompileError
@@ -50,16 +51,31 @@ class Scope:
     vars: dict[str, Any] = field(default_factory=dict)
     lines: dict[str, int] = field(default_factory=dict)
     dead: bool = False
+    depth: int = 0
+    """How deep the function of this scope is inlined (0: the compiled one)."""
+    named: dict[Value, int] = field(default_factory=dict)
+    """Value -> the depth of the scope that gave it its name hint (shared by every scope of
+    one build): a name the user's own code gives wins over a callee's (`logits`, not the
+    layer's `x`)."""
+    fallback: dict[str, Any] = field(default_factory=dict)
+    """Values of names bound outside every function (instance arrays' first versions, see
+    aliases.current), shared by every scope of one build."""
 
     def copy(self) -> Scope:
-        return Scope(dict(self.vars), dict(self.lines), self.dead)
+        return Scope(dict(self.vars), dict(self.lines), self.dead, self.depth, self.named,
+                     self.fallback)
 
     def get(self, name: str) -> Any:
-        return self.vars.get(name, MISSING)
+        value = self.vars.get(name, MISSING)
+        return self.fallback.get(name, MISSING) if value is MISSING else value
 
     def bind(self, name: str, value: Any, line: int = 0) -> None:
         if isinstance(value, Value):
-            value.name = names.value_hint(name, value.name)
+            deeper = self.named.get(value, self.depth) > self.depth
+            hint = names.value_hint(name, value.name, replace=deeper)
+            if hint != value.name:
+                value.name = hint
+                self.named[value] = self.depth
         self.vars[name] = value
         self.lines[name] = line
 
@@ -95,6 +111,9 @@ class Compiler:
         self.sources: list[str] = []
         self.stack: list[tuple[types.CodeType, str]] = []
         self.frames: list[Frame] = []
+        self.named: dict[Value, int] = {}
+        """See `Scope.named`."""
+        self.memory = Memory()
         self.last_effect: dict[Block, Node] = {}
         self.failure: tuple[Frame, gast.AST] | None = None
         self._prepared: dict[types.CodeType, Prepared] = {}
@@ -165,7 +184,8 @@ class Frame:
         self.tails = 0
         self.locals = prepared.locals
         self.pending_is_none = prepared.returns_none
-        self.scope = Scope()
+        self.scope = Scope(depth=len(compiler.frames), named=compiler.named,
+                           fallback=compiler.memory.defaults)
         self.at: gast.AST | None = None
         self.stmt: gast.AST | None = None
         self.live: tuple[list, int, frozenset[str]] | None = None
@@ -213,6 +233,8 @@ class Frame:
         node = value.producer
         if node is not None and node.effectful:
             self.compiler.note_effect(node)
+            if node.name in WRITES:
+                after_write(self, node)
         return value
 
     def constant(self, value: Any) -> Value:
@@ -226,7 +248,8 @@ class Frame:
 
     def materialise(self, v: Any, name: str = "") -> Value:
         """`v` as a run-time value: constants become nodes, tuples `make_tuple`, lists
-        `list_new`; CompileError for objects that exist only at compile time."""
+        `list_new`, dicts with constant keys `make_dict`; CompileError for objects that exist
+        only at compile time."""
         if isinstance(v, Value):
             return v
         if v is PENDING:
@@ -239,6 +262,9 @@ class Frame:
             return self.op("make_tuple", *(self.materialise(x) for x in v), name=name)
         if isinstance(v, PyList):
             return self.op("list_new", *(self.materialise(x) for x in v.items), name=name)
+        if isinstance(v, dict) and _plain(tuple(v)):
+            return self.op("make_dict", *(self.materialise(x) for x in v.values()), name=name,
+                           keys=tuple(v))
         if isinstance(v, bool | int | float | str | type(None)):
             return self.constant(v)
         if isinstance(v, np.ndarray | np.generic) and v.dtype != object:

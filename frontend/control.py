@@ -287,7 +287,7 @@ def branch_on(f: Frame, test: Any, body: list[gast.stmt], orelse: list[gast.stmt
     try:
         for name in changed_names(before, then.scope, else_.scope):
             a, b = then.scope.get(name), else_.scope.get(name)
-            if name in live:
+            if name in live or names.is_memory(name):
                 merged[name] = merger.merge(name, a, b)
             else:
                 merged[name] = a if a is b else Unusable(

@@ -96,6 +96,24 @@ class AttrReader:
 
 
 @dataclass(frozen=True)
+class ArgReader:
+    """Reads `structure` of the value at `path` under an object passed as an argument (of its
+    items, with `items`); arrays by shape and dtype, as they are graph inputs. The compiled code
+    is specialized on that object's identity, so the reader keeps the object itself."""
+    obj: Any = field(compare=False)
+    path: str
+    items: bool = False
+
+    def __call__(self, instance: Any) -> Any:
+        value = resolve_path(self.obj, self.path)
+        if self.items:
+            return structure(tuple(value))
+        if isinstance(value, np.ndarray):
+            return ("<array>", value.shape, value.dtype)
+        return structure(value)
+
+
+@dataclass(frozen=True)
 class ItemsReader:
     """Reads the structure of the items of an iterable attribute (a CellList's cells)."""
     path: str

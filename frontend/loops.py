@@ -11,7 +11,7 @@ import gast
 
 from ..graph import (FOR, INDEX_TYPE, WHILE, AnyType, Block, InsertPoint, ListType, Node, Tensor,
                      TupleType, Type, Value)
-from . import names
+from . import aliases, names
 from .context import Frame, NeedsUnrolling, Scope
 from .control import (Branch, Mark, changed_names, has_effects, mutated_lists, prepare_lists,
                       run_branch, same_constant)
@@ -109,7 +109,9 @@ def _entry_scope(f: Frame, carries: list[Carry], block: Block) -> Scope:
 
 def _entry(f: Frame, c: Carry, block: Block) -> Any:
     if c.state == "var":
-        return block.add_param(c.type, _hint(c.name))
+        param = block.add_param(c.type, _hint(c.name))
+        aliases.share(f, param, c.init)
+        return param
     if c.state == "const":
         return c.init
     if c.state == "unbound":
@@ -120,13 +122,26 @@ def _entry(f: Frame, c: Carry, block: Block) -> Any:
     return c.container([f.undefined(c.name) if x is MISSING else x for x in items])
 
 
-def _settle(f: Frame, carries: list[Carry], body: Branch) -> bool:
+def _settle(f: Frame, carries: list[Carry], body: Branch, header: frozenset[str],
+            own: frozenset[str] = frozenset()) -> bool:
     """Update carried states from the body's end; True if nothing changed (a fixpoint)."""
     if body.dead:
         return True
     with f.builder.at(InsertPoint.at_end(body.block)):
         stable = [_settle_one(f, c, body.scope.get(c.name)) for c in carries]
-    return all(stable)
+    return all(stable) and not _written(f, carries, body, header, own)
+
+
+def _written(f: Frame, carries: list[Carry], body: Branch, header: frozenset[str],
+             own: frozenset[str]) -> bool:
+    """Carry the names the body changed without assigning them (an in-place write through
+    another name, see aliases) that are read later; True if there were any. `own`: the
+    loop's targets, bound by the loop itself."""
+    carried = {c.name for c in carries} | own
+    more = {name for name in changed_names(f.scope, body.scope) if name not in carried
+            and (name in header or names.is_memory(name))}
+    carries.extend(_carries(f, more))
+    return bool(more)
 
 
 def _settle_one(f: Frame, c: Carry, end: Any) -> bool:
@@ -365,7 +380,7 @@ def _while_round(f: Frame, node: gast.While, header: frozenset[str], carries: li
         return None, None, True
     body = run_branch(f, lambda: run_block(f, node.body, header),
                       _entry_scope(f, carries, body_block), body_block)
-    return cond, body, _settle(f, carries, body)
+    return cond, body, _settle(f, carries, body, header)
 
 
 def _condition_in(f: Frame, cond: Branch) -> Value:
@@ -441,7 +456,7 @@ def _for_region(f: Frame, node: gast.For, it: Any, header: frozenset[str],
             run_block(f, node.body, header)
         try:
             body = run_branch(f, build, _entry_scope(f, carries, body_block), body_block)
-            stable = _settle(f, carries, body)
+            stable = _settle(f, carries, body, header, frozenset(targets))
         except NeedsUnrolling:
             _discard(body_block)  # NOTE: the loop is built again another way
             raise

@@ -18,6 +18,10 @@ RANGE_STEP = SYNTHETIC_PREFIX + "range_step{}"
 LOOP_ITEM = SYNTHETIC_PREFIX + "item{}"
 RETURN_FLAG = SYNTHETIC_PREFIX + "ret_flag"
 RETURN_VALUE = SYNTHETIC_PREFIX + "ret_value"
+# What in-place writes must reach (see aliases): an instance array's current version, by path,
+# and, inside an inlined callee, a caller's variable.
+STATE = SYNTHETIC_PREFIX + "state:{}"
+OUTER = SYNTHETIC_PREFIX + "outer:{}"
 
 _COMPREHENSIONS = (gast.ListComp, gast.SetComp, gast.DictComp, gast.GeneratorExp)
 
@@ -27,15 +31,28 @@ def is_synthetic(name: str) -> bool:
     return name.startswith(SYNTHETIC_PREFIX)
 
 
-def value_hint(name: str, current: str = "") -> str:
+def is_state(name: str) -> bool:
+    """Whether `name` holds an instance array's current version."""
+    return name.startswith(STATE[:-2])
+
+
+def is_memory(name: str) -> bool:
+    """Whether `name` exists so that writes reach it (`STATE`, `OUTER`): never dead code, it is
+    merged after branches and carried through loops whenever it changes."""
+    return name.startswith((STATE[:-2], OUTER[:-2]))
+
+
+def value_hint(name: str, current: str = "", replace: bool = False) -> str:
     """The name hint a value bound to variable `name` gets when it has hint `current`: the
     user's name, else a loop flag's or counter's synthetic one (codegen shows `brk`, `i`), never
     the variables that only carry a result out (their value keeps its own name). A user's name
-    replaces a synthetic one, except the throwaway `_`."""
+    replaces a synthetic one, or any when `replace`, except the throwaway `_`."""
+    if is_memory(name):
+        return current or value_hint(name.split(":", 1)[1])
     if is_synthetic(name):
         keep = name.startswith((RETURN_VALUE, SYNTHETIC_PREFIX + "result"))
         return current or ("" if keep else name)
-    if not current or is_synthetic(current) and name.strip("_"):
+    if not current or (replace or is_synthetic(current)) and name.strip("_"):
         return name
     return current
 

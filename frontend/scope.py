@@ -11,11 +11,14 @@ from typing import Any
 
 import numpy as np
 
+from ..graph import AnyType, Value
+from ..graph.types import type_of
 from ..nn.cell import Cell
 from ..ops import OpFunction, Primitive
+from .aliases import current
 from .context import Frame
-from .guards import AttrReader, ItemsReader, NamespaceReader, structure
-from .values import MISSING, BoundMethod, PyList, Ref, Unusable
+from .guards import ArgReader, AttrReader, ItemsReader, NamespaceReader, structure
+from .values import MISSING, ArgRoot, BoundMethod, PyList, Ref, Unusable, jit_wrapped
 
 UNBOUND_MESSAGE = "cannot access local variable '{}' where it is not associated with a value"
 ARRAY_TYPES = (np.ndarray, np.generic, np.random.Generator)
@@ -60,8 +63,9 @@ def outside_value(f: Frame, value: Any, description: str, reader: Any) -> Any:
     """A global or closure value as the frontend holds it, guarded unless it is a module."""
     if isinstance(value, ModuleType):
         return value
-    if isinstance(value, np.ndarray):
-        # NOTE: a module-level array is baked in as a constant, so its identity is guarded.
+    if isinstance(value, np.ndarray) or jit_wrapped(value) is not None:
+        # NOTE: a module-level array is baked in as a constant and a jit function's wrapped
+        # code is inlined, so their identity is guarded.
         raw = NamespaceReader(reader.namespace, reader.name, reader.is_cell, raw=True)
         f.compiler.guard(description, raw, value)
         return value
@@ -88,8 +92,35 @@ def ref_attribute(f: Frame, ref: Ref, name: str) -> Any:
         return BoundMethod(value.__func__, type(obj))  # a classmethod
     path = ref.child(name)
     if path is not None and not isinstance(value, ARRAY_TYPES):
-        f.compiler.guard(f"self.{path}", AttrReader(path), structure(value))
+        _guard(f, ref.arg, path, value)
     return wrap(f, value, path, ref)
+
+
+def _guard(f: Frame, arg: ArgRoot | None, path: str, value: Any, items: bool = False) -> None:
+    """Guard the object at `path` under self, or under argument `arg` (then `path` is an
+    input path: its reader starts at the argument object)."""
+    if arg is None:
+        reader = ItemsReader(path) if items else AttrReader(path)
+        expected = structure(tuple(value) if items else value)
+        where = f"self.{path}"
+    else:
+        reader = ArgReader(arg.obj, path[len(arg.path) + 1:], items)
+        expected, where = reader(None), f"argument {path}"
+    f.compiler.guard(f"list({where})" if items else where, reader, expected)
+
+
+def array_input(f: Frame, arg: ArgRoot | None, path: str, value: Any) -> Value:
+    """The current version of the graph input carrying the array (or generator) `value` at
+    `path` under self, or under argument `arg` (then `path` is its input path)."""
+    if arg is None:
+        return current(f, path, f.compiler.param(path, value))
+    for known, found in f.compiler.inputs:
+        if known == path:
+            return current(f, f"argument {path}", found)
+    t = AnyType() if isinstance(value, np.random.Generator) else type_of(value)
+    found = f.compiler.graph.body.add_param(t, arg.hint + path[len(arg.path):])
+    f.compiler.inputs.append((path, found))
+    return current(f, f"argument {path}", found)
 
 
 def wrap(f: Frame, value: Any, path: str | None, parent: Ref | None) -> Any:
@@ -102,15 +133,19 @@ def wrap(f: Frame, value: Any, path: str | None, parent: Ref | None) -> Any:
             raise f.error(f"an array attribute of a {owner} that is not an attribute of the "
                           "compiled cell cannot be read",
                           "make the layer an attribute of self (in __init__)")
-        f.compiler.guard(f"self.{path} is an array", AttrReader(path), structure(value))
-        return f.compiler.param(path, value)
+        arg = parent.arg if parent is not None else None
+        if arg is None:
+            f.compiler.guard(f"self.{path} is an array", AttrReader(path), structure(value))
+        else:
+            _guard(f, arg, path, value)
+        return array_input(f, arg, path, value)
     if isinstance(value, tuple | list):
         return tuple(wrap(f, v, _item_path(value, i, v, path, parent), parent)
                      for i, v in enumerate(value))
     if isinstance(value, dict):
         return {k: wrap(f, v, _key_path(path, k), parent) for k, v in value.items()}
     if isinstance(value, Cell) or _is_plain_object(value):
-        return Ref(value, path)
+        return Ref(value, path, parent.arg if parent is not None else None)
     return value
 
 
@@ -149,7 +184,7 @@ def container_items(f: Frame, ref: Ref) -> list[Any]:
     except TypeError:
         raise f.error(f"cannot iterate over a {type(ref.obj).__name__} object") from None
     if ref.path is not None:
-        f.compiler.guard(f"list(self.{ref.path})", ItemsReader(ref.path), structure(tuple(items)))
+        _guard(f, ref.arg, ref.path, items, items=True)
     return [wrap(f, item, _item_path(items, i, item, ref.path, ref), ref)
             for i, item in enumerate(items)]
 

@@ -142,7 +142,8 @@ def _assign_attribute(f: Frame, target: gast.Attribute, base: Any, value: Any) -
         current = getattr(base.obj, target.attr, None)
         from ..nn.cell import Parameter
         if isinstance(current, Parameter):
-            param = f.compiler.param(base.child(target.attr), current)
+            from .scope import array_input
+            param = array_input(f, base.arg, base.child(target.attr), current)
             f.op("assign", param, f.materialise(value))
             return
     raise f.error(f"assigning to attribute '{target.attr}' of {describe(base)} inside compiled "

@@ -14,12 +14,23 @@ from ..graph.types import type_of
 from ..ops import OpFunction
 
 
+@dataclass(frozen=True, eq=False)
+class ArgRoot:
+    """An object passed to the compiled function (a cell): its input path and its parameter
+    name (for value names)."""
+    obj: Any
+    path: str
+    hint: str
+
+
 @dataclass(eq=False)
 class Ref:
     """A Python object reached from the compiled instance (a cell, a config object) with its
-    attribute path from the root ("" is the root; None when not reachable from `self`)."""
+    attribute path from the root ("" is the root; None when not reachable from `self`). Under
+    an argument (`arg`), `path` is an input path instead: `1.fc` is `fc` of argument 1."""
     obj: Any
     path: str | None
+    arg: ArgRoot | None = None
 
     def child(self, name: str) -> str | None:
         """The path of attribute or item `name` under this object."""
@@ -107,6 +118,18 @@ class Pending:
 
 
 PENDING: Any = Pending()
+
+
+JIT_MODULE = __name__.rsplit(".", 2)[0] + ".runtime.jit"
+"""Where `amber.jit`'s wrappers are defined (the frontend may not import the runtime)."""
+
+
+def jit_wrapped(func: Any) -> Any:
+    """What an `amber.jit` wrapper runs eagerly (its function or cell), else None: a jit
+    function called from compiled code is inlined like any other."""
+    if type(func).__module__ != JIT_MODULE:
+        return None
+    return getattr(func, "__wrapped__", None)
 
 
 def has_runtime(v: Any) -> bool:
@@ -215,7 +238,8 @@ def describe(v: Any) -> str:
     if isinstance(v, Value):
         return kind_name(v.type)
     if isinstance(v, Ref):
-        return f"{type(v.obj).__name__} object" + (f" (self.{v.path})" if v.path else "")
+        where = f" (self.{v.path})" if v.arg is None else f" (argument {v.path})"
+        return f"{type(v.obj).__name__} object" + (where if v.path else "")
     if isinstance(v, BoundMethod):
         return f"method {v.function.__qualname__}"
     if isinstance(v, PyList):

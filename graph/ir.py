@@ -113,7 +113,9 @@ class Node:
         """True if the node (or anything nested in it) has a side effect."""
         if isinstance(self.op, OpDef):
             return self.op.effects
-        return any(n.effectful for b in self.blocks for n in b.walk())
+        # NOTE: walk() already visits every nested node; asking nested regions again would be
+        # exponential in the nesting depth
+        return any(not n.is_region and n.op.effects for b in self.blocks for n in b.walk())
 
     @property
     def output(self) -> Value:

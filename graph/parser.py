@@ -192,7 +192,10 @@ class _Parser(TokenStream):
         control = self.after()
         types = self.types()
         try:
-            attrs = opdef.full_attrs(attrs)
+            # NOTE: `__`-prefixed attributes are codegen hints a pass set; they print and parse
+            hints = {k: v for k, v in attrs.items() if k.startswith("__")}
+            attrs = {**opdef.full_attrs({k: v for k, v in attrs.items() if k not in hints}),
+                     **hints}
         except TypeError as exc:
             self.fail(str(exc), head.pos)
         return Node(opdef, inputs, attrs, types, names, loc=self.take_loc(),

@@ -204,12 +204,12 @@ def _is_bool(t: Type) -> bool:
 def _op(name: str, inputs: tuple[str, ...], fn: Callable[..., Any], emit: Any, *,
         operator: str | None = None, wrap: bool = True, nullable: bool = False,
         numeric: bool = False, commutative: bool = False, inplace: str | None = None,
-        attrs: Mapping[str, Any] | None = None) -> OpDef:
+        attrs: Mapping[str, Any] | None = None, can_raise: bool = False) -> OpDef:
     infer = elementwise_infer(name, fn, nullable, numeric)
     kernel = checked(name, fn, infer) if wrap and operator is None else fn
     return OpDef(name, inputs, kernel=kernel, infer=infer, emit=emit, attrs=dict(attrs or {}),
                  operator=operator, commutative=commutative, elementwise=True, fresh=True,
-                 inplace=inplace)
+                 inplace=inplace, can_raise=can_raise)
 
 
 def _unary(name: str, fn: Callable[..., Any], emit: str, ufunc: str | None = None, **kw: Any
@@ -287,10 +287,13 @@ invert = _unary("invert", pyop.invert, "~x", "invert", operator="Invert")
 add = _binary("add", pyop.add, "x + y", "add", operator="Add", commutative=True)
 sub = _binary("sub", pyop.sub, "x - y", "subtract", operator="Sub")
 mul = _binary("mul", pyop.mul, "x * y", "multiply", operator="Mult", commutative=True)
-div = _binary("div", pyop.truediv, "x / y", "true_divide", operator="Div")
-floordiv = _binary("floordiv", pyop.floordiv, "x // y", "floor_divide", operator="FloorDiv")
-mod = _binary("mod", pyop.mod, "x % y", "remainder", operator="Mod")
-pow_ = _binary("pow", pyop.pow, "x ** y", operator="Pow")
+# NOTE: Python scalars raise ZeroDivisionError/OverflowError, integer arrays raise on
+# negative powers: these may raise on well-typed inputs
+div = _binary("div", pyop.truediv, "x / y", "true_divide", operator="Div", can_raise=True)
+floordiv = _binary("floordiv", pyop.floordiv, "x // y", "floor_divide", operator="FloorDiv",
+                   can_raise=True)
+mod = _binary("mod", pyop.mod, "x % y", "remainder", operator="Mod", can_raise=True)
+pow_ = _binary("pow", pyop.pow, "x ** y", operator="Pow", can_raise=True)
 """No in-place form: `x ** 2` and `x ** 0.5` take NumPy fast paths `np.power` does not."""
 maximum = _ufunc("maximum", np.maximum, commutative=True)
 minimum = _ufunc("minimum", np.minimum, commutative=True)

@@ -449,31 +449,43 @@ IM2COL_BYTES = 1 << 20
 """A convolution's im2col columns are made this many bytes at a time (whole images, at least
 one): small enough to stay in cache until the GEMM reads them, and a bound on the memory."""
 
+_CONV2D_GEMM = _call(conv2d_gemm, "x, weight, *bias, kernel=kernel, out_size=out_size, step=step",
+                     {"stride": (1, 1), "dilation": (1, 1), "pads": (0, 0, 0, 0)})
+
 
 def _conv2d_static(types: tuple[Type, ...], attrs: Mapping[str, Any]) -> Spelling | None:
     """Static shapes: the im2col geometry is fixed, so the GEMM is spelled out in the code."""
     x, weight, *bias = types
     if not _static_dims(x, weight, *bias):
         return None
-    (n, _, _, _), (o, cg, kh, kw), groups = x.shape, weight.shape, attrs["groups"]
+    (n, c, _, _), (o, cg, kh, kw), groups = x.shape, weight.shape, attrs["groups"]
     pads, (oh, ow) = _window_geometry(x, (kh, kw), attrs)
-    cols = _call(im2col, "x, kernel, out_size", {"stride": (1, 1), "dilation": (1, 1),
-                                                  "pads": (0, 0, 0, 0)})
     values = {"kernel": (kh, kw), "out_size": (oh, ow), "stride": attrs["stride"],
-              "dilation": attrs["dilation"], "pads": pads, "o": o, "k": cg * kh * kw,
-              "n": n, "g": groups, "og": o // groups, "oh": oh, "ow": ow, "l": oh * ow}
+              "dilation": attrs["dilation"], "pads": pads, "n": n, "c": c, "o": o,
+              "k": cg * kh * kw, "g": groups, "og": o // groups, "oh": oh, "ow": ow,
+              "l": oh * ow}
     step = max(1, IM2COL_BYTES // (values["k"] * values["l"] * x.dtype.itemsize))
     if groups == 1 and step < n:
-        gemm = _call(conv2d_gemm, "x, weight, *bias, kernel=kernel, out_size=out_size, step=step",
-                     {"stride": (1, 1), "dilation": (1, 1), "pads": (0, 0, 0, 0)})
-        return Spelling(gemm(values), {**values, "step": step}, (pad_hw, im2col, conv2d_gemm))
+        return Spelling(_CONV2D_GEMM(values), {**values, "step": step},
+                        (pad_hw, im2col, conv2d_gemm))
+    cols = _im2col_spelling(attrs["stride"], (kh, kw), pads)(values)
     if groups == 1:
-        product = f"weight.reshape(o, k) @ {cols(values)}"
-        product += " + bias_0.reshape(o, 1)" if bias else ""
+        product = f"weight.reshape(o, k) @ {cols}" + (" + bias_0.reshape(o, 1)" if bias else "")
     else:  # NOTE: the columns of group g are rows g*k.. of the ungrouped ones
-        product = f"weight.reshape(g, og, k) @ {cols(values)}.reshape(n, g, k, l)"
-        product += " + bias_0.reshape(g, og, 1)" if bias else ""
+        product = f"weight.reshape(g, og, k) @ {cols}.reshape(n, g, k, l)" + (
+            " + bias_0.reshape(g, og, 1)" if bias else "")
     return Spelling(f"({product}).reshape(n, o, oh, ow)", values, (pad_hw, im2col))
+
+
+def _im2col_spelling(stride: tuple[int, int], kernel: tuple[int, int],
+                     pads: tuple[int, ...]) -> Callable[[Mapping[str, Any]], str]:
+    """The columns of a convolution: for a 1x1 kernel without padding, the (strided) pixels
+    themselves, a reshape; else `im2col`."""
+    if kernel != (1, 1) or any(pads):
+        return _call(im2col, "x, kernel, out_size", {"stride": (1, 1), "dilation": (1, 1),
+                                                      "pads": (0, 0, 0, 0)})
+    pixels = "x" if stride == (1, 1) else f"x[:, :, ::{stride[0]}, ::{stride[1]}]"
+    return lambda values: f"{pixels}.reshape(n, c, l)"
 
 
 def _max_pool2d_static(types: tuple[Type, ...], attrs: Mapping[str, Any]) -> Spelling | None:

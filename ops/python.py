@@ -72,6 +72,24 @@ make_tuple = OpDef(
 tuple_getitem = OpDef(
     "tuple_getitem", ("t",), kernel=lambda t, index: t[index],
     infer=lambda t, index: t.elements[index], emit="t[index]", attrs={"index": REQUIRED})
+
+
+def _make_dict_emit(attrs: dict[str, Any]) -> str:
+    """A dict display `{'y': xs_0, 'n': xs_1}` (keys are compile-time constants)."""
+    return "{" + ", ".join(f"{k!r}: xs_{i}" for i, k in enumerate(attrs["keys"])) + "}"
+
+
+make_dict = OpDef(
+    "make_dict", ("*xs",), kernel=lambda *xs, keys: dict(zip(keys, xs)),
+    infer=lambda *xs, keys: AnyType(), emit=_make_dict_emit, attrs={"keys": REQUIRED},
+    effects=True)  # NOTE: effectful so CSE never merges two fresh dicts into one object
+"""`{keys[0]: xs[0], ...}`: a dict result (IR type any; its items are the inputs)."""
+depend = OpDef(
+    "depend", ("x", "*after"), kernel=lambda x, *after: x, infer=lambda x, *after: x,
+    emit="x")
+"""`x` itself, read after the `after` values exist: the frontend's new version of an array that
+an in-place write through an alias or a view (`after`) may have changed, so no pass moves or
+merges a read of it with a read from before the write."""
 list_new = OpDef(
     "list_new", ("*xs",), kernel=lambda *xs: list(xs),
     infer=lambda *xs: ListType(join_types(list(xs)) if xs else AnyType()), emit="[*xs]",
@@ -132,5 +150,6 @@ raise_ = OpDef(
     infer=lambda *args, exc_type: NoneType(), emit="raise_error(exc_type, *args)",
     attrs={"exc_type": REQUIRED}, helpers=(raise_error,), effects=True, can_raise=True)
 
-OPS = (constant, undefined, make_tuple, tuple_getitem, list_new, list_append, length, to_int,
-       to_float, to_bool, not_, builtin_min, builtin_max, format_, print_, assert_, raise_)
+OPS = (constant, undefined, make_tuple, tuple_getitem, make_dict, depend, list_new, list_append,
+       length, to_int, to_float, to_bool, not_, builtin_min, builtin_max, format_, print_, assert_,
+       raise_)

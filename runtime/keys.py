@@ -27,6 +27,8 @@ def arg_key(value: Any) -> Hashable:
         return None
     if kind is tuple or kind is list:
         return (kind.__name__, *map(arg_key, value))
+    if kind is dict:  # NOTE: keys and scalar items are compile-time, arrays are inputs by key
+        return ("dict", tuple((k, arg_key(v)) for k, v in value.items()))
     # Anything else is specialized on its identity; such keys never reach the disk cache.
     return ("object", kind, id(value))
 
@@ -57,6 +59,8 @@ def describe_arg(key: Hashable) -> str:
         return f"{dtype_short(key[1])}[{dims}]" + ("" if len(key) == 2 else " scalar")
     if head in (bool, int, float, str):
         return f"{head.__name__}={key[1] if head is not str else repr(key[1])}"
+    if head == "dict":
+        return "{" + ", ".join(f"{k!r}: {describe_arg(v)}" for k, v in key[1]) + "}"
     if head in ("tuple", "list"):
         items = ", ".join(describe_arg(k) for k in key[1:])
         return f"({items}{',' if len(key) == 2 else ''})" if head == "tuple" else f"[{items}]"

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Any, Callable, Sequence
 
+import numpy as np
+
 
 def _no_params(instance: Any) -> tuple[()]:
     return ()
@@ -39,7 +41,8 @@ def access(instance: Any, path: str) -> tuple[str, Any]:
 
 def make_input_gatherer(paths: Sequence[str], nargs: int) -> Callable[[tuple, dict], tuple] | None:
     """A function `(args, kwargs) -> (array, ...)` following the graph's input paths ("0",
-    "2.1" for an element of a tuple argument, or a keyword name); None when the inputs are just
+    "2.1" for an element of a tuple argument, a keyword name, "0.key" for an item of a dict
+    argument, "1.fc.weight" for a parameter of a cell argument); None when the inputs are just
     the positional arguments in order (the common case, passed through untouched)."""
     if list(paths) == [str(i) for i in range(nargs)]:
         return None
@@ -52,10 +55,26 @@ def make_input_gatherer(paths: Sequence[str], nargs: int) -> Callable[[tuple, di
             expr = f"k[{head!r}]"
         else:
             raise ValueError(f"bad input path {path!r}")
+        if not all(rest):
+            raise ValueError(f"bad input path {path!r}")
         for part in rest:
-            if not part.isdigit():
-                raise ValueError(f"bad input path {path!r}")
-            expr += f"[{int(part)}]"
+            if all(p.isdigit() for p in rest):
+                expr += f"[{int(part)}]"
+            else:  # NOTE: under a dict or a cell argument: looked up on each call
+                expr = f"_part({expr}, {part!r})"
         exprs.append(expr)
     body = ", ".join(exprs) + ("," if exprs else "")
-    return eval(f"lambda a, k: ({body})", {})  # noqa: S307 (built from checked parts)
+    return eval(f"lambda a, k: ({body})", {"_part": _part})  # noqa: S307 (checked parts)
+
+
+def _part(obj: Any, part: str) -> Any:
+    """Item or attribute `part` of a dict or cell argument, as `access` reads it; a Parameter
+    is passed as the plain array sharing its memory."""
+    if part.isdigit() and isinstance(obj, tuple | list):
+        value = obj[int(part)]
+    elif isinstance(obj, dict):
+        value = obj[part]
+    else:
+        value = getattr(obj, part)
+    return value.view(np.ndarray) if type(value) is not np.ndarray and isinstance(
+        value, np.ndarray) else value

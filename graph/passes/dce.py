@@ -14,27 +14,32 @@ from ..ir import FOR, IF, WHILE, Block, Graph, Node, Rewriter, Value
 
 def run(graph: Graph, rw: Rewriter) -> bool:
     """Remove what neither the results nor an effect needs; True if anything went."""
-    live = _mark(graph)
+    live, kept = _mark(graph)
     before = rw.changed
     rw.changed = False
-    _sweep(graph.body, live, rw)
+    _sweep(graph.body, live, kept, rw)
     changed, rw.changed = rw.changed, before or rw.changed
     return changed
 
 
-def _mark(graph: Graph) -> set[Value]:
+def _mark(graph: Graph) -> tuple[set[Value], set[Node]]:
+    """The values something needs, and the nodes kept for their effects (effectful ops and
+    every region around one)."""
     live: set[Value] = set()
+    kept: set[Node] = set()
     work: list[Value] = list(graph.outputs)
 
     def need(*values: Value) -> None:
         work.extend(v for v in values if v not in live)
 
     for node in graph.walk():
-        if node.is_region or not node.effectful:
+        if node.is_region or not node.op.effects:
             continue
         need(*node.inputs)
+        kept.add(node)
         region = node.parent.owner_node if node.parent else None
-        while region is not None:  # the regions around an effect must run as before
+        while region is not None and region not in kept:  # they must run as before
+            kept.add(region)
             need(*_control_inputs(region))
             region = region.parent.owner_node if region.parent else None
     while work:
@@ -54,7 +59,7 @@ def _mark(graph: Graph) -> set[Value]:
             need(*_control_inputs(region))
             if slot >= 0:
                 need(*_slot_values(region, slot))
-    return live
+    return live, kept
 
 
 def _control_inputs(region: Node) -> list[Value]:
@@ -74,9 +79,9 @@ def _slot_values(region: Node, i: int) -> list[Value]:
     return [init, region.body.results[i]]
 
 
-def _sweep(block: Block, live: set[Value], rw: Rewriter) -> None:
+def _sweep(block: Block, live: set[Value], kept: set[Node], rw: Rewriter) -> None:
     for node in reversed(list(block.nodes)):
-        if not node.effectful and not any(out in live for out in node.outputs):
+        if node not in kept and not any(out in live for out in node.outputs):
             rw.erase(node)  # NOTE: a whole dead region goes at once, its blocks unswept
             continue
         dead = _dead_slots(node, live) if node.is_region else []
@@ -84,7 +89,7 @@ def _sweep(block: Block, live: set[Value], rw: Rewriter) -> None:
             for arm in (node.blocks if node.op == IF else [node.body]):
                 arm.erase_result(i)
         for inner in node.blocks:
-            _sweep(inner, live, rw)
+            _sweep(inner, live, kept, rw)
         for i in dead:
             if node.op != IF:
                 node.body.erase_param(i + 1 if node.op == FOR else i)

@@ -106,3 +106,19 @@ def test_value_read_through_an_inlined_tuple_is_freed_after_the_tuple_is_used(ch
     src = code.source
     assert "(e, n)[0]" in src
     assert line_of(src, "(e, n)[0]") < line_of(src, "del e")
+
+
+def test_views_are_not_freed(check_graph) -> None:
+    """`w_t = w.T` owns no memory: deleting it would only add a line."""
+    graph = parse_graph("""
+    graph @views(%x: f32[64,128], %w: f32[128,128]) {
+      %t = transpose(%w) : f32[128,128]
+      %a = matmul(%x, %t) : f32[64,128]
+      %b = matmul(%a, %t) : f32[64,128]
+      %c = tanh(%b) : f32[64,128]
+      return %c
+    }""")
+    rng = np.random.default_rng(0)
+    x, w = rng.standard_normal((64, 128), np.float32), rng.standard_normal((128, 128), np.float32)
+    code = check_graph(graph, (x, w))
+    assert "t = w.T" in code.source and [names for _, names in deletes(code.source)] == [["a"], ["b"]]

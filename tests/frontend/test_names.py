@@ -6,8 +6,9 @@ import textwrap
 import gast
 import pytest
 
-from amber.frontend.names import (SYNTHETIC_PREFIX, Namer, assigned_names, is_synthetic,
-                                  live_in, mutated_names, read_names)
+from amber.frontend.names import (BREAK_FLAG, RETURN_VALUE, SYNTHETIC_PREFIX, Namer,
+                                  assigned_names, is_synthetic, live_in, mutated_names,
+                                  read_names, value_hint)
 
 
 def body(text: str) -> list[gast.stmt]:
@@ -91,3 +92,11 @@ def test_namer_numbers_loops_and_synthetic_names_are_recognised():
     namer = Namer()
     assert [namer.loop(), namer.loop(), namer.loop()] == [0, 1, 2]
     assert is_synthetic(SYNTHETIC_PREFIX + "brk0") and not is_synthetic("brk0")
+
+
+def test_value_hints_prefer_the_users_names_over_synthetic_ones():
+    brk = BREAK_FLAG.format(0)
+    assert value_hint(brk) == brk and value_hint(RETURN_VALUE) == ""  # a result keeps its own
+    assert value_hint("h", brk) == "h" and value_hint(brk, "h") == "h"
+    assert value_hint("_", brk) == brk and value_hint("_") == "_"
+    assert value_hint("logits", "x") == "x" and value_hint("logits", "x", replace=True) == "logits"

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from amber.graph import Graph, IRVerifyError, Node, Use, Value, parse_graph, verify
+from amber.graph import (Graph, IRVerifyError, Node, Use, Value, parse_graph, print_graph,
+                         verify)
 from amber.graph.types import Scalar
 from amber.ops import lookup
 
@@ -198,6 +199,8 @@ def test_codegen_hints_are_allowed_but_inplace_must_name_an_input() -> None:
     node = graph.body.nodes[1]
     node.attrs["__inplace__"] = 0
     verify(graph)  # a hint, not an unknown attribute
+    printed = print_graph(graph)
+    assert "neg(%a, __inplace__=0)" in printed and print_graph(parse_graph(printed)) == printed
     node.attrs["__inplace__"] = 1
     with pytest.raises(IRVerifyError, match="__inplace__ must name one of its inputs, got 1"):
         verify(graph)

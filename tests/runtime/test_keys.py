@@ -109,6 +109,19 @@ def test_guard_plan_notices_replacement_and_mutation() -> None:
     assert not GuardPlan([_guard("inner", net)], net).holds(fresh)  # another object there
 
 
+def test_guard_plan_checks_that_parameters_are_the_same_objects() -> None:
+    net = Outer()
+    plan = GuardPlan([_guard("inner", net)], net, ["inner.w", "cells.1.w"])
+    assert plan.holds(net)
+    net.cells[1].w.set_data(np.zeros(2, np.float32))  # new values, the same Parameter
+    assert plan.holds(net)
+    net.cells[1].w = amber.Parameter(np.zeros(2, np.float32))
+    assert not plan.holds(net)
+    assert GuardPlan([], net, ["inner.w"]).holds(net) and not plan.checks
+    del net.inner.w
+    assert not GuardPlan([], Outer(), ["inner.w"]).holds(net)  # an attribute gone: False
+
+
 def test_fingerprints_name_values_the_same_way_in_every_process() -> None:
     from amber.runtime.diskcache import fingerprint
     big = np.zeros(2000, np.float32)

@@ -1,9 +1,12 @@
 """The pass manager: pipelines per level, the per-pass hook, verification and PassError."""
+import signal
 import textwrap
 
+import numpy as np
 import pytest
 
-from amber.graph import Rewriter, parse_graph, print_graph
+from amber.graph import (Block, Builder, Graph, InsertPoint, Rewriter, Scalar, Tensor, parse_graph,
+                         print_graph)
 from amber.graph.passes import PASSES, PIPELINES, PassError, PassManager, optimize
 from amber.graph.passes.manager import MAX_ROUNDS
 
@@ -99,3 +102,30 @@ def test_a_pass_leaving_invalid_ir_is_caught_by_verify_each():
 def test_unknown_level_is_rejected():
     with pytest.raises(ValueError, match="optimization level"):
         optimize(parse_graph(GRAPH), level=3)
+
+
+def test_deeply_nested_regions_optimize_quickly():
+    """An `elif` chain is Ifs nested 120 deep. Asking a region whether it has effects (as DCE
+    did for every region) used to ask each nested region again at every level: exponential in
+    the depth when there are none."""
+    graph = Graph("elif_chain", Block([Scalar(int), Tensor((3,), np.float32)], ["k", "x"]))
+    k, x = graph.inputs
+    block, b = graph.body, Builder(InsertPoint.at_end(graph.body))
+    for i in range(120):
+        then, else_ = Block(), Block()
+        then.set_results([Builder(InsertPoint.at_end(then)).op("mul", x, b.constant(float(i)))])
+        block.set_results(b.if_(b.op("eq", k, b.constant(i)), then, else_, types=[x.type]))
+        block, b = else_, Builder(InsertPoint.at_end(else_))
+    block.set_results([x])
+    signal.signal(signal.SIGALRM, _expire)
+    signal.setitimer(signal.ITIMER_REAL, 10.0)
+    try:
+        assert not graph.body.nodes[-1].effectful
+        optimize(graph, level=2, verify_each=True)
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+    assert sum(1 for n in graph.walk() if n.name == "if") == 120
+
+
+def _expire(signum, frame) -> None:
+    raise TimeoutError("optimizing 120 nested Ifs took over 10 s")
