@@ -141,7 +141,7 @@ class HandRNN:
             tmp += xw[t]
             h = np.tanh(tmp)
             t += 1
-            if np.sqrt(np.sum(h * h)) > self.threshold:
+            if np.sqrt((h * h).sum()) > self.threshold:
                 break
         return h, t
 
@@ -269,10 +269,15 @@ print(json.dumps({{"import": t_import, "stages": stages, "first": first, "steady
 """
 
 
-def fresh_process(cache_dir: str, stages: bool) -> dict[str, float]:
+def fresh_process(cache_dir: str, stages: bool, pycache: str | None = None) -> dict[str, float]:
     """First-call CPU time of LeNet-5 in a new interpreter using `cache_dir` as the disk cache;
-    with `stages`, the compiler's modules are imported (and timed) before that call."""
+    with `stages`, the compiler's modules are imported (and timed) before that call; with
+    `pycache`, Python keeps its bytecode there (as an installed package has it) instead of
+    following PYTHONDONTWRITEBYTECODE."""
     env = {**os.environ, "AMBER_CACHE_DIR": cache_dir, "AMBER_CACHE": "1"}
+    if pycache is not None:
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+        env["PYTHONPYCACHEPREFIX"] = pycache
     code = _PROBE.format(samples=str(ROOT / "samples"), stages=stages)
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
                          check=True)
@@ -318,9 +323,12 @@ def main() -> None:
               f"{_kb(m['eager'])} / {_kb(m['compiled'])} / {_kb(m['hand'])}")
     for failure in failures:
         print(failure)
-    with tempfile.TemporaryDirectory() as cache, tempfile.TemporaryDirectory() as other:
+    with tempfile.TemporaryDirectory() as cache, tempfile.TemporaryDirectory() as cold, \
+            tempfile.TemporaryDirectory() as pycache:
+        fresh_process(cold, stages=False, pycache=pycache)  # NOTE: writes the bytecode
         runs = [("cold, compiler imported first", fresh_process(cache, stages=True)),
-                ("cold, compiler imported lazily", fresh_process(other, stages=False)),
+                ("cold, compiler imported on use", fresh_process(cold + "/2", stages=False)),
+                ("  the same, bytecode cached", fresh_process(cold + "/3", False, pycache)),
                 ("warm, disk cache hit", fresh_process(cache, stages=False))]
     print()
     print("LeNet-5 batch 1 in a fresh process, CPU ms (first call = making the specialization: "
@@ -331,8 +339,8 @@ def main() -> None:
         print(f"  {label:<31}: {stages}first call {r['first'] * 1e3:6.1f}, steady call "
               f"{r['steady'] * 1e3:.3f}, import amber {r['import'] * 1e3:.0f} "
               f"(compiles={r['compiles']}, disk hits={r['disk_hits']})")
-    print(f"  (PYTHONDONTWRITEBYTECODE={os.environ.get('PYTHONDONTWRITEBYTECODE', '')!r}: with "
-          "it set, every import compiles its module from source)")
+    print(f"  (PYTHONDONTWRITEBYTECODE={os.environ.get('PYTHONDONTWRITEBYTECODE', '')!r}: while "
+          "it is set, every import compiles its module from source)")
 
 if __name__ == "__main__":
     main()

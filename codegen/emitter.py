@@ -53,7 +53,8 @@ class Emitter:
         """The user line the last emitted block ended in."""
         self.helpers: set[Callable[..., Any]] = set()
         """Prelude functions the function calls (copied into the module like op helpers)."""
-        self._marker_stmts: set[int] = set()
+        self._marker_stmts: dict[int, ast.stmt] = {}
+        """id -> marker statement (kept here, so no other node can reuse its id)."""
 
     def function(self, graph: Graph, fn_name: str) -> ast.FunctionDef:
         """`def fn_name(<inputs>): <body>; return <results>`; the return statement is
@@ -74,7 +75,7 @@ class Emitter:
         """A statement standing for the comment `# file:line: source` (see `markers`)."""
         self.markers.append(loc)
         stmt = py.expr_stmt(py.const(self.marker_text(len(self.markers) - 1)))
-        self._marker_stmts.add(id(stmt))
+        self._marker_stmts[id(stmt)] = stmt
         return stmt
 
     # -- expressions ----------------------------------------------------------------------

@@ -10,19 +10,15 @@ becomes `x = x @ w.T + b`). Effectful and in-place nodes always keep their state
 """
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import Mapping, Sequence
 
 from ..graph import IF, WHILE, Block, Graph, Loc, Node, Value
 from .lowering import Lowered
-from .namer import readable
+from .namer import same_variable
 
 AND, OR, CHOOSE = "and", "or", "if"
 """How an If is written as an expression: `c and e`, `c or e`, `a if c else b`."""
-
-_SUFFIXED = re.compile(r"(?<=.)_\d+$")
-
 
 @dataclass
 class Inlining:
@@ -121,7 +117,7 @@ class _Planner:
         if sequence is None or not self.inlinable(node) or not _same_line(node.loc, loc):
             return None
         out = node.output
-        if out.name and result is not _ANY and not (result and _base(out.name) == _base(result)):
+        if out.name and result is not _ANY and not (result and same_variable(out.name, result)):
             return None
         for position, entry in enumerate(sequence):
             if entry is _EVAL:
@@ -169,10 +165,6 @@ def _if_form(node: Node, unbound: set[Value]) -> str | None:
 def _same_line(inner: Loc | None, outer: Loc | None) -> bool:
     return inner is None or outer is not None and (inner.file, inner.line) == (outer.file,
                                                                                outer.line)
-
-
-def _base(hint: str) -> str:
-    return _SUFFIXED.sub("", readable(hint))
 
 
 def operands(node: Node, ifs: Mapping[Node, str]) -> Sequence[Value]:

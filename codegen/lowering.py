@@ -42,6 +42,7 @@ def lower(graph: Graph) -> dict[Node, Lowered]:
 
 
 def lower_node(node: Node) -> Lowered:
+    """The op node as generated code computes it."""
     attrs = {k: v for k, v in node.attrs.items() if not k.startswith("__")}
     k = inplace_input(node)
     if k is None:
@@ -59,6 +60,8 @@ def inplace_input(node: Node) -> int | None:
     """The input `node` runs in place over, if it is marked so and its result is large enough
     to gain from it (see `INPLACE_MIN_ELEMENTS`)."""
     k = node.attrs.get(INPLACE_ATTR)
+    assert k is None or type(k) is int and 0 <= k < len(node.inputs), \
+        f"codegen: {node.name} has {INPLACE_ATTR}={k!r}, not an input index"
     out = node.outputs[0].type if len(node.outputs) == 1 else None
     if k is None or isinstance(out, Tensor) and out.is_static \
             and math.prod(out.shape) < INPLACE_MIN_ELEMENTS:

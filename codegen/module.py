@@ -5,7 +5,6 @@ helpers, then the entry function; prints it with astor, turns location markers i
 from __future__ import annotations
 
 import functools
-import importlib.metadata
 import linecache
 import os
 import re
@@ -29,6 +28,7 @@ from .storage import Storage
 def amber_version() -> str:
     """The installed `amber-jit` distribution's version (the one `amber.__version__` states),
     read from its metadata because codegen may not import the top-level package."""
+    import importlib.metadata  # NOTE: slow to import (email, sockets); callers pass `version`
     try:
         return importlib.metadata.version("amber-jit")
     except importlib.metadata.PackageNotFoundError:

@@ -21,6 +21,7 @@ UNUSED = "_"
 """The name of a loop index nothing reads."""
 
 _RESERVED = frozenset(dir(builtins)) | frozenset(keyword.kwlist) | {"np", UNUSED}
+_SUFFIXED = re.compile(r"(?<=.)_\d+$")
 _SUFFIX = "{base}_{n}"
 _NON_IDENT = re.compile(r"\W")
 
@@ -34,6 +35,12 @@ def readable(hint: str) -> str:
     if base[:1].isdigit():
         base = "v" + base
     return base if base.isidentifier() else EMPTY_HINT
+
+
+def same_variable(a: str, b: str) -> bool:
+    """True if two hints name the same user variable: equal up to a printer-style repeat
+    suffix (`x`, `x_2`)."""
+    return _SUFFIXED.sub("", readable(a)) == _SUFFIXED.sub("", readable(b))
 
 
 class Namer:

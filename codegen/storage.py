@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import ast
 import enum
-import re
 from collections import Counter
 from dataclasses import dataclass
 from typing import Any, Iterable, Iterator, Sequence
@@ -15,11 +14,10 @@ from ..ops import python as pyops
 from .inline import operands, plan_inlining
 from .literal import is_inline
 from .lowering import INPLACE_ATTR, Lowered
-from .namer import UNUSED, Namer, readable
+from .namer import UNUSED, Namer, same_variable
 from .template import placeholders
 
 _REBIND = "rebind"
-_SUFFIXED = re.compile(r"(?<=.)_\d+$")
 
 
 class Kind(enum.Enum):
@@ -370,11 +368,7 @@ def _dead_targets(graph: Graph) -> set[Value]:
 
 def _compatible(a: Value, b: Value) -> bool:
     """Same user variable: equal hints up to a printer-style `_<n>` suffix, or one unnamed."""
-    return not a.name or not b.name or _base(a.name) == _base(b.name)
-
-
-def _base(hint: str) -> str:
-    return _SUFFIXED.sub("", readable(hint))
+    return not a.name or not b.name or same_variable(a.name, b.name)
 
 
 def _propose(graph: Graph, storage: Storage) -> list[_Edge]:
@@ -405,7 +399,7 @@ def _propose(graph: Graph, storage: Storage) -> list[_Edge]:
                                                      storage.lowered[node].inplace is None):
             out = node.output
             read = (r for v in storage.operands(node) for r in storage.reads(v))
-            same = [v for v in read if v.name and out.name and _base(v.name) == _base(out.name)]
+            same = [v for v in read if v.name and out.name and same_variable(v.name, out.name)]
             if same:
                 propose(out, same[0], _REBIND)
     return edges
@@ -422,10 +416,7 @@ def _propose_yields(block: Block, outputs: Sequence[Value], propose, storage: St
 
 
 def _inplace_edge(node: Node, storage: Storage) -> _Edge:
-    k = node.attrs[INPLACE_ATTR]
-    assert isinstance(k, int) and 0 <= k < len(node.inputs), \
-        f"codegen: {node.name} has {INPLACE_ATTR}={k!r}, not an input index"
-    buffer = node.inputs[k]
+    buffer = node.inputs[node.attrs[INPLACE_ATTR]]  # NOTE: lowering checked the index
     if storage.kind[buffer] in _SILENT + (Kind.NONE,) or buffer in storage.graph.inputs:
         raise ValueError(f"codegen: {node.name} cannot run in place over %{buffer.name} "
                          f"({'a graph input' if buffer in storage.graph.inputs else 'a constant'}"

@@ -96,13 +96,22 @@ def _combine(f: Frame, v: Value, sources: tuple[Value, ...]) -> frozenset[Value]
     return found or frozenset([v])
 
 
-def share(f: Frame, param: Value, init: Any) -> None:
-    """Loop parameter `param` starts as `init`, so it may alias whatever `init` does."""
-    if isinstance(init, Value):
-        f.compiler.memory.extra[param] = roots(f, init)
+def share(f: Frame, param: Value, init: Any, others: list[Value]) -> None:
+    """Loop parameter `param` starts as `init`, so it may alias whatever `init` does, and
+    `others` (arrays from outside the loop and other parameters of its block)."""
+    found = roots(f, init) if isinstance(init, Value) else frozenset()
+    for other in others:
+        found |= {other} if other.owner is param.owner else roots(f, other)
+    f.compiler.memory.extra[param] = found
 
 
 # -- writes -------------------------------------------------------------------------------------
+
+def writes_in(block: Any) -> bool:
+    """True if `block` (or a region in it) writes an array or list in place."""
+    return any(any(writes_in(b) for b in n.blocks) if n.is_region else n.name in WRITES
+               for n in block.nodes)
+
 
 def after_write(f: Frame, node: Any) -> None:
     """`node` wrote one of its inputs in place: rebind every name that may see that memory
@@ -132,10 +141,8 @@ def after_write(f: Frame, node: Any) -> None:
         changed = _substitute(value, version, lists)
         if changed is not value:
             scope.vars[name] = changed
-    memory = f.compiler.memory
-    for root in hit:
-        state = memory.states.get(root)
-        if state is not None and state not in scope.vars:
+    for root, state in f.compiler.memory.states.items():  # NOTE: in a deterministic order
+        if root in hit and state not in scope.vars:
             scope.vars[state] = version(root)
 
 
@@ -177,7 +184,7 @@ def enter(f: Frame, callee: Frame) -> dict[str, tuple[str, Any]]:
     instance arrays' versions, so its writes reach them; returns what `leave` needs."""
     passed: dict[str, tuple[str, Any]] = {}
     for name, value in f.scope.vars.items():
-        if value is MISSING or not has_runtime(value):
+        if value is MISSING or not (has_runtime(value) or isinstance(value, PyList)):
             continue
         inner = name if names.is_state(name) else names.OUTER.format(name)
         callee.scope.vars[inner] = value

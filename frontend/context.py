@@ -114,6 +114,8 @@ class Compiler:
         self.named: dict[Value, int] = {}
         """See `Scope.named`."""
         self.memory = Memory()
+        self.loop_seeds: list[Any] = []
+        """The `seeds.Seeds` of the loop regions being built, innermost last."""
         self.last_effect: dict[Block, Node] = {}
         self.failure: tuple[Frame, gast.AST] | None = None
         self._prepared: dict[types.CodeType, Prepared] = {}

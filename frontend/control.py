@@ -341,11 +341,15 @@ def short_circuit(f: Frame, kind: str, left: Any, right: Callable[[], Any]) -> A
 
 
 def prepare_lists(f: Frame, stmts: list[gast.stmt]) -> None:
-    """Compile-time lists changed inside a region become run-time lists before it."""
+    """Compile-time lists changed inside a region become run-time lists before it (under
+    every name bound to the list: `ys = xs` sees `xs.append`)."""
     for name in sorted(mutated_lists(stmts)):
         value = f.scope.get(name)
         if isinstance(value, PyList):
-            f.scope.bind(name, f.materialise(value), f.scope.lines.get(name, 0))
+            runtime = f.materialise(value)
+            for other, bound in list(f.scope.vars.items()):
+                if bound is value:
+                    f.scope.bind(other, runtime, f.scope.lines.get(other, 0))
 
 
 def mutated_lists(stmts: list[gast.stmt]) -> set[str]:

@@ -13,11 +13,12 @@ from ..graph import (FOR, INDEX_TYPE, WHILE, AnyType, Block, InsertPoint, ListTy
                      TupleType, Type, Value)
 from . import aliases, names
 from .context import Frame, NeedsUnrolling, Scope
-from .control import (Branch, Mark, changed_names, has_effects, mutated_lists, prepare_lists,
-                      run_branch, same_constant)
+from .control import (Branch, Mark, changed_names, defined_in, has_effects, mutated_lists,
+                      prepare_lists, run_branch, same_constant)
 from .errors import CompileError
 from .expressions import evaluate
 from .operators import condition_value
+from .seeds import Seeding
 from .sequences import as_sequence, indexed, is_compile_time_sequence, tuple_items
 from .values import (MISSING, PENDING, Unusable, describe, has_runtime, is_undefined, kind_name,
                      static_type, truth, widen)
@@ -28,7 +29,7 @@ UNROLL_LIMIT = 256
 """The longest constant range unrolled when one region cannot express the loop."""
 
 
-@dataclass
+@dataclass(eq=False)
 class Carry:
     """A loop-carried variable: a compile-time constant while the body leaves it unchanged
     ("const"), unbound before the loop ("unbound"), a block parameter of `type` ("var"), or a
@@ -41,6 +42,11 @@ class Carry:
     items: list[Carry] = field(default_factory=list)
     keys: tuple[Any, ...] | None = None
     """For a dict carried item by item: its keys (None for a tuple)."""
+    param: Value | None = None
+    """This round's block parameter (state "var")."""
+    shares: frozenset[Any] = frozenset()
+    """What the variable was found to alias at the end of an iteration besides what it started
+    as: other carries (as `Carry`s) and arrays from outside the loop (see `_shared`)."""
 
     def container(self, items: list[Any]) -> tuple | dict:
         return dict(zip(self.keys, items)) if self.keys is not None else tuple(items)
@@ -94,6 +100,13 @@ def _carries(f: Frame, candidates: set[str]) -> list[Carry]:
     return [_carry(f, name, f.scope.get(name)) for name in sorted(candidates)]
 
 
+def _seeding(f: Frame, node: gast.stmt, carries: list[Carry]) -> Seeding:
+    """Start `carries` from what this loop settled on when the enclosing loop's last round
+    built it (see seeds)."""
+    return Seeding(f.compiler.loop_seeds, node, carries,
+                   lambda name: _carry(f, name, f.scope.get(name)))
+
+
 def _entry_scope(f: Frame, carries: list[Carry], block: Block) -> Scope:
     """The symbol table at the top of a loop block: carried variables bound to its params."""
     scope = f.scope.copy()
@@ -104,14 +117,54 @@ def _entry_scope(f: Frame, carries: list[Carry], block: Block) -> Scope:
                 scope.unbind(c.name)
             else:
                 scope.vars[c.name] = value
+    _share_roots(f, carries)
     return scope
 
 
+def _share_roots(f: Frame, carries: list[Carry]) -> None:
+    """Each loop parameter may alias what its variable started as and what it was found to
+    alias at the end of an iteration (see aliases)."""
+    for leaf in _leaves(carries):
+        if leaf.param is not None:
+            others = [x.param if isinstance(x, Carry) else x for x in leaf.shares]
+            aliases.share(f, leaf.param, leaf.init, [x for x in others if x is not None])
+
+
+def _shared(f: Frame, carries: list[Carry], body: Branch) -> bool:
+    """Record what each parameter's value at the end of the body may alias that the parameter
+    was not known to (a view of another carried array, of one from outside the loop, or an
+    array made in the body that another variable also holds); True if that grew."""
+    if not aliases.writes_in(body.block):
+        return False  # NOTE: what the parameters alias matters only to writes in the body
+    by_param = {leaf.param: leaf for leaf in _leaves(carries) if leaf.param is not None}
+    made: dict[Value, list[Carry]] = {}
+    found: dict[Carry, set[Any]] = {}
+    for c in carries:
+        for leaf, end in _leaf_ends(f, c, body.scope.get(c.name)):
+            if leaf.param is None or not isinstance(end, Value):
+                continue
+            known, tokens = aliases.roots(f, leaf.param), found.setdefault(leaf, set())
+            for root in aliases.roots(f, end) - known:
+                if root in by_param:
+                    tokens.add(by_param[root])
+                elif defined_in(root, body.block):
+                    made.setdefault(root, []).append(leaf)
+                else:
+                    tokens.add(root)
+    for group in made.values():
+        for leaf in group:
+            found[leaf].update(x for x in group if x is not leaf)
+    grew = [leaf for leaf, tokens in found.items() if not tokens <= leaf.shares]
+    for leaf in grew:
+        leaf.shares = leaf.shares | found[leaf]
+    return bool(grew)
+
+
 def _entry(f: Frame, c: Carry, block: Block) -> Any:
+    c.param = None
     if c.state == "var":
-        param = block.add_param(c.type, _hint(c.name))
-        aliases.share(f, param, c.init)
-        return param
+        c.param = block.add_param(c.type, _hint(c.name))
+        return c.param
     if c.state == "const":
         return c.init
     if c.state == "unbound":
@@ -128,8 +181,9 @@ def _settle(f: Frame, carries: list[Carry], body: Branch, header: frozenset[str]
     if body.dead:
         return True
     with f.builder.at(InsertPoint.at_end(body.block)):
+        shared = _shared(f, carries, body)
         stable = [_settle_one(f, c, body.scope.get(c.name)) for c in carries]
-    return all(stable) and not _written(f, carries, body, header, own)
+    return all(stable) and not shared and not _written(f, carries, body, header, own)
 
 
 def _written(f: Frame, carries: list[Carry], body: Branch, header: frozenset[str],
@@ -338,11 +392,14 @@ def _while_region(f: Frame, node: gast.While, header: frozenset[str]) -> None:
     """One While region."""
     mark = Mark(f)
     prepare_lists(f, node.body)
-    carries = _carries(f, _candidates(node.body) & header)
+    seeding = _seeding(f, node, _carries(f, _candidates(node.body) & header))
+    carries = seeding.carries
     for _ in range(MAX_ROUNDS):
         cond_block, body_block = Block(), Block()
         try:
-            cond, body, stable = _while_round(f, node, header, carries, cond_block, body_block)
+            with seeding.round():
+                cond, body, stable = _while_round(f, node, header, carries, cond_block,
+                                                  body_block)
         except NeedsUnrolling:
             _discard(cond_block, body_block)  # NOTE: the loop is built again another way
             raise
@@ -363,6 +420,7 @@ def _while_region(f: Frame, node: gast.While, header: frozenset[str]) -> None:
         loop = Node(WHILE, inits, {}, [c.type for c in carried],
                     [_hint(c.name) for c in carried], [cond_block, body_block])
         _after_loop(f, loop, carries, body, node.lineno)
+        seeding.settled(carries)
         return
     raise _unsettled(f)
 
@@ -445,7 +503,9 @@ def _for_region(f: Frame, node: gast.For, it: Any, header: frozenset[str],
     from .statements import assign_target, run_block
     prepare_lists(f, node.body)
     targets = names.target_names(node.target)
-    carries = _carries(f, (_candidates(node.body) & header) | (targets & live))
+    candidates = (_candidates(node.body) & header) | (targets & live)
+    seeding = _seeding(f, node, _carries(f, candidates))
+    carries = seeding.carries
     index_name = node.target.id if isinstance(node.target, gast.Name) else "i"
     for _ in range(MAX_ROUNDS):
         body_block = Block()
@@ -455,8 +515,9 @@ def _for_region(f: Frame, node: gast.For, it: Any, header: frozenset[str],
             assign_target(f, node.target, it.element(index))
             run_block(f, node.body, header)
         try:
-            body = run_branch(f, build, _entry_scope(f, carries, body_block), body_block)
-            stable = _settle(f, carries, body, header, frozenset(targets))
+            with seeding.round():
+                body = run_branch(f, build, _entry_scope(f, carries, body_block), body_block)
+                stable = _settle(f, carries, body, header, frozenset(targets))
         except NeedsUnrolling:
             _discard(body_block)  # NOTE: the loop is built again another way
             raise
@@ -470,5 +531,6 @@ def _for_region(f: Frame, node: gast.For, it: Any, header: frozenset[str],
         loop = Node(FOR, [start, stop, step, *inits], {}, [c.type for c in carried],
                     [_hint(c.name) for c in carried], [body_block])
         _after_loop(f, loop, carries, body, node.lineno)
+        seeding.settled(carries)
         return
     raise _unsettled(f)

@@ -197,16 +197,14 @@ def _live_loop(loop: gast.While | gast.For, done: set[str], after: set[str]) -> 
     """Live at the loop head, to a fixpoint. `done`: live when the loop ends normally (before
     any else block); `after`: live where `break` goes. A for target is bound before each body
     runs, so it is live in only when live after a zero-trip loop."""
-    head = set(done)
-    while True:
-        body = _live_block(loop.body, head, _Exits(frozenset(after), frozenset(head)))
-        if isinstance(loop, gast.For):
-            new = done | (body - target_names(loop.target)) | read_names(loop.target)
-        else:
-            new = done | body | read_names(loop.test)
-        if new == head:
-            return head | read_names(loop.iter) if isinstance(loop, gast.For) else head
-        head = new
+    # NOTE: one pass is the fixpoint (and nested loops cost linear, not exponential, time):
+    # every transfer function here is `gen | (x - kill)`, so the head found, `done | f(done)`,
+    # gives f(head) <= head when passed back in as the body's end or `continue` target.
+    body = _live_block(loop.body, set(done), _Exits(frozenset(after), frozenset(done)))
+    if isinstance(loop, gast.For):
+        head = done | (body - target_names(loop.target)) | read_names(loop.target)
+        return head | read_names(loop.iter)
+    return done | body | read_names(loop.test)
 
 
 def _child_blocks(stmt: gast.stmt) -> list[list[gast.stmt]]:

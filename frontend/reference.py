@@ -18,11 +18,9 @@ def gather_inputs(result: BuildResult, instance: Any, args: tuple, kwargs: dict)
     """The values of the graph's inputs for this call, in order."""
     values = [resolve_path(instance, path) for path in result.graph.meta["params"]]
     for path in result.graph.meta["inputs"]:
-        head, *rest = path.split(".")
+        head, _, rest = path.partition(".")
         value = args[int(head)] if head.isdigit() else kwargs[head]
-        for part in rest:
-            value = value[int(part)]
-        values.append(value)
+        values.append(resolve_path(value, rest))  # NOTE: items of tuples and dicts, cells' arrays
     return values
 
 
@@ -71,6 +69,12 @@ def assert_same(got: Any, expected: Any, rtol: float = 1e-6, where: str = "resul
             f"{where}: expected {expected!r}, got {got!r}"
         for i, (g, e) in enumerate(zip(got, expected)):
             assert_same(g, e, rtol, f"{where}[{i}]")
+        return
+    if isinstance(expected, dict):
+        assert type(got) is dict and list(got) == list(expected), \
+            f"{where}: expected {expected!r}, got {got!r}"
+        for key, e in expected.items():
+            assert_same(got[key], e, rtol, f"{where}[{key!r}]")
         return
     if isinstance(expected, np.ndarray | np.generic):
         got_a, exp_a = np.asarray(got), np.asarray(expected)

@@ -449,8 +449,10 @@ IM2COL_BYTES = 1 << 20
 """A convolution's im2col columns are made this many bytes at a time (whole images, at least
 one): small enough to stay in cache until the GEMM reads them, and a bound on the memory."""
 
+_WINDOW_DEFAULTS = {"stride": (1, 1), "dilation": (1, 1), "pads": (0, 0, 0, 0)}
+_IM2COL = _call(im2col, "x, kernel, out_size", _WINDOW_DEFAULTS)
 _CONV2D_GEMM = _call(conv2d_gemm, "x, weight, *bias, kernel=kernel, out_size=out_size, step=step",
-                     {"stride": (1, 1), "dilation": (1, 1), "pads": (0, 0, 0, 0)})
+                     _WINDOW_DEFAULTS)
 
 
 def _conv2d_static(types: tuple[Type, ...], attrs: Mapping[str, Any]) -> Spelling | None:
@@ -464,28 +466,23 @@ def _conv2d_static(types: tuple[Type, ...], attrs: Mapping[str, Any]) -> Spellin
               "dilation": attrs["dilation"], "pads": pads, "n": n, "c": c, "o": o,
               "k": cg * kh * kw, "g": groups, "og": o // groups, "oh": oh, "ow": ow,
               "l": oh * ow}
+    pixels = (kh, kw) == (1, 1) and not any(pads)  # NOTE: the columns are the pixels
     step = max(1, IM2COL_BYTES // (values["k"] * values["l"] * x.dtype.itemsize))
-    if groups == 1 and step < n:
+    if groups == 1 and step < n and not pixels:
         return Spelling(_CONV2D_GEMM(values), {**values, "step": step},
                         (pad_hw, im2col, conv2d_gemm))
-    cols = _im2col_spelling(attrs["stride"], (kh, kw), pads)(values)
+    if pixels:
+        sh, sw = attrs["stride"]
+        cols = "x.reshape(n, c, l)" if (sh, sw) == (1, 1) else \
+            f"x[:, :, ::{sh}, ::{sw}].reshape(n, c, l)"
+    else:
+        cols = _IM2COL(values)
     if groups == 1:
         product = f"weight.reshape(o, k) @ {cols}" + (" + bias_0.reshape(o, 1)" if bias else "")
     else:  # NOTE: the columns of group g are rows g*k.. of the ungrouped ones
         product = f"weight.reshape(g, og, k) @ {cols}.reshape(n, g, k, l)" + (
             " + bias_0.reshape(g, og, 1)" if bias else "")
     return Spelling(f"({product}).reshape(n, o, oh, ow)", values, (pad_hw, im2col))
-
-
-def _im2col_spelling(stride: tuple[int, int], kernel: tuple[int, int],
-                     pads: tuple[int, ...]) -> Callable[[Mapping[str, Any]], str]:
-    """The columns of a convolution: for a 1x1 kernel without padding, the (strided) pixels
-    themselves, a reshape; else `im2col`."""
-    if kernel != (1, 1) or any(pads):
-        return _call(im2col, "x, kernel, out_size", {"stride": (1, 1), "dilation": (1, 1),
-                                                      "pads": (0, 0, 0, 0)})
-    pixels = "x" if stride == (1, 1) else f"x[:, :, ::{stride[0]}, ::{stride[1]}]"
-    return lambda values: f"{pixels}.reshape(n, c, l)"
 
 
 def _max_pool2d_static(types: tuple[Type, ...], attrs: Mapping[str, Any]) -> Spelling | None:

@@ -7,7 +7,7 @@ import ast
 import numpy as np
 import pytest
 
-from amber.graph import parse_graph
+from amber.graph import Block, Builder, Graph, InsertPoint, Scalar, Value, parse_graph
 
 
 def function_text(source: str) -> str:
@@ -245,3 +245,25 @@ def test_nested_regions(check_graph) -> None:
     # every version of x lives in the one variable `x`: no copies anywhere
     assert body.count("x = ") == 2 and "x_" not in body
     assert "x = x * 0.5 + j" in body
+
+
+def test_an_if_chain_is_written_with_elif(check_graph) -> None:
+    """An else branch that is just another `if` reads `elif`: 120 of them stay one level deep
+    (Python allows 100 levels of indentation)."""
+    g = Graph("chain")
+    x = g.body.add_param(Scalar(int), "x")
+
+    def chain(block: Block, i: int) -> Value:
+        b = Builder(InsertPoint.at_end(block))
+        if i == 120:
+            return x
+        then, else_ = Block(), Block()
+        then.set_results([Builder(InsertPoint.at_end(then)).constant(i)])
+        else_.set_results([chain(else_, i + 1)])
+        return b.if_(b.op("eq", x, b.constant(i)), then, else_, names=["y"])[0]
+
+    g.body.set_results([chain(g.body, 0)])
+    code = check_graph(g, (0,), (57,), (119,), (500,))
+    body = function_text(code.source)
+    assert "    if x == 0:\n        y = 0\n    elif x == 1:\n        y = 1\n" in body
+    assert max(len(line) - len(line.lstrip()) for line in body.splitlines()) == 8

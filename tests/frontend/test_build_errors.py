@@ -241,8 +241,13 @@ def test_internal_errors_become_compile_errors(monkeypatch):
 
 
 def test_unsupported_argument_type():
-    with pytest.raises(CompileError, match="argument 0 is a dict"):
-        build_graph(two_args, ({"a": X}, X))
+    with pytest.raises(CompileError, match="argument 0 is a set"):
+        build_graph(two_args, ({1, 2}, X))
+
+
+def test_dict_argument_arrays_need_string_keys():
+    with pytest.raises(CompileError, match=r"argument 0\[1\] holds a ndarray"):
+        build_graph(two_args, ({1: X}, X))
 
 
 def test_target_must_be_a_cell_or_function():

@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from amber.codegen import generate
-from amber.graph import Builder, Graph, InsertPoint, Tensor
+from amber.graph import Builder, Graph, InsertPoint
 from amber.ops import nn
 from amber.ops.types import type_of
 
