@@ -114,43 +114,33 @@ def _pool_repr(cell: Cell) -> str:
     return f"kernel_size={cell.kernel_size}, stride={cell.stride}, pad_mode={cell.pad_mode}"
 
 
-class MaxPool2d(Cell):
+class _Pool2d(Cell):
+    """A pooling layer on NCHW inputs: `primitive` (MindSpore's MaxPool or AvgPool, which take a
+    pad_mode, unlike the functional ops) over each kernel_size window, moving by stride."""
+    primitive: type
+
+    def __init__(self, kernel_size: int | tuple[int, int] = 1, stride: int | tuple[int, int] = 1,
+                 pad_mode: str = "valid", data_format: str = "NCHW") -> None:
+        super().__init__()
+        _pool_config(self, kernel_size, stride, pad_mode, data_format)
+        self.pool = self.primitive(kernel_size=self.kernel_size, strides=self.stride,
+                                   pad_mode=self.pad_mode)
+
+    def check_inputs(self, x: Any) -> None:
+        _check_pool_input(self, x)
+
+    def construct(self, x: np.ndarray) -> np.ndarray:
+        return self.pool(x)
+
+    def extend_repr(self) -> str:
+        return _pool_repr(self)
+
+
+class MaxPool2d(_Pool2d):
     """The maximum over each kernel_size window, moving by stride, on NCHW inputs."""
-
-    def __init__(self, kernel_size: int | tuple[int, int] = 1, stride: int | tuple[int, int] = 1,
-                 pad_mode: str = "valid", data_format: str = "NCHW") -> None:
-        super().__init__()
-        _pool_config(self, kernel_size, stride, pad_mode, data_format)
-        # NOTE: the primitive (as in MindSpore) because ops.max_pool2d has no pad_mode
-        self.pool = ops.MaxPool(kernel_size=self.kernel_size, strides=self.stride,
-                                pad_mode=self.pad_mode)
-
-    def check_inputs(self, x: Any) -> None:
-        _check_pool_input(self, x)
-
-    def construct(self, x: np.ndarray) -> np.ndarray:
-        return self.pool(x)
-
-    def extend_repr(self) -> str:
-        return _pool_repr(self)
+    primitive = ops.MaxPool
 
 
-class AvgPool2d(Cell):
+class AvgPool2d(_Pool2d):
     """The mean over each kernel_size window, moving by stride, on NCHW inputs."""
-
-    def __init__(self, kernel_size: int | tuple[int, int] = 1, stride: int | tuple[int, int] = 1,
-                 pad_mode: str = "valid", data_format: str = "NCHW") -> None:
-        super().__init__()
-        _pool_config(self, kernel_size, stride, pad_mode, data_format)
-        # NOTE: the primitive (as in MindSpore) because ops.avg_pool2d has no pad_mode
-        self.pool = ops.AvgPool(kernel_size=self.kernel_size, strides=self.stride,
-                                pad_mode=self.pad_mode)
-
-    def check_inputs(self, x: Any) -> None:
-        _check_pool_input(self, x)
-
-    def construct(self, x: np.ndarray) -> np.ndarray:
-        return self.pool(x)
-
-    def extend_repr(self) -> str:
-        return _pool_repr(self)
+    primitive = ops.AvgPool
