@@ -237,7 +237,7 @@ class Merger:
         then, else_ = self.then.block, self.else_.block
         then.set_results([a for a, _ in self.yields])
         else_.set_results([b for _, b in self.yields])
-        effects = has_effects(then) or has_effects(else_)
+        effects = any(n.effectful for b in (then, else_) for n in b.nodes)
         if not self.yields and not effects:
             then.drop_all_uses()
             else_.drop_all_uses()
@@ -250,13 +250,6 @@ class Merger:
 
 
 EXPRESSION = "<expression>"
-
-
-def has_effects(block: Block) -> bool:
-    """Whether the block holds an effectful op, directly or in a region. Unlike
-    `Node.effectful`, each nested block is visited once: Ifs nested 100 deep stay cheap."""
-    return any(any(has_effects(b) for b in n.blocks) if n.is_region else n.op.effects
-               for n in block.nodes)
 
 
 def build_if(f: Frame, node: gast.If, tail: list[gast.stmt] | None = None,
@@ -320,9 +313,18 @@ def choose(f: Frame, test: Any, then_fn: Callable[[], Any], else_fn: Callable[[]
     else_ = run_branch(f, else_fn)
     merger = Merger(f, then, else_)
     value = merger.merge(EXPRESSION, then.result, else_.result)
+    # NOTE: an expression binds no names, but a write in it (a helper's) changes versions
+    changed = {name: merger.merge(name, then.scope.get(name), else_.scope.get(name))
+               for name in changed_names(f.scope, then.scope, else_.scope)}
     outs = merger.finish(cond)
     if then.dead and else_.dead:
         raise DeadPath
+    for name, version in changed.items():
+        version = fill(version, outs)
+        if version is MISSING:
+            f.scope.unbind(name)
+        else:
+            f.scope.bind(name, version, f.scope.lines.get(name, 0))
     value = fill(value, outs)
     if isinstance(value, Unusable):
         raise f.read_unusable(value)

@@ -13,7 +13,7 @@ from ..graph import (FOR, INDEX_TYPE, WHILE, AnyType, Block, InsertPoint, ListTy
                      TupleType, Type, Value)
 from . import aliases, names
 from .context import Frame, NeedsUnrolling, Scope
-from .control import (Branch, Mark, changed_names, defined_in, has_effects, mutated_lists,
+from .control import (Branch, Mark, changed_names, defined_in, mutated_lists,
                       prepare_lists, run_branch, same_constant)
 from .errors import CompileError
 from .expressions import evaluate
@@ -309,7 +309,7 @@ def _after_loop(f: Frame, node: Node, carries: list[Carry], body: Branch, line: 
     """Insert the loop node and bind what it carries out; other names the body changed
     cannot be used after the loop."""
     f.builder.insert(node)
-    if any(has_effects(b) for b in node.blocks):
+    if node.effectful:
         f.compiler.note_effect(node)
     outs = iter(node.outputs)
     for c in carries:

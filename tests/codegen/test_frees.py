@@ -121,4 +121,5 @@ def test_views_are_not_freed(check_graph) -> None:
     rng = np.random.default_rng(0)
     x, w = rng.standard_normal((64, 128), np.float32), rng.standard_normal((128, 128), np.float32)
     code = check_graph(graph, (x, w))
-    assert "t = w.T" in code.source and [names for _, names in deletes(code.source)] == [["a"], ["b"]]
+    assert "t = w.T" in code.source
+    assert [names for _, names in deletes(code.source)] == [["a"], ["b"]]

@@ -245,3 +245,20 @@ def test_parameters_written_in_place_are_read_afresh(cell):
     net = cell()
     agree_optimized(net, X[:3])
     agree_optimized(net, -X[:3])
+
+
+def _set_first_and_count(v):
+    v[0] = -5.0
+    return 1.0
+
+
+def write_in_a_conditional_expression(x):
+    z = x * 1.0
+    before = z[0] + 0.0
+    t = _set_first_and_count(z) if x.sum() > 4.0 else 0.0
+    return before, z[0] + 0.0, t
+
+
+@pytest.mark.parametrize("x", [X, -X])
+def test_a_write_in_a_conditional_expression_is_seen_after_it(x):
+    agree_optimized(write_in_a_conditional_expression, x)

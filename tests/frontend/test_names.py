@@ -100,3 +100,60 @@ def test_value_hints_prefer_the_users_names_over_synthetic_ones():
     assert value_hint("h", brk) == "h" and value_hint(brk, "h") == "h"
     assert value_hint("_", brk) == brk and value_hint("_") == "_"
     assert value_hint("logits", "x") == "x" and value_hint("logits", "x", replace=True) == "logits"
+
+
+def _fixpoint_live_loop(loop, done, after):
+    """The textbook way: iterate the loop head's live set until it stops changing."""
+    from amber.frontend import names
+    head = set(done)
+    while True:
+        exits = names._Exits(frozenset(after), frozenset(head))
+        found = names._live_block(loop.body, head, exits)
+        if isinstance(loop, gast.For):
+            new = done | (found - names.target_names(loop.target)) | read_names(loop.target)
+        else:
+            new = done | found | read_names(loop.test)
+        if new == head:
+            return head | read_names(loop.iter) if isinstance(loop, gast.For) else head
+        head = new
+
+
+NESTED = """
+while a:
+    if p:
+        continue
+    for i in range(n):
+        while b:
+            x = y
+            if q:
+                break
+            y = z
+            z = w
+        if r:
+            continue
+        w = v
+    v = u
+    if s:
+        break
+    u = t
+out = x + i
+"""
+
+
+@pytest.mark.parametrize("live_out", [set(), {"out"}, {"x", "w"}, {"a", "b", "t"}])
+def test_one_pass_loop_liveness_is_the_fixpoint(live_out, monkeypatch):
+    from amber.frontend import names
+    fast = live_in(body(NESTED), set(live_out))
+    monkeypatch.setattr(names, "_live_loop", _fixpoint_live_loop)
+    assert fast == live_in(body(NESTED), set(live_out))
+
+
+def test_liveness_of_nested_loops_takes_linear_work(monkeypatch):
+    from amber.frontend import names
+    depth = 12
+    text = "".join("    " * d + f"while c{d}:\n" for d in range(depth)) + "    " * depth + "x = y"
+    calls = []
+    original = names._live_block
+    monkeypatch.setattr(names, "_live_block", lambda *a: calls.append(1) or original(*a))
+    assert live_in(body(text), {"x"}) == {f"c{d}" for d in range(depth)} | {"x", "y"}
+    assert len(calls) <= 2 * depth + 1
