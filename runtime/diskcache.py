@@ -65,9 +65,28 @@ _KEY_CHARS = 24
 _warned_roots: set[str] = set()
 
 
+_COMPILER_PACKAGES = ("ops", "frontend", "graph", "codegen", "runtime")
+_fingerprint: list[str] = []
+
+
 def amber_version() -> str:
+    """amber's version plus a fingerprint of the compiler's own files, so an entry written by
+    a different compiler (an upgrade, or an edited checkout with the same version) is a miss."""
     from .. import __version__  # NOTE: lazy: the package sets it after importing runtime
-    return __version__
+    if not _fingerprint:
+        _fingerprint.append(_compiler_fingerprint())
+    return f"{__version__}+{_fingerprint[0]}"
+
+
+def _compiler_fingerprint() -> str:
+    """Path, size and modification time of every compiler source file: a stat each, no reads."""
+    root = Path(__file__).resolve().parent.parent
+    h = hashlib.sha256()
+    for package in _COMPILER_PACKAGES:
+        for path in sorted((root / package).rglob("*.py")):
+            stat = path.stat()
+            h.update(f"{path.relative_to(root)}:{stat.st_size}:{stat.st_mtime_ns}\n".encode())
+    return h.hexdigest()[:12]
 
 
 def _digest(*parts: str) -> str:

@@ -52,8 +52,8 @@ def optimize(graph: Any, options: CompileOptions, on_pass: PassCallback | None =
 def generate(graph: Any, title: str = "", signature: str = "") -> Any:
     """Codegen: graph -> GeneratedCode(source, function_name, arg_names, line_map)."""
     from ..codegen import generate as emit
-    from .diskcache import amber_version
-    return emit(graph, title=title, signature=signature, version=amber_version())
+    from .. import __version__
+    return emit(graph, title=title, signature=signature, version=__version__)
 
 
 def print_ir(graph: Any) -> str:

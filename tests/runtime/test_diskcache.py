@@ -151,6 +151,21 @@ def test_entry_of_another_amber_version_is_not_used(cache_dir: Path,
     assert len(list(cache_dir.glob("*/*.json"))) == 2
 
 
+def test_entry_of_a_changed_compiler_is_not_used(cache_dir: Path,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """An edited checkout keeps its version number; the compiler's file fingerprint changes."""
+    run_fresh(Model())
+    assert run_fresh(Model()).stats.disk_hits == 1
+    compiler_file = Path(diskcache.__file__).parent.parent / "codegen" / "emitter.py"
+    stat_before = compiler_file.stat()
+    monkeypatch.setattr(diskcache, "_fingerprint", [])
+    os.utime(compiler_file, ns=(stat_before.st_atime_ns, stat_before.st_mtime_ns + 1))
+    try:
+        assert run_fresh(Model()).stats.compiles == 1
+    finally:
+        os.utime(compiler_file, ns=(stat_before.st_atime_ns, stat_before.st_mtime_ns))
+
+
 def _import_file(path: Path, name: str) -> ModuleType:
     spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
