@@ -37,7 +37,24 @@ def _view(container_type: type[Cell], cells: tuple[Cell, ...]) -> Cell:
     return view
 
 
-class SequentialCell(Cell):
+class _CellSequence:
+    """The read-only sequence protocol both containers share over their `cell_list` tuple; a
+    slice is a new container of the same kind."""
+    cell_list: tuple[Cell, ...]
+
+    def __len__(self) -> int:
+        return len(self.cell_list)
+
+    def __iter__(self) -> Iterator[Cell]:
+        return iter(self.cell_list)
+
+    def __getitem__(self, index: int | slice) -> Any:
+        if isinstance(index, slice):
+            return _view(type(self), self.cell_list[index])
+        return self.cell_list[index]
+
+
+class SequentialCell(_CellSequence, Cell):
     """Runs its cells one after another: `SequentialCell(a, b)`, `SequentialCell([a, b])` or
     `SequentialCell(OrderedDict(name=cell, ...))`."""
     cell_list: tuple[Cell, ...]
@@ -65,16 +82,6 @@ class SequentialCell(Cell):
             self._keyed = False
             _reset(self, _renumber(cells))
 
-    def __len__(self) -> int:
-        return len(self.cell_list)
-
-    def __iter__(self) -> Iterator[Cell]:
-        return iter(self.cell_list)
-
-    def __getitem__(self, index: int | slice) -> Any:
-        if isinstance(index, slice):
-            return _view(SequentialCell, self.cell_list[index])
-        return self.cell_list[index]
 
     def __setitem__(self, index: int, cell: Cell) -> None:
         cells = list(self.cell_list)
@@ -101,7 +108,7 @@ class SequentialCell(Cell):
         return self
 
 
-class CellList(Cell):
+class CellList(_CellSequence, Cell):
     """A list of cells whose Parameters are registered (a plain list's would not be)."""
     cell_list: tuple[Cell, ...]
 
@@ -112,16 +119,6 @@ class CellList(Cell):
     def construct(self, *inputs: Any) -> Any:
         raise NotImplementedError("CellList has no construct; iterate over it in yours")
 
-    def __len__(self) -> int:
-        return len(self.cell_list)
-
-    def __iter__(self) -> Iterator[Cell]:
-        return iter(self.cell_list)
-
-    def __getitem__(self, index: int | slice) -> Any:
-        if isinstance(index, slice):
-            return _view(CellList, self.cell_list[index])
-        return self.cell_list[index]
 
     def __setitem__(self, index: int, cell: Cell) -> None:
         cells = list(self.cell_list)
