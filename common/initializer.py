@@ -166,20 +166,29 @@ class XavierNormal(Initializer):
         return _normal(rng, shape, dtype, 0.0, self.gain * math.sqrt(2.0 / (fan_in + fan_out)))
 
 
+def _he_config(init: Initializer, negative_slope: float, mode: str, nonlinearity: str) -> None:
+    """The settings HeUniform and HeNormal share."""
+    _check_mode(init, mode)
+    init.negative_slope, init.mode, init.nonlinearity = negative_slope, mode, nonlinearity
+
+
+def _he_gain_and_fan(init: Initializer, shape: Shape) -> tuple[float, int]:
+    """(gain of the nonlinearity, fan_in or fan_out as `init.mode` says) for He init."""
+    fan_in, fan_out = _fans(init, shape)
+    fan = fan_in if init.mode == "fan_in" else fan_out
+    return _gain(init.nonlinearity, init.negative_slope), fan
+
+
 class HeUniform(Initializer):
     """U(-b, b) with b = gain * sqrt(3 / fan) (He et al., Kaiming uniform)."""
 
     def __init__(self, negative_slope: float = 0.0, mode: str = "fan_in",
                  nonlinearity: str = "leaky_relu") -> None:
-        _check_mode(self, mode)
-        self.negative_slope = negative_slope
-        self.mode = mode
-        self.nonlinearity = nonlinearity
+        _he_config(self, negative_slope, mode, nonlinearity)
 
     def values(self, shape: Shape, rng: np.random.Generator, dtype: np.dtype) -> np.ndarray:
-        fan_in, fan_out = _fans(self, shape)
-        fan = fan_in if self.mode == "fan_in" else fan_out
-        bound = _gain(self.nonlinearity, self.negative_slope) * math.sqrt(3.0 / fan)
+        gain, fan = _he_gain_and_fan(self, shape)
+        bound = gain * math.sqrt(3.0 / fan)
         return _uniform(rng, shape, dtype, bound)
 
 
@@ -188,15 +197,11 @@ class HeNormal(Initializer):
 
     def __init__(self, negative_slope: float = 0.0, mode: str = "fan_in",
                  nonlinearity: str = "leaky_relu") -> None:
-        _check_mode(self, mode)
-        self.negative_slope = negative_slope
-        self.mode = mode
-        self.nonlinearity = nonlinearity
+        _he_config(self, negative_slope, mode, nonlinearity)
 
     def values(self, shape: Shape, rng: np.random.Generator, dtype: np.dtype) -> np.ndarray:
-        fan_in, fan_out = _fans(self, shape)
-        fan = fan_in if self.mode == "fan_in" else fan_out
-        std = _gain(self.nonlinearity, self.negative_slope) / math.sqrt(fan)
+        gain, fan = _he_gain_and_fan(self, shape)
+        std = gain / math.sqrt(fan)
         return _normal(rng, shape, dtype, 0.0, std)
 
 
