@@ -267,7 +267,7 @@ def cmd_export(ns: argparse.Namespace) -> int:
     result = pipeline.build(target.compiled, target.args, {})
     graph = pipeline.optimize(result.graph, CompileOptions(ns.opt_level)) or result.graph
     code = pipeline.generate(graph, title, signature)
-    params = tuple(graph.meta.get("params", ()))
+    params = graph.param_paths
     arrays = _gather_params(target.instance, params)
     inputs = [f"{name}: {value.type}" for name, value in
               zip(code.arg_names[len(params):], graph.inputs[len(params):])]

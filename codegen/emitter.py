@@ -17,9 +17,6 @@ from .literal import ConstantPool, literal
 from .prelude import unbound_local
 from .storage import Kind, Storage
 
-RETURN_LOC = "return_loc"
-"""`graph.meta` key: where the user's return statement is (the frontend may set it)."""
-
 LocKey = tuple[str, int] | None
 Chunk = tuple[Loc | None, list[ast.stmt]]
 """Statements and the user location they come from."""
@@ -30,12 +27,10 @@ def _key(loc: Loc | None) -> LocKey:
 
 
 def return_loc(graph: Graph) -> Loc | None:
-    """Where the user's return statement is: `graph.meta["return_loc"]`, a Loc or a tuple
-    (file, line[, col[, text]]), if the frontend set it; else where the last returned value
-    is computed (`return f(x)` computes it on the return line)."""
-    loc = graph.meta.get(RETURN_LOC)
-    if loc is not None:
-        return Loc(*loc) if isinstance(loc, tuple | list) else loc
+    """Where the user's return statement is: `graph.return_loc` if the frontend set it; else
+    where the last returned value is computed (`return f(x)` computes it on the return line)."""
+    if graph.return_loc is not None:
+        return graph.return_loc
     last = graph.outputs[-1].producer if graph.outputs else None
     return last.loc if last is not None and last.parent is graph.body else None
 
@@ -58,14 +53,14 @@ class Emitter:
 
     def function(self, graph: Graph, fn_name: str) -> ast.FunctionDef:
         """`def fn_name(<inputs>): <body>; return <results>`; the return statement is
-        attributed to `graph.meta["return_loc"]` (a Loc or (file, line[, col[, text]])) if set."""
+        attributed to `graph.return_loc` if set."""
         params = [self.st.name(v) for v in graph.inputs]
         body = self.block(graph.body, None)
         if graph.outputs:
             values = [self.result(v) for v in graph.outputs]
             ret = py.return_(values[0] if len(values) == 1 else py.tuple_(values))
             inlined = any(self.st.kind[v] is Kind.EXPR for v in graph.outputs)
-            loc = return_loc(graph) if inlined or RETURN_LOC in graph.meta else None
+            loc = return_loc(graph) if inlined or graph.return_loc is not None else None
             if loc is not None and _key(loc) != self.context:
                 body.append(self.marker(loc))
             body.append(ret)

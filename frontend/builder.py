@@ -11,6 +11,7 @@ import gast
 import numpy as np
 
 from ..graph import AnyType, Graph, InsertPoint, Tensor
+from ..graph.ir import Loc
 from ..graph.verifier import IRVerifyError, verify
 from ..nn.cell import Cell
 from .context import Compiler, DeadPath, Frame, Prepared
@@ -108,7 +109,7 @@ def _record_return_line(compiler: Compiler, prepared: Prepared) -> None:
     early = sum(isinstance(n, gast.Return) for n in gast.walk(parsed.node)) > 1
     if isinstance(last, gast.Return) and not early:
         text = parsed.lines[last.lineno - 1].strip() if last.lineno <= len(parsed.lines) else ""
-        compiler.graph.meta["return_loc"] = (parsed.file, last.lineno, last.col_offset, text)
+        compiler.graph.return_loc = Loc(parsed.file, last.lineno, last.col_offset, text)
 
 
 def _bind_inputs(compiler: Compiler, frame: Frame, func: Any, args: tuple, kwargs: dict
@@ -183,11 +184,9 @@ def _finish(compiler: Compiler) -> None:
     graph = compiler.graph
     params = list(compiler.params.values())
     inputs = [v for _, v in compiler.inputs]
-    graph.body.params = params + inputs
-    for i, value in enumerate(graph.body.params):
-        value.index = i
-    graph.meta["params"] = list(compiler.params)
-    graph.meta["inputs"] = [path for path, _ in compiler.inputs]
+    graph.body.set_params(params + inputs)
+    graph.param_paths = tuple(compiler.params)
+    graph.input_paths = tuple(path for path, _ in compiler.inputs)
     try:
         verify(graph)
     except IRVerifyError as exc:

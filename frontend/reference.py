@@ -16,8 +16,8 @@ from .guards import resolve_path
 
 def gather_inputs(result: BuildResult, instance: Any, args: tuple, kwargs: dict) -> list[Any]:
     """The values of the graph's inputs for this call, in order."""
-    values = [resolve_path(instance, path) for path in result.graph.meta["params"]]
-    for path in result.graph.meta["inputs"]:
+    values = [resolve_path(instance, path) for path in result.graph.param_paths]
+    for path in result.graph.input_paths:
         head, _, rest = path.partition(".")
         value = args[int(head)] if head.isdigit() else kwargs[head]
         values.append(resolve_path(value, rest))  # NOTE: items of tuples and dicts, cells' arrays

@@ -143,6 +143,56 @@ class Node:
         assert self.op in (WHILE, FOR)
         return self.blocks[-1]
 
+    # -- region operand layout ------------------------------------------------------------
+    # NOTE: the one place that knows it. For: inputs (start, stop, step, *inits), body params
+    # (index, *carried). While: inputs (*inits), cond and body params (*carried). If: inputs
+    # (cond,), no params; output k merges the arms' results k.
+    @property
+    def bounds(self) -> tuple[Value, Value, Value]:
+        """A For region's (start, stop, step)."""
+        assert self.op == FOR
+        return self._inputs[0], self._inputs[1], self._inputs[2]
+
+    @property
+    def inits(self) -> tuple[Value, ...]:
+        """A loop region's initial carried values (one per output)."""
+        assert self.op in (WHILE, FOR)
+        return tuple(self._inputs[3:] if self.op == FOR else self._inputs)
+
+    @property
+    def induction(self) -> Value:
+        """A For region's induction variable (its body's first parameter)."""
+        assert self.op == FOR
+        return self.body.params[0]
+
+    def carried(self, block: Block) -> list[Value]:
+        """The parameters of loop block `block` that hold the carried values, slot by slot."""
+        assert self.op in (WHILE, FOR) and block.parent is self
+        return block.params[1:] if self.op == FOR else list(block.params)
+
+    def slot_of(self, param: Value) -> int | None:
+        """The carried slot a parameter of one of this loop's blocks holds (None: the index)."""
+        assert self.op in (WHILE, FOR) and param.owner in self.blocks
+        slot = param.index - 1 if self.op == FOR else param.index
+        return slot if slot >= 0 else None
+
+    def incoming(self, k: int) -> list[Value]:
+        """The values that flow into output slot `k`: each arm's result for an If; the initial
+        value and the body's next value for a loop."""
+        if self.op == IF:
+            return [arm.results[k] for arm in self.blocks]
+        assert self.op in (WHILE, FOR)
+        return [self.inits[k], self.body.results[k]]
+
+    def deciders(self) -> list[Value]:
+        """What deciding whether or how often this region's blocks run reads: the If's
+        condition, the While's cond results, the For's bounds."""
+        if self.op == IF:
+            return [self._inputs[0]]
+        if self.op == WHILE:
+            return list(self.cond.results)
+        return list(self.bounds)
+
     # -- inputs ---------------------------------------------------------------------------
     @property
     def inputs(self) -> tuple[Value, ...]:
@@ -243,6 +293,13 @@ class Block:
         self.params.append(value)
         return value
 
+    def set_params(self, values: Sequence[Value]) -> None:
+        """Reorder or replace the parameters with `values` (each owned by this block)."""
+        assert all(v.owner is self for v in values), "set_params: a value of another block"
+        self.params = list(values)
+        for i, param in enumerate(self.params):
+            param.index = i
+
     @property
     def results(self) -> tuple[Value, ...]:
         return tuple(self._results)
@@ -317,16 +374,22 @@ class Block:
 class Graph:
     """A compiled function: a body block whose params are the inputs and whose results the outputs.
 
-    `meta` carries facts the runtime needs that are not computation (e.g. which leading inputs
-    are parameters, by attribute path); it is printed and serialized with the graph.
+    Facts the runtime needs that are not computation travel as typed fields, printed and
+    serialized with the graph: `param_paths` (attribute paths of the leading inputs that are the
+    instance's parameters, e.g. `fc.weight`), `input_paths` (argument paths of the other inputs,
+    e.g. `0` or `1.key`) and `return_loc` (the user's `return` line, when there is one line).
     """
-    __slots__ = ("name", "body", "meta")
+    __slots__ = ("name", "body", "param_paths", "input_paths", "return_loc")
 
-    def __init__(self, name: str, body: Block | None = None, meta: dict | None = None) -> None:
+    def __init__(self, name: str, body: Block | None = None, *,
+                 param_paths: Sequence[str] = (), input_paths: Sequence[str] = (),
+                 return_loc: Loc | None = None) -> None:
         self.name = name
         self.body = body if body is not None else Block()
         self.body.parent = self
-        self.meta: dict[str, Any] = dict(meta or {})
+        self.param_paths: tuple[str, ...] = tuple(param_paths)
+        self.input_paths: tuple[str, ...] = tuple(input_paths)
+        self.return_loc = return_loc
 
     @property
     def inputs(self) -> list[Value]:
@@ -338,6 +401,28 @@ class Graph:
 
     def walk(self) -> Iterator[Node]:
         return self.body.walk()
+
+    def facts(self) -> dict[str, Any]:
+        """The typed facts as the `meta {...}` dict the text and saved forms spell them in."""
+        facts: dict[str, Any] = {}
+        if self.return_loc is not None:
+            loc = self.return_loc
+            facts["return_loc"] = (loc.file, loc.line, loc.col, loc.text)
+        if self.param_paths:
+            facts["params"] = list(self.param_paths)
+        if self.input_paths:
+            facts["inputs"] = list(self.input_paths)
+        return facts
+
+    def set_facts(self, meta: dict[str, Any]) -> None:
+        """Inverse of `facts`; raises ValueError on an unknown key."""
+        unknown = set(meta) - {"return_loc", "params", "inputs"}
+        if unknown:
+            raise ValueError(f"unknown graph fact(s): {', '.join(sorted(map(str, unknown)))}")
+        loc = meta.get("return_loc")
+        self.return_loc = Loc(*loc) if loc is not None else None
+        self.param_paths = tuple(meta.get("params", ()))
+        self.input_paths = tuple(meta.get("inputs", ()))
 
     def __repr__(self) -> str:
         return f"<Graph {self.name}>"
@@ -437,6 +522,11 @@ class Builder:
         return self.insert(Node(FOR, [start, stop, step, *inits], {}, types, names,
                                 [body])).outputs
 
+
+INPLACE_ATTR = "__inplace__"
+"""Codegen hint (set by plan_memory): the node may write its result into input k's buffer.
+Attributes starting with `__` are hints: the verifier and parser accept them; kernels never
+see them."""
 
 INDEX_TYPE = Scalar(int)
 """The type of a For region's induction variable."""

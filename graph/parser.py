@@ -113,7 +113,11 @@ class _Parser(TokenStream):
             meta = self.attr()
             if not isinstance(meta, dict):
                 self.fail("meta must be a dict {key: value, ...}")
-        graph = Graph(name, body, meta)
+        graph = Graph(name, body)
+        try:
+            graph.set_facts(meta)
+        except ValueError as err:
+            self.fail(str(err))
         self.block_body(body, "return")
         self.expect("}")
         return graph

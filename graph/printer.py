@@ -234,8 +234,8 @@ class _Printer:
         name = graph.name if re.fullmatch(r"[A-Za-z_][\w.]*", str(graph.name)) \
             else repr(str(graph.name))
         self.lines.append(f"graph @{name}{params} {{")
-        if graph.meta:
-            self.lines.append(f"{INDENT}meta {format_attr(graph.meta)}")
+        if meta := graph.facts():
+            self.lines.append(f"{INDENT}meta {format_attr(meta)}")
         self.block_body(graph.body, 1, "return")
         self.lines.append("}")
         return "\n".join(self.lines) + "\n"

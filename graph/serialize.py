@@ -75,7 +75,7 @@ class _Encoder:
         self.arrays: dict[str, np.ndarray] = {}
 
     def graph(self, graph: Graph) -> dict:
-        return {"name": graph.name, "meta": self.attr(graph.meta), "body": self.block(graph.body)}
+        return {"name": graph.name, "meta": self.attr(graph.facts()), "body": self.block(graph.body)}
 
     def define(self, values: list[Value]) -> list[list]:
         for value in values:
@@ -143,7 +143,9 @@ class _Decoder:
 
     def graph(self, data: dict) -> Graph:
         body = self.block(data["body"])
-        return Graph(data["name"], body, self.attr(data["meta"]))
+        graph = Graph(data["name"], body)
+        graph.set_facts(self.attr(data["meta"]))
+        return graph
 
     def define(self, values: list[Value], data: list[list]) -> None:
         for value, (vid, _, _) in zip(values, data, strict=True):

@@ -235,7 +235,8 @@ getitem = OpDef("getitem", ("x", "*idx"), kernel=checked("getitem", _getitem, _g
 setitem = OpDef("setitem", ("x", "value", "*idx"),
                 kernel=checked("setitem", _setitem, _setitem_infer), infer=_setitem_infer,
                 emit=lambda a: f"assign_item(x, np.s_[{index_text(a['index'])}], value)",
-                attrs={"index": REQUIRED}, helpers=(assign_item,), effects=True, can_raise=True)
+                attrs={"index": REQUIRED}, helpers=(assign_item,), effects=True, can_raise=True,
+                writes=0, same_object=True)
 """`x[index] = value`, in place; returns `x` itself."""
 
 OPS = (getitem, setitem)

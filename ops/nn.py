@@ -608,7 +608,8 @@ gather = OpDef(
 """`np.take(params, indices, axis=axis)` (MindSpore Gather)."""
 assign = OpDef(
     "assign", ("param", "value"), kernel=assign_kernel, infer=_assign_infer,
-    emit="assign_kernel(param, value)", helpers=(assign_kernel,), effects=True)
+    emit="assign_kernel(param, value)", helpers=(assign_kernel,), effects=True, writes=0,
+    same_object=True)
 """Writes `value` into the array `param` in place (moving statistics) and returns `param`."""
 
 # ---------------------------------------------------------------------------------------------

@@ -59,6 +59,14 @@ class OpDef:
     specialize: Callable[[tuple[Type, ...], Mapping[str, Any]], Spelling | None] | None = None
     """`specialize(input_types, attrs)`: a faster spelling for these static input types (conv2d
     with its window geometry fixed, `x.sum()` for a tensor), or None where `emit` serves."""
+    writes: int | None = None
+    """The input the op writes in place (`setitem`, `assign`, `list_append`: 0); its result is
+    that very object."""
+    same_object: bool = False
+    """The op's array result is input 0 itself, not a copy or a view (`setitem`, `depend`)."""
+    reads_only: bool = False
+    """An effect that only looks at its inputs: it neither writes them nor keeps them (`print`,
+    `assert`)."""
 
     def template(self, attrs: Mapping[str, Any]) -> str:
         """The emit expression for these attribute values."""

@@ -86,7 +86,7 @@ make_dict = OpDef(
 """`{keys[0]: xs[0], ...}`: a dict result (IR type any; its items are the inputs)."""
 depend = OpDef(
     "depend", ("x", "*after"), kernel=lambda x, *after: x, infer=lambda x, *after: x,
-    emit="x")
+    emit="x", same_object=True)
 """`x` itself, read after the `after` values exist: the frontend's new version of an array that
 an in-place write through an alias or a view (`after`) may have changed, so no pass moves or
 merges a read of it with a read from before the write."""
@@ -96,7 +96,8 @@ list_new = OpDef(
     effects=True)  # NOTE: effectful so CSE never merges two fresh lists into one object
 list_append = OpDef(
     "list_append", ("items", "x"), kernel=list_append_kernel, infer=_list_append_infer,
-    emit="list_append_kernel(items, x)", helpers=(list_append_kernel,), effects=True)
+    emit="list_append_kernel(items, x)", helpers=(list_append_kernel,), effects=True,
+    writes=0)
 length = OpDef("len", ("x",), kernel=len, infer=_len_infer, emit="len(x)")
 to_int = OpDef("int", ("x",), kernel=int, infer=_to_python(int), emit="int(x)", can_raise=True)
 to_float = OpDef(
@@ -141,10 +142,11 @@ builtin_max = OpDef("max", ("*xs",), kernel=max, infer=_builtin_minmax("max"), e
 print_ = OpDef(
     "print", ("*xs",), kernel=lambda *xs, sep, end: print(*xs, sep=sep, end=end),
     infer=lambda *xs, sep, end: NoneType(), emit=_print_emit,
-    attrs={"sep": " ", "end": "\n"}, effects=True)
+    attrs={"sep": " ", "end": "\n"}, effects=True, reads_only=True)
 assert_ = OpDef(
     "assert", ("cond", "message"), kernel=assert_that, infer=lambda cond, message: NoneType(),
-    emit="assert_that(cond, message)", helpers=(assert_that,), effects=True, can_raise=True)
+    emit="assert_that(cond, message)", helpers=(assert_that,), effects=True, can_raise=True,
+    reads_only=True)
 raise_ = OpDef(
     "raise", ("*args",), kernel=lambda *args, exc_type: raise_error(exc_type, *args),
     infer=lambda *args, exc_type: NoneType(), emit="raise_error(exc_type, *args)",

@@ -29,11 +29,11 @@ class Artifact:
 
     @property
     def param_paths(self) -> tuple[str, ...]:
-        return tuple(self.graph.meta.get("params", ()))
+        return self.graph.param_paths
 
     @property
     def input_paths(self) -> tuple[str, ...]:
-        return tuple(self.graph.meta.get("inputs", ()))
+        return self.graph.input_paths
 
 
 def build(target: Any, args: tuple, kwargs: dict | None = None, *, fallback: bool = False) -> Any:

@@ -179,7 +179,7 @@ def test_unnamed_temporaries_never_take_a_user_name() -> None:
     assert "    t_1 = x > 0.0\n    t = np.where(t_1, x, 1.0)\n    return t, t_1\n" in source
 
 
-def test_return_statement_location_from_graph_meta() -> None:
+def test_return_statement_location_from_the_graph() -> None:
     graph = parse_graph("""
     graph @ret(%x: int, %c: bool) {
       %y = if %c : int {                        # m.py:1
@@ -189,11 +189,11 @@ def test_return_statement_location_from_graph_meta() -> None:
       }
       return %y
     }""")
-    graph.meta["return_loc"] = ("m.py", 3, 4, "return y")
+    graph.return_loc = Loc("m.py", 3, 4, "return y")
     code = generate(graph)
     lines = code.source.splitlines()
     ret = next(i for i, line in enumerate(lines, 1) if line.strip().startswith("return"))
     assert lines[ret - 2] == "    # m.py:3: return y"
     assert code.line_map[ret] == Loc("m.py", 3, 4, "return y")
-    graph.meta["return_loc"] = ("m.py", 1)  # the line already in effect: no second comment
+    graph.return_loc = Loc("m.py", 1)  # the line already in effect: no second comment
     assert generate(graph).source.count("# m.py:1") == 1

@@ -32,7 +32,7 @@ def test_a_loaded_graph_compiles_and_runs_without_the_model_source(tmp_path):
     net = Gated()
     x = np.linspace(-1, 1, 6, dtype=np.float32).reshape(2, 3)
     graph = build_graph(net, (x,)).graph
-    assert graph.meta["params"] == ["fc.weight", "fc.bias"]
+    assert graph.param_paths == ("fc.weight", "fc.bias")
     save_graph(graph, tmp_path / "gated.npz")
     np.savez(tmp_path / "inputs.npz", weight=net.fc.weight, bias=net.fc.bias, x=x)
     np.save(tmp_path / "expected.npy", net.construct(x))

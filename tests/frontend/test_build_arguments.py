@@ -21,7 +21,7 @@ def pick(d):
 def test_dict_argument_items_are_inputs_by_key():
     d = {"a": X, "b": X * 2.0, "scale": 3.0}
     result = agree(pick, d)
-    assert result.graph.meta["inputs"] == ["0.a", "0.b"]
+    assert result.graph.input_paths == ("0.a", "0.b")
     assert [v.name for v in result.graph.inputs] == ["d_a", "d_b"]
     agree(pick, {"a": X * 2.0, "b": X, "scale": 0.5})
 
@@ -47,7 +47,7 @@ def test_cell_argument_parameters_are_inputs_by_path():
     amber.set_seed(0)
     model = Scale()
     result = agree(run_model, model, X[None])
-    assert result.graph.meta["inputs"] == ["1", "0.fc.weight", "0.fc.bias"]
+    assert result.graph.input_paths == ("1", "0.fc.weight", "0.fc.bias")
     assert [v.name for v in result.graph.inputs] == ["x", "model.fc.weight", "model.fc.bias"]
     names = {g.description for g in result.guards}
     assert {"argument 0.k", "argument 0.fc.weight"} <= names

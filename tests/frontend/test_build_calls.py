@@ -215,10 +215,10 @@ def test_calls_agree_with_eager(fn, args):
 def test_network_with_containers_and_methods():
     net = Net()
     result = agree(net, X)
-    params = result.graph.meta["params"]
+    params = result.graph.param_paths
     assert "norm_mean" in params and "blocks.1.fc.weight" in params and "seq.0.bias" in params
     assert result.graph.name == "Net.construct"
-    assert result.graph.meta["inputs"] == ["0"]
+    assert result.graph.input_paths == ("0",)
 
 
 def test_methods_callables_and_config_objects():
@@ -255,7 +255,7 @@ class Child(Base):
 def test_super_calls_and_layers_in_a_dict():
     net = Child()
     result = agree(net, X, rtol=1e-5)
-    assert "heads.mean.weight" in result.graph.meta["params"]
+    assert "heads.mean.weight" in result.graph.param_paths
 
 
 class IndexedStages(nn.Cell):

@@ -23,8 +23,8 @@ def mixed_args(x, pair, n, flag=True, *, name="a", scale=None):
 
 def test_argument_paths_and_compile_time_scalars():
     result = agree(mixed_args, X, (X, X + 1), 3, scale=np.float32(2))
-    meta = result.graph.meta
-    assert (meta["params"], meta["inputs"]) == ([], ["0", "1.0", "1.1", "scale"])
+    graph = result.graph
+    assert (graph.param_paths, graph.input_paths) == ((), ("0", "1.0", "1.1", "scale"))
     types = [v.type for v in result.graph.inputs]
     assert types[:3] == [Tensor((2, 3), np.float32)] * 3
     assert types[3] == Tensor((), np.float32)
@@ -64,8 +64,8 @@ class Normalize(nn.Cell):
 def test_params_lead_the_inputs_and_arrays_are_never_baked_in():
     net = Normalize()
     result = agree(net, X)
-    meta = result.graph.meta
-    assert meta["params"] == ["mean", "w"] and meta["inputs"] == ["0"]
+    graph = result.graph
+    assert graph.param_paths == ("mean", "w") and graph.input_paths == ("0",)
     assert [v.name for v in result.graph.inputs] == ["mean", "w", "x"]
     assert not any(n.name == "constant" and isinstance(n.attrs["value"], np.ndarray)
                    for n in result.graph.walk())
@@ -76,8 +76,8 @@ def test_params_lead_the_inputs_and_arrays_are_never_baked_in():
 def test_generator_parameter_is_any_typed():
     net = Normalize().set_train(True)
     result = build_graph(net, (X,))
-    assert "training_only.generator" in result.graph.meta["params"]
-    index = result.graph.meta["params"].index("training_only.generator")
+    assert "training_only.generator" in result.graph.param_paths
+    index = result.graph.param_paths.index("training_only.generator")
     assert result.graph.inputs[index].type == AnyType()
 
 

@@ -125,11 +125,13 @@ def test_every_attribute_in_a_graph_roundtrips() -> None:
     b = Builder(InsertPoint.at_end(graph.body))
     values = [b.constant(v, name="c") for v in ATTRS if _typed(v)]
     graph.body.set_results([b.op("make_tuple", *values)])
-    graph.meta = {"params": ("fc.weight", "fc.bias"), "specialized": {"n": 3}}
+    graph.param_paths, graph.input_paths = ("fc.weight", "fc.bias"), ("0", "1.n")
+    graph.return_loc = Loc("net.py", 3, 4, "return y")
     parsed = roundtrip(print_graph(graph))
     for old, new in zip(graph.walk(), parsed.walk()):
         assert same(old.attrs, new.attrs)
-    assert parsed.meta == graph.meta
+    assert (parsed.param_paths, parsed.input_paths) == (graph.param_paths, graph.input_paths)
+    assert (parsed.return_loc.file, parsed.return_loc.line) == ("net.py", 3)
 
 
 def test_locations_labels_names_and_defaults() -> None:

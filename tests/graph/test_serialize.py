@@ -59,7 +59,8 @@ ATTRS = {"index": (Dyn(0), Ellipsis, slice(None, 2, -1), [1, (2,)], None),
 
 
 def test_every_attribute_kind_and_loc_and_meta(tmp_path: Path) -> None:
-    graph = Graph("attrs", meta={"params": ("fc.weight",), "n": 3})
+    graph = Graph("attrs", param_paths=("fc.weight",), input_paths=("0", "1.key"),
+                  return_loc=Loc("net.py", 9, 4, "return y"))
     x = graph.body.add_param(Tensor((2, "?"), np.float32), "x")
     loc = Loc("net.py", 7, 8, "y = x[0]")
     # not a valid getitem, but the file must keep whatever a node holds
@@ -67,7 +68,9 @@ def test_every_attribute_kind_and_loc_and_meta(tmp_path: Path) -> None:
     graph.body.set_results([node.output])
     got = next(roundtrip(graph, tmp_path / "a.npz").walk())
     assert got.loc == loc   # including the source text, which the text IR leaves out
-    assert got.parent.parent.meta == graph.meta
+    saved = got.parent.parent
+    assert (saved.param_paths, saved.input_paths, saved.return_loc) == \
+        (graph.param_paths, graph.input_paths, graph.return_loc)
     assert repr(got.attrs["index"]) == repr(ATTRS["index"])
     for key in ("dtype", "exc", "np_type", "nested", "big"):
         assert got.attrs[key] == ATTRS[key] and type(got.attrs[key]) is type(ATTRS[key])

@@ -68,7 +68,7 @@ def test_jit_instance_exposes_code_graph_and_wrapped() -> None:
     x = _x(3, 4)
     np.testing.assert_allclose(fast(x), net.construct(x), rtol=1e-6)
     assert "import numpy as np" in fast.code
-    assert fast.graph is not None and fast.graph.meta["params"]
+    assert fast.graph is not None and fast.graph.param_paths
     assert "fc" in fast.ir
     assert amber.jit(fast) is fast
 
