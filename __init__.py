@@ -8,5 +8,10 @@ from .tensor import (Tensor, get_seed, load_checkpoint, load_param_into_net, sav
                      set_seed)
 from .frontend import CompileError
 from .runtime import GRAPH_MODE, PYNATIVE_MODE, get_context, jit, set_context
+from .runtime.grad import GradOperation, grad, value_and_grad
+
+# NOTE: MindSpore spells these `ops.GradOperation`, `ops.grad`, `ops.value_and_grad`; they
+# compile, so they live in runtime/ and the facade lists them with the ops.
+ops.GradOperation, ops.grad, ops.value_and_grad = GradOperation, grad, value_and_grad
 
 __version__ = "0.1.0"

@@ -184,6 +184,23 @@ class Node:
         assert self.op in (WHILE, FOR)
         return [self.inits[k], self.body.results[k]]
 
+    def add_output(self, type: Type, name: str = "") -> Value:
+        """Append an output (a region gaining a slot; its blocks must yield one more value)."""
+        value = Value(type, name, self, len(self.outputs))
+        self.outputs.append(value)
+        return value
+
+    def add_carried(self, init: Value, type: Type, name: str = "") -> tuple[Value, Value]:
+        """Give this loop one more carried slot starting at `init`: a parameter in each block
+        and an output. The body yields the parameter unchanged until the caller sets its
+        result. Returns (the body's parameter, the output)."""
+        assert self.op in (WHILE, FOR)
+        self._append_input(init)
+        params = [block.add_param(type, name) for block in self.blocks]
+        body = self.body
+        body.set_results([*body.results, params[-1]])
+        return params[-1], self.add_output(type, name)
+
     def deciders(self) -> list[Value]:
         """What deciding whether or how often this region's blocks run reads: the If's
         condition, the While's cond results, the For's bounds."""

@@ -11,6 +11,7 @@ from .conv import AvgPool2d, Conv2d, MaxPool2d
 from .loss import MSELoss, SoftmaxCrossEntropyWithLogits
 from .normalization import BatchNorm1d, BatchNorm2d, LayerNorm
 from .rnn import LSTM, RNN
+from .wrap import WithLossCell
 
 __all__ = [
     "Cell", "Parameter", "ParameterTuple", "SequentialCell", "CellList",
@@ -20,4 +21,5 @@ __all__ = [
     "BatchNorm1d", "BatchNorm2d", "LayerNorm",
     "RNN", "LSTM",
     "SoftmaxCrossEntropyWithLogits", "MSELoss",
+    "WithLossCell",
 ]

@@ -11,7 +11,7 @@ from typing import Any, Callable
 import numpy as np
 
 from .elementwise import as_tensor, checked, dtype_or_none, np_call, primitive, probe, spell
-from .opdef import REQUIRED, Dyn, OpDef
+from .opdef import NO_GRAD, REQUIRED, Dyn, GradContext, OpDef
 from .shaping import (broadcasts_to, normalize_axis, resolve_shape, route_shape, shape_dims,
                     shape_text)
 from .types import UNKNOWN, Dim, Scalar, Tensor, Type
@@ -55,7 +55,7 @@ def _constant(name: str, fn: Callable[..., Any]) -> OpDef:
     def emit(a: dict[str, Any]) -> str:
         return f"np.{name}({shape_text(a['shape'], 'dims')}{_dtype_kw(FLOAT64)(a)})"
     return OpDef(name, ("*dims",), kernel=checked(name, kernel, infer), infer=infer, emit=emit,
-                 attrs={"shape": REQUIRED, "dtype": FLOAT64}, fresh=True)
+                 attrs={"shape": REQUIRED, "dtype": FLOAT64}, fresh=True, grad=NO_GRAD)
 
 
 def _full(fill_value: Any, *dims: Any, shape: tuple, dtype: np.dtype | None) -> Any:
@@ -78,10 +78,13 @@ def _like_infer(name: str) -> Callable[..., Tensor]:
 
 
 def _like(name: str, fn: Callable[..., Any], inputs: tuple[str, ...]) -> OpDef:
+    """`x`'s values never matter, only its shape; a fill value's adjoint is the sum of the
+    result's."""
     infer = _like_infer(name)
     return OpDef(name, inputs, kernel=checked(name, lambda *a, dtype: fn(*a, dtype=dtype), infer),
                  infer=infer, emit=np_call(f"np.{name}", ", ".join(inputs), dtype=None),
-                 attrs={"dtype": None}, fresh=True)
+                 attrs={"dtype": None}, fresh=True,
+                 grad=(lambda ad: (None, ad.g)) if len(inputs) == 2 else NO_GRAD)
 
 
 # ---- arange, eye, one_hot ---------------------------------------------------------------------
@@ -169,23 +172,33 @@ ones = _constant("ones", np.ones)
 full = OpDef("full", ("fill_value", "*dims"), kernel=checked("full", _full, _full_infer),
              infer=_full_infer, attrs={"shape": REQUIRED, "dtype": None}, fresh=True,
              emit=lambda a: f"np.full({shape_text(a['shape'], 'dims')}, fill_value"
-                            f"{_dtype_kw(None)(a)})")
+                            f"{_dtype_kw(None)(a)})", grad=lambda ad: (ad.g,))
 zeros_like = _like("zeros_like", np.zeros_like, ("x",))
 ones_like = _like("ones_like", np.ones_like, ("x",))
 full_like = _like("full_like", np.full_like, ("x", "fill_value"))
 arange = OpDef("arange", ("*bounds",), kernel=checked("arange", _arange, _arange_infer),
                infer=_arange_infer, emit=_arange_emit,
-               attrs={"start": 0, "stop": REQUIRED, "step": 1, "dtype": None}, fresh=True)
+               attrs={"start": 0, "stop": REQUIRED, "step": 1, "dtype": None}, fresh=True,
+               grad=NO_GRAD)
 """`start`, `stop`, `step` are numbers, or `Dyn` for run-time bounds (then the length is "?")."""
 eye = OpDef("eye", (), kernel=checked("eye", lambda n, m, k, dtype: np.eye(n, m, k, dtype),
                                       _eye_infer),
             infer=_eye_infer, emit=_eye_emit,
-            attrs={"n": REQUIRED, "m": None, "k": 0, "dtype": FLOAT64}, fresh=True)
+            attrs={"n": REQUIRED, "m": None, "k": 0, "dtype": FLOAT64}, fresh=True,
+            grad=NO_GRAD)
+def _one_hot_grad(ad: GradContext) -> tuple[Any, ...]:
+    """The on value's adjoint sums the adjoint where it was written; the off value's the rest."""
+    hot = ad.op("one_hot", ad.input(0), 1.0, 0.0, depth=ad.attrs["depth"], axis=ad.attrs["axis"])
+    on = ad.op("sum", ad.g * hot)
+    return None, on, ad.op("sum", ad.g) - on
+
+
 one_hot = OpDef("one_hot", ("indices", "on_value", "off_value"),
                 kernel=checked("one_hot", one_hot_encode, _one_hot_infer),
                 infer=_one_hot_infer,
                 emit="one_hot_encode(indices, on_value, off_value, depth, axis)",
-                attrs={"depth": REQUIRED, "axis": -1}, helpers=(one_hot_encode,), fresh=True)
+                attrs={"depth": REQUIRED, "axis": -1}, helpers=(one_hot_encode,), fresh=True,
+                grad=_one_hot_grad)
 
 
 # ---- spellings --------------------------------------------------------------------------------
@@ -233,7 +246,17 @@ def _ms_arange(values: dict[str, Any]) -> dict[str, Any]:
     return _bounds(values, start, end, step)
 
 
-OPS = (zeros, ones, full, zeros_like, ones_like, full_like, arange, eye, one_hot)
+def _copy_infer(x: Type) -> Type:
+    if not isinstance(x, Tensor):
+        raise TypeError(f"copy: expected an array, got {x}")
+    return x
+
+
+copy = OpDef("copy", ("x",), kernel=lambda x: x.copy(), infer=_copy_infer, emit="x.copy()",
+             fresh=True, grad=lambda ad: (ad.g,))
+"""A copy of an array (`x.copy()`, `np.copy`)."""
+
+OPS = (zeros, ones, full, zeros_like, ones_like, full_like, arange, eye, one_hot, copy)
 
 FUNCTIONS = (
     spell("zeros", zeros, "size, dtype=None", _ms_float32, size="shape"),

@@ -13,7 +13,7 @@ from typing import Any, Callable, Mapping
 
 import numpy as np
 
-from .opdef import OpDef, OpFunction, Primitive, Spelling
+from .opdef import NO_GRAD, GradContext, OpDef, OpFunction, Primitive, Spelling
 from .types import (ListType, NoneType, Scalar, Tensor, TupleType, Type, broadcast_shapes,
                     type_of)
 
@@ -204,12 +204,13 @@ def _is_bool(t: Type) -> bool:
 def _op(name: str, inputs: tuple[str, ...], fn: Callable[..., Any], emit: Any, *,
         operator: str | None = None, wrap: bool = True, nullable: bool = False,
         numeric: bool = False, commutative: bool = False, inplace: str | None = None,
-        attrs: Mapping[str, Any] | None = None, can_raise: bool = False) -> OpDef:
+        attrs: Mapping[str, Any] | None = None, can_raise: bool = False,
+        grad: Callable[[GradContext], tuple[Any, ...]] | None = None) -> OpDef:
     infer = elementwise_infer(name, fn, nullable, numeric)
     kernel = checked(name, fn, infer) if wrap and operator is None else fn
     return OpDef(name, inputs, kernel=kernel, infer=infer, emit=emit, attrs=dict(attrs or {}),
                  operator=operator, commutative=commutative, elementwise=True, fresh=True,
-                 inplace=inplace, can_raise=can_raise)
+                 inplace=inplace, can_raise=can_raise, grad=grad)
 
 
 def _unary(name: str, fn: Callable[..., Any], emit: str, ufunc: str | None = None, **kw: Any
@@ -253,70 +254,121 @@ def _round(x: Any, decimals: int) -> Any:
     return np.round(x, decimals)
 
 
+# ---- gradient rules: d(input) from the result's adjoint `ad.g` ---------------------------------
+
+def _gelu_grad(ad: GradContext) -> tuple[Any, ...]:
+    x = ad.input(0)
+    inner = 0.7978845608028654 * (x + 0.044715 * x * x * x)
+    t = ad.op("tanh", inner)
+    slope = 0.7978845608028654 * (1 + 0.134145 * x * x)  # d inner / dx; 0.134145 = 3 * 0.044715
+    return ad.g * (0.5 * (1 + t) + 0.5 * x * (1 - t * t) * slope),
+
+
+def _mod_grad(ad: GradContext) -> tuple[Any, ...]:  # x % y == x - floor(x / y) * y
+    return ad.g, -ad.g * ad.op("floor", ad.input(0) / ad.input(1))
+
+
+def _pow_grad(ad: GradContext) -> tuple[Any, ...]:
+    x, y = ad.input(0), ad.input(1)
+    dy = ad.g * ad.out * ad.op("log", x) if ad.wants(1) else None
+    return ad.g * y * x ** (y - 1), dy
+
+
+def _select_grad(ad: GradContext) -> tuple[Any, ...]:
+    cond = ad.input(0)
+    return None, ad.op("select", cond, ad.g, 0), ad.op("select", cond, 0, ad.g)
+
+
+def _clip_grad(ad: GradContext) -> tuple[Any, ...]:
+    x, lo, hi = ad.input(0), ad.types[1], ad.types[2]
+    inside = ad.g
+    below = above = None
+    if lo != NoneType():
+        inside = inside * (x >= ad.input(1))
+        below = ad.g * (x < ad.input(1))
+    if hi != NoneType():
+        inside = inside * (x <= ad.input(2))
+        above = ad.g * (x > ad.input(2))
+    return inside, below, above
+
+
 # ---- ops --------------------------------------------------------------------------------------
 
-neg = _unary("neg", pyop.neg, "-x", "negative", operator="USub")
-pos = _unary("pos", pyop.pos, "+x", "positive", operator="UAdd")
-absolute = _unary("abs", abs, "abs(x)", "absolute", wrap=False)  # abs(-2) stays a Python int
-exp = _ufunc("exp", np.exp)
-log = _ufunc("log", np.log)
-sqrt = _ufunc("sqrt", np.sqrt)
+neg = _unary("neg", pyop.neg, "-x", "negative", operator="USub", grad=lambda ad: (-ad.g,))
+pos = _unary("pos", pyop.pos, "+x", "positive", operator="UAdd", grad=lambda ad: (ad.g,))
+absolute = _unary("abs", abs, "abs(x)", "absolute", wrap=False,  # abs(-2) stays a Python int
+                  grad=lambda ad: (ad.g * ad.op("sign", ad.input(0)),))
+exp = _ufunc("exp", np.exp, grad=lambda ad: (ad.g * ad.out,))
+log = _ufunc("log", np.log, grad=lambda ad: (ad.g / ad.input(0),))
+sqrt = _ufunc("sqrt", np.sqrt, grad=lambda ad: (ad.g / (ad.out * 2),))
 rsqrt = _unary("rsqrt", _rsqrt, "1 / np.sqrt(x)",
-               inplace="np.divide(1, np.sqrt(x, out=out), out=out)")
-square = _ufunc("square", np.square)
-reciprocal = _ufunc("reciprocal", np.reciprocal)  # NOTE: NumPy's: integer 1/x for ints
-tanh = _ufunc("tanh", np.tanh)
+               inplace="np.divide(1, np.sqrt(x, out=out), out=out)",
+               grad=lambda ad: (ad.g * -0.5 * ad.out * ad.out * ad.out,))
+square = _ufunc("square", np.square, grad=lambda ad: (ad.g * (ad.input(0) * 2),))
+reciprocal = _ufunc("reciprocal", np.reciprocal,  # NOTE: NumPy's: integer 1/x for ints
+                    grad=lambda ad: (-ad.g * ad.out * ad.out,))
+tanh = _ufunc("tanh", np.tanh, grad=lambda ad: (ad.g * (1 - ad.out * ad.out),))
 sigmoid = _unary("sigmoid", _sigmoid, "1 / (1 + np.exp(-x))", inplace="np.divide(1, np.add("
-                 "1, np.exp(np.negative(x, out=out), out=out), out=out), out=out)")
+                 "1, np.exp(np.negative(x, out=out), out=out), out=out), out=out)",
+                 grad=lambda ad: (ad.g * ad.out * (1 - ad.out),))
 relu = _unary("relu", _relu, "np.maximum(x, 0)", numeric=True,
-              inplace="np.maximum(x, 0, out=out)")
+              inplace="np.maximum(x, 0, out=out)", grad=lambda ad: (ad.g * (ad.out > 0),))
 gelu = _unary("gelu", _gelu,
-              "0.5 * x * (1 + np.tanh(0.7978845608028654 * (x + 0.044715 * x ** 3)))")
-floor = _ufunc("floor", np.floor)
-ceil = _ufunc("ceil", np.ceil)
+              "0.5 * x * (1 + np.tanh(0.7978845608028654 * (x + 0.044715 * x ** 3)))",
+              grad=_gelu_grad)
+floor = _ufunc("floor", np.floor, grad=NO_GRAD)
+ceil = _ufunc("ceil", np.ceil, grad=NO_GRAD)
 round_ = _unary("round", _round, lambda a: "np.round(x, decimals)" if a["decimals"] else
-                "np.round(x)", inplace="np.round(x, decimals, out=out)", attrs={"decimals": 0})
-sign = _ufunc("sign", np.sign)
-sin = _ufunc("sin", np.sin)
-cos = _ufunc("cos", np.cos)
-logical_not = _ufunc("logical_not", np.logical_not)
-isnan = _ufunc("isnan", np.isnan, in_place=False)
-isfinite = _ufunc("isfinite", np.isfinite, in_place=False)
-invert = _unary("invert", pyop.invert, "~x", "invert", operator="Invert")
+                "np.round(x)", inplace="np.round(x, decimals, out=out)", attrs={"decimals": 0},
+                grad=NO_GRAD)
+sign = _ufunc("sign", np.sign, grad=NO_GRAD)
+sin = _ufunc("sin", np.sin, grad=lambda ad: (ad.g * ad.op("cos", ad.input(0)),))
+cos = _ufunc("cos", np.cos, grad=lambda ad: (-ad.g * ad.op("sin", ad.input(0)),))
+logical_not = _ufunc("logical_not", np.logical_not, grad=NO_GRAD)
+isnan = _ufunc("isnan", np.isnan, in_place=False, grad=NO_GRAD)
+isfinite = _ufunc("isfinite", np.isfinite, in_place=False, grad=NO_GRAD)
+invert = _unary("invert", pyop.invert, "~x", "invert", operator="Invert", grad=NO_GRAD)
 
-add = _binary("add", pyop.add, "x + y", "add", operator="Add", commutative=True)
-sub = _binary("sub", pyop.sub, "x - y", "subtract", operator="Sub")
-mul = _binary("mul", pyop.mul, "x * y", "multiply", operator="Mult", commutative=True)
+add = _binary("add", pyop.add, "x + y", "add", operator="Add", commutative=True,
+              grad=lambda ad: (ad.g, ad.g))
+sub = _binary("sub", pyop.sub, "x - y", "subtract", operator="Sub",
+              grad=lambda ad: (ad.g, -ad.g))
+mul = _binary("mul", pyop.mul, "x * y", "multiply", operator="Mult", commutative=True,
+              grad=lambda ad: (ad.g * ad.input(1), ad.g * ad.input(0)))
 # NOTE: Python scalars raise ZeroDivisionError/OverflowError, integer arrays raise on
 # negative powers: these may raise on well-typed inputs
-div = _binary("div", pyop.truediv, "x / y", "true_divide", operator="Div", can_raise=True)
+div = _binary("div", pyop.truediv, "x / y", "true_divide", operator="Div", can_raise=True,
+              grad=lambda ad: (ad.g / ad.input(1), -ad.g * ad.out / ad.input(1)))
 floordiv = _binary("floordiv", pyop.floordiv, "x // y", "floor_divide", operator="FloorDiv",
-                   can_raise=True)
-mod = _binary("mod", pyop.mod, "x % y", "remainder", operator="Mod", can_raise=True)
-pow_ = _binary("pow", pyop.pow, "x ** y", operator="Pow", can_raise=True)
+                   can_raise=True, grad=NO_GRAD)
+mod = _binary("mod", pyop.mod, "x % y", "remainder", operator="Mod", can_raise=True,
+              grad=_mod_grad)
+pow_ = _binary("pow", pyop.pow, "x ** y", operator="Pow", can_raise=True, grad=_pow_grad)
 """No in-place form: `x ** 2` and `x ** 0.5` take NumPy fast paths `np.power` does not."""
-maximum = _ufunc("maximum", np.maximum, commutative=True)
-minimum = _ufunc("minimum", np.minimum, commutative=True)
-eq = _binary("eq", pyop.eq, "x == y", "equal", operator="Eq", commutative=True)
-ne = _binary("ne", pyop.ne, "x != y", "not_equal", operator="NotEq", commutative=True)
-lt = _binary("lt", pyop.lt, "x < y", "less", operator="Lt")
-le = _binary("le", pyop.le, "x <= y", "less_equal", operator="LtE")
-gt = _binary("gt", pyop.gt, "x > y", "greater", operator="Gt")
-ge = _binary("ge", pyop.ge, "x >= y", "greater_equal", operator="GtE")
-logical_and = _ufunc("logical_and", np.logical_and, commutative=True)
-logical_or = _ufunc("logical_or", np.logical_or, commutative=True)
-logical_xor = _ufunc("logical_xor", np.logical_xor, commutative=True)
+maximum = _ufunc("maximum", np.maximum, commutative=True, grad=lambda ad: (
+    ad.g * (ad.input(0) >= ad.input(1)), ad.g * (ad.input(0) < ad.input(1))))
+minimum = _ufunc("minimum", np.minimum, commutative=True, grad=lambda ad: (
+    ad.g * (ad.input(0) <= ad.input(1)), ad.g * (ad.input(0) > ad.input(1))))
+eq = _binary("eq", pyop.eq, "x == y", "equal", operator="Eq", commutative=True, grad=NO_GRAD)
+ne = _binary("ne", pyop.ne, "x != y", "not_equal", operator="NotEq", commutative=True, grad=NO_GRAD)
+lt = _binary("lt", pyop.lt, "x < y", "less", operator="Lt", grad=NO_GRAD)
+le = _binary("le", pyop.le, "x <= y", "less_equal", operator="LtE", grad=NO_GRAD)
+gt = _binary("gt", pyop.gt, "x > y", "greater", operator="Gt", grad=NO_GRAD)
+ge = _binary("ge", pyop.ge, "x >= y", "greater_equal", operator="GtE", grad=NO_GRAD)
+logical_and = _ufunc("logical_and", np.logical_and, commutative=True, grad=NO_GRAD)
+logical_or = _ufunc("logical_or", np.logical_or, commutative=True, grad=NO_GRAD)
+logical_xor = _ufunc("logical_xor", np.logical_xor, commutative=True, grad=NO_GRAD)
 bitwise_and = _binary("bitwise_and", pyop.and_, "x & y", "bitwise_and", operator="BitAnd",
-                      commutative=True)
+                      commutative=True, grad=NO_GRAD)
 bitwise_or = _binary("bitwise_or", pyop.or_, "x | y", "bitwise_or", operator="BitOr",
-                     commutative=True)
-left_shift = _binary("left_shift", pyop.lshift, "x << y", "left_shift", operator="LShift")
-right_shift = _binary("right_shift", pyop.rshift, "x >> y", "right_shift", operator="RShift")
+                     commutative=True, grad=NO_GRAD)
+left_shift = _binary("left_shift", pyop.lshift, "x << y", "left_shift", operator="LShift", grad=NO_GRAD)
+right_shift = _binary("right_shift", pyop.rshift, "x >> y", "right_shift", operator="RShift", grad=NO_GRAD)
 bitwise_xor = _binary("bitwise_xor", pyop.xor, "x ^ y", "bitwise_xor", operator="BitXor",
-                      commutative=True)
-select = _op("select", ("cond", "x", "y"), np.where, "np.where(cond, x, y)")
+                      commutative=True, grad=NO_GRAD)
+select = _op("select", ("cond", "x", "y"), np.where, "np.where(cond, x, y)", grad=_select_grad)
 clip = _op("clip", ("x", "lo", "hi"), np.clip, "np.clip(x, lo, hi)", nullable=True,
-           inplace="np.clip(x, lo, hi, out=out)")
+           inplace="np.clip(x, lo, hi, out=out)", grad=_clip_grad)
 """`lo`/`hi` are inputs (tensors, scalars, or None for no bound), as in NumPy."""
 
 

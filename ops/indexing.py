@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from .elementwise import as_tensor, checked
-from .opdef import REQUIRED, Dyn, OpDef
+from .opdef import REQUIRED, Dyn, GradContext, OpDef
 from .shaping import IndexOutOfRange, broadcasts_to, format_dims
 from .types import (UNKNOWN, Dim, ListType, NoneType, Scalar, Tensor, TupleType, Type,
                     broadcast_shapes, join_types)
@@ -228,15 +228,40 @@ def _setitem_infer(x: Type, value: Type, *idx: Type, index: tuple[Any, ...]) -> 
     return x
 
 
+# ---- gradients: an adjoint read at `index` goes back to where it was read (ops/adjoint.py) ----
+
+def _dyn(ad: GradContext, first: int) -> tuple[Any, ...]:
+    """The run-time index parts (inputs `first`, ...) as the backward reads them."""
+    return tuple(ad.input(k) for k in range(first, len(ad.types)))
+
+
+def _getitem_grad(ad: GradContext) -> tuple[Any, ...]:
+    x = ad.types[0]
+    if isinstance(x, TupleType):
+        (item,) = ad.attrs["index"]
+        if type(item) is not int:
+            raise NotImplementedError("the gradient of indexing a tuple by a run-time index")
+        return (ad.tuple_part(item, ad.g),)
+    return (ad.op("index_add", ad.input(0), ad.g, *_dyn(ad, 1), index=ad.attrs["index"]),)
+
+
+def _setitem_grad(ad: GradContext) -> tuple[Any, ...]:
+    if isinstance(ad.types[0], ListType):
+        raise NotImplementedError("the gradient of assigning into a list item")
+    rest, index = _dyn(ad, 2), ad.attrs["index"]
+    kept = ad.op("index_zero", ad.g, *rest, index=index)
+    return kept, ad.op("getitem", ad.g, *rest, index=index)
+
+
 getitem = OpDef("getitem", ("x", "*idx"), kernel=checked("getitem", _getitem, _getitem_infer),
                 infer=_getitem_infer, emit=lambda a: f"x[{index_text(a['index'])}]",
-                attrs={"index": REQUIRED}, can_raise=True)
+                attrs={"index": REQUIRED}, can_raise=True, grad=_getitem_grad)
 """`x[index]`; build `index` and the variadic inputs from a subscript with `split_index`."""
 setitem = OpDef("setitem", ("x", "value", "*idx"),
                 kernel=checked("setitem", _setitem, _setitem_infer), infer=_setitem_infer,
                 emit=lambda a: f"assign_item(x, np.s_[{index_text(a['index'])}], value)",
                 attrs={"index": REQUIRED}, helpers=(assign_item,), effects=True, can_raise=True,
-                writes=0, same_object=True)
+                writes=0, same_object=True, grad=_setitem_grad)
 """`x[index] = value`, in place; returns `x` itself."""
 
 OPS = (getitem, setitem)

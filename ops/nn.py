@@ -14,8 +14,10 @@ from .nn_kernels import (window_pads, window_view, conv2d_kernel, window_reduce,
                          avg_pool2d_kernel, batch_norm_kernel,
                          batch_norm_train_kernel, layer_norm_kernel, softmax_kernel,
                          log_softmax_kernel, softmax_cross_entropy_kernel, nll_loss_kernel,
-                         dropout_kernel, assign_kernel, embedding_kernel)
-from .opdef import REQUIRED, OpDef, OpFunction, Primitive, Spelling
+                         dropout_kernel, assign_kernel, embedding_kernel, pool_divisor,
+                         scatter_windows, conv2d_grad_input, conv2d_grad_weight, first_maxima,
+                         max_pool2d_grad, max_pool2d_pick, avg_pool2d_grad)
+from .opdef import NO_GRAD, REQUIRED, Dyn, GradContext, OpDef, OpFunction, Primitive, Spelling
 from .types import (AnyType, Dim, Scalar, Tensor, TupleType, Type, broadcast_shapes,
                     result_dtype)
 
@@ -501,6 +503,268 @@ def _max_pool2d_static(types: tuple[Type, ...], attrs: Mapping[str, Any]) -> Spe
 _MSE_EMIT = {"none": "np.square(x - y)", "sum": "np.sum(np.square(x - y))",
              "mean": "np.mean(np.square(x - y))"}
 
+
+# ---------------------------------------------------------------------------------------------
+# Gradient rules (vector-Jacobian products), in terms of other ops.
+
+def _matmul_grad(ad: GradContext) -> tuple[Any, ...]:
+    """out = A @ B with A, B the (transposed) operands; 1-d operands get a unit axis so the
+    2-d formulas dA = g @ B^T, dB = A^T @ g apply, and lose it again."""
+    x, y, g = ad.input(0), ad.input(1), ad.g
+    ta, tb = ad.attrs.get("transpose_a", False), ad.attrs.get("transpose_b", False)
+    xr, yr = ad.types[0].rank, ad.types[1].rank
+    if xr == 1 and yr == 1:
+        return g * y, g * x
+    if xr == 1:
+        x, g = ad.op("expand_dims", x, axis=0), ad.op("expand_dims", g, axis=-2)
+    if yr == 1:
+        y, g = ad.op("expand_dims", y, axis=-1), ad.op("expand_dims", g, axis=-1)
+    mm = lambda a, b, t1, t2: ad.op("matmul", a, b, transpose_a=t1, transpose_b=t2)
+    if not ta:
+        dx = mm(g, y, False, not tb)
+    else:
+        dx = mm(y, g, tb, True)
+    if not tb:
+        dy = mm(x, g, not ta, False)
+    else:
+        dy = mm(g, x, True, ta)
+    if xr == 1:
+        dx = ad.op("squeeze", dx, axis=-2)
+    if yr == 1:
+        dy = ad.op("squeeze", dy, axis=-1)
+    return dx, dy
+
+
+def _dot_grad(ad: GradContext) -> tuple[Any, ...]:
+    if not all(1 <= t.rank <= 2 for t in ad.types if isinstance(t, Tensor)) or \
+            not all(isinstance(t, Tensor) for t in ad.types):
+        raise NotImplementedError("the gradient of np.dot beyond 1-d and 2-d arrays (use @)")
+    return _matmul_grad(ad)
+
+
+def _dense_grad(ad: GradContext) -> tuple[Any, ...]:
+    """out = x @ W.T + b: dx = g @ W, dW = g^T @ x over every leading axis, db = g."""
+    x, w, g = ad.input(0), ad.input(1), ad.g
+    out_dim, in_dim = ad.types[1].shape
+    dw = None
+    if ad.wants(1):
+        if ad.types[0].rank == 2:
+            dw = ad.op("matmul", g, x, transpose_a=True)
+        else:
+            flat_g = ad.op("reshape", g, shape=(-1, out_dim))
+            flat_x = ad.op("reshape", x, shape=(-1, in_dim))
+            dw = ad.op("matmul", flat_g, flat_x, transpose_a=True)
+    return (g @ w, dw, *((g,) if len(ad.types) > 2 else ()))
+
+
+def _softmax_grad(ad: GradContext) -> tuple[Any, ...]:
+    y, g = ad.out, ad.g
+    return y * (g - ad.op("sum", g * y, axis=ad.attrs["axis"], keepdims=True)),
+
+
+def _log_softmax_grad(ad: GradContext) -> tuple[Any, ...]:
+    g = ad.g
+    total = ad.op("sum", g, axis=ad.attrs["axis"], keepdims=True)
+    return g - ad.op("exp", ad.out) * total,
+
+
+def _per_sample(ad: GradContext, g: Any, batch: tuple[Dim, ...]) -> Any:
+    """The adjoint of each sample's loss (before a 'mean' or 'sum' reduction)."""
+    reduction = ad.attrs["reduction"]
+    if reduction == "none":
+        return g
+    if reduction == "sum":
+        return g
+    if not _known(*batch):
+        raise NotImplementedError("the gradient of a mean loss over a run-time batch size")
+    return g / max(int(np.prod(batch, dtype=np.int64)), 1)
+
+
+def _softmax_cross_entropy_grad(ad: GradContext) -> tuple[Any, ...]:
+    """d logits = (softmax(logits) * sum(labels) - labels) * g per sample (one-hot labels when
+    sparse); d labels = -log_softmax(logits) * g."""
+    logits = ad.input(0)
+    t = ad.types[0]
+    per = ad.op("expand_dims", _per_sample(ad, ad.g, t.shape[:-1]), axis=-1)
+    probs = ad.op("softmax", logits, axis=-1)
+    if ad.attrs["sparse"]:
+        hot = ad.op("one_hot", ad.input(1), 1.0, 0.0, depth=t.shape[-1], axis=-1)
+        return (probs - hot) * per, None
+    labels = ad.input(1)
+    mass = ad.op("sum", labels, axis=-1, keepdims=True)
+    dlabels = -ad.op("log_softmax", logits, axis=-1) * per if ad.wants(1) else None
+    return (probs * mass - labels) * per, dlabels
+
+
+def _nll_loss_grad(ad: GradContext) -> tuple[Any, ...]:
+    """d log_probs = -weight[target] * g at each target class (nothing at `ignore_index`)."""
+    target = ad.input(1)
+    kept = target != ad.attrs["ignore_index"]
+    safe = ad.op("select", kept, target, 0)
+    scale = ad.op("cast", kept, dtype=ad.out_type.dtype)
+    if len(ad.types) > 2:
+        scale = ad.op("getitem", ad.input(2), safe, index=(Dyn(0),)) * scale
+    g, mean = ad.g, ad.attrs["reduction"] == "mean"
+    if mean:
+        g = g / ad.op("sum", scale)
+    classes = ad.types[0].shape[1]
+    hot = ad.op("one_hot", safe, 1.0, 0.0, depth=classes, axis=1)
+    dlog_probs = -hot * ad.op("expand_dims", scale * g, axis=1)
+    if len(ad.types) < 3 or not ad.wants(2):
+        return dlog_probs, None
+    # d loss / d weight[c]: each kept sample of class c adds its -log_prob (and, for the mean,
+    # the divisor's share)
+    kept_f = ad.op("cast", kept, dtype=ad.out_type.dtype)
+    picked = ad.op("sum", ad.input(0) * hot, axis=1)
+    per = -picked * kept_f * g
+    if mean:
+        per = per - ad.out * kept_f * g
+    return dlog_probs, None, ad.op("index_add", ad.input(2), per, safe, index=(Dyn(0),))
+
+
+def _mse_loss_grad(ad: GradContext) -> tuple[Any, ...]:
+    x, y = ad.input(0), ad.input(1)
+    shape = broadcast_shapes(ad.types[0].shape, getattr(ad.types[1], "shape", ()))
+    d = (x - y) * 2 * _per_sample(ad, ad.g, shape)
+    return d, -d
+
+
+def _channels(rank: int) -> tuple[int, ...]:
+    """The shape a per-channel vector takes to broadcast over NC... data."""
+    return (-1,) + (1,) * (rank - 2)
+
+
+def _batch_norm_grad(ad: GradContext) -> tuple[Any, ...]:
+    x, mean, var, gamma = ad.input(0), ad.input(1), ad.input(2), ad.input(3)
+    rank, g, eps = ad.types[0].rank, ad.g, ad.attrs["epsilon"]
+    axes = (0, *range(2, rank))
+    per = lambda v: ad.op("reshape", v, shape=_channels(rank))
+    inv = 1 / ad.op("sqrt", var + eps)
+    centered = x - per(mean)
+    dgamma = ad.op("sum", g * centered * per(inv), axis=axes)
+    summed = ad.op("sum", g, axis=axes)
+    dmean = -summed * gamma * inv
+    dvar = ad.op("sum", g * centered, axis=axes) * gamma * -0.5 * inv * inv * inv
+    return g * per(gamma * inv), dmean, dvar, dgamma, summed
+
+
+def _normalized_grad(ad: GradContext, x: Any, dxhat: Any, axes: tuple[int, ...], count: int,
+                     eps: float) -> tuple[Any, Any]:
+    """For xhat = (x - mean) / sqrt(var + eps) over `axes` (biased variance, `count`
+    elements): (dx given d xhat, xhat)."""
+    mu = ad.op("mean", x, axis=axes, keepdims=True)
+    centered = x - mu
+    inv = 1 / ad.op("sqrt", ad.op("mean", centered * centered, axis=axes, keepdims=True) + eps)
+    xhat = centered * inv
+    total = ad.op("sum", dxhat, axis=axes, keepdims=True)
+    along = ad.op("sum", dxhat * xhat, axis=axes, keepdims=True)
+    return (dxhat * count - total - xhat * along) * (inv / count), xhat
+
+
+def _batch_norm_train_grad(ad: GradContext) -> tuple[Any, ...]:
+    """Through y (normalized by batch statistics), the batch mean and the unbiased variance."""
+    x, gamma = ad.input(0), ad.input(1)
+    t = ad.types[0]
+    axes = (0, *range(2, t.rank))
+    dims = [t.shape[a] for a in axes]
+    if not _known(*dims):
+        raise NotImplementedError("the gradient of batch norm over a run-time batch size")
+    count = int(np.prod(dims, dtype=np.int64))
+    per = lambda v: ad.op("reshape", v, shape=_channels(t.rank))
+    gy, gmean, gvar = ad.gs
+    dx = dgamma = dbeta = None
+    if gy is not None:
+        dx, xhat = _normalized_grad(ad, x, gy * per(gamma), axes, count, ad.attrs["epsilon"])
+        dgamma = ad.op("sum", gy * xhat, axis=axes)
+        dbeta = ad.op("sum", gy, axis=axes)
+    if gmean is not None:
+        part = per(gmean) / count + ad.op("zeros_like", x)
+        dx = part if dx is None else dx + part
+    if gvar is not None and count > 1:
+        centered = x - ad.op("mean", x, axis=axes, keepdims=True)
+        part = per(gvar) * centered * (2 / (count - 1))
+        dx = part if dx is None else dx + part
+    return dx, dgamma, dbeta
+
+
+def _layer_norm_grad(ad: GradContext) -> tuple[Any, ...]:
+    x, gamma, g = ad.input(0), ad.input(1), ad.g
+    t = ad.types[0]
+    axes = tuple(range(ad.attrs["begin_norm_axis"] % t.rank, t.rank))
+    dims = [t.shape[a] for a in axes]
+    if not _known(*dims):
+        raise NotImplementedError("the gradient of layer norm over run-time sizes")
+    count = int(np.prod(dims, dtype=np.int64))
+    dx, xhat = _normalized_grad(ad, x, g * gamma, axes, count, ad.attrs["epsilon"])
+    return dx, g * xhat, g
+
+
+def _embedding_grad(ad: GradContext) -> tuple[Any, ...]:
+    """Each looked-up row's adjoint goes back to its row (repeated ids add up)."""
+    return None, ad.op("index_add", ad.input(1), ad.g, ad.input(0), index=(Dyn(0),))
+
+
+def _gather_grad(ad: GradContext) -> tuple[Any, ...]:
+    axis = ad.attrs["axis"] % ad.types[0].rank
+    index = (slice(None),) * axis + (Dyn(0),)
+    return ad.op("index_add", ad.input(0), ad.g, ad.input(1), index=index), None
+
+
+
+def _conv2d_grad(ad: GradContext) -> tuple[Any, ...]:
+    x, w, g = ad.input(0), ad.input(1), ad.g
+    dx = ad.op("conv2d_grad_input", g, w, x_shape=_static("conv2d", ad.types[0]), **ad.attrs)
+    dw = ad.op("conv2d_grad_weight", x, g, w_shape=_static("conv2d", ad.types[1]), **ad.attrs)
+    return (dx, dw, *((ad.op("sum", g, axis=(0, 2, 3)),) if len(ad.types) > 2 else ()))
+
+
+def _static(op: str, t: Type) -> tuple[int, ...]:
+    if not (isinstance(t, Tensor) and t.is_static):
+        raise NotImplementedError(f"the gradient of {op} on arrays of run-time shape")
+    return t.shape
+
+
+def _conv2d_grad_input_grad(ad: GradContext) -> tuple[Any, ...]:
+    """conv2d_grad_input(g, w) is the transpose of conv2d(., w): linear in g and in w."""
+    attrs = {k: v for k, v in ad.attrs.items() if k != "x_shape"}
+    u = ad.g
+    return (ad.op("conv2d", u, ad.input(1), **attrs),
+            ad.op("conv2d_grad_weight", u, ad.input(0), w_shape=ad.types[1].shape, **attrs))
+
+
+def _conv2d_grad_weight_grad(ad: GradContext) -> tuple[Any, ...]:
+    """conv2d_grad_weight(x, g) pairs g with conv2d(x, .): linear in x and in g."""
+    attrs = {k: v for k, v in ad.attrs.items() if k != "w_shape"}
+    u = ad.g
+    return (ad.op("conv2d_grad_input", ad.input(1), u, x_shape=ad.types[0].shape, **attrs),
+            ad.op("conv2d", ad.input(0), u, **attrs))
+
+
+def _window_grad_infer(shape_attr: str):
+    def infer(*inputs: Type, **attrs: Any) -> Tensor:
+        return Tensor(tuple(attrs[shape_attr]), result_dtype(*inputs))
+    return infer
+
+
+def _like_input_infer(k: int):
+    def infer(*inputs: Type, **attrs: Any) -> Type:
+        return inputs[k]
+    return infer
+
+def _dropout_expand(ad: GradContext) -> Any:
+    """Dropout as the mask it draws times the input: autodiff needs the mask. The same draw
+    and the same arithmetic as the kernel, so the result is bit-identical."""
+    p, training = ad.attrs["p"], ad.attrs["training"]
+    if not training or p == 0:
+        return ad.input(0)
+    mask = ad.op("dropout_mask", ad.input(0), ad.input(1), p=p)
+    return ad.input(0) * mask * (1.0 / (1.0 - p))
+
+
+def _dropout_mask_infer(x: Type, generator: Type, *, p: float) -> Tensor:
+    _dropout_infer(x, generator, p=p, training=True)
+    return Tensor(x.shape, np.dtype(np.bool_))
+
 # ---------------------------------------------------------------------------------------------
 # The ops.
 
@@ -517,99 +781,147 @@ _DROPOUT = {"p": 0.5, "training": True}
 
 matmul = OpDef(
     "matmul", ("x", "y"), kernel=_matmul_kernel, infer=_matmul_infer, emit=_matmul_emit,
-    attrs={"transpose_a": False, "transpose_b": False}, operator="MatMult", fresh=True)
+    attrs={"transpose_a": False, "transpose_b": False}, operator="MatMult", fresh=True,
+    grad=_matmul_grad)
 """`x @ y` with NumPy semantics (1-d operands, broadcast batches); the transposes swap the last
 two axes of an operand first (MindSpore MatMul/BatchMatMul)."""
 dot = OpDef("dot", ("x", "y"), kernel=np.dot, infer=_dot_infer, emit="np.dot(x, y)",
-            fresh=True)
+            fresh=True, grad=_dot_grad)
 """`np.dot`: differs from matmul for operands above 2-d and for scalars."""
 dense = OpDef(
     "dense", ("x", "weight", "*bias"), kernel=_dense_kernel, infer=_dense_infer,
     emit=lambda attrs: "x @ weight.T + bias_0" if attrs.get("has_bias") else "x @ weight.T",
-    attrs={"has_bias": False}, fresh=True)
+    attrs={"has_bias": False}, fresh=True, grad=_dense_grad)
 """`x @ weight.T (+ bias)` with weight [out, in]; the optional bias is the variadic input and
 `has_bias` (set by the binder) says whether it is there, so the emitted code is one expression."""
 conv2d = OpDef(
     "conv2d", ("x", "weight", "*bias"), kernel=conv2d_kernel, infer=_conv2d_infer,
     emit=_call(conv2d_kernel, "x, weight, *bias", _CONV2D), attrs=_CONV2D,
-    helpers=(window_pads, window_view, conv2d_kernel), fresh=True, specialize=_conv2d_static)
+    helpers=(window_pads, window_view, conv2d_kernel), fresh=True, specialize=_conv2d_static,
+    grad=_conv2d_grad)
 """NCHW x OIHW convolution (optional bias [O]); attributes are canonical: stride/dilation pairs,
 padding (top, bottom, left, right), pad_mode 'valid' | 'same' | 'pad'."""
 max_pool2d = OpDef(
     "max_pool2d", ("x",), kernel=max_pool2d_kernel, infer=_max_pool2d_infer,
     emit=_call(max_pool2d_kernel, "x", _MAX_POOL), attrs=_MAX_POOL,
     helpers=(window_pads, window_view, window_reduce, max_pool2d_kernel), fresh=True,
-    specialize=_max_pool2d_static)
+    specialize=_max_pool2d_static,
+    grad=lambda ad: (ad.op("max_pool2d_grad", ad.input(0), ad.out, ad.g, **ad.attrs),))
 """NCHW max pooling; kernel_size/stride/dilation pairs, padding a 4-tuple."""
 avg_pool2d = OpDef(
     "avg_pool2d", ("x",), kernel=avg_pool2d_kernel, infer=_avg_pool2d_infer,
     emit=_call(avg_pool2d_kernel, "x", _AVG_POOL), attrs=_AVG_POOL,
-    helpers=(window_pads, window_view, window_reduce, avg_pool2d_kernel), fresh=True)
+    helpers=(window_pads, window_view, window_reduce, pool_divisor, avg_pool2d_kernel), fresh=True,
+    grad=lambda ad: (ad.op("avg_pool2d_grad", ad.g, x_shape=ad.types[0].shape, **ad.attrs),))
 """NCHW average pooling; `count_include_pad=False` divides by the unpadded pixels and
 `divisor_override` (0 = none) replaces the divisor."""
+conv2d_grad_input = OpDef(
+    "conv2d_grad_input", ("g", "weight"), kernel=conv2d_grad_input,
+    infer=_window_grad_infer("x_shape"), attrs={"x_shape": REQUIRED, **_CONV2D},
+    emit=_call(conv2d_grad_input, "g, weight", {"x_shape": REQUIRED, **_CONV2D}),
+    helpers=(window_pads, scatter_windows, conv2d_grad_input), fresh=True,
+    grad=_conv2d_grad_input_grad)
+"""conv2d's gradient with respect to its input (a transposed convolution)."""
+conv2d_grad_weight = OpDef(
+    "conv2d_grad_weight", ("x", "g"), kernel=conv2d_grad_weight,
+    infer=_window_grad_infer("w_shape"), attrs={"w_shape": REQUIRED, **_CONV2D},
+    emit=_call(conv2d_grad_weight, "x, g", {"w_shape": REQUIRED, **_CONV2D}),
+    helpers=(window_pads, window_view, conv2d_grad_weight), fresh=True,
+    grad=_conv2d_grad_weight_grad)
+"""conv2d's gradient with respect to its weight."""
+max_pool2d_grad = OpDef(
+    "max_pool2d_grad", ("x", "out", "g"), kernel=max_pool2d_grad, infer=_like_input_infer(0),
+    attrs=_MAX_POOL, emit=_call(max_pool2d_grad, "x, out, g", _MAX_POOL),
+    helpers=(window_pads, window_view, scatter_windows, first_maxima, max_pool2d_grad),
+    fresh=True, grad=lambda ad: (None, None, ad.op("max_pool2d_pick", ad.input(0), ad.input(1),
+                                                    ad.g, **ad.attrs)))
+"""max_pool2d's gradient: each window's adjoint at the element it chose."""
+max_pool2d_pick = OpDef(
+    "max_pool2d_pick", ("x", "out", "u"), kernel=max_pool2d_pick, infer=_like_input_infer(1),
+    attrs=_MAX_POOL, emit=_call(max_pool2d_pick, "x, out, u", _MAX_POOL),
+    helpers=(window_pads, window_view, first_maxima, max_pool2d_pick), fresh=True,
+    grad=lambda ad: (None, None, ad.op("max_pool2d_grad", ad.input(0), ad.input(1), ad.g,
+                                       **ad.attrs)))
+"""`u` read at the elements max pooling chose (the adjoint of max_pool2d_grad)."""
+avg_pool2d_grad = OpDef(
+    "avg_pool2d_grad", ("g",), kernel=avg_pool2d_grad, infer=_window_grad_infer("x_shape"),
+    attrs={"x_shape": REQUIRED, **_AVG_POOL},
+    emit=_call(avg_pool2d_grad, "g", {"x_shape": REQUIRED, **_AVG_POOL}),
+    helpers=(window_pads, pool_divisor, scatter_windows, avg_pool2d_grad), fresh=True,
+    grad=lambda ad: (ad.op("avg_pool2d", ad.g, **{k: v for k, v in ad.attrs.items()
+                                                  if k != "x_shape"}),))
+"""avg_pool2d's gradient: each window's adjoint, divided as the forward divided, spread back."""
 batch_norm = OpDef(
     "batch_norm", ("x", "mean", "variance", "gamma", "beta"), kernel=batch_norm_kernel,
     infer=_batch_norm_infer, attrs={"epsilon": 1e-5}, helpers=(batch_norm_kernel,), fresh=True,
-    emit=_call(batch_norm_kernel, "x, mean, variance, gamma, beta", {"epsilon": 1e-5}))
+    emit=_call(batch_norm_kernel, "x, mean, variance, gamma, beta", {"epsilon": 1e-5}),
+    grad=_batch_norm_grad)
 """Inference batch norm over axis 1 with given (moving) statistics."""
 batch_norm_train = OpDef(
     "batch_norm_train", ("x", "gamma", "beta"), kernel=batch_norm_train_kernel,
     infer=_batch_norm_train_infer, attrs={"epsilon": 1e-5}, helpers=(batch_norm_train_kernel,),
-    fresh=True,
+    fresh=True, grad=_batch_norm_train_grad,
     emit=_call(batch_norm_train_kernel, "x, gamma, beta", {"epsilon": 1e-5}))
 """Returns (y, batch_mean, unbiased batch_variance): MindSpore on Ascend and GPU updates
 moving_variance with the unbiased estimate (n / (n - 1), or 0 when n == 1)."""
 layer_norm = OpDef(
     "layer_norm", ("x", "gamma", "beta"), kernel=layer_norm_kernel, infer=_layer_norm_infer,
     emit=_call(layer_norm_kernel, "x, gamma, beta", _LAYER_NORM), attrs=_LAYER_NORM,
-    helpers=(layer_norm_kernel,), fresh=True)
+    helpers=(layer_norm_kernel,), fresh=True, grad=_layer_norm_grad)
 """Layer norm over axes begin_norm_axis.. with gamma/beta of shape x.shape[begin_params_axis:]."""
 softmax = OpDef(
     "softmax", ("x",), kernel=softmax_kernel, infer=_softmax_infer("softmax"),
     emit=_call(softmax_kernel, "x", {"axis": -1}), attrs={"axis": -1},
-    helpers=(softmax_kernel,), fresh=True)
+    helpers=(softmax_kernel,), fresh=True, grad=_softmax_grad)
 """Softmax along `axis` (an int or a tuple)."""
 log_softmax = OpDef(
     "log_softmax", ("x",), kernel=log_softmax_kernel, infer=_softmax_infer("log_softmax"),
     emit=_call(log_softmax_kernel, "x", {"axis": -1}), attrs={"axis": -1},
-    helpers=(log_softmax_kernel,), fresh=True)
+    helpers=(log_softmax_kernel,), fresh=True, grad=_log_softmax_grad)
 """Log-softmax along `axis` (an int or a tuple)."""
 softmax_cross_entropy = OpDef(
     "softmax_cross_entropy", ("logits", "labels"), kernel=softmax_cross_entropy_kernel,
     infer=_softmax_cross_entropy_infer, attrs=_XENT, can_raise=True, fresh=True,
     emit=_call(softmax_cross_entropy_kernel, "logits, labels", _XENT),
-    helpers=(log_softmax_kernel, softmax_cross_entropy_kernel))
+    helpers=(log_softmax_kernel, softmax_cross_entropy_kernel), grad=_softmax_cross_entropy_grad)
 """MindSpore SoftmaxCrossEntropyWithLogits(sparse, reduction) on logits [..., C]."""
 nll_loss = OpDef(
     "nll_loss", ("log_probs", "target", "*weight"), kernel=nll_loss_kernel,
     infer=_nll_loss_infer, emit=_call(nll_loss_kernel, "log_probs, target, *weight", _NLL),
-    attrs=_NLL, helpers=(nll_loss_kernel,), can_raise=True, fresh=True)
+    attrs=_NLL, helpers=(nll_loss_kernel,), can_raise=True, fresh=True, grad=_nll_loss_grad)
 """Negative log likelihood of log-probabilities [N, C, ...], optional class weight [C]."""
 mse_loss = OpDef(
     "mse_loss", ("x", "y"), kernel=_mse_loss_kernel, infer=_mse_loss_infer,
     emit=lambda attrs: _MSE_EMIT[attrs.get("reduction", "mean")], attrs={"reduction": "mean"},
-    fresh=True)
+    fresh=True, grad=_mse_loss_grad)
 """Mean squared error with reduction 'none' | 'mean' | 'sum'."""
 # NOTE: `fresh` (the result shares memory with no input) lets memory planning reuse an output
 # buffer in place; dropout, embedding and assign may hand back an input and are not fresh.
 dropout = OpDef(
     "dropout", ("x", "generator"), kernel=dropout_kernel, infer=_dropout_infer,
     emit=_call(dropout_kernel, "x, generator", _DROPOUT), attrs=_DROPOUT,
-    helpers=(dropout_kernel,), effects=True)
-"""Draws from the run-time `generator` (IR type any); effectful, so never folded or merged."""
+    helpers=(dropout_kernel,), effects=True, expand=_dropout_expand)
+"""Draws from the run-time `generator` (IR type any); effectful, so never folded or merged.
+Differentiated through its expansion (the mask times the input)."""
+dropout_mask = OpDef(
+    "dropout_mask", ("x", "generator"), kernel=lambda x, generator, p: generator.random(
+        x.shape) >= p, infer=_dropout_mask_infer, emit="generator.random(x.shape) >= p",
+    attrs={"p": 0.5}, effects=True, grad=NO_GRAD)
+"""The keep mask dropout draws for `x` (one `generator.random(x.shape)` draw, as dropout's)."""
 embedding = OpDef(
     "embedding", ("ids", "table"), kernel=embedding_kernel, infer=_embedding_infer,
-    emit="embedding_kernel(ids, table)", helpers=(embedding_kernel,), can_raise=True)
+    emit="embedding_kernel(ids, table)", helpers=(embedding_kernel,), can_raise=True,
+    grad=_embedding_grad)
 """`table[ids]`; not `fresh`: a Python int id gives a view of one row."""
 gather = OpDef(
     "gather", ("params", "indices"), kernel=_take, infer=_gather_infer,
     emit="np.take(params, indices, axis=axis)", attrs={"axis": REQUIRED}, can_raise=True,
-    fresh=True)
+    fresh=True, grad=_gather_grad)
 """`np.take(params, indices, axis=axis)` (MindSpore Gather)."""
 assign = OpDef(
     "assign", ("param", "value"), kernel=assign_kernel, infer=_assign_infer,
     emit="assign_kernel(param, value)", helpers=(assign_kernel,), effects=True, writes=0,
-    same_object=True)
+    same_object=True, grad=NO_GRAD)
 """Writes `value` into the array `param` in place (moving statistics) and returns `param`."""
 
 # ---------------------------------------------------------------------------------------------
@@ -839,9 +1151,10 @@ class Assign(Primitive):
         return (variable, value), {}
 
 
-OPS = (matmul, dot, dense, conv2d, max_pool2d, avg_pool2d, batch_norm, batch_norm_train,
+OPS = (matmul, dot, dense, conv2d, max_pool2d, avg_pool2d, conv2d_grad_input, conv2d_grad_weight,
+       max_pool2d_grad, max_pool2d_pick, avg_pool2d_grad, batch_norm, batch_norm_train,
        layer_norm, softmax, log_softmax, softmax_cross_entropy, nll_loss, mse_loss, dropout,
-       embedding, gather, assign)
+       dropout_mask, embedding, gather, assign)
 FUNCTIONS = (
     OpFunction("matmul", matmul, _pair_binder),
     OpFunction("bmm", matmul, lambda input_x, mat2: ((input_x, mat2), {})),

@@ -151,21 +151,29 @@ def avg_pool2d_kernel(x: np.ndarray, *, kernel_size: tuple[int, int], stride: tu
                       padding: tuple[int, int, int, int] = (0, 0, 0, 0), pad_mode: str = "valid",
                       count_include_pad: bool = True, divisor_override: int = 0) -> np.ndarray:
     """Average pooling over NCHW windows (float inputs keep their dtype, others give float64)."""
-    (h, w), (kh, kw), (sh, sw) = x.shape[2:], kernel_size, stride
-    pads = window_pads((h, w), kernel_size, stride, (1, 1), pad_mode, padding)
+    pads = window_pads(x.shape[2:], kernel_size, stride, (1, 1), pad_mode, padding)
     windows = window_view(x, kernel_size, stride, (1, 1), pads, 0, "avg_pool2d")
     total = window_reduce(windows, np.add, x.dtype if x.dtype.kind == "f" else np.float64)
-    if divisor_override:
-        total /= divisor_override
-    elif count_include_pad or not any(pads):
-        total /= kh * kw
-    else:  # divide by the number of real (unpadded) pixels under each window
-        top = np.arange(total.shape[2]) * sh - pads[0]
-        left = np.arange(total.shape[3]) * sw - pads[2]
-        rows = np.minimum(top + kh, h) - np.maximum(top, 0)
-        cols = np.minimum(left + kw, w) - np.maximum(left, 0)
-        total /= np.multiply.outer(rows, cols)
+    total /= pool_divisor(x.shape[2:], total.shape[2:], kernel_size, stride, pads,
+                          count_include_pad, divisor_override)
     return total
+
+
+def pool_divisor(size: tuple[int, int], out_size: tuple[int, int], kernel_size: tuple[int, int],
+                 stride: tuple[int, int], pads: tuple[int, int, int, int],
+                 count_include_pad: bool, divisor_override: int) -> int | np.ndarray:
+    """What average pooling divides each window's sum by: the override, the window size, or
+    (count_include_pad=False) the number of real, unpadded pixels under each window."""
+    (h, w), (kh, kw), (sh, sw) = size, kernel_size, stride
+    if divisor_override:
+        return divisor_override
+    if count_include_pad or not any(pads):
+        return kh * kw
+    top = np.arange(out_size[0]) * sh - pads[0]
+    left = np.arange(out_size[1]) * sw - pads[2]
+    rows = np.minimum(top + kh, h) - np.maximum(top, 0)
+    cols = np.minimum(left + kw, w) - np.maximum(left, 0)
+    return np.multiply.outer(rows, cols)
 
 
 def batch_norm_kernel(x: np.ndarray, mean: np.ndarray, variance: np.ndarray, gamma: np.ndarray,
@@ -273,3 +281,116 @@ def embedding_kernel(ids: np.ndarray, table: np.ndarray) -> np.ndarray:
         raise ValueError(f"embedding: ids must be in [0, {table.shape[0]}), got values in "
                          f"[{ids.min()}, {ids.max()}]")
     return table[ids]
+
+
+def scatter_windows(cols: np.ndarray, shape: tuple[int, ...], kernel: tuple[int, int],
+                    stride: tuple[int, int], dilation: tuple[int, int],
+                    pads: tuple[int, int, int, int]) -> np.ndarray:
+    """The inverse of taking windows (col2im): NCHW zeros of `shape` with each window value of
+    `cols` [N, C, KH, KW, OH, OW] added back where it was read; padding is dropped."""
+    n, c, h, w = shape
+    top, bottom, left, right = pads
+    kh, kw, oh, ow = cols.shape[2:]
+    out = np.zeros((n, c, h + top + bottom, w + left + right), cols.dtype)
+    for i in range(kh):
+        for j in range(kw):
+            r, q = i * dilation[0], j * dilation[1]
+            out[:, :, r:r + stride[0] * oh:stride[0], q:q + stride[1] * ow:stride[1]] += \
+                cols[:, :, i, j]
+    return out[:, :, top:top + h, left:left + w]
+
+
+def conv2d_grad_input(g: np.ndarray, weight: np.ndarray, *, x_shape: tuple[int, ...],
+                      stride: tuple[int, int] = (1, 1),
+                      padding: tuple[int, int, int, int] = (0, 0, 0, 0),
+                      pad_mode: str = "valid", dilation: tuple[int, int] = (1, 1),
+                      groups: int = 1) -> np.ndarray:
+    """d conv2d / d x: each output's adjoint times the weights, added back over its window."""
+    n, o, oh, ow = g.shape
+    _, cg, kh, kw = weight.shape
+    pads = window_pads(x_shape[2:], (kh, kw), stride, dilation, pad_mode, padding)
+    matrix = weight.reshape(groups, o // groups, cg * kh * kw)
+    cols = np.matmul(matrix.transpose(0, 2, 1), g.reshape(n, groups, o // groups, oh * ow))
+    cols = cols.reshape(n, groups * cg, kh, kw, oh, ow)
+    return scatter_windows(cols, x_shape, (kh, kw), stride, dilation, pads)
+
+
+def conv2d_grad_weight(x: np.ndarray, g: np.ndarray, *, w_shape: tuple[int, ...],
+                       stride: tuple[int, int] = (1, 1),
+                       padding: tuple[int, int, int, int] = (0, 0, 0, 0),
+                       pad_mode: str = "valid", dilation: tuple[int, int] = (1, 1),
+                       groups: int = 1) -> np.ndarray:
+    """d conv2d / d weight: the output adjoints against the input windows, summed over the
+    batch and the output positions."""
+    n, c = x.shape[:2]
+    o, cg, kh, kw = w_shape
+    oh, ow = g.shape[2:]
+    pads = window_pads(x.shape[2:], (kh, kw), stride, dilation, pad_mode, padding)
+    windows = window_view(x, (kh, kw), stride, dilation, pads, 0, "conv2d")
+    cols = windows.reshape(n, groups, cg, oh, ow, kh, kw)
+    grads = g.reshape(n, groups, o // groups, oh, ow)
+    out = np.einsum("ngopq,ngcpqij->gocij", grads, cols, optimize=True)
+    return out.reshape(w_shape).astype(np.result_type(x, g), copy=False)
+
+
+def first_maxima(x: np.ndarray, out: np.ndarray, kernel_size: tuple[int, int],
+                  stride: tuple[int, int], dilation: tuple[int, int],
+                  pads: tuple[int, int, int, int]) -> np.ndarray:
+    """[N, C, KH, KW, OH, OW] masks of the element each max-pooling window chose (the first of
+    equal maxima, as MindSpore picks one)."""
+    kind = x.dtype.kind
+    fill = -np.inf if kind == "f" else np.iinfo(x.dtype).min if kind in "iu" else False
+    windows = window_view(x, kernel_size, stride, dilation, pads, fill, "max_pool2d")
+    kh, kw = kernel_size
+    masks = np.zeros(x.shape[:2] + (kh, kw) + out.shape[2:], bool)
+    taken = np.zeros(out.shape, bool)
+    for i in range(kh):
+        for j in range(kw):
+            hit = (windows[:, :, :, :, i, j] == out) & ~taken
+            masks[:, :, i, j] = hit
+            taken |= hit
+    return masks
+
+
+def max_pool2d_grad(x: np.ndarray, out: np.ndarray, g: np.ndarray, *,
+                    kernel_size: tuple[int, int], stride: tuple[int, int],
+                    padding: tuple[int, int, int, int] = (0, 0, 0, 0), pad_mode: str = "valid",
+                    dilation: tuple[int, int] = (1, 1)) -> np.ndarray:
+    """d max_pool2d / d x: each window's adjoint goes to the element it chose."""
+    pads = window_pads(x.shape[2:], kernel_size, stride, dilation, pad_mode, padding)
+    masks = first_maxima(x, out, kernel_size, stride, dilation, pads)
+    cols = masks * g[:, :, None, None]
+    return scatter_windows(cols.astype(g.dtype, copy=False), x.shape, kernel_size, stride,
+                           dilation, pads)
+
+
+def max_pool2d_pick(x: np.ndarray, out: np.ndarray, u: np.ndarray, *,
+                    kernel_size: tuple[int, int], stride: tuple[int, int],
+                    padding: tuple[int, int, int, int] = (0, 0, 0, 0), pad_mode: str = "valid",
+                    dilation: tuple[int, int] = (1, 1)) -> np.ndarray:
+    """The values of `u` (shaped like x) at the elements max pooling of `x` chose: the adjoint
+    of `max_pool2d_grad` with respect to its incoming gradient."""
+    pads = window_pads(x.shape[2:], kernel_size, stride, dilation, pad_mode, padding)
+    masks = first_maxima(x, out, kernel_size, stride, dilation, pads)
+    windows = window_view(u, kernel_size, stride, dilation, pads, 0, "max_pool2d")
+    picked = np.zeros(out.shape, u.dtype)
+    for i in range(kernel_size[0]):
+        for j in range(kernel_size[1]):
+            picked += np.where(masks[:, :, i, j], windows[:, :, :, :, i, j], 0)
+    return picked
+
+
+def avg_pool2d_grad(g: np.ndarray, *, x_shape: tuple[int, ...], kernel_size: tuple[int, int],
+                    stride: tuple[int, int], padding: tuple[int, int, int, int] = (0, 0, 0, 0),
+                    pad_mode: str = "valid", count_include_pad: bool = True,
+                    divisor_override: int = 0) -> np.ndarray:
+    """d avg_pool2d / d x: each window's adjoint, divided as the forward divided, spread over
+    the window."""
+    pads = window_pads(x_shape[2:], kernel_size, stride, (1, 1), pad_mode, padding)
+    divisor = pool_divisor(x_shape[2:], g.shape[2:], kernel_size, stride, pads,
+                           count_include_pad, divisor_override)
+    scaled = g / (divisor if isinstance(divisor, int) else divisor.astype(g.dtype))
+    kh, kw = kernel_size
+    cols = np.broadcast_to(scaled[:, :, None, None], g.shape[:2] + (kh, kw) + g.shape[2:])
+    return scatter_windows(np.ascontiguousarray(cols), x_shape, kernel_size, stride, (1, 1),
+                           pads)

@@ -8,7 +8,7 @@ binds the user's arguments to (inputs, attrs) of its op, eagerly and in the fron
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Mapping, Protocol
 
 from .types import Type
 
@@ -30,7 +30,11 @@ class OpDef:
       input and attribute names (`"np.maximum(x, 0)"`), or `emit(attrs) -> str` picking one.
     - `helpers`: module-level functions (NumPy only) the emitted expression calls; codegen copies
       their source into the generated module.
-    - `grad(...)`: the gradient rule, in terms of other ops (filled by the autodiff work).
+    - `grad(ad) -> tuple`: the vector-Jacobian rule, written with other ops through a
+      `GradContext` (below): one input adjoint per input (None where none flows), which autodiff
+      sums back to each input's shape. `NO_GRAD` declares the op's result constant in its inputs
+      almost everywhere (comparisons, argmax, shape queries, random draws); None: no rule, so
+      differentiating through the op is an error.
     - `effects`: the op has a side effect (printing, randomness, writing state): never folded,
       merged or removed, and ordered by control edges.
     - `can_raise`: the op may raise on valid-typed inputs (e.g. indexing out of range), so it is
@@ -43,7 +47,7 @@ class OpDef:
     emit: str | Callable[[Mapping[str, Any]], str]
     attrs: Mapping[str, Any] = field(default_factory=dict)
     helpers: tuple[Callable[..., Any], ...] = ()
-    grad: Callable[..., Any] | None = None
+    grad: Callable[[GradContext], tuple[Any, ...]] | None = None
     effects: bool = False
     can_raise: bool = False
     commutative: bool = False
@@ -67,6 +71,9 @@ class OpDef:
     reads_only: bool = False
     """An effect that only looks at its inputs: it neither writes them nor keeps them (`print`,
     `assert`)."""
+    expand: Callable[[GradContext], Any] | None = None
+    """`expand(ad) -> value`: the op as simpler ops, built where autodiff needs its internals
+    (dropout's mask); otherwise the op stays whole."""
 
     def template(self, attrs: Mapping[str, Any]) -> str:
         """The emit expression for these attribute values."""
@@ -92,6 +99,37 @@ class OpDef:
     def __call__(self, *inputs: Any, **attrs: Any) -> Any:
         """Run the kernel eagerly on canonical (inputs, attrs)."""
         return self.kernel(*inputs, **self.full_attrs(attrs))
+
+
+def NO_GRAD(ad: GradContext) -> tuple[Any, ...]:
+    """The `grad` of an op whose result does not vary with its inputs (almost everywhere)."""
+    return ()
+
+
+class GradContext(Protocol):
+    """What a gradient rule sees (graph/autodiff.py implements it). Its values are symbols that
+    build IR nodes: `+ - * / ** @`, unary `-` and comparisons work on them and on Python
+    numbers, so a rule reads like the derivative it states."""
+    g: Any
+    """The adjoint of the op's result."""
+    attrs: Mapping[str, Any]
+    """The node's attributes, defaults filled in."""
+    types: tuple[Type, ...]
+    """The input types; `out_type` is the result's."""
+    out_type: Type
+
+    def input(self, k: int) -> Any:
+        """Input k's forward value, as the backward pass can read it."""
+
+    def wants(self, k: int) -> bool:
+        """True if input k takes an adjoint (a rule may skip work for the others)."""
+
+    @property
+    def out(self) -> Any:
+        """The op's forward result, as the backward pass can read it."""
+
+    def op(self, op: OpDef | str, *inputs: Any, **attrs: Any) -> Any:
+        """Another op applied to symbols or constants."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -5,9 +5,9 @@ spells them as plain Python.
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
-from .opdef import REQUIRED, OpDef
+from .opdef import NO_GRAD, REQUIRED, GradContext, OpDef, OpFunction, Primitive
 from .types import (AnyType, ListType, NoneType, Scalar, StrType, Tensor, TupleType, Type,
                     join_types, type_of)
 
@@ -58,20 +58,45 @@ def _len_infer(x: Type) -> Type:
     return Scalar(int)
 
 
+def _list_new_grad(ad: GradContext) -> tuple[Any, ...]:
+    return tuple(ad.op("getitem", ad.g, index=(i,)) for i in range(len(ad.types)))
+
+
+def _list_append_grad(ad: GradContext) -> tuple[Any, ...]:
+    return ad.op("getitem", ad.g, index=(slice(None, -1),)), ad.op("getitem", ad.g, index=(-1,))
+
+
+def _extreme_grad(name: str) -> Callable[[GradContext], tuple[Any, ...]]:
+    """Python's min/max of two numbers: the adjoint goes to the one chosen (the first on ties)."""
+    def grad(ad: GradContext) -> tuple[Any, ...]:
+        if len(ad.types) != 2:
+            raise NotImplementedError(f"the gradient of {name}() over {len(ad.types)} values")
+        first = ad.input(0) <= ad.input(1) if name == "min" else ad.input(0) >= ad.input(1)
+        return ad.op("select", first, ad.g, 0), ad.op("select", first, 0, ad.g)
+    return grad
+
+
+placeholder = OpDef("placeholder", (), kernel=lambda: None, infer=lambda: AnyType(), emit="None",
+                    grad=NO_GRAD)
+"""`None` standing for a value only the other arm of an If computes: autodiff exports values
+from one arm this way, and reads them only where that arm ran."""
+stop_gradient = OpDef("stop_gradient", ("x",), kernel=lambda x: x, infer=lambda x: x, emit="x",
+                      grad=NO_GRAD)
+"""`x` itself, through which no gradient flows (MindSpore's `ops.stop_gradient`)."""
 constant = OpDef(
     "constant", (), kernel=lambda value: value, infer=lambda value: type_of(value),
-    emit="value", attrs={"value": REQUIRED})
+    emit="value", attrs={"value": REQUIRED}, grad=NO_GRAD)
 undefined = OpDef(
     "undefined", (), kernel=lambda name: None, infer=lambda name: AnyType(),
-    emit="None", attrs={"name": REQUIRED})
+    emit="None", attrs={"name": REQUIRED}, grad=NO_GRAD)
 """The value of a variable on a path that never bound it; codegen leaves the name unassigned, so
 reading it raises UnboundLocalError exactly as Python would."""
 make_tuple = OpDef(
     "make_tuple", ("*xs",), kernel=lambda *xs: tuple(xs),
-    infer=lambda *xs: TupleType(xs), emit="(*xs,)")
+    infer=lambda *xs: TupleType(xs), emit="(*xs,)", grad=lambda ad: tuple(ad.gs))
 tuple_getitem = OpDef(
     "tuple_getitem", ("t",), kernel=lambda t, index: t[index],
-    infer=lambda t, index: t.elements[index], emit="t[index]", attrs={"index": REQUIRED})
+    infer=lambda t, index: t.elements[index], emit="t[index]", attrs={"index": REQUIRED}, grad=lambda ad: (ad.tuple_part(ad.attrs["index"], ad.g),))
 
 
 def _make_dict_emit(attrs: dict[str, Any]) -> str:
@@ -82,30 +107,39 @@ def _make_dict_emit(attrs: dict[str, Any]) -> str:
 make_dict = OpDef(
     "make_dict", ("*xs",), kernel=lambda *xs, keys: dict(zip(keys, xs)),
     infer=lambda *xs, keys: AnyType(), emit=_make_dict_emit, attrs={"keys": REQUIRED},
-    effects=True)  # NOTE: effectful so CSE never merges two fresh dicts into one object
+    effects=True, grad=NO_GRAD)  # NOTE: effectful so CSE never merges two fresh dicts into one object
 """`{keys[0]: xs[0], ...}`: a dict result (IR type any; its items are the inputs)."""
+def _depend_grad(ad: GradContext) -> tuple[Any, ...]:
+    if len(ad.types) > 1:
+        raise NotImplementedError("this array may have been changed in place through another "
+                                  "name or a view (e.g. `v = x[0]; v[:] = 0`); amber cannot "
+                                  "differentiate through such a write: copy the array first "
+                                  "(`x = x.copy()`) or write to it directly (`x[0] = 0`)")
+    return (ad.g,)
+
+
 depend = OpDef(
     "depend", ("x", "*after"), kernel=lambda x, *after: x, infer=lambda x, *after: x,
-    emit="x", same_object=True)
+    emit="x", same_object=True, grad=_depend_grad)
 """`x` itself, read after the `after` values exist: the frontend's new version of an array that
 an in-place write through an alias or a view (`after`) may have changed, so no pass moves or
 merges a read of it with a read from before the write."""
 list_new = OpDef(
     "list_new", ("*xs",), kernel=lambda *xs: list(xs),
     infer=lambda *xs: ListType(join_types(list(xs)) if xs else AnyType()), emit="[*xs]",
-    effects=True)  # NOTE: effectful so CSE never merges two fresh lists into one object
+    effects=True, grad=_list_new_grad)  # NOTE: effectful so CSE never merges two fresh lists into one object
 list_append = OpDef(
     "list_append", ("items", "x"), kernel=list_append_kernel, infer=_list_append_infer,
     emit="list_append_kernel(items, x)", helpers=(list_append_kernel,), effects=True,
-    writes=0)
-length = OpDef("len", ("x",), kernel=len, infer=_len_infer, emit="len(x)")
-to_int = OpDef("int", ("x",), kernel=int, infer=_to_python(int), emit="int(x)", can_raise=True)
+    writes=0, grad=_list_append_grad)
+length = OpDef("len", ("x",), kernel=len, infer=_len_infer, emit="len(x)", grad=NO_GRAD)
+to_int = OpDef("int", ("x",), kernel=int, infer=_to_python(int), emit="int(x)", can_raise=True, grad=NO_GRAD)
 to_float = OpDef(
-    "float", ("x",), kernel=float, infer=_to_python(float), emit="float(x)", can_raise=True)
+    "float", ("x",), kernel=float, infer=_to_python(float), emit="float(x)", can_raise=True, grad=lambda ad: (ad.g,))
 to_bool = OpDef("bool", ("x",), kernel=bool, infer=_to_python(bool), emit="bool(x)",
-                can_raise=True)
+                can_raise=True, grad=NO_GRAD)
 not_ = OpDef("not", ("x",), kernel=lambda x: not x, infer=_to_python(bool), emit="not x",
-             operator="Not", can_raise=True)
+             operator="Not", can_raise=True, grad=NO_GRAD)
 def _builtin_minmax(name: str):
     def infer(*xs: Type) -> Type:
         for x in xs:
@@ -123,7 +157,7 @@ def _format_infer(*xs: Type, template: str) -> Type:
 
 format_ = OpDef(
     "format", ("*xs",), kernel=lambda *xs, template: template.format(*xs), infer=_format_infer,
-    emit="template.format(*xs)", attrs={"template": REQUIRED}, can_raise=True)
+    emit="template.format(*xs)", attrs={"template": REQUIRED}, can_raise=True, grad=NO_GRAD)
 """`template.format(*xs)`: f-strings and `str.format` of run-time values."""
 
 
@@ -135,23 +169,35 @@ def _print_emit(attrs: dict[str, Any]) -> str:
 
 
 builtin_min = OpDef("min", ("*xs",), kernel=min, infer=_builtin_minmax("min"), emit="min(*xs)",
-                    can_raise=True)
+                    can_raise=True, grad=_extreme_grad("min"))
 builtin_max = OpDef("max", ("*xs",), kernel=max, infer=_builtin_minmax("max"), emit="max(*xs)",
-                    can_raise=True)
+                    can_raise=True, grad=_extreme_grad("max"))
 """Python's `min`/`max` builtins (scalars, or the items of a 1-d sequence), not NumPy's."""
 print_ = OpDef(
     "print", ("*xs",), kernel=lambda *xs, sep, end: print(*xs, sep=sep, end=end),
     infer=lambda *xs, sep, end: NoneType(), emit=_print_emit,
-    attrs={"sep": " ", "end": "\n"}, effects=True, reads_only=True)
+    attrs={"sep": " ", "end": "\n"}, effects=True, reads_only=True, grad=NO_GRAD)
 assert_ = OpDef(
     "assert", ("cond", "message"), kernel=assert_that, infer=lambda cond, message: NoneType(),
     emit="assert_that(cond, message)", helpers=(assert_that,), effects=True, can_raise=True,
-    reads_only=True)
+    reads_only=True, grad=NO_GRAD)
 raise_ = OpDef(
     "raise", ("*args",), kernel=lambda *args, exc_type: raise_error(exc_type, *args),
     infer=lambda *args, exc_type: NoneType(), emit="raise_error(exc_type, *args)",
-    attrs={"exc_type": REQUIRED}, helpers=(raise_error,), effects=True, can_raise=True)
+    attrs={"exc_type": REQUIRED}, helpers=(raise_error,), effects=True, can_raise=True, grad=NO_GRAD)
 
-OPS = (constant, undefined, make_tuple, tuple_getitem, make_dict, depend, list_new, list_append,
-       length, to_int, to_float, to_bool, not_, builtin_min, builtin_max, format_, print_, assert_,
-       raise_)
+OPS = (constant, undefined, placeholder, stop_gradient, make_tuple, tuple_getitem, make_dict, depend,
+       list_new, list_append, length, to_int, to_float, to_bool, not_, builtin_min, builtin_max,
+       format_, print_, assert_, raise_)
+
+
+class StopGradient(Primitive):
+    """MindSpore's `ops.StopGradient()(x)`."""
+    op = stop_gradient
+
+    def binder(self, x: Any) -> tuple[tuple[Any, ...], dict[str, Any]]:
+        return (x,), {}
+
+
+FUNCTIONS = (OpFunction("stop_gradient", stop_gradient, lambda x: ((x,), {})),)
+PRIMITIVES = (StopGradient,)

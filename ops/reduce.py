@@ -11,9 +11,11 @@ import numpy as np
 
 from .elementwise import (as_tensor, checked, dtype_or_none, np_call, on_tensor, primitive,
                           probe, spell)
-from .opdef import OpDef
+from .opdef import NO_GRAD, GradContext, OpDef
 from .shaping import normalize_axes
 from .types import Tensor, Type
+
+Grad = Callable[[GradContext], tuple[Any, ...]]
 
 
 def _reduce_infer(name: str, fn: Callable[..., Any], *, nonempty: bool = False,
@@ -38,20 +40,64 @@ def _reduce_infer(name: str, fn: Callable[..., Any], *, nonempty: bool = False,
 
 
 def _reduction(name: str, fn: Callable[..., Any], emit: Any, method: Any, *,
-               dtype: bool = False, **kw: bool) -> OpDef:
+               dtype: bool = False, grad: Grad = NO_GRAD, **kw: bool) -> OpDef:
     """`method`: the emit rule as an ndarray method, used on tensors (`x.sum()` skips the
     Python-level dispatch of `np.sum`, half its cost on small arrays)."""
     infer = _reduce_infer(name, fn, **kw)
     attrs = {"axis": None, "keepdims": False, **({"dtype": None} if dtype else {})}
     return OpDef(name, ("x",), kernel=checked(name, fn, infer), infer=infer, emit=emit,
-                 attrs=attrs, fresh=True, specialize=on_tensor(method))
+                 attrs=attrs, fresh=True, specialize=on_tensor(method), grad=grad)
 
 
-def _np_reduce(func: str, **kw: bool) -> OpDef:
+def _np_reduce(func: str, grad: Grad = NO_GRAD, **kw: bool) -> OpDef:
     fn = getattr(np, func)
     defaults = {"axis": None, "keepdims": False, **({"dtype": None} if kw.get("dtype") else {})}
     return _reduction(func, fn, np_call(f"np.{func}", "x", **defaults),
-                      np_call(f"x.{func}", "", **defaults), **kw)
+                      np_call(f"x.{func}", "", **defaults), grad=grad, **kw)
+
+
+# ---- gradient rules: a reduced adjoint spreads back over the reduced axes ------------------
+
+def _axes(ad: GradContext) -> tuple[int, ...]:
+    return normalize_axes("reduce", ad.attrs["axis"], as_tensor("reduce", ad.types[0]))
+
+
+def _kept(ad: GradContext, reduced: Any) -> Any:
+    """`reduced` (a result or its adjoint) with the reduced axes back as size 1."""
+    axes = _axes(ad)
+    if ad.attrs["keepdims"] or not axes:
+        return reduced
+    return ad.op("expand_dims", reduced, axis=axes)
+
+
+def _spread(ad: GradContext, reduced: Any) -> Any:
+    """`reduced` broadcast back to the input's shape."""
+    kept, t = _kept(ad, reduced), ad.types[0]
+    if isinstance(t, Tensor) and t.is_static:
+        return ad.op("broadcast_to", kept, shape=t.shape)
+    return kept * ad.op("ones_like", ad.input(0))
+
+
+def _count(ad: GradContext) -> Any:
+    """How many elements each result element reduces."""
+    t = as_tensor("mean", ad.types[0])
+    dims = [t.shape[a] for a in _axes(ad)]
+    if all(type(d) is int for d in dims):
+        return int(np.prod(dims, dtype=np.int64))
+    return ad.op("size", ad.input(0)) / ad.op("size", ad.out)
+
+
+def _extreme_grad(ad: GradContext) -> tuple[Any, ...]:
+    """max/min: the adjoint goes to the extreme elements, shared equally between ties."""
+    x = ad.input(0)
+    hit = ad.op("cast", x == _kept(ad, ad.out), dtype=as_tensor("reduce", ad.types[0]).dtype)
+    share = hit / ad.op("sum", hit, axis=_axes(ad) or None, keepdims=True)
+    return share * _kept(ad, ad.g),
+
+
+SUM_GRAD: Grad = lambda ad: (_spread(ad, ad.g),)
+MEAN_GRAD: Grad = lambda ad: (_spread(ad, ad.g / _count(ad)),)
+PROD_GRAD: Grad = lambda ad: (_spread(ad, ad.g * ad.out) / ad.input(0),)
 
 
 def _arg(fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -66,13 +112,16 @@ def _arg_emit(func: str, args: str = "x") -> Callable[[dict[str, Any]], str]:
     return lambda a: call(a) + ("" if a["dtype"] is None else ".astype(dtype)")
 
 
-sum_ = _np_reduce("sum", dtype=True)
-mean = _np_reduce("mean", dtype=True)
-prod = _np_reduce("prod", dtype=True)
+sum_ = _np_reduce("sum", dtype=True, grad=SUM_GRAD)
+mean = _np_reduce("mean", dtype=True, grad=MEAN_GRAD)
+prod = _np_reduce("prod", dtype=True, grad=PROD_GRAD)
+"""prod's gradient divides by the input: exact wherever no element is zero."""
 reduce_max = _reduction("reduce_max", np.max, np_call("np.max", "x", axis=None, keepdims=False),
-                        np_call("x.max", "", axis=None, keepdims=False), nonempty=True)
+                        np_call("x.max", "", axis=None, keepdims=False), nonempty=True,
+                        grad=_extreme_grad)
 reduce_min = _reduction("reduce_min", np.min, np_call("np.min", "x", axis=None, keepdims=False),
-                        np_call("x.min", "", axis=None, keepdims=False), nonempty=True)
+                        np_call("x.min", "", axis=None, keepdims=False), nonempty=True,
+                        grad=_extreme_grad)
 """Named `reduce_max`/`reduce_min`: `max`/`min` are Python's builtins (ops/python.py)."""
 argmax = _reduction("argmax", _arg(np.argmax), _arg_emit("np.argmax"), _arg_emit("x.argmax", ""),
                     dtype=True, nonempty=True, single_axis=True)

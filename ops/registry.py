@@ -7,10 +7,11 @@ from __future__ import annotations
 
 from types import ModuleType
 
-from . import creation, elementwise, indexing, nn, python, reduce, shaping
+from . import adjoint, creation, elementwise, indexing, nn, python, reduce, shaping
 from .opdef import OpDef, OpFunction, Primitive
 
-FAMILIES: tuple[ModuleType, ...] = (python, elementwise, reduce, shaping, indexing, creation, nn)
+FAMILIES: tuple[ModuleType, ...] = (python, elementwise, reduce, shaping, indexing, creation, nn,
+                                    adjoint)
 
 
 def _table(attr: str, key) -> dict:

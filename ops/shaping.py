@@ -6,13 +6,15 @@ Parts of a shape or an index known only at run time are `Dyn(k)` references to v
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
 from .elementwise import as_tensor, checked, dtype_or_none, np_call, on_tensor, primitive, spell
-from .opdef import REQUIRED, Dyn, OpDef
+from .opdef import NO_GRAD, REQUIRED, Dyn, GradContext, OpDef
 from .types import UNKNOWN, Dim, ListType, Scalar, Tensor, TupleType, Type
+
+Grad = Callable[[GradContext], tuple[Any, ...]]
 
 
 class IndexOutOfRange(IndexError, ValueError):
@@ -532,53 +534,163 @@ def _count_infer(name: str):
 # ---- ops --------------------------------------------------------------------------------------
 
 def _op(name: str, inputs: tuple[str, ...], fn: Any, infer: Any, emit: Any,
-        attrs: dict[str, Any] | None = None, fresh: bool = False, specialize: Any = None
-        ) -> OpDef:
+        attrs: dict[str, Any] | None = None, fresh: bool = False, specialize: Any = None,
+        grad: Any = None) -> OpDef:
     """`fresh`: the result never shares memory with an input (views and tuples do)."""
     return OpDef(name, inputs, kernel=checked(name, fn, infer), infer=infer, emit=emit,
-                 attrs=attrs or {}, fresh=fresh, specialize=specialize)
+                 attrs=attrs or {}, fresh=fresh, specialize=specialize, grad=grad)
+
+
+# ---- gradient rules: the adjoint reshaped, sliced or summed back to the input --------------
+
+def _shaped_like(ad: GradContext, g: Any, k: int = 0) -> Any:
+    """`g` reshaped to input k's shape."""
+    t = ad.types[k]
+    if isinstance(t, Tensor) and t.is_static:
+        return ad.op("reshape", g, shape=t.shape)
+    return ad.op("reshape", g, ad.op("shape", ad.input(k)), shape=(Dyn(0),))
+
+
+RESHAPED: Grad = lambda ad: (_shaped_like(ad, ad.g),)
+
+
+def _transpose_grad(ad: GradContext) -> tuple[Any, ...]:
+    perm = ad.attrs["perm"]
+    if perm is None:
+        return (ad.op("transpose", ad.g),)
+    rank = as_tensor("transpose", ad.types[0]).rank
+    inverse = tuple(int(i) for i in np.argsort([p % rank for p in perm]))
+    return (ad.op("transpose", ad.g, perm=inverse),)
+
+
+def _pieces(ad: GradContext, axis: int) -> list[tuple[int, int]]:
+    """(start, stop) of each tuple member along `axis` of the joined result."""
+    spans, start = [], 0
+    for t in ad.types[0].elements:
+        n = t.shape[axis]
+        if not isinstance(n, int):
+            raise NotImplementedError("the gradient of concatenating arrays of run-time sizes")
+        spans.append((start, start + n))
+        start += n
+    return spans
+
+
+def _concat_grad(ad: GradContext) -> tuple[Any, ...]:
+    xs = ad.types[0]
+    rank = as_tensor("concat", ad.out_type).rank
+    ax = normalize_axis("concat", ad.attrs["axis"], rank, ad.out_type)
+    if isinstance(xs, ListType):
+        return (ad.op("split_like", ad.g, ad.input(0), axis=ax),)
+    lead = (slice(None),) * ax
+    parts = [ad.op("getitem", ad.g, index=(*lead, slice(a, b))) for a, b in _pieces(ad, ax)]
+    return (parts,)
+
+
+def _stack_grad(ad: GradContext) -> tuple[Any, ...]:
+    xs = ad.types[0]
+    rank = as_tensor("stack", ad.out_type).rank
+    ax = normalize_axis("stack", ad.attrs["axis"], rank, ad.out_type)
+    if isinstance(xs, ListType):
+        return (ad.op("unstack", ad.g, axis=ax),)
+    lead = (slice(None),) * ax
+    return ([ad.op("getitem", ad.g, index=(*lead, i)) for i in range(len(xs.elements))],)
+
+
+def _split_grad(ad: GradContext) -> tuple[Any, ...]:
+    pieces = []
+    for g, t in zip(ad.gs, ad.out_type.elements):
+        if g is None:
+            if not t.is_static:
+                raise NotImplementedError("the gradient of split pieces of run-time sizes")
+            g = ad.op("zeros", shape=t.shape, dtype=t.dtype)
+        pieces.append(g)
+    return (ad.op("concat", ad.op("make_tuple", *pieces), axis=ad.attrs["axis"]),)
+
+
+def _tile_grad(ad: GradContext) -> tuple[Any, ...]:
+    t = as_tensor("tile", ad.types[0])
+    reps = ad.attrs["reps"]
+    n = max(len(reps), t.rank)
+    shape = (1,) * (n - t.rank) + t.shape
+    reps = (1,) * (n - len(reps)) + tuple(reps)
+    if not all(isinstance(d, int) for d in shape):
+        raise NotImplementedError("the gradient of tiling an array of run-time shape")
+    split = tuple(x for r, d in zip(reps, shape) for x in (r, d))
+    summed = ad.op("sum", ad.op("reshape", ad.g, shape=split), axis=tuple(range(0, 2 * n, 2)))
+    return (_shaped_like(ad, summed),)
+
+
+def _pad_grad(ad: GradContext) -> tuple[Any, ...]:
+    if ad.attrs["mode"] != "constant":
+        raise NotImplementedError(f"the gradient of np.pad in mode {ad.attrs['mode']!r}")
+    t = as_tensor("pad", ad.types[0])
+    widths = np.broadcast_to(np.asarray(ad.attrs["paddings"]), (t.rank, 2)).tolist()
+    out = ad.out_type.shape
+    index = tuple(slice(a, (n - b) if isinstance(n, int) else (-b or None))
+                  for (a, b), n in zip(widths, out))
+    return (ad.op("getitem", ad.g, index=index),)
+
+
+def _repeat_grad(ad: GradContext) -> tuple[Any, ...]:
+    repeats, axis = ad.attrs["repeats"], ad.attrs["axis"]
+    t = as_tensor("repeat", ad.types[0])
+    if not isinstance(repeats, int) and len(repeats) != 1:
+        raise NotImplementedError("the gradient of np.repeat with per-item repeats")
+    r = repeats if isinstance(repeats, int) else repeats[0]
+    if axis is None or t.rank == 0:
+        folded = ad.op("reshape", ad.g, shape=(-1, r))
+        return (_shaped_like(ad, ad.op("sum", folded, axis=1)),)
+    ax = normalize_axis("repeat", axis, t.rank, t)
+    if not t.is_static:
+        raise NotImplementedError("the gradient of np.repeat of an array of run-time shape")
+    folded = ad.op("reshape", ad.g, shape=t.shape[:ax] + (t.shape[ax], r) + t.shape[ax + 1:])
+    return (ad.op("sum", folded, axis=ax + 1),)
 
 
 reshape = _op("reshape", ("x", "*dims"), _reshape, _reshape_infer,
               lambda a: f"np.reshape(x, {shape_text(a['shape'], 'dims')})", {"shape": REQUIRED},
-              specialize=on_tensor(lambda a: f"x.reshape({_reshape_args(a['shape'])})"))
+              specialize=on_tensor(lambda a: f"x.reshape({_reshape_args(a['shape'])})"),
+              grad=RESHAPED)
 transpose = _op("transpose", ("x",), lambda x, perm: np.transpose(x, perm), _transpose_infer,
                 lambda a: "np.transpose(x)" if a["perm"] is None else "np.transpose(x, perm)",
                 {"perm": None},
                 specialize=on_tensor(lambda a: "x.T" if a["perm"] is None else
-                                      "x.transpose(perm)"))
+                                      "x.transpose(perm)"), grad=_transpose_grad)
 expand_dims = _op("expand_dims", ("x",), lambda x, axis: np.expand_dims(x, axis),
-                  _expand_dims_infer, "np.expand_dims(x, axis)", {"axis": REQUIRED})
+                  _expand_dims_infer, "np.expand_dims(x, axis)", {"axis": REQUIRED},
+                  grad=RESHAPED)
 squeeze = _op("squeeze", ("x",), lambda x, axis: np.squeeze(x, axis), _squeeze_infer,
-              np_call("np.squeeze", "x", axis=None), {"axis": None})
+              np_call("np.squeeze", "x", axis=None), {"axis": None}, grad=RESHAPED)
 flatten = _op("flatten", ("x",), _flatten, _flatten_infer, _flatten_emit,
-              {"start_dim": 1, "end_dim": -1})
+              {"start_dim": 1, "end_dim": -1}, grad=RESHAPED)
 """MindSpore's flatten keeps dim 0 (`start_dim=1`); `x.flatten()` is `start_dim=0` (a copy)."""
 concat = _op("concat", ("xs",), lambda xs, axis: np.concatenate(xs, axis=axis), _concat_infer,
-             "np.concatenate(xs, axis=axis)", {"axis": 0}, fresh=True)
+             "np.concatenate(xs, axis=axis)", {"axis": 0}, fresh=True, grad=_concat_grad)
 stack = _op("stack", ("xs",), lambda xs, axis: np.stack(xs, axis=axis), _stack_infer,
-            "np.stack(xs, axis=axis)", {"axis": 0}, fresh=True)
+            "np.stack(xs, axis=axis)", {"axis": 0}, fresh=True, grad=_stack_grad)
 split = _op("split", ("x",), _split, _split_infer, _split_emit,
-            {"axis": 0, "sections": None, "sizes": None})
+            {"axis": 0, "sections": None, "sizes": None}, grad=_split_grad)
 """A tuple of pieces: `sections` as NumPy's (a count of equal parts, or cut indices), or
 `sizes` as MindSpore's (a chunk size, or the size of each piece)."""
 tile = _op("tile", ("x",), lambda x, reps: np.tile(x, reps), _tile_infer, "np.tile(x, reps)",
-           {"reps": REQUIRED}, fresh=True)
+           {"reps": REQUIRED}, fresh=True, grad=_tile_grad)
 broadcast_to = _op("broadcast_to", ("x", "*dims"), _broadcast_to, _broadcast_to_infer,
-                   _broadcast_to_emit, {"shape": REQUIRED})
+                   _broadcast_to_emit, {"shape": REQUIRED}, grad=lambda ad: (ad.g,))
 pad = _op("pad", ("x",), _pad, _pad_infer, _pad_emit,
-          {"paddings": REQUIRED, "value": 0, "mode": "constant"}, fresh=True)
+          {"paddings": REQUIRED, "value": 0, "mode": "constant"}, fresh=True, grad=_pad_grad)
 """`np.pad` in the modes of `PAD_MODES`; `paddings` is NumPy's `pad_width` (per-dim pairs)."""
 flip = _op("flip", ("x",), lambda x, axis: np.flip(x, axis), _flip_infer,
-           np_call("np.flip", "x", axis=None), {"axis": None})
+           np_call("np.flip", "x", axis=None), {"axis": None},
+           grad=lambda ad: (ad.op("flip", ad.g, axis=ad.attrs["axis"]),))
 repeat = _op("repeat", ("x",), lambda x, repeats, axis: np.repeat(x, repeats, axis),
              _repeat_infer, np_call("np.repeat", "x, repeats", axis=None),
-             {"repeats": REQUIRED, "axis": None}, fresh=True)
+             {"repeats": REQUIRED, "axis": None}, fresh=True, grad=_repeat_grad)
 cast = OpDef("cast", ("x",), kernel=checked("cast", astype, _cast_infer), infer=_cast_infer,
-             emit="astype(x, dtype)", attrs={"dtype": REQUIRED}, helpers=(astype,), fresh=True)
-shape_of = _op("shape", ("x",), np.shape, _shape_infer, "np.shape(x)")
-size_of = _op("size", ("x",), np.size, _count_infer("size"), "np.size(x)")
-ndim_of = _op("ndim", ("x",), np.ndim, _count_infer("ndim"), "np.ndim(x)")
+             emit="astype(x, dtype)", attrs={"dtype": REQUIRED}, helpers=(astype,), fresh=True,
+             grad=lambda ad: (ad.g,))
+shape_of = _op("shape", ("x",), np.shape, _shape_infer, "np.shape(x)", grad=NO_GRAD)
+size_of = _op("size", ("x",), np.size, _count_infer("size"), "np.size(x)", grad=NO_GRAD)
+ndim_of = _op("ndim", ("x",), np.ndim, _count_infer("ndim"), "np.ndim(x)", grad=NO_GRAD)
 
 
 # ---- spellings --------------------------------------------------------------------------------

@@ -200,13 +200,16 @@ class _Jit:
         if instance is not None:
             name += f"@{type(instance).__module__}.{type(instance).__qualname__}"
         return (DiskCache(ctx.resolved_cache_dir()),
-                first_key(name, source, signature, options.cache_token()))
+                first_key(name, source, signature, self._cache_token(options)))
+
+    def _cache_token(self, options: CompileOptions) -> str:
+        """What besides the source and signature the compiled code depends on."""
+        return options.cache_token()
 
     def _compile(self, instance: Any, args: tuple, kwargs: dict, options: CompileOptions,
                  title: str, signature: str) -> tuple[CompiledFunction, Artifact | None]:
         try:
-            artifact = compile_target(self._target(instance), args, kwargs, options,
-                                      fallback=self.fallback, title=title, signature=signature)
+            artifact = self._artifact(instance, args, kwargs, options, title, signature)
         except CompileError as err:
             if not self.fallback:
                 raise
@@ -216,6 +219,12 @@ class _Jit:
                                     line_map={}, origin="eager"), None
         self.stats.compiles += 1
         return entry_from_artifact(artifact, title, len(args)), artifact
+
+    def _artifact(self, instance: Any, args: tuple, kwargs: dict, options: CompileOptions,
+                  title: str, signature: str) -> Artifact:
+        """Compile the target for these arguments."""
+        return compile_target(self._target(instance), args, kwargs, options,
+                              fallback=self.fallback, title=title, signature=signature)
 
     def _count(self, instance: Any, key: Hashable, entry: CompiledFunction, title: str) -> None:
         """Record a new specialization; warn once when they keep coming."""

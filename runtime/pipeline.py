@@ -63,13 +63,23 @@ def print_ir(graph: Any) -> str:
 
 
 def compile_target(target: Any, args: tuple, kwargs: dict | None, options: CompileOptions, *,
-                   fallback: bool = False, title: str = "", signature: str = "") -> Artifact:
-    """Run frontend, passes and codegen for one specialization."""
+                   fallback: bool = False, title: str = "", signature: str = "",
+                   transform: Callable[[Any], None] | None = None,
+                   optimize_graph: bool = True) -> Artifact:
+    """Run frontend, passes and codegen for one specialization. `transform(graph)` rewrites
+    the built graph after the cleanup passes (differentiation); `optimize_graph=False` stops
+    before the passes and codegen (a graph to interpret)."""
     seconds: dict[str, float] = {}
     start = time.perf_counter()
     result = build(target, args, kwargs, fallback=fallback)
+    graph = result.graph
+    if transform is not None:
+        optimize(graph, CompileOptions(1, options.verify))  # NOTE: less to differentiate
+        transform(graph)
     seconds["frontend"] = (mid := time.perf_counter()) - start
-    graph = optimize(result.graph, options)
+    if not optimize_graph:
+        return Artifact(graph, None, tuple(result.guards), tuple(getattr(result, "sources", ())))
+    graph = optimize(graph, options) or graph
     seconds["passes"] = (mid2 := time.perf_counter()) - mid
     code = generate(graph, title=title, signature=signature)
     seconds["codegen"] = time.perf_counter() - mid2

@@ -234,7 +234,20 @@ def samples():
         (FN["gather"], (rand(3, 4), ids, 1), {}),
         (FN["assign"], (np.zeros(4, np.float32), rand(4)), {}),
     ]
-    return [(f.op, *f.bind(*args, **kwargs)) for f, args, kwargs in bound]
+    conv = {"stride": (2, 2), "pad_mode": "same", "groups": 2}
+    pool = {"kernel_size": (3, 3), "stride": (2, 2), "padding": (1, 1, 1, 1), "pad_mode": "pad"}
+    pooled = nn.max_pool2d(x4, **pool)
+    gradients = [  # the ops gradient rules make (no public spelling)
+        (nn.conv2d_grad_input, (rand(2, 6, 4, 3), w4), {"x_shape": x4.shape, **conv}),
+        (nn.conv2d_grad_weight, (x4, rand(2, 6, 4, 3)), {"w_shape": w4.shape, **conv}),
+        (nn.max_pool2d_grad, (x4, pooled, rand(*pooled.shape)), pool),
+        (nn.max_pool2d_pick, (x4, pooled, rand(*x4.shape)), pool),
+        (nn.avg_pool2d_grad, (rand(*pooled.shape),), {"x_shape": x4.shape, **pool,
+                                                      "count_include_pad": False}),
+        (nn.dropout_mask, (x4, gen(5)), {"p": 0.25}),
+    ]
+    return [(f.op, *f.bind(*args, **kwargs)) for f, args, kwargs in bound] + [
+        (op, args, op.full_attrs(attrs)) for op, args, attrs in gradients]
 
 
 def copy(value):

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from amber.ops import REQUIRED, Dyn, OpDef, registry
-from amber.ops import creation, elementwise, indexing, reduce, shaping
+from amber.ops import adjoint, creation, elementwise, indexing, reduce, shaping
 from amber.ops.types import AnyType, ListType, Tensor, TupleType, Type, type_of
 
 A = np.arange(6, dtype=np.float32).reshape(2, 3) - 2.5  # f32[2,3], mixed signs
@@ -93,6 +93,16 @@ SAMPLES: dict[str, list[tuple[tuple, dict]]] = {  # op name -> [(inputs, attrs),
     "shape": [((A,), {})],
     "size": [((A,), {}), ((2.0,), {})],
     "ndim": [((A,), {}), ((B,), {})],
+    "stop_gradient": [((A,), {})],
+    "placeholder": [((), {})],
+    "index_add": [((A, B), {"index": (1,)}), ((A, B[:2], np.array([0, 0])), {"index": (Dyn(0),)}),
+                  (([A, A], A), {"index": (1,)})],
+    "index_zero": [((A, 1), {"index": (slice(None), Dyn(0))})],
+    "split_like": [((A, [A[:, :1], A[:, 1:]]), {"axis": 1})],
+    "unstack": [((A,), {"axis": 1})],
+    "list_zeros_like": [(([A, A],), {})],
+    "list_add": [(([A, A], [A, A]), {})],
+    "list_copy": [(([A, A],), {})],
     "getitem": [((A,), {"index": (0, slice(1, None))}), ((A, 1), {"index": (Dyn(0),)}),
                 ((A, M), {"index": (Ellipsis, Dyn(0))}),
                 ((A, np.array([1, 0])), {"index": (Dyn(0), slice(None, None, -2), None)}),
@@ -109,6 +119,7 @@ SAMPLES: dict[str, list[tuple[tuple, dict]]] = {  # op name -> [(inputs, attrs),
     "arange": [((), {"stop": 5}), ((4,), {"start": 1.0, "stop": Dyn(0), "step": 0.5}),
                ((), {"start": 2, "stop": -3, "step": -2, "dtype": np.dtype(np.float32)})],
     "eye": [((), {"n": 3}), ((), {"n": 2, "m": 4, "k": 1, "dtype": np.dtype(np.int8)})],
+    "copy": [((A,), {}), ((I,), {})],
     "one_hot": [((np.array([0, 2, 5]), np.float32(1), np.float32(0)), {"depth": 3}),
                 ((I, 1, 0), {"depth": 6, "axis": 0})],
 }
@@ -179,7 +190,7 @@ def test_helpers_are_self_contained_module_functions(op):
 
 
 def test_samples_cover_every_op_of_the_core_families():
-    for family in (elementwise, reduce, shaping, indexing, creation):
+    for family in (elementwise, reduce, shaping, indexing, creation, adjoint):
         missing = {op.name for op in family.OPS} - set(SAMPLES)
         assert not missing, f"{family.__name__}: no sample for {sorted(missing)}"
     assert set(SAMPLES) <= set(registry.OPS)
@@ -310,7 +321,7 @@ def test_inplace_form_writes_the_kernel_result_into_the_input(op):
 
 
 def test_inplace_forms_of_the_core_families_are_exercised():
-    for family in (elementwise, reduce, shaping, indexing, creation):
+    for family in (elementwise, reduce, shaping, indexing, creation, adjoint):
         for op in family.OPS:
             assert not op.inplace or inplace_cases(op), f"{op.name}: no sample fits in place"
 

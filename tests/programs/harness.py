@@ -43,6 +43,8 @@ class Program:
     train: bool = False
     tag: str = ""
     between: Callable[[Any, int], None] | None = None
+    origin: str = ""
+    """The module whose `@runs` made this program (a category file can mark imported objects)."""
 
     @property
     def name(self) -> str:
@@ -58,9 +60,10 @@ def runs(*inputs: Any, init: tuple[Any, ...] = (), train: bool = False, tag: str
     `between(net, k)` changes state before input k, on each side (net is None for functions)."""
     args = tuple(i if isinstance(i, tuple) else (i,) for i in inputs)
     assert args, "a program needs at least one input"
+    origin = sys._getframe(1).f_globals.get("__name__", "")
 
     def mark(target: Any) -> Any:
-        program = Program(target, args, tuple(init), train, tag, between)
+        program = Program(target, args, tuple(init), train, tag, between, origin)
         setattr(target, PROGRAMS_ATTR, (program, *vars(target).get(PROGRAMS_ATTR, ())))
         return target
     return mark

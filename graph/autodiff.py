@@ -1,0 +1,635 @@
+"""Reverse-mode automatic differentiation as an IR transform.
+
+`differentiate(graph, seeds, wrt)` appends to a graph the nodes that compute the adjoints of the
+values `wrt` given adjoint seeds for some of its values (usually its result). The backward is
+ordinary IR, so every pass optimizes it and codegen prints it. Regions map to regions:
+
+- an op: its OpDef's `grad` rule (written with other ops in `ops/`), each input's adjoint summed
+  back to that input's shape;
+- `If`: an If on the same condition whose arms hold the arms' backward passes;
+- `While` / `For`: the forward loop records what the backward reads on a tape (a list per
+  recorded value, appended each iteration) and its trip count; a For loop running the
+  iterations backwards reads the tape and carries the adjoints of the carried values and of the
+  outer values the body reads.
+
+A forward value inside a region that the backward reads is exported: an If gains an output (the
+other arm yields `undefined`), a loop gains a tape. Only floating-point values (and tuples and
+lists holding them) have adjoints: integer counters, flags (break, continue, return), strings
+and None have none. A value a later in-place write changes is copied where it is made, so the
+backward reads what the forward read.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping, Sequence
+
+import numpy as np
+
+from ..ops import Dyn, OpDef, lookup
+from ..ops.opdef import NO_GRAD
+from .analysis import constant_of, NOT_CONSTANT
+from .ir import FOR, IF, INDEX_TYPE, WHILE, Block, Builder, Graph, InsertPoint, Loc, Node, Value
+from .types import AnyType, ListType, Scalar, Tensor, TupleType, Type
+
+TupleAdjoint = list
+"""The adjoint of a tuple value, element by element (None where no adjoint flows); it becomes a
+`make_tuple` value only where it crosses a region boundary."""
+Adjoint = Any
+"""A `Value`, a `TupleAdjoint`, or None (zero)."""
+
+
+class NotDifferentiable(Exception):
+    """Differentiation cannot go through `node` (its op has no gradient rule, or the program
+    needs something the transform cannot record); the caller names the user's line."""
+
+    def __init__(self, message: str, node: Node | None = None) -> None:
+        super().__init__(message)
+        self.node = node
+
+    @property
+    def loc(self) -> Loc | None:
+        return None if self.node is None else self.node.loc
+
+
+def differentiable(t: Type) -> bool:
+    """True for types that carry an adjoint: floating tensors and Python floats, and tuples or
+    lists holding them."""
+    if isinstance(t, Tensor):
+        return t.dtype.kind in "fc"
+    if isinstance(t, Scalar):
+        return t.kind is float
+    if isinstance(t, TupleType):
+        return any(differentiable(e) for e in t.elements)
+    if isinstance(t, ListType):
+        return differentiable(t.element)
+    return False
+
+
+def differentiate(graph: Graph, seeds: Mapping[Value, Value], wrt: Sequence[Value]
+                  ) -> list[Value | None]:
+    """Append the backward pass to `graph`: the adjoints of `wrt` (values of the graph body)
+    when the values in `seeds` have the given adjoints. None where no adjoint flows (zero).
+    Raises NotDifferentiable naming the node it cannot go through."""
+    _expand(graph)
+    transform = _Transform(graph, _active(graph, wrt))
+    top = transform.top
+    for value, seed in seeds.items():
+        transform.contribute(top, value, transform.split(top, seed, value.type))
+    transform.backprop_block(top)
+    return [transform.materialize(top, top.adj.get(v), v) if v in top.adj else None
+            for v in wrt]
+
+
+@dataclass(eq=False)
+class _Scope:
+    """The backward pass of one forward block: where its nodes go and what it has found."""
+    forward: Block
+    block: Block
+    builder: Builder
+    parent: _Scope | None = None
+    region: Node | None = None
+    """The forward region owning `forward` (None for the graph body)."""
+    adj: dict[Value, Adjoint] = field(default_factory=dict)
+    """Adjoints of values defined in `forward`."""
+    escaping: dict[Value, Adjoint] = field(default_factory=dict)
+    """Adjoints of values defined outside `forward`, to hand to the enclosing scope."""
+    primal: dict[Value, Value] = field(default_factory=dict)
+    """Forward value -> a value `block` can read holding it (exports, tape reads)."""
+    accumulators: dict[Value, Value] = field(default_factory=dict)
+    """Loop bodies: escaping value -> the backward loop's parameter accumulating its adjoint."""
+    position: Value | None = None
+    """Loop bodies: the forward iteration this backward iteration undoes (0, 1, ...)."""
+
+
+def _defined_in(value: Value, block: Block) -> bool:
+    owner = value.owner
+    return owner is block or (isinstance(owner, Node) and owner.parent is block)
+
+
+class _Transform:
+    """One differentiation: the scopes, the tapes and snapshots made so far."""
+
+    def __init__(self, graph: Graph, active: set[Value]) -> None:
+        self.graph = graph
+        self.active = active
+        body = graph.body
+        self.top = _Scope(body, body, Builder(InsertPoint.at_end(body)))
+        self.written = _written_roots(graph)
+        self.snapshots: dict[Value, Value] = {}
+        self.trips: dict[Node, Value] = {}
+
+    # -- adjoint bookkeeping -------------------------------------------------------------
+    def contribute(self, scope: _Scope, value: Value, adjoint: Adjoint) -> None:
+        """Add `adjoint` to what `value` receives."""
+        if adjoint is None or value not in self.active:
+            return
+        if _defined_in(value, scope.forward):
+            scope.adj[value] = self.add(scope, scope.adj.get(value), adjoint, value)
+            return
+        if scope.position is not None and value not in scope.accumulators:
+            param = scope.block.add_param(_adjoint_type(value.type), f"d{value.name}")
+            scope.accumulators[value] = param
+            scope.escaping[value] = self.split(scope, param, value.type)
+        scope.escaping[value] = self.add(scope, scope.escaping.get(value), adjoint, value)
+
+    def add(self, scope: _Scope, a: Adjoint, b: Adjoint, value: Value) -> Adjoint:
+        if a is None:
+            return b
+        if b is None:
+            return a
+        if isinstance(value.type, TupleType):
+            return [self.add(scope, x, y, _Typed(t)) for x, y, t in
+                    zip(a, b, value.type.elements)]
+        op = "list_add" if isinstance(value.type, ListType) else "add"
+        return scope.builder.op(op, a, b, name=_grad_name(value))
+
+    def split(self, scope: _Scope, adjoint: Value | None, t: Type) -> Adjoint:
+        """An adjoint value as `contribute` keeps it (tuples element by element)."""
+        if adjoint is None or not isinstance(t, TupleType):
+            return adjoint
+        return [self.split(scope, scope.builder.op("tuple_getitem", adjoint, index=i), e)
+                if differentiable(e) else None for i, e in enumerate(t.elements)]
+
+    def materialize(self, scope: _Scope, adjoint: Adjoint, value: Value | _Typed) -> Value:
+        """`adjoint` of `value` as one IR value readable in `scope` (zeros where None)."""
+        t = value.type
+        if isinstance(t, TupleType):
+            parts = adjoint or [None] * len(t.elements)
+            items = [self.materialize(scope, a, _Element(value, i, e))
+                     for i, (a, e) in enumerate(zip(parts, t.elements))]
+            return scope.builder.op("make_tuple", *items)
+        if adjoint is None:
+            return self.zeros(scope, value)
+        return adjoint
+
+    def zeros(self, scope: _Scope, value: Value | _Typed) -> Value:
+        """A zero adjoint for `value`, readable in `scope`."""
+        t = value.type
+        b = scope.builder
+        if isinstance(t, Tensor) and t.is_static:
+            return b.op("zeros", shape=t.shape, dtype=t.dtype if differentiable(t) else
+                        np.dtype(np.float64))
+        if isinstance(t, Scalar):
+            return b.constant(0.0)
+        if isinstance(t, Tensor) and isinstance(value, Value | _Element):
+            return b.op("zeros_like", self.readable(scope, value))
+        if isinstance(t, ListType) and isinstance(value, Value | _Element):
+            return b.op("list_zeros_like", self.readable(scope, value))
+        raise NotDifferentiable(f"cannot make a zero adjoint of type {t}")
+
+    def readable(self, scope: _Scope, value: Value | _Element) -> Value:
+        if isinstance(value, _Element):
+            whole = self.readable(scope, value.tuple)
+            return scope.builder.op("tuple_getitem", whole, index=value.index)
+        return self.primal(scope, value)
+
+    # -- reading forward values ----------------------------------------------------------
+    def primal(self, scope: _Scope, value: Value) -> Value:
+        """A value readable in `scope.block` that holds forward `value` as the forward saw it."""
+        if scope.parent is None:
+            return self.snapshot(value)
+        if value in scope.primal:
+            return scope.primal[value]
+        if value.producer is not None and value.producer.op is lookup("constant"):
+            found = scope.builder.constant(value.producer.attrs["value"])  # cheaper than saving
+            scope.primal[value] = found
+            return found
+        if _defined_in(value, scope.forward):
+            found = self.export(scope, value)
+        else:
+            found = self.primal(scope.parent, value)
+        scope.primal[value] = found
+        return found
+
+    def snapshot(self, value: Value) -> Value:
+        """`value`, or a copy made where it is defined if a later in-place write may change
+        it (a write through `x[i] = v`, `x += 1` or an alias)."""
+        if value in self.snapshots:
+            return self.snapshots[value]
+        copy = value
+        if isinstance(value.type, Tensor | ListType) and _roots(value) & self.written:
+            owner = value.owner
+            ip = InsertPoint.after(owner) if isinstance(owner, Node) else \
+                InsertPoint.at_start(owner)
+            op = "list_copy" if isinstance(value.type, ListType) else "copy"
+            copy = Builder(ip, getattr(owner, "loc", None)).op(
+                op, value, name=f"{value.name}_saved" if value.name else "")
+        self.snapshots[value] = copy
+        return copy
+
+    def export(self, scope: _Scope, value: Value) -> Value:
+        """Make `value`, defined in the region block `scope.forward`, readable in `scope`."""
+        region = scope.region
+        assert region is not None
+        if region.op == IF:
+            return self.primal(scope.parent, self.if_output(region, scope.forward, value))
+        if region.op == FOR and value is region.induction:
+            start, _, step = (self.primal(scope.parent, v) for v in region.bounds)
+            b = scope.builder
+            return b.op("add", start, b.op("mul", scope.position, step), name=value.name)
+        tape = self.primal(scope.parent, self.tape(region, value))
+        return scope.builder.op("getitem", tape, scope.position, index=(Dyn(0),),
+                                name=value.name)
+
+    def if_output(self, region: Node, arm: Block, value: Value) -> Value:
+        """A new output of If `region`: `value` from `arm`, unbound from the other arm."""
+        saved = self.snapshot(value)
+        other = region.blocks[1] if arm is region.blocks[0] else region.blocks[0]
+        # NOTE: not `undefined`: a loop around the If may record the output on every trip
+        absent = Builder(InsertPoint.at_end(other)).op("placeholder")
+        arm.set_results([*arm.results, saved])
+        other.set_results([*other.results, absent])
+        return region.add_output(value.type, value.name)
+
+    def tape(self, loop: Node, value: Value) -> Value:
+        """The list of `value`'s per-iteration values, recorded by loop `loop`."""
+        saved = self.snapshot(value)
+        before = Builder(InsertPoint.before(loop), loop.loc)
+        empty = before.op("list_new", name=f"{value.name or 't'}_tape")
+        param, out = loop.add_carried(empty, ListType(value.type), empty.name)
+        loop.control_inputs.append(empty.producer)
+        body = loop.body
+        appended = Builder(InsertPoint.at_end(body), loop.loc).op(
+            "list_append", param, saved, name=empty.name)
+        body.set_result(len(body.results) - 1, appended)
+        return out
+
+    def trip_count(self, scope: _Scope, loop: Node) -> Value:
+        """How many times `loop`'s body ran, readable in `scope` (the loop's own scope's
+        parent)."""
+        if loop.op == FOR:
+            bounds = [constant_of(v) for v in loop.bounds]
+            if all(type(b) is int for b in bounds):
+                return scope.builder.constant(len(range(*bounds)))
+        if loop not in self.trips:
+            zero = Builder(InsertPoint.before(loop), loop.loc).constant(0)
+            param, out = loop.add_carried(zero, INDEX_TYPE, "trips")
+            body = loop.body
+            step = Builder(InsertPoint.at_end(body), loop.loc)
+            body.set_result(len(body.results) - 1, step.op("add", param, step.constant(1)))
+            self.trips[loop] = out
+        return self.primal(scope, self.trips[loop])
+
+    # -- walking the forward graph backwards ---------------------------------------------
+    def backprop_block(self, scope: _Scope) -> None:
+        for node in reversed(list(scope.forward.nodes)):
+            if not any(scope.adj.get(out) is not None for out in node.outputs):
+                continue
+            if node.op == IF:
+                self.backprop_if(scope, node)
+            elif node.op in (WHILE, FOR):
+                self.backprop_loop(scope, node)
+            else:
+                self.backprop_op(scope, node)
+
+    def backprop_op(self, scope: _Scope, node: Node) -> None:
+        rule = node.op.grad
+        if rule is NO_GRAD:
+            return
+        if rule is None:
+            raise NotDifferentiable(f"amber has no gradient rule for `{node.name}`", node)
+        context = _RuleContext(self, scope, node, scope.adj.get(node.output))
+        with _located(scope.builder, node.loc):
+            try:
+                results = rule(context)
+            except NotImplementedError as err:
+                raise NotDifferentiable(str(err), node) from None
+            for value, adjoint in zip(node.inputs, results):
+                if adjoint is not None and value in self.active:
+                    self.contribute(scope, value, context.fit(adjoint, value))
+
+    def backprop_if(self, scope: _Scope, node: Node) -> None:
+        arms = []
+        for arm in node.blocks:
+            inner = self.child(scope, arm, node)
+            for result, out in zip(arm.results, node.outputs):
+                self.contribute(inner, result, scope.adj.get(out))
+            self.backprop_block(inner)
+            arms.append(inner)
+        escaping = list(dict.fromkeys(v for inner in arms for v in inner.escaping))
+        for inner in arms:
+            inner.block.set_results([self.materialize(inner, inner.escaping.get(v), v)
+                                     for v in escaping])
+        cond = self.primal(scope, node.inputs[0])
+        region = Node(IF, [cond], {}, [_adjoint_type(v.type) for v in escaping],
+                      [_grad_name(v) for v in escaping], [inner.block for inner in arms],
+                      loc=node.loc)
+        scope.builder.insert(region)
+        for value, out in zip(escaping, region.outputs):
+            self.contribute(scope, value, self.split(scope, out, value.type))
+
+    def backprop_loop(self, scope: _Scope, node: Node) -> None:
+        slots = [k for k, out in enumerate(node.outputs) if differentiable(out.type)]
+        trips = self.trip_count(scope, node)
+        inner = self.child(scope, node.body, node)
+        inner.position = inner.block.add_param(INDEX_TYPE, "k")
+        carried = node.carried(node.body)
+        incoming = {k: inner.block.add_param(_adjoint_type(node.outputs[k].type),
+                                             _grad_name(node.outputs[k])) for k in slots}
+        for k, param in incoming.items():
+            self.contribute(inner, node.body.results[k], self.split(inner, param,
+                                                                      carried[k].type))
+        self.backprop_block(inner)
+        outer = list(inner.accumulators)
+        inner.block.set_results(
+            [self.materialize(inner, inner.adj.get(carried[k]), carried[k]) for k in slots]
+            + [self.materialize(inner, inner.escaping[v], v) for v in outer])
+        b = scope.builder
+        inits = [self.materialize(scope, scope.adj.get(node.outputs[k]), node.outputs[k])
+                 for k in slots] + [self.zeros(scope, v) for v in outer]
+        last = b.op("sub", trips, b.constant(1)) if constant_of(trips) is NOT_CONSTANT \
+            else b.constant(constant_of(trips) - 1)
+        region = Node(FOR, [last, b.constant(-1), b.constant(-1), *inits], {},
+                      [v.type for v in inits], [v.name for v in inits], [inner.block],
+                      loc=node.loc)
+        b.insert(region)
+        for k, out in zip(slots, region.outputs):
+            self.contribute(scope, node.inits[k], self.split(scope, out, node.outputs[k].type))
+        for value, out in zip(outer, region.outputs[len(slots):]):
+            self.contribute(scope, value, self.split(scope, out, value.type))
+
+    def child(self, scope: _Scope, forward: Block, region: Node) -> _Scope:
+        block = Block()
+        return _Scope(forward, block, Builder(InsertPoint.at_end(block), region.loc), scope,
+                      region)
+
+
+@dataclass(frozen=True)
+class _Typed:
+    """Stands for a value of type `type` where only the type matters (tuple elements)."""
+    type: Type
+
+
+@dataclass(frozen=True)
+class _Element:
+    """Element `index` (of type `type`) of the tuple value `tuple`."""
+    tuple: Value
+    index: int
+    type: Type
+
+
+def _adjoint_type(t: Type) -> Type:
+    return t
+
+
+def _grad_name(value: Any) -> str:
+    name = getattr(value, "name", "")
+    return f"d{name}" if name else ""
+
+
+class _located:
+    """Give the nodes built inside the `with` the location `loc` (the forward line)."""
+
+    def __init__(self, builder: Builder, loc: Loc | None) -> None:
+        self.builder, self.loc = builder, loc
+
+    def __enter__(self) -> None:
+        self.saved, self.builder.loc = self.builder.loc, self.loc
+
+    def __exit__(self, *exc: Any) -> None:
+        self.builder.loc = self.saved
+
+
+# -- what a rule sees -----------------------------------------------------------------------
+
+class Sym:
+    """A value inside a gradient rule: arithmetic on it builds IR nodes. Lazily: a node is made
+    only when an adjoint that needs it is used, so a rule may state every input's adjoint and
+    only the wanted ones cost anything (and only their forward values are saved)."""
+    __slots__ = ("ctx", "_value", "_make")
+
+    def __init__(self, ctx: _RuleContext, value: Value | None = None,
+                 make: Callable[[], Value] | None = None) -> None:
+        self.ctx, self._value, self._make = ctx, value, make
+
+    @property
+    def value(self) -> Value:
+        if self._value is None:
+            assert self._make is not None
+            self._value, self._make = self._make(), None
+        return self._value
+
+    @property
+    def type(self) -> Type:
+        return self.value.type
+
+    def _bin(self, op: str, other: Any, swap: bool = False) -> Sym:
+        a, b = (other, self) if swap else (self, other)
+        return self.ctx.op(op, a, b)
+
+    def __add__(self, o: Any) -> Sym: return self._bin("add", o)
+    def __radd__(self, o: Any) -> Sym: return self._bin("add", o, True)
+    def __sub__(self, o: Any) -> Sym: return self._bin("sub", o)
+    def __rsub__(self, o: Any) -> Sym: return self._bin("sub", o, True)
+    def __mul__(self, o: Any) -> Sym: return self._bin("mul", o)
+    def __rmul__(self, o: Any) -> Sym: return self._bin("mul", o, True)
+    def __truediv__(self, o: Any) -> Sym: return self._bin("div", o)
+    def __rtruediv__(self, o: Any) -> Sym: return self._bin("div", o, True)
+    def __pow__(self, o: Any) -> Sym: return self._bin("pow", o)
+    def __matmul__(self, o: Any) -> Sym: return self._bin("matmul", o)
+    def __neg__(self) -> Sym: return self.ctx.op("neg", self)
+    def __gt__(self, o: Any) -> Sym: return self._bin("gt", o)
+    def __ge__(self, o: Any) -> Sym: return self._bin("ge", o)
+    def __lt__(self, o: Any) -> Sym: return self._bin("lt", o)
+    def __le__(self, o: Any) -> Sym: return self._bin("le", o)
+    def __eq__(self, o: Any) -> Sym: return self._bin("eq", o)  # type: ignore[override]
+    def __ne__(self, o: Any) -> Sym: return self._bin("ne", o)  # type: ignore[override]
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"Sym({self._value!r})" if self._value is not None else "Sym(<lazy>)"
+
+
+class _RuleContext:
+    """The `GradContext` (ops/opdef.py) of one node's rule."""
+
+    def __init__(self, transform: _Transform, scope: _Scope, node: Node, g: Adjoint) -> None:
+        self.transform, self.scope, self.node = transform, scope, node
+        self.attrs = {k: v for k, v in node.attrs.items() if not k.startswith("__")}
+        self.types = tuple(v.type for v in node.inputs)
+        self.out_type = node.output.type
+        if isinstance(g, list):
+            self.gs = [None if x is None else Sym(self, x) for x in g]
+            self.g = Sym(self, make=lambda: transform.materialize(scope, g, node.output))
+        else:
+            self.g = Sym(self, g)
+
+    def input(self, k: int) -> Sym:
+        return Sym(self, make=lambda: self.transform.primal(self.scope, self.node.inputs[k]))
+
+    def wants(self, k: int) -> bool:
+        """True if input k takes an adjoint (worth computing)."""
+        return self.node.inputs[k] in self.transform.active
+
+    @property
+    def out(self) -> Sym:
+        return Sym(self, make=lambda: self.transform.primal(self.scope, self.node.output))
+
+    def op(self, op: OpDef | str, *inputs: Any, **attrs: Any) -> Sym:
+        def make() -> Value:
+            return self.scope.builder.op(op, *(self.value_of(x) for x in inputs), **attrs)
+        return Sym(self, make=make)
+
+    def value_of(self, x: Any) -> Value:
+        if isinstance(x, Sym):
+            return x.value
+        if isinstance(x, Value):
+            return x
+        return self.scope.builder.constant(x)
+
+    def tuple_part(self, index: int, adjoint: Sym) -> TupleAdjoint:
+        """The adjoint of a tuple input when only element `index` receives `adjoint`."""
+        t = self.types[0]
+        assert isinstance(t, TupleType)
+        parts: TupleAdjoint = [None] * len(t.elements)
+        parts[index] = adjoint
+        return parts
+
+    def fit(self, adjoint: Any, value: Value) -> Adjoint:
+        """`adjoint` summed back to `value`'s shape and dtype (undoing broadcasting)."""
+        if isinstance(adjoint, list):
+            return [None if a is None else self.value_of(a) for a in adjoint]
+        return _fit(self.scope.builder, self.value_of(adjoint), value.type)
+
+
+def _fit(b: Builder, g: Value, target: Type) -> Value:
+    """`g` summed over the axes broadcasting added to reach `target`'s shape, cast to its dtype."""
+    if isinstance(target, Scalar):
+        if isinstance(g.type, Tensor):
+            g = b.op("sum", g) if g.type.rank else g
+            return b.op("float", g)
+        return g
+    if not isinstance(target, Tensor):
+        return g
+    if isinstance(g.type, Scalar):
+        return b.op("full", g, shape=target.shape, dtype=target.dtype)
+    shape = g.type.shape
+    if shape != target.shape:
+        lead = len(shape) - target.rank
+        axes = tuple(range(lead)) + tuple(
+            lead + i for i, d in enumerate(target.shape) if d == 1 and shape[lead + i] != 1)
+        if axes:
+            g = b.op("sum", g, axis=axes, keepdims=False)
+        if g.type.shape != target.shape:
+            g = b.op("reshape", g, shape=target.shape)
+    if g.type.dtype != target.dtype:
+        g = b.op("cast", g, dtype=target.dtype)
+    return g
+
+
+# -- ops differentiated through their expansion (dropout: its mask) -----------------------
+
+class _ExpandContext:
+    """What an OpDef's `expand` sees: the node's inputs, and ops built before the node."""
+
+    def __init__(self, node: Node) -> None:
+        self.node = node
+        self.attrs = {k: v for k, v in node.attrs.items() if not k.startswith("__")}
+        self.types = tuple(v.type for v in node.inputs)
+        self.out_type = node.output.type
+        self.builder = Builder(InsertPoint.before(node), node.loc)
+        self.made: list[Node] = []
+
+    def input(self, k: int) -> Sym:
+        return Sym(self, self.node.inputs[k])  # type: ignore[arg-type]
+
+    def op(self, op: OpDef | str, *inputs: Any, **attrs: Any) -> Sym:
+        value = self.builder.op(op, *(self.value_of(x) for x in inputs), **attrs)
+        self.made.append(value.producer)
+        return Sym(self, value)  # type: ignore[arg-type]
+
+    def value_of(self, x: Any) -> Value:
+        return x.value if isinstance(x, Sym) else x if isinstance(x, Value) else \
+            self.builder.constant(x)
+
+
+def _expand(graph: Graph) -> None:
+    """Replace every node whose op has an `expand` by that expansion, keeping effect order."""
+    for node in list(graph.walk()):
+        if node.is_region or node.op.expand is None:
+            continue
+        ctx = _ExpandContext(node)
+        result = ctx.value_of(node.op.expand(ctx))
+        effects = [n for n in ctx.made if n.effectful]
+        for n in effects:
+            n.control_inputs = list(node.control_inputs)
+        after = effects[-1:] or list(node.control_inputs)
+        for user in graph.walk():
+            if node in user.control_inputs:
+                user.control_inputs = [c for c in user.control_inputs if c is not node] + after
+        node.output.replace_all_uses_with(result)
+        node.erase()
+
+
+# -- activity: which values depend on what is differentiated ------------------------------
+
+def _active(graph: Graph, wrt: Sequence[Value]) -> set[Value]:
+    """The differentiable values that depend on `wrt` through ops with gradient rules: only
+    these receive adjoints (so no tape records what no gradient needs)."""
+    active = {v for v in wrt if differentiable(v.type)}
+    changed = True
+    while changed:  # NOTE: loops feed values back to their start; a few rounds settle them
+        changed = False
+        for node in graph.walk():
+            found = _newly_active(node, active)
+            if found:
+                active |= found
+                changed = True
+    return active
+
+
+def _newly_active(node: Node, active: set[Value]) -> set[Value]:
+    if not node.is_region:
+        if node.op.grad is NO_GRAD or not any(v in active for v in node.inputs):
+            return set()
+        return {v for v in node.outputs if differentiable(v.type) and v not in active}
+    found = set()
+    for k, out in enumerate(node.outputs):
+        if out not in active and differentiable(out.type) and \
+                any(v in active for v in node.incoming(k)):
+            found.add(out)
+        if node.op != IF:
+            for block in node.blocks:
+                param = node.carried(block)[k]
+                if param not in active and differentiable(param.type) and \
+                        any(v in active for v in node.incoming(k)):
+                    found.add(param)
+    return found
+
+
+# -- memory: which values a later in-place write may change ------------------------------
+
+def _written_roots(graph: Graph) -> set[Value]:
+    """The allocations some op writes in place (`x[i] = v`, `assign`, `list.append`)."""
+    written: set[Value] = set()
+    for node in graph.walk():
+        if not node.is_region and node.op.writes is not None:
+            written |= _roots(node.inputs[node.op.writes])
+    return written
+
+
+def _roots(value: Value, seen: set[Value] | None = None) -> set[Value]:
+    """The allocations (fresh results, graph inputs) `value` may share memory with."""
+    seen = set() if seen is None else seen
+    if value in seen or isinstance(value.type, Scalar):
+        return set()
+    seen.add(value)
+    owner = value.owner
+    if isinstance(owner, Block):
+        region = owner.owner_node
+        if region is None:
+            return {value}
+        if region.op == FOR and value is region.induction:
+            return set()
+        slot = region.slot_of(value)
+        assert slot is not None
+        return set().union(*(_roots(v, seen) for v in region.incoming(slot)))
+    node = owner
+    assert isinstance(node, Node)
+    if node.is_region:
+        return set().union(*(_roots(v, seen) for v in node.incoming(value.index)))
+    if node.op.fresh:
+        return {value}
+    if node.op.same_object:
+        return _roots(node.inputs[0], seen) | {value}
+    return set().union({value}, *(_roots(v, seen) for v in node.inputs))

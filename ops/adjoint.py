@@ -1,0 +1,129 @@
+"""Ops that exist for gradients: scattering an indexed adjoint back (`index_add`), zeroing what
+an item assignment overwrote (`index_zero`), splitting an adjoint back into the pieces that were
+joined (`split_like`, `unstack`), and adjoints of lists (`list_zeros_like`, `list_add`). They are
+ordinary ops, so the backward graph stays ordinary IR; rules in the other families name them."""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .indexing import _getitem_infer, index_key, index_text
+from .opdef import NO_GRAD, REQUIRED, GradContext, OpDef
+from .shaping import normalize_axis
+from .types import ListType, Tensor, Type
+
+
+def added_at(like: Any, key: Any, value: Any) -> Any:
+    """Zeros shaped like `like` (an array, or a list of arrays) with `value` added at
+    `like[key]`; repeated integer-array indices add up, as a gradient must."""
+    if isinstance(like, list):
+        out = [np.zeros_like(e) for e in like]
+        if isinstance(key, slice):
+            for i, v in zip(range(len(out))[key], value):
+                out[i] = out[i] + v
+        else:
+            out[key] = out[key] + value
+        return out
+    out = np.zeros_like(like)
+    np.add.at(out, key, value)
+    return out
+
+
+def zeroed_at(x: Any, key: Any) -> Any:
+    """A copy of `x` with `x[key]` set to zero."""
+    out = np.array(x, copy=True)
+    out[key] = 0
+    return out
+
+
+def split_pieces(g: np.ndarray, like: list, axis: int) -> list:
+    """`g` cut along `axis` into pieces as long as the arrays of `like` (concat's gradient)."""
+    cuts = np.cumsum([x.shape[axis] for x in like[:-1]], dtype=np.int64)
+    return np.split(g, cuts, axis=axis)
+
+
+def zeros_like_items(items: list) -> list:
+    """Zero arrays shaped like the arrays of `items`."""
+    return [np.zeros_like(x) for x in items]
+
+
+def add_items(a: list, b: list) -> list:
+    """Two lists of arrays added item by item."""
+    return [x + y for x, y in zip(a, b)]
+
+
+def _dyn(ad: GradContext, first: int) -> tuple[Any, ...]:
+    return tuple(ad.input(k) for k in range(first, len(ad.types)))
+
+
+def _index_add_infer(like: Type, value: Type, *idx: Type, index: tuple[Any, ...]) -> Type:
+    _getitem_infer(like, *idx, index=index)
+    return like
+
+
+def _index_zero_infer(x: Type, *idx: Type, index: tuple[Any, ...]) -> Type:
+    _getitem_infer(x, *idx, index=index)
+    return x
+
+
+def _list_like_infer(*lists: Type) -> Type:
+    for t in lists:
+        if not isinstance(t, ListType):
+            raise TypeError(f"expected a list, got {t}")
+    return lists[0]
+
+
+def _split_like_infer(g: Type, like: Type, *, axis: int) -> Type:
+    if not (isinstance(g, Tensor) and isinstance(like, ListType)):
+        raise TypeError(f"split_like: expected a tensor and a list, got {g} and {like}")
+    return like
+
+
+def _unstack_infer(x: Type, *, axis: int) -> Type:
+    if not isinstance(x, Tensor) or x.rank == 0:
+        raise TypeError(f"unstack: expected a tensor of rank >= 1, got {x}")
+    ax = normalize_axis("unstack", axis, x.rank, x)
+    return ListType(Tensor(x.shape[:ax] + x.shape[ax + 1:], x.dtype))
+
+
+index_add = OpDef(
+    "index_add", ("like", "value", "*idx"),
+    kernel=lambda like, value, *idx, index: added_at(like, index_key(index, idx), value),
+    infer=_index_add_infer,
+    emit=lambda a: f"added_at(like, np.s_[{index_text(a['index'])}], value)",
+    attrs={"index": REQUIRED}, helpers=(added_at,), fresh=True,
+    grad=lambda ad: (None, ad.op("getitem", ad.g, *_dyn(ad, 2), index=ad.attrs["index"])))
+"""Zeros like `like` plus `value` at `like[index]` (getitem's gradient)."""
+index_zero = OpDef(
+    "index_zero", ("x", "*idx"),
+    kernel=lambda x, *idx, index: zeroed_at(x, index_key(index, idx)),
+    infer=_index_zero_infer, emit=lambda a: f"zeroed_at(x, np.s_[{index_text(a['index'])}])",
+    attrs={"index": REQUIRED}, helpers=(zeroed_at,), fresh=True,
+    grad=lambda ad: (ad.op("index_zero", ad.g, *_dyn(ad, 1), index=ad.attrs["index"]),))
+"""A copy of `x` with `x[index]` zeroed (setitem's gradient for the overwritten array)."""
+split_like = OpDef(
+    "split_like", ("g", "like"), kernel=split_pieces, infer=_split_like_infer,
+    emit="split_pieces(g, like, axis)", attrs={"axis": REQUIRED}, helpers=(split_pieces,),
+    grad=lambda ad: (ad.op("concat", ad.g, axis=ad.attrs["axis"]), None))
+"""`g` cut into pieces shaped like the arrays of the list `like` (concat's gradient)."""
+unstack = OpDef(
+    "unstack", ("x",), kernel=lambda x, axis: list(np.moveaxis(x, axis, 0)),
+    infer=_unstack_infer, emit="list(np.moveaxis(x, axis, 0))", attrs={"axis": REQUIRED},
+    grad=lambda ad: (ad.op("stack", ad.g, axis=ad.attrs["axis"]),))
+"""The items of `x` along `axis`, as a list (stack's gradient for a list)."""
+list_zeros_like = OpDef(
+    "list_zeros_like", ("items",), kernel=zeros_like_items, infer=_list_like_infer,
+    emit="zeros_like_items(items)", helpers=(zeros_like_items,), fresh=True, grad=NO_GRAD)
+"""A list of zero arrays shaped like `items` (a list's zero adjoint)."""
+list_add = OpDef(
+    "list_add", ("a", "b"), kernel=add_items, infer=_list_like_infer, emit="add_items(a, b)",
+    helpers=(add_items,), fresh=True, grad=lambda ad: (ad.g, ad.g))
+"""Two lists of arrays added item by item (adjoints of a list add up like this, not by `+`)."""
+
+list_copy = OpDef(
+    "list_copy", ("items",), kernel=list, infer=_list_like_infer, emit="list(items)",
+    grad=lambda ad: (ad.g,))
+"""A new list holding the same items (what a list was before later appends)."""
+
+OPS = (index_add, index_zero, split_like, unstack, list_zeros_like, list_add, list_copy)

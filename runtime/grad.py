@@ -1,0 +1,205 @@
+"""Gradient functions with MindSpore 2.x's API: `grad`, `value_and_grad` and `GradOperation`.
+
+A gradient function is a jit function whose graph is the forward graph differentiated
+(`graph/gradient.py`): compiled, cached in memory and on disk by signature like any other. Under
+`set_context(mode="pynative")` it builds the same graph and runs it op by op with the reference
+interpreter instead of generating code, so both modes give the same results.
+"""
+from __future__ import annotations
+
+import linecache
+from typing import Any, Hashable, Iterable
+
+import numpy as np
+
+from ..frontend.errors import CompileError
+from ..graph.ir import Loc
+from ..nn.cell import Cell, Parameter
+from .context import CompileOptions
+from .jit import JitFunction, _Jit
+from .paths import access
+from .pipeline import Artifact, compile_target
+
+
+def grad(fn: Any, grad_position: int | tuple[int, ...] | None = 0, weights: Any = None,
+         has_aux: bool = False) -> GradFunction:
+    """A function computing the gradient of `fn` (a function or a Cell) with respect to the
+    arguments at `grad_position` and the Parameters in `weights`, as MindSpore's `grad`:
+    one gradient for an int position, a tuple for a tuple of positions, a tuple for the
+    weights, or (inputs' gradients, weights' gradients) for both; `has_aux=True`: `fn`
+    returns (output, *aux), only the output is differentiated, and the result is
+    (gradients, aux)."""
+    return GradFunction(fn, _spec(grad_position, weights, has_aux, value=False))
+
+
+def value_and_grad(fn: Any, grad_position: int | tuple[int, ...] | None = 0, weights: Any = None,
+                   has_aux: bool = False) -> GradFunction:
+    """Like `grad`, returning (fn's output, gradients)."""
+    return GradFunction(fn, _spec(grad_position, weights, has_aux, value=True))
+
+
+class GradOperation:
+    """MindSpore's `ops.GradOperation(get_all=False, get_by_list=False, sens_param=False)`:
+    `GradOperation(...)(fn)` or `(fn, weights)` gives the gradient function. Neither flag: the
+    gradient of the first input; `get_all`: a tuple for every input; `get_by_list`: a tuple for
+    the weights; both: (inputs, weights). `sens_param`: the last argument is the adjoint of the
+    output."""
+
+    def __init__(self, get_all: bool = False, get_by_list: bool = False,
+                 sens_param: bool = False) -> None:
+        self.get_all, self.get_by_list, self.sens_param = get_all, get_by_list, sens_param
+
+    def __call__(self, fn: Any, weights: Any = None) -> GradFunction:
+        if self.get_by_list and weights is None:
+            raise TypeError("GradOperation(get_by_list=True) needs the weights: "
+                            "GradOperation(get_by_list=True)(net, net.trainable_params())")
+        positions = "all" if self.get_all else (None if self.get_by_list else (0,))
+        return GradFunction(fn, _Spec(positions, not self.get_all, _weights(weights)
+                                      if self.get_by_list else None, False, False,
+                                      self.sens_param))
+
+    def __repr__(self) -> str:
+        return (f"GradOperation(get_all={self.get_all}, get_by_list={self.get_by_list}, "
+                f"sens_param={self.sens_param})")
+
+
+class _Spec:
+    """A `GradSpec` before compiling: weights are still Parameter objects."""
+    __slots__ = ("positions", "single", "weights", "has_aux", "value", "sens")
+
+    def __init__(self, positions: Any, single: bool, weights: tuple[Parameter, ...] | None,
+                 has_aux: bool, value: bool, sens: bool) -> None:
+        self.positions, self.single, self.weights = positions, single, weights
+        self.has_aux, self.value, self.sens = has_aux, value, sens
+
+
+def _spec(grad_position: Any, weights: Any, has_aux: bool, value: bool) -> _Spec:
+    if grad_position is None and weights is None:
+        raise ValueError("grad: grad_position and weights cannot both be None (nothing to "
+                         "differentiate)")
+    if isinstance(grad_position, bool) or not (
+            grad_position is None or isinstance(grad_position, int) or
+            isinstance(grad_position, tuple) and grad_position and
+            all(isinstance(p, int) and not isinstance(p, bool) for p in grad_position)):
+        raise TypeError(f"grad: grad_position must be an int, a non-empty tuple of ints or "
+                        f"None, not {grad_position!r}")
+    positions = (grad_position,) if isinstance(grad_position, int) else grad_position
+    return _Spec(positions, isinstance(grad_position, int),
+                 None if weights is None else _weights(weights), bool(has_aux), value, False)
+
+
+def _weights(weights: Any) -> tuple[Parameter, ...]:
+    items = (weights,) if isinstance(weights, np.ndarray) else tuple(weights)
+    for i, w in enumerate(items):
+        if not isinstance(w, Parameter):
+            raise TypeError(f"grad: weights[{i}] is a {type(w).__name__}, not a Parameter "
+                            "(pass net.trainable_params() or a ParameterTuple)")
+    return items
+
+
+class GradFunction(_Jit):
+    """The compiled gradient function of one `fn` (`__wrapped__`) and spec."""
+
+    def __init__(self, fn: Any, spec: _Spec, options: CompileOptions | None = None) -> None:
+        super().__init__(False, options)
+        forward = fn.__wrapped__ if isinstance(fn, JitFunction) else fn
+        self.__wrapped__ = forward
+        self._instance = forward if isinstance(forward, Cell) else None
+        self._spec = spec
+        if spec.weights is not None and self._instance is None:
+            raise TypeError("grad: weights are supported for a Cell (e.g. "
+                            "grad(nn.WithLossCell(net, loss), None, net.trainable_params())); "
+                            f"{getattr(forward, '__qualname__', forward)!r} is a function")
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self._run(self._instance, args, kwargs)
+
+    # -- what jit asks of its targets -----------------------------------------------------------
+    def _target(self, instance: Any) -> Any:
+        return self.__wrapped__
+
+    def _function(self, instance: Any) -> Any:
+        return type(instance).construct if instance is not None else self.__wrapped__
+
+    def _title(self, instance: Any) -> str:
+        name = f"{type(instance).__qualname__}.construct" if instance is not None else \
+            getattr(self.__wrapped__, "__qualname__", "function")
+        return f"grad_{name}"
+
+    def _cache_token(self, options: CompileOptions) -> str:
+        spec = self._spec
+        weights = None
+        if spec.weights is not None:  # NOTE: which weights, named stably across processes
+            names = {id(p): n for n, p in self._instance.parameters_and_names()}
+            weights = [names.get(id(w), "?") for w in spec.weights]
+        parts = (spec.positions, spec.single, weights, spec.has_aux, spec.value, spec.sens)
+        return f"{options.cache_token()} grad{parts!r}"
+
+    def _cache_key(self, instance: Any, key: Hashable) -> Hashable:
+        return key
+
+    def _eager(self, instance: Any, args: tuple, kwargs: dict) -> Any:
+        from ..graph.interpreter import run_graph
+        artifact = self._artifact(instance, args, kwargs, CompileOptions(0), "", "",
+                                  interpret=True)
+        graph = artifact.graph
+        values = [access(instance, p)[1] for p in graph.param_paths]
+        values += [_argument(args, kwargs, path) for path in graph.input_paths]
+        return run_graph(graph, *values)
+
+    def _artifact(self, instance: Any, args: tuple, kwargs: dict, options: CompileOptions,
+                  title: str, signature: str, interpret: bool = False) -> Artifact:
+        spec = self._spec
+        forward_args = args[:-1] if spec.sens else args
+        if spec.sens and not args:
+            raise TypeError(f"{self._title(instance)}: sens_param=True needs the output's "
+                            "adjoint as the last argument")
+        return compile_target(self.__wrapped__, forward_args, kwargs, options, title=title,
+                              signature=signature,
+                              transform=lambda graph: self._differentiate(graph, instance,
+                                                                          len(forward_args)),
+                              optimize_graph=not interpret)
+
+    def _differentiate(self, graph: Any, instance: Any, nargs: int) -> None:
+        from ..graph.gradient import GradSpec, GradSpecError, NotDifferentiable, grad_graph
+        spec = self._spec
+        weights = None if spec.weights is None else _resolve_weights(graph, instance,
+                                                                      spec.weights)
+        full = GradSpec(spec.positions, spec.single, weights, spec.has_aux, spec.value,
+                        spec.sens)
+        try:
+            grad_graph(graph, full, nargs)
+        except GradSpecError as err:
+            raise _error(str(err), err.loc, err.hint) from None
+        except NotDifferentiable as err:
+            raise _error(f"cannot differentiate this line: {err}", err.loc,
+                         "use ops.stop_gradient where no gradient should flow, or rewrite it "
+                         "with ops that have gradients") from None
+
+    def __repr__(self) -> str:
+        return f"<amber grad function of {self._title(self._instance)}>"
+
+
+def _resolve_weights(graph: Any, instance: Any, weights: Iterable[Parameter]) -> tuple:
+    """Each weight as a `Weight`: the paths the graph reads it by, found by identity (none for
+    a Parameter the function does not use: its gradient is zeros)."""
+    from ..graph.gradient import Weight
+    by_id: dict[int, list[str]] = {}
+    for path in graph.param_paths:
+        by_id.setdefault(id(access(instance, path)[1]), []).append(path)
+    return tuple(Weight(tuple(by_id.get(id(w), ())), tuple(np.shape(w)), np.dtype(w.dtype).str)
+                 for w in weights)
+
+
+def _argument(args: tuple, kwargs: dict, path: str) -> Any:
+    head, _, rest = path.partition(".")
+    value = args[int(head)] if head.isdigit() else kwargs[head]
+    return access(value, rest)[1] if rest else value
+
+
+def _error(message: str, loc: Loc | None, hint: str) -> CompileError:
+    if loc is None:
+        return CompileError(message, hint=hint)
+    text = loc.text or linecache.getline(loc.file, loc.line)
+    return CompileError(message, loc.file, loc.line, loc.col, text, hint)
+

@@ -1,0 +1,270 @@
+"""The gradient corpus: every differentiable program of the forward corpus, differentiated.
+
+For each program and input whose floating arrays (and, for a Cell, its parameters) can be made
+float64, the compiled gradient (`GradOperation(get_all=True, get_by_list=..., sens_param=True)`
+with a random sensitivity shaped like the output) must equal float64 central finite differences
+of the eager program. Programs that cannot be differentiated this way are counted by reason in
+`test_corpus_coverage`, so a change that silently loses coverage shows.
+"""
+from __future__ import annotations
+
+import copy
+import glob
+import importlib.util
+import os
+import re
+from collections import Counter
+from typing import Any
+
+import numpy as np
+import pytest
+
+import amber
+import harness
+
+EPS = 1e-6
+PROBES = 6
+"""Elements of each argument and weight checked by finite differences (at random)."""
+HERE = os.path.dirname(__file__)
+SKIPPED_FILES = ("test_gradients.py", "test_random_programs.py", "test_bad_syntax.py",
+                 "test_bad_mistakes.py", "test_bad_runtime.py")
+
+
+def _programs() -> list[harness.Program]:
+    found, seen = [], set()
+    for path in sorted(glob.glob(os.path.join(HERE, "test_*.py"))):
+        if os.path.basename(path) in SKIPPED_FILES:
+            continue
+        name = f"gradcorpus_{os.path.basename(path)[:-3]}"
+        spec = importlib.util.spec_from_file_location(name, path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        for obj in list(vars(module).values()):
+            programs = harness._own_attributes(obj).get(harness.PROGRAMS_ATTR, ())
+            for program in programs:
+                key = (program.target.__qualname__, program.tag)
+                if program.origin == name and key not in seen:
+                    seen.add(key)
+                    found.append(program)
+            if programs:  # NOTE: leave imported objects marked only as their own module did
+                setattr(obj, harness.PROGRAMS_ATTR,
+                        tuple(p for p in programs if p.origin != name))
+    return found
+
+
+PROGRAMS = _programs()
+
+
+def _as64(value: Any, rng: np.random.Generator) -> Any:
+    """Floating arrays as float64, nudged off the kinks corpus inputs like to sit on (0, ties),
+    where finite differences and gradients rightly disagree."""
+    if isinstance(value, np.ndarray) and value.dtype.kind == "f":
+        return value.astype(np.float64) + 1e-3 * rng.standard_normal(value.shape)
+    if isinstance(value, tuple | list) and not isinstance(value, harness.Kw):
+        return type(value)(_as64(v, rng) for v in value)
+    return value
+
+
+VIEW_WRITE = "changed in place through another name or a view"
+MIXED_RESULT = "different type on different paths"
+REFUSED = {
+    # program: what amber's CompileError says (the gradient is refused, never made up)
+    "PadModes": "np.pad in mode 'reflect'",
+    "mutate_through_view": VIEW_WRITE, "inplace_on_a_view": VIEW_WRITE,
+    "local_view_write_then_read": VIEW_WRITE, "mutate_input_through_reshape_view": VIEW_WRITE,
+    "mutate_input_through_transpose_and_slice": VIEW_WRITE, "helper_mutates_its_argument":
+    VIEW_WRITE, "inplace_in_loop_on_loop_carried-0": VIEW_WRITE,
+    "write_through_view_between_equal_reads": VIEW_WRITE,
+    "loop_carried_shape_doubles-1": "concatenating arrays of run-time sizes",
+    "loop_carried_shape_doubles-2": "concatenating arrays of run-time sizes",
+    "return_value_from_for": MIXED_RESULT, "return_none_or_array": MIXED_RESULT,
+    "bare_return_in_branch": MIXED_RESULT, "return_after_search_flag": MIXED_RESULT,
+    "return_with_continue": MIXED_RESULT, "branch_assigns_different_shapes": MIXED_RESULT,
+    "branches_assign_different_dtypes": MIXED_RESULT,
+    "branches_return_different_shapes": MIXED_RESULT,
+
+}
+KINKS = {"pairwise_distances": "sqrt(0) on the diagonal: no derivative there"}
+
+
+class Unsuitable(Exception):
+    """The program/input cannot be checked against finite differences (the reason says why)."""
+
+
+def _leaves_ok(value: Any) -> bool:
+    """True if every floating leaf of an output is float64 (finite differences need it)."""
+    if isinstance(value, tuple | list):
+        return all(_leaves_ok(v) for v in value)
+    if isinstance(value, np.ndarray | np.generic):
+        return value.dtype.kind not in "fc" or value.dtype == np.float64
+    return isinstance(value, bool | int | float | str | type(None))
+
+
+def _direction(value: Any, rng: np.random.Generator) -> Any:
+    if isinstance(value, tuple | list):
+        return type(value)(_direction(v, rng) for v in value)
+    if isinstance(value, np.ndarray | np.generic) and value.dtype.kind == "f":
+        return np.asarray(rng.standard_normal(np.shape(value)), np.float64)
+    if isinstance(value, float):
+        return float(rng.standard_normal())
+    if isinstance(value, np.ndarray | np.generic):
+        return np.zeros_like(value)
+    return value
+
+
+def _dot(value: Any, direction: Any) -> float:
+    if isinstance(value, tuple | list):
+        return sum(_dot(v, d) for v, d in zip(value, direction))
+    if isinstance(value, np.ndarray | np.generic | float) and np.asarray(value).dtype.kind == "f":
+        return float(np.sum(np.asarray(value, np.float64) * direction))
+    return 0.0
+
+
+def _parameters_to_float64(net: Any) -> None:
+    """Replace every floating Parameter by a float64 one (shared ones stay shared)."""
+    made: dict[int, Any] = {}
+    for _, cell in net.cells_and_names():
+        for name, p in list(cell._params.items()):
+            if p.dtype.kind == "f":
+                if id(p) not in made:
+                    made[id(p)] = amber.Parameter(p.astype(np.float64), name=p.name,
+                                                  requires_grad=p.requires_grad)
+                setattr(cell, name, made[id(p)])
+
+
+def _setup(program: harness.Program, args: tuple) -> tuple[Any, Any, tuple, list]:
+    """(eager callable, gradient target, float64 args, weights)."""
+    if any(isinstance(a, harness.Kw) for a in args):
+        raise Unsuitable("keyword arguments")
+    args = _as64(copy.deepcopy(args), np.random.default_rng(3))
+    if isinstance(program.target, type):
+        amber.set_seed(0)
+        net = program.target(*program.init)
+        if program.train:
+            raise Unsuitable("train mode (random draws)")
+        _parameters_to_float64(net)
+        return net.construct, net, args, net.trainable_params()
+    fn = getattr(program.target, "__wrapped__", program.target)
+    return fn, fn, args, []
+
+
+def _suitable(program: harness.Program, args: tuple) -> Any:
+    """The eager output of a program input that finite differences can check; raises
+    Unsuitable otherwise."""
+    if program.target.__name__ in KINKS:
+        raise Unsuitable("evaluated where it has no derivative")
+    eager, _, args, weights = _setup(program, args)
+    floats = [a for a in args if isinstance(a, np.ndarray) and a.dtype == np.float64]
+    if not floats and not weights:
+        raise Unsuitable("no floating inputs")
+    state = _cell_state(eager) if isinstance(program.target, type) else []
+    try:
+        out = eager(*copy.deepcopy(args))
+    except Exception as exc:  # noqa: BLE001
+        raise Unsuitable(f"eager raises {type(exc).__name__}") from None
+    after = _cell_state(eager) if isinstance(program.target, type) else []
+    if program.between is not None or any(
+            not np.array_equal(a, b, equal_nan=True) for a, b in zip(state, after)):
+        raise Unsuitable("its state changes from call to call")
+    if not _leaves_ok(out):
+        raise Unsuitable("a float output is not float64 (or not a tuple/array/number)")
+    return out
+
+
+def _cell_state(construct: Any) -> list[np.ndarray]:
+    net = construct.__self__
+    return [np.array(p) for p in net.get_parameters()]
+
+
+def _check(program: harness.Program, k: int, capsys: Any) -> None:
+    args = program.inputs[k]
+    out = _suitable(program, args)
+    eager, target, args, weights = _setup(program, args)
+    floats = [i for i, a in enumerate(args) if isinstance(a, np.ndarray) and a.dtype == np.float64]
+    sens = _direction(out, np.random.default_rng(7))
+    op = amber.ops.GradOperation(get_all=True, get_by_list=bool(weights), sens_param=True)
+    fn = op(target, weights) if weights else op(target)
+    try:
+        amber.jit(target)(*copy.deepcopy(args))
+    except amber.CompileError:  # the forward is refused for these inputs: so is the gradient
+        with pytest.raises(amber.CompileError):
+            fn(*copy.deepcopy(args), sens)
+        return
+    refused = REFUSED.get(program.target.__name__, REFUSED.get(f"{program.name}-{k}"))
+    if refused is not None:
+        with pytest.raises(amber.CompileError, match=re.escape(refused)):
+            fn(*copy.deepcopy(args), sens)
+        return
+    grads = fn(*copy.deepcopy(args), sens)
+    by_input, by_weight = grads if weights else (grads, ())
+    capsys.readouterr()
+    for i in floats:
+        _compare(by_input[i], _fd(eager, args, sens, lambda a, i=i: a[i]), f"argument {i}",
+                 fn)
+    for k, w in enumerate(weights):
+        _compare(by_weight[k], _fd(eager, args, sens, None, w), f"weight {w.name}", fn)
+
+
+def _fd(eager: Any, args: tuple, sens: Any, pick: Any, weight: Any = None
+        ) -> tuple[list[tuple[int, ...]], np.ndarray]:
+    """(probed indices, finite-difference derivative at each)."""
+    target = weight if weight is not None else pick(args)
+    shape = np.shape(target)
+    every = list(np.ndindex(shape))
+    rng = np.random.default_rng(len(every))
+    probed = [every[i] for i in sorted(rng.choice(len(every), min(PROBES, len(every)),
+                                                  replace=False))] if every else []
+    grad = np.zeros(len(probed))
+    for n, idx in enumerate(probed):
+        values = []
+        for step in (EPS, -EPS):
+            trial = copy.deepcopy(args)
+            cell = weight if weight is not None else pick(trial)
+            old = cell[idx]
+            cell[idx] = old + step * max(1.0, abs(old))
+            values.append(_dot(eager(*trial), sens))
+            if weight is not None:
+                cell[idx] = old
+        base = weight[idx] if weight is not None else pick(args)[idx]
+        grad[n] = (values[0] - values[1]) / (2 * EPS * max(1.0, abs(base)))
+    return probed, grad
+
+
+def _compare(got: Any, probed: tuple[list, np.ndarray], what: str, fn: Any) -> None:
+    where, want = probed
+    got = np.asarray(got, np.float64)
+    try:
+        np.testing.assert_allclose([got[i] for i in where], want, rtol=1e-5, atol=1e-6)
+    except AssertionError as err:
+        raise AssertionError(f"{what}: gradient differs from finite differences\n{err}\n"
+                             f"--- generated code ---\n{harness.code_excerpt(fn)}") from None
+
+
+def _sort_cases() -> tuple[list[tuple[harness.Program, int]], Counter]:
+    cases, reasons = [], Counter()
+    for program in PROGRAMS:
+        for k, args in enumerate(program.inputs):
+            try:
+                _suitable(program, args)
+                cases.append((program, k))
+            except Unsuitable as why:
+                reasons[str(why)] += 1
+            except Exception as exc:  # noqa: BLE001 (building the program itself failed)
+                reasons[f"cannot instantiate: {type(exc).__name__}"] += 1
+    return cases, reasons
+
+
+CASES, UNSUITABLE = _sort_cases()
+
+
+@pytest.mark.parametrize("case", CASES, ids=[f"{p.name}-{k}" for p, k in CASES])
+def test_gradient_matches_finite_differences(case: tuple[harness.Program, int],
+                                             capsys: pytest.CaptureFixture[str]) -> None:
+    program, k = case
+    _check(program, k, capsys)
+
+
+def test_corpus_coverage() -> None:
+    """Most of the forward corpus is differentiable and checked; the rest is counted."""
+    total = len(CASES) + sum(UNSUITABLE.values())
+    assert len(CASES) >= 800, (len(CASES), total, UNSUITABLE)
