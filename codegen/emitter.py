@@ -197,19 +197,19 @@ class Emitter:
         if cond:
             body = cond + [py.if_(py.not_(test), [py.break_()], [])] + body
             test = py.const(True)
-        return self.inits(node, node.inputs) + [(node.loc, [py.while_(test, body)])]
+        return self.inits(node, node.inits) + [(node.loc, [py.while_(test, body)])]
 
     def emit_for(self, node: Node, key: LocKey) -> list[Chunk]:
         """`for i in range(start, stop, step):`, dropping a start of 0 and a step of 1."""
-        start, stop, step = node.inputs[:3]
+        start, stop, step = node.bounds
         if self._is_int(step, 1):
             bounds = [stop] if self._is_int(start, 0) else [start, stop]
         else:
             bounds = [start, stop, step]
-        index = self.st.name(node.body.params[0])
+        index = self.st.name(node.induction)
         body = self.block(node.body, key) + self.assign(node.outputs, node.body.results)
         loop = py.for_range(index, [self.expr(b) for b in bounds], body)
-        return self.inits(node, node.inputs[3:]) + [(node.loc, [loop])]
+        return self.inits(node, node.inits) + [(node.loc, [loop])]
 
     def inits(self, node: Node, inits: Sequence[Value]) -> list[Chunk]:
         """The carried variables' first values; a constant's assignment is attributed to the

@@ -101,11 +101,9 @@ class _Simulation:
 
     def loop(self, node: Node) -> None:
         body = node.body
-        if node.op == WHILE:
-            self.assign(node.outputs, node.inputs)
-        else:
-            self.assign(node.outputs, node.inputs[3:])
-            for bound in node.inputs[:3]:  # NOTE: range() is evaluated after the inits
+        self.assign(node.outputs, node.inits)
+        if node.op != WHILE:
+            for bound in node.bounds:  # NOTE: range() is evaluated after the inits
                 self.read(bound)
         inside = self.clobber(node)
         if node.op == WHILE:

@@ -11,12 +11,9 @@ from dataclasses import dataclass
 from typing import Callable
 
 from ..graph import Graph, Node, Tensor
+from ..graph.ir import INPLACE_ATTR  # NOTE: node.attrs[INPLACE_ATTR] = k: write into input k
 from ..ops import Spelling
 from .template import Form, operand, prepare
-
-INPLACE_ATTR = "__inplace__"
-"""`node.attrs[INPLACE_ATTR] = k`: the node writes its result into input k's buffer (set by
-memory planning); codegen emits `OpDef.inplace` with `out` = input k and reuses its variable."""
 
 INPLACE_MIN_ELEMENTS = 1024
 """Results smaller than this are computed into a new array even when marked in place: NumPy

@@ -13,7 +13,8 @@ from ..graph import FOR, IF, WHILE, Block, Graph, Loc, Node, NoneType, Value
 from ..ops import python as pyops
 from .inline import operands, plan_inlining
 from .literal import is_inline
-from .lowering import INPLACE_ATTR, Lowered
+from ..graph.ir import INPLACE_ATTR
+from .lowering import Lowered
 from .namer import UNUSED, Namer, same_variable
 from .template import placeholders
 
@@ -302,19 +303,15 @@ def _inline_tuples(graph: Graph, kind: dict[Value, Kind], unbound: set[Value]) -
 def _never_bound(graph: Graph) -> set[Value]:
     """Region results (and carried params) every source of which is undefined: no statement
     would assign their variable, so reading it must raise like reading an undefined value."""
-    sources: dict[Value, list[Value]] = {}
-    for node in graph.walk():
-        for k, group in enumerate(_carried_groups(node)):
-            incoming = [b.results[k] for b in node.blocks] if node.op == IF else \
-                [_inits(node)[k], node.body.results[k]]
-            sources.update(dict.fromkeys(group, incoming))
-    never = set(sources) | {n.output for n in graph.walk() if n.op is pyops.undefined}
+    sources = _slot_sources(graph)
+    undefined = {n.output for n in graph.walk() if n.op is pyops.undefined}
+    never = set(sources) | undefined
     changed = True
     while changed:  # NOTE: the greatest fixpoint: a loop may carry an unbound value around
         bound = {v for v in never if v in sources and not never.issuperset(sources[v])}
         never -= bound
         changed = bool(bound)
-    return never - {n.output for n in graph.walk() if n.op is pyops.undefined}
+    return never - undefined
 
 
 def _used_once_nearby(value: Value) -> bool:
@@ -327,33 +324,32 @@ def _used_once_nearby(value: Value) -> bool:
 
 def _maybe_unbound(graph: Graph) -> set[Value]:
     """Values that may hold no binding on some path (from `undefined`, through regions)."""
+    sources = _slot_sources(graph)
     unbound = {n.output for n in graph.walk() if n.op is pyops.undefined}
     changed = True
-    while changed:
-        changed = False
-        for node in graph.walk():
-            for k, group in enumerate(_carried_groups(node)):
-                sources = [b.results[k] for b in node.blocks] if node.op == IF else \
-                    [_inits(node)[k], node.body.results[k]]
-                if any(s in unbound for s in sources) and not set(group) <= unbound:
-                    unbound.update(group)
-                    changed = True
+    while changed:  # NOTE: the least fixpoint: unbound as soon as one source may be
+        more = {v for v, srcs in sources.items() if v not in unbound and unbound.intersection(srcs)}
+        unbound |= more
+        changed = bool(more)
     return unbound
+
+
+def _slot_sources(graph: Graph) -> dict[Value, list[Value]]:
+    """Each region output and carried parameter -> the values that flow into its slot."""
+    sources: dict[Value, list[Value]] = {}
+    for node in graph.walk():
+        for k, group in enumerate(_carried_groups(node)):
+            sources.update(dict.fromkeys(group, node.incoming(k)))
+    return sources
 
 
 def _carried_groups(node: Node) -> list[tuple[Value, ...]]:
     """Per region result: the values naming it (If: the output; loops: cond/body params too)."""
     if node.op == IF:
         return [(o,) for o in node.outputs]
-    if node.op == WHILE:
-        return list(zip(node.cond.params, node.body.params, node.outputs))
-    if node.op == FOR:
-        return list(zip(node.body.params[1:], node.outputs))
+    if node.op in (WHILE, FOR):
+        return list(zip(*(node.carried(b) for b in node.blocks), node.outputs))
     return []
-
-
-def _inits(node: Node) -> tuple[Value, ...]:
-    return node.inputs if node.op == WHILE else node.inputs[3:]
 
 
 def _dead_targets(graph: Graph) -> set[Value]:
@@ -392,7 +388,7 @@ def _propose(graph: Graph, storage: Storage) -> list[_Edge]:
             for block in node.blocks:
                 _propose_yields(block, node.outputs, propose, storage)
         elif node.op in (WHILE, FOR):
-            for init, out in zip(_inits(node), node.outputs):
+            for init, out in zip(node.inits, node.outputs):
                 propose(init, out, "init", init in storage.unbound)
             _propose_yields(node.body, node.outputs, propose, storage)
         elif kind[node.outputs[0]] is Kind.VAR and (node.is_region or

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..ops import python as pyops
 from .ir import IF, Block, Node, Value
 from .types import NoneType, Scalar, Tensor
 
@@ -13,9 +14,20 @@ NOT_CONSTANT: Any = type("NotConstant", (), {"__repr__": lambda self: "NOT_CONST
 def constant_of(value: Value) -> Any:
     """The compile-time value of `value` (made by a `constant` node), or `NOT_CONSTANT`."""
     node = value.producer
-    if node is not None and node.name == "constant":
+    if node is not None and node.op is pyops.constant:
         return node.attrs["value"]
     return NOT_CONSTANT
+
+
+def trip_count(loop: Node) -> int | None:
+    """How many times a For with constant bounds runs its body (None when not known)."""
+    bounds = [constant_of(v) for v in loop.bounds]
+    if any(b is NOT_CONSTANT for b in bounds):
+        return None
+    try:
+        return len(range(*bounds))
+    except Exception:  # NOTE: non-int or zero-step bounds fail at run time, as Python's range
+        return None
 
 
 def defined_inside(value: Value, region: Node) -> bool:
@@ -31,13 +43,10 @@ def defined_inside(value: Value, region: Node) -> bool:
     return False
 
 
-READING_EFFECTS = ("print", "assert")
-"""Effectful ops that only look at their inputs: they neither write to them nor keep them."""
-
 
 def only_read(value: Value) -> bool:
     """True if nobody can write to `value` or hold on to it after the graph returns: every use
-    is an input of a pure, non-region op, an effect that only reads (`READING_EFFECTS`), or a
+    is an input of a pure, non-region op, an effect that only reads (`OpDef.reads_only`), or a
     yield into an If output that is itself only read; and where a pure op's result may share
     memory with its inputs (a view, a tuple: the op is not `fresh`), that result is only read
     in turn."""
@@ -47,7 +56,7 @@ def only_read(value: Value) -> bool:
             region = user.owner_node
             if region is None or region.op != IF or not only_read(region.outputs[use.index]):
                 return False
-        elif user.is_region or (user.effectful and user.name not in READING_EFFECTS):
+        elif user.is_region or (user.effectful and not user.op.reads_only):
             return False
         elif not user.effectful and not user.op.fresh and \
                 not all(only_read(o) for o in user.outputs if _may_share(o)):

@@ -25,7 +25,8 @@ from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
-from ..ops import Dyn, OpDef, lookup
+from ..ops import Dyn, OpDef
+from ..ops import python as pyops
 from ..ops.opdef import NO_GRAD
 from .analysis import constant_of, NOT_CONSTANT
 from .ir import FOR, IF, INDEX_TYPE, WHILE, Block, Builder, Graph, InsertPoint, Loc, Node, Value
@@ -190,7 +191,7 @@ class _Transform:
             return self.snapshot(value)
         if value in scope.primal:
             return scope.primal[value]
-        if value.producer is not None and value.producer.op is lookup("constant"):
+        if value.producer is not None and value.producer.op is pyops.constant:
             found = scope.builder.constant(value.producer.attrs["value"])  # cheaper than saving
             scope.primal[value] = found
             return found

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..ops import python as pyops
 from .ir import FOR, IF, WHILE, Block, Graph, Node, Value
 
 
@@ -64,10 +65,10 @@ class _Interpreter:
             self.env[value] = out
 
     def run_op(self, node: Node) -> Any:
-        if node.name == "undefined":
+        if node.op is pyops.undefined:
             return Unbound(node.attrs["name"])
         inputs = [self.read(v) for v in node.inputs]
-        # NOTE: `__`-prefixed attributes are codegen hints (e.g. `__inplace__`), not op arguments
+        # NOTE: `__`-prefixed attributes are codegen hints (INPLACE_ATTR), not op arguments
         attrs = {k: v for k, v in node.attrs.items() if not k.startswith("__")}
         return node.op.kernel(*inputs, **attrs)
 
@@ -88,8 +89,8 @@ class _Interpreter:
         return carried
 
     def run_for(self, node: Node) -> list[Any]:
-        start, stop, step = (self.read(v) for v in node.inputs[:3])
-        carried = [self.env[v] for v in node.inputs[3:]]
+        start, stop, step = (self.read(v) for v in node.bounds)
+        carried = [self.env[v] for v in node.inits]
         for index in range(start, stop, step):
             carried = self.call(node.body, [index, *carried])
         return carried

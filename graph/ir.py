@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Iterator, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 from ..ops import OpDef, lookup
 from .types import Scalar, Type, join_types
@@ -486,11 +486,14 @@ class InsertPoint:
 
 
 class Builder:
-    """Creates nodes at an insertion point, inferring their types from the op registry."""
+    """Creates nodes at an insertion point, inferring their types from the op registry.
+    `on_insert(node)` is told of every node placed (how a Rewriter learns of changes)."""
 
-    def __init__(self, ip: InsertPoint, loc: Loc | None = None) -> None:
+    def __init__(self, ip: InsertPoint, loc: Loc | None = None,
+                 on_insert: Callable[[Node], None] | None = None) -> None:
         self.ip = ip
         self.loc = loc
+        self.on_insert = on_insert
 
     @contextmanager
     def at(self, ip: InsertPoint) -> Iterator[Builder]:
@@ -504,7 +507,10 @@ class Builder:
     def insert(self, node: Node) -> Node:
         if node.loc is None:
             node.loc = self.loc
-        return self.ip.insert(node)
+        self.ip.insert(node)
+        if self.on_insert is not None:
+            self.on_insert(node)
+        return node
 
     def op(self, op: OpDef | str, *inputs: Value, name: str = "", loc: Loc | None = None,
            control_inputs: Sequence[Node] = (), **attrs: Any) -> Value:
@@ -550,14 +556,18 @@ INDEX_TYPE = Scalar(int)
 
 
 class Rewriter:
-    """The one object through which passes change the IR; records whether anything changed."""
+    """The one object through which passes change the IR. `changed` is set by real mutations
+    only, so a pass returns `rw.changed`."""
 
     def __init__(self) -> None:
         self.changed = False
 
+    def _mutated(self, *_: Any) -> None:
+        self.changed = True
+
     def builder(self, ip: InsertPoint, loc: Loc | None = None) -> Builder:
-        self.changed = True  # NOTE: conservatively; builders exist to add nodes
-        return Builder(ip, loc)
+        """A builder whose every insertion counts as a change."""
+        return Builder(ip, loc, on_insert=self._mutated)
 
     def replace_value(self, old: Value, new: Value) -> None:
         if old is not new and old.uses:
@@ -580,6 +590,34 @@ class Rewriter:
         assert node.parent is not None
         node.parent.remove(node)
         ip.insert(node)
+        self.changed = True
+
+    def set_attr(self, node: Node, key: str, value: Any) -> None:
+        if key not in node.attrs or node.attrs[key] is not value and node.attrs[key] != value:
+            node.attrs[key] = value
+            self.changed = True
+
+    def set_control_inputs(self, node: Node, nodes: Sequence[Node]) -> None:
+        if list(nodes) != node.control_inputs:
+            node.control_inputs = list(nodes)
+            self.changed = True
+
+    def drop_yields(self, region: Node, slots: Sequence[int]) -> None:
+        """Stop `region`'s blocks yielding into `slots` (highest first), so what computed those
+        values may go; `drop_slot` then removes the slots."""
+        for k in sorted(slots, reverse=True):
+            for block in (region.blocks if region.op == IF else [region.body]):
+                block.erase_result(k)
+            self.changed = True
+
+    def drop_slot(self, region: Node, k: int) -> None:
+        """Remove output slot `k` of `region`, whose yields `drop_yields` removed: the output
+        and, for a loop, its initial value and its parameter in each block (all unused)."""
+        if region.op != IF:
+            for block in region.blocks:
+                block.erase_param(region.carried(block)[k].index)
+            region.erase_input(len(region.inputs) - len(region.inits) + k)
+        region.erase_output(k)
         self.changed = True
 
     def inline(self, block: Block, ip: InsertPoint, args: Sequence[Value]) -> list[Value]:

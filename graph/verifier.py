@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..ops import REQUIRED, OpDef
-from .ir import FOR, IF, REGION_KINDS, WHILE, Block, Graph, Node, Value
+from .ir import FOR, IF, INPLACE_ATTR, REGION_KINDS, WHILE, Block, Graph, Node, Value
 from .printer import iter_nodes, print_marked
 from .types import AnyType, ListType, Scalar, Tensor, TupleType, Type, join_types
 
@@ -289,13 +289,14 @@ class _Checker:
         if len(node.inputs) != fixed and not (variadic and len(node.inputs) > fixed):
             want = f"at least {fixed}" if variadic else str(fixed)
             self.report(node, f"{op.name} takes {want} input(s) {names}, got {len(node.inputs)}")
-        # NOTE: `__`-prefixed attributes are codegen hints set by passes (`__inplace__`)
+        # NOTE: `__`-prefixed attributes are codegen hints set by passes (INPLACE_ATTR)
         hints = {k for k in node.attrs if k.startswith("__")}
         missing = sorted(set(op.attrs) - set(node.attrs))
         unknown = sorted(set(node.attrs) - set(op.attrs) - hints)
-        inplace = node.attrs.get("__inplace__", 0)
+        inplace = node.attrs.get(INPLACE_ATTR, 0)
         if type(inplace) is not int or not 0 <= inplace < max(len(node.inputs), 1):
-            self.report(node, f"{op.name}: __inplace__ must name one of its inputs, got {inplace!r}")
+            self.report(node, f"{op.name}: {INPLACE_ATTR} must name one of its inputs, got "
+                              f"{inplace!r}")
         if missing or unknown:
             self.report(node, f"{op.name}: attributes must be exactly {sorted(op.attrs)} "
                               f"(missing {missing}, unknown {unknown})")
@@ -359,17 +360,17 @@ class _Checker:
             self.report(node, f"needs (start, stop, step, *init), got {len(node.inputs)} "
                               "inputs")
             return
-        for what, bound in zip(("start", "stop", "step"), node.inputs[:3]):
+        for what, bound in zip(("start", "stop", "step"), node.bounds):
             if not _is_index(bound.type):
                 self.report(node, f"{what} {{0}} has type {bound.type}, expected int", bound)
         if not self.arity(node, len(node.blocks), 1, "number of blocks (body) is"):
             return
-        body, inits = node.blocks[0], list(node.inputs[3:])
+        body, inits = node.blocks[0], list(node.inits)
         self.arity(node, len(node.outputs), len(inits), "number of results (one per init) is")
         if not self.arity(node, len(body.params), 1 + len(inits),
                           "body parameter count (index + carried) is"):
             return
-        index, carried = body.params[0], body.params[1:]
+        index, carried = node.induction, node.carried(body)
         if not _is_index(index.type):
             self.report(node, f"index {{0}} has type {index.type}, expected int", index)
         self.flows(node, carried, inits, "initial value")

@@ -18,10 +18,8 @@ from ..ir import Block, Graph, Node, Rewriter, Value
 
 def run(graph: Graph, rw: Rewriter) -> bool:
     """Merge repeated pure nodes into the first one that dominates them; True if any merged."""
-    before, rw.changed = rw.changed, False
     _visit(graph.body, {}, rw)
-    changed, rw.changed = rw.changed, before or rw.changed
-    return changed
+    return rw.changed
 
 
 def _visit(block: Block, seen: dict[Hashable, Value], rw: Rewriter) -> None:

@@ -9,17 +9,14 @@ or a pure loop that never ends goes with it.
 """
 from __future__ import annotations
 
-from ..ir import FOR, IF, WHILE, Block, Graph, Node, Rewriter, Value
+from ..ir import IF, Block, Graph, Node, Rewriter, Value
 
 
 def run(graph: Graph, rw: Rewriter) -> bool:
     """Remove what neither the results nor an effect needs; True if anything went."""
     live, kept = _mark(graph)
-    before = rw.changed
-    rw.changed = False
     _sweep(graph.body, live, kept, rw)
-    changed, rw.changed = rw.changed, before or rw.changed
-    return changed
+    return rw.changed
 
 
 def _mark(graph: Graph) -> tuple[set[Value], set[Node]]:
@@ -40,7 +37,7 @@ def _mark(graph: Graph) -> tuple[set[Value], set[Node]]:
         region = node.parent.owner_node if node.parent else None
         while region is not None and region not in kept:  # they must run as before
             kept.add(region)
-            need(*_control_inputs(region))
+            need(*region.deciders())
             region = region.parent.owner_node if region.parent else None
     while work:
         value = work.pop()
@@ -50,33 +47,16 @@ def _mark(graph: Graph) -> tuple[set[Value], set[Node]]:
         owner = value.owner
         if isinstance(owner, Node):
             if owner.is_region:
-                need(*_control_inputs(owner), *_slot_values(owner, value.index))
+                need(*owner.deciders(), *owner.incoming(value.index))
             else:
                 need(*owner.inputs)
         elif isinstance(owner, Block) and owner.owner_node is not None:
             region = owner.owner_node
-            slot = value.index - 1 if region.op == FOR else value.index
-            need(*_control_inputs(region))
-            if slot >= 0:
-                need(*_slot_values(region, slot))
+            slot = region.slot_of(value)
+            need(*region.deciders())
+            if slot is not None:
+                need(*region.incoming(slot))
     return live, kept
-
-
-def _control_inputs(region: Node) -> list[Value]:
-    """What deciding whether/how often a region's blocks run reads."""
-    if region.op == IF:
-        return [region.inputs[0]]
-    if region.op == WHILE:
-        return list(region.cond.results)
-    return list(region.inputs[:3])
-
-
-def _slot_values(region: Node, i: int) -> list[Value]:
-    """The values that flow into output/carried slot `i` of a region."""
-    if region.op == IF:
-        return [arm.results[i] for arm in region.blocks]
-    init = region.inputs[i + 3] if region.op == FOR else region.inputs[i]
-    return [init, region.body.results[i]]
 
 
 def _sweep(block: Block, live: set[Value], kept: set[Node], rw: Rewriter) -> None:
@@ -85,19 +65,11 @@ def _sweep(block: Block, live: set[Value], kept: set[Node], rw: Rewriter) -> Non
             rw.erase(node)  # NOTE: a whole dead region goes at once, its blocks unswept
             continue
         dead = _dead_slots(node, live) if node.is_region else []
-        for i in dead:  # NOTE: yields go first, so what computed them is unused when swept
-            for arm in (node.blocks if node.op == IF else [node.body]):
-                arm.erase_result(i)
+        rw.drop_yields(node, dead)  # NOTE: first, so what computed them is unused when swept
         for inner in node.blocks:
             _sweep(inner, live, kept, rw)
         for i in dead:
-            if node.op != IF:
-                node.body.erase_param(i + 1 if node.op == FOR else i)
-                if node.op == WHILE:
-                    node.cond.erase_param(i)
-                node.erase_input(i + 3 if node.op == FOR else i)
-            node.erase_output(i)
-            rw.changed = True
+            rw.drop_slot(node, i)
 
 
 def _dead_slots(node: Node, live: set[Value]) -> list[int]:
@@ -106,11 +78,7 @@ def _dead_slots(node: Node, live: set[Value]) -> list[int]:
     for i in reversed(range(len(node.outputs))):
         if node.outputs[i] in live:
             continue
-        if node.op != IF:
-            params = [node.body.params[i + 1 if node.op == FOR else i]]
-            if node.op == WHILE:
-                params.append(node.cond.params[i])
-            if any(p in live for p in params):
-                continue
+        if node.op != IF and any(node.carried(block)[i] in live for block in node.blocks):
+            continue
         dead.append(i)
     return dead

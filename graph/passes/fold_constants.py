@@ -20,8 +20,9 @@ from typing import Any, Iterator
 
 import numpy as np
 
+from ...ops import python as pyops
 from ...ops.types import type_of
-from ..analysis import NOT_CONSTANT, constant_of, only_read
+from ..analysis import NOT_CONSTANT, constant_of, only_read, trip_count
 from ..ir import FOR, IF, WHILE, Block, Graph, InsertPoint, Node, Rewriter, Value
 from ..types import NoneType, Scalar, StrType, Tensor, TupleType, Type
 
@@ -31,12 +32,10 @@ FOLD_LIMIT = 4096
 
 def run(graph: Graph, rw: Rewriter) -> bool:
     """Fold constant pure ops and prune regions whose path is known; True if any."""
-    before, rw.changed = rw.changed, False
     _visit(graph.body, rw)
     if rw.changed:
-        _mend_control_edges(graph)
-    changed, rw.changed = rw.changed, before or rw.changed
-    return changed
+        _mend_control_edges(graph, rw)
+    return rw.changed
 
 
 def _visit(block: Block, rw: Rewriter) -> None:
@@ -63,7 +62,7 @@ def _fold(node: Node, rw: Rewriter) -> None:
 
 def _folded(node: Node, args: list[Any]) -> Any:
     """What pure op `node` computes from constant `args`, or NOT_CONSTANT if it is not to fold."""
-    if node.is_region or node.effectful or node.name in ("constant", "undefined"):
+    if node.is_region or node.effectful or node.op in (pyops.constant, pyops.undefined):
         return NOT_CONSTANT
     if any(a is NOT_CONSTANT for a in args) or _elements(node.output.type) > FOLD_LIMIT:
         return NOT_CONSTANT
@@ -122,7 +121,7 @@ def _prune(node: Node, rw: Rewriter) -> None:
                 return  # NOTE: bool() of a many-element array raises at run time too
             inlined = list(taken.nodes)
             results = rw.inline(taken, InsertPoint.before(node), [])
-            _hand_over_effects(node, [n for n in inlined if n.effectful])
+            _hand_over_effects(node, [n for n in inlined if n.effectful], rw)
             rw.replace(node, results)
             return
         same = [a if a is b else None for a, b in zip(node.then.results, node.else_.results)]
@@ -130,34 +129,34 @@ def _prune(node: Node, rw: Rewriter) -> None:
             if value is not None and value.owner not in node.blocks:
                 rw.replace_value(out, value)
     elif _never_runs(node):
-        inits = list(node.inputs[3:] if node.op == FOR else node.inputs)
+        inits = list(node.inits)
         effects = node.op == WHILE and any(n.effectful for n in node.cond.nodes)
         inlined = list(node.cond.nodes) if effects else []
         if inlined:  # NOTE: the cond still runs once, for its effects
             rw.inline(node.cond, InsertPoint.before(node), inits)
-        _hand_over_effects(node, [n for n in inlined if n.effectful])
+        _hand_over_effects(node, [n for n in inlined if n.effectful], rw)
         rw.replace(node, inits)
 
 
-def _hand_over_effects(region: Node, inlined: list[Node]) -> None:
+def _hand_over_effects(region: Node, inlined: list[Node], rw: Rewriter) -> None:
     """Keep the effect chain whole when `region` goes: its first inlined effect follows what the
     region followed, and what followed the region follows its last inlined effect instead."""
     if inlined and not inlined[0].control_inputs:
-        inlined[0].control_inputs = list(region.control_inputs)
+        rw.set_control_inputs(inlined[0], region.control_inputs)
     last = inlined[-1:] or region.control_inputs
     for other in region.parent.nodes:
         if region in other.control_inputs:
             deps = [d for dep in other.control_inputs for d in (last if dep is region else [dep])]
-            other.control_inputs = list(dict.fromkeys(deps))
+            rw.set_control_inputs(other, list(dict.fromkeys(deps)))
 
 
-def _mend_control_edges(graph: Graph) -> None:
+def _mend_control_edges(graph: Graph, rw: Rewriter) -> None:
     """A region whose effects were all pruned away (a zero-trip loop inside it) is no longer a
     valid control input, nor is a node gone from the graph: edges to one go to what it was
     ordered after instead."""
     for node in graph.walk():
         if not all(_orders(dep) for dep in node.control_inputs):
-            node.control_inputs = list(dict.fromkeys(_effects_among(node.control_inputs)))
+            rw.set_control_inputs(node, list(dict.fromkeys(_effects_among(node.control_inputs))))
 
 
 def _orders(dep: Node) -> bool:
@@ -174,13 +173,7 @@ def _effects_among(deps: list[Node]) -> Iterator[Node]:
 
 def _never_runs(node: Node) -> bool:
     if node.op == FOR:
-        bounds = [constant_of(v) for v in node.inputs[:3]]
-        if any(b is NOT_CONSTANT for b in bounds):
-            return False
-        try:
-            return len(range(*bounds)) == 0
-        except Exception:
-            return False
+        return trip_count(node) == 0
     flag = _first_test(node)
     try:
         return flag is not NOT_CONSTANT and not bool(flag)
@@ -204,13 +197,9 @@ def _forward_passthroughs(node: Node, rw: Rewriter) -> None:
     """A carried slot whose body yields its own parameter never changes: use the init."""
     if node.op not in (WHILE, FOR):
         return
-    offset = 1 if node.op == FOR else 0
-    inits = node.inputs[3:] if node.op == FOR else node.inputs
-    for i, (init, result) in enumerate(zip(inits, node.body.results)):
-        param = node.body.params[i + offset]
-        if result is not param:
+    for i, (init, result) in enumerate(zip(node.inits, node.body.results)):
+        if result is not node.carried(node.body)[i]:
             continue
-        params = [param] + ([node.cond.params[i]] if node.op == WHILE else [])
-        for p in params:
-            rw.replace_value(p, init)
+        for block in node.blocks:
+            rw.replace_value(node.carried(block)[i], init)
         rw.replace_value(node.outputs[i], init)

@@ -10,44 +10,43 @@ other reader. Assumes max-pool padding never fills a whole window (as the op req
 """
 from __future__ import annotations
 
+import numpy as np
+
+from ...ops import elementwise
+from ...ops import nn as nnops
 from ..ir import Graph, InsertPoint, Node, Rewriter
 from ..types import Tensor
 
 
 def run(graph: Graph, rw: Rewriter) -> bool:
     """Split biased dense layers and pool before relu; True if anything was rewritten."""
-    changed = False  # NOTE: not rw.changed, which a turned-down dense split also sets
     for node in list(graph.walk()):
-        if node.parent is None:
+        if node.parent is None or node.is_region:
             continue
-        if node.name == "dense":
-            changed |= _split_dense(node, rw)
-        elif node.name == "max_pool2d":
-            changed |= _pool_before_relu(node, rw)
-    return changed
+        if node.op is nnops.dense:
+            _split_dense(node, rw)
+        elif node.op is nnops.max_pool2d:
+            _pool_before_relu(node, rw)
+    return rw.changed
 
 
-def _split_dense(node: Node, rw: Rewriter) -> bool:
+def _split_dense(node: Node, rw: Rewriter) -> None:
     out = node.output.type
     if len(node.inputs) != 3 or not (isinstance(out, Tensor) and out.is_static and out.rank):
-        return False
+        return
     x, weight, bias = node.inputs
+    if np.result_type(x.type.dtype, weight.type.dtype) != out.dtype:
+        return  # NOTE: a bias of another dtype: the add could not reuse the product's buffer
     b = rw.builder(InsertPoint.before(node), node.loc)
     product = b.op("matmul", x, b.op("transpose", weight, perm=None), name=node.output.name)
-    if product.type != out:  # a bias of another dtype: the add could not reuse the buffer
-        for dead in (product.producer, product.producer.inputs[1].producer):
-            rw.erase(dead)
-        return False
     rw.replace(node, [b.op("add", product, bias, name=node.output.name)])
-    return True
 
 
-def _pool_before_relu(node: Node, rw: Rewriter) -> bool:
+def _pool_before_relu(node: Node, rw: Rewriter) -> None:
     relu = node.inputs[0].producer
-    if relu is None or relu.name != "relu" or len(relu.output.uses) != 1:
-        return False
+    if relu is None or relu.op is not elementwise.relu or len(relu.output.uses) != 1:
+        return
     b = rw.builder(InsertPoint.before(node), node.loc)
     pooled = b.op(node.op, relu.inputs[0], name=node.output.name, **node.attrs)
     rw.replace(node, [b.op("relu", pooled, name=node.output.name)])
     rw.erase(relu)
-    return True

@@ -11,21 +11,20 @@ any, still happens first. May raise: a `can_raise` op, arithmetic on Python scal
 """
 from __future__ import annotations
 
-from ..analysis import NOT_CONSTANT, constant_of, defined_inside, identity_matters
+from ...ops import python as pyops
+from ..analysis import defined_inside, identity_matters, trip_count
 from ..ir import FOR, WHILE, Block, Graph, InsertPoint, Node, Rewriter
 from ..types import Scalar, Tensor
 
 
 def run(graph: Graph, rw: Rewriter) -> bool:
     """Hoist loop-invariant pure nodes out of While/For regions; True if any moved."""
-    before, rw.changed = rw.changed, False
     for loop in reversed([n for n in graph.walk() if n.op in (WHILE, FOR)]):
         blocks = [(loop.cond, True), (loop.body, False)] if loop.op == WHILE else \
-            [(loop.body, _runs_at_least_once(loop))]
+            [(loop.body, (trip_count(loop) or 0) > 0)]
         for block, surely_runs in blocks:
             _hoist(loop, block, surely_runs, rw)
-    changed, rw.changed = rw.changed, before or rw.changed
-    return changed
+    return rw.changed
 
 
 def _hoist(loop: Node, block: Block, surely_runs: bool, rw: Rewriter) -> None:
@@ -49,15 +48,5 @@ def _invariant(node: Node, loop: Node) -> bool:
     """A pure op whose inputs all come from outside `loop` (and nothing orders it)."""
     # NOTE: an array the loop writes to or keeps must be allocated anew on every iteration
     return not (node.is_region or node.effectful or node.control_inputs
-                or node.name == "undefined" or any(map(identity_matters, node.outputs))) and \
+                or node.op is pyops.undefined or any(map(identity_matters, node.outputs))) and \
         not any(defined_inside(v, loop) for v in node.inputs)
-
-
-def _runs_at_least_once(loop: Node) -> bool:
-    bounds = [constant_of(v) for v in loop.inputs[:3]]
-    if any(b is NOT_CONSTANT for b in bounds):
-        return False
-    try:
-        return len(range(*bounds)) > 0
-    except Exception:
-        return False

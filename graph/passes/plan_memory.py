@@ -1,7 +1,7 @@
 """Memory planning: an elementwise op writes its result into the buffer of an input that dies
 at it, so chains like `relu(x @ w.T + b) * s` run on one buffer (`np.maximum(t, 0, out=t)`).
 
-Marks `node.attrs["__inplace__"] = k` (codegen emits the op's `inplace` spelling with `out` =
+Marks `node.attrs[INPLACE_ATTR] = k` (codegen emits the op's `inplace` spelling with `out` =
 input k and gives the result input k's name). Input k qualifies only when it is a private
 buffer: made in the same block by an op that allocates a fresh array (or by an in-place op over
 one), with the result's exact static shape and dtype (rank >= 1: 0-d results are NumPy
@@ -12,25 +12,20 @@ Assumes ops' `fresh` and `inplace` declarations are true, and that no pass runs 
 """
 from __future__ import annotations
 
-from ..ir import Block, Graph, Node, Rewriter, Value
+from ..ir import INPLACE_ATTR, Block, Graph, Node, Rewriter, Value
 from ..types import Tensor
-
-INPLACE_ATTR = "__inplace__"
-_HARMLESS_READERS = ("print", "assert")  # read a value without keeping or aliasing it
 
 
 def run(graph: Graph, rw: Rewriter) -> bool:
     """Mark elementwise ops that may write into a dying input's buffer; True if any."""
-    changed = False
     for block in _blocks(graph.body):
         for position, node in enumerate(block.nodes):
             if node.is_region or node.op.inplace is None or INPLACE_ATTR in node.attrs:
                 continue
             k = _reusable_input(node, block, position)
             if k is not None:
-                node.attrs[INPLACE_ATTR] = k
-                rw.changed = changed = True
-    return changed
+                rw.set_attr(node, INPLACE_ATTR, k)
+    return rw.changed
 
 
 def _blocks(block: Block):
@@ -66,6 +61,6 @@ def _dies_at(value: Value, node: Node, block: Block, position: int) -> bool:
             continue
         if user.parent is not block or block.index(user) > position:
             return False
-        if not (user.op.fresh or user.name in _HARMLESS_READERS):
+        if not (user.op.fresh or user.op.reads_only):  # NOTE: readers keep nothing
             return False
     return True

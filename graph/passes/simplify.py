@@ -12,11 +12,17 @@ from typing import Callable
 
 import numpy as np
 
+from ...ops import OpDef
+from ...ops import elementwise as ew
+from ...ops import python as pyops
+from ...ops import shaping
 from ..analysis import NOT_CONSTANT, constant_of, only_read
-from ..ir import Graph, InsertPoint, Node, Rewriter, Value
+from ..ir import Block, Builder, Graph, InsertPoint, Node, Rewriter, Value
 from ..types import Scalar, Tensor
 
-Rule = Callable[[Node, Rewriter], "Value | None"]
+Rule = Callable[[Node, Block], "Value | None"]
+"""`rule(node, scratch) -> value | None`: the simpler value `node` computes, or None. New nodes
+go into the detached block `scratch`; they join the graph only if the rule's value is taken."""
 
 
 def _is(value: Value, number: float) -> bool:
@@ -37,88 +43,90 @@ def _integer(node: Node) -> bool:
 
 def _keep(i: int, j: int, number: float, integer_only: bool = False) -> Rule:
     """Input `i` is the result when input `j` is the constant `number`."""
-    def rule(node: Node, rw: Rewriter) -> Value | None:
+    def rule(node: Node, scratch: Block) -> Value | None:
         if _is(node.inputs[j], number) and (_integer(node) or not integer_only):
             return node.inputs[i]
         return None
     return rule
 
 
-def _involution(node: Node, rw: Rewriter) -> Value | None:
+def _involution(node: Node, scratch: Block) -> Value | None:
     inner = node.inputs[0].producer
-    return inner.inputs[0] if inner is not None and inner.name == node.name else None
+    return inner.inputs[0] if inner is not None and inner.op is node.op else None
 
 
-def _square(node: Node, rw: Rewriter) -> Value | None:
+def _square(node: Node, scratch: Block) -> Value | None:
     x, t = node.inputs[0], node.output.type
     if not _is(node.inputs[1], 2) or not (_integer(node) or isinstance(t, Tensor) and t.rank):
         return None  # NOTE: NumPy computes array ** 2 as square(x), bit-equal to x * x
-    return _build(node, rw, "mul", x, x)
+    return _build(node, scratch, "mul", x, x)
 
 
-def _not_not(node: Node, rw: Rewriter) -> Value | None:
+def _not_not(node: Node, scratch: Block) -> Value | None:
     inner = node.inputs[0].producer
-    if inner is None or inner.name != "not":
+    if inner is None or inner.op is not pyops.not_:
         return None
     b = inner.inputs[0]
-    return b if b.type == Scalar(bool) else _build(node, rw, "bool", b)
+    return b if b.type == Scalar(bool) else _build(node, scratch, "bool", b)
 
 
-def _transpose_twice(node: Node, rw: Rewriter) -> Value | None:
+def _transpose_twice(node: Node, scratch: Block) -> Value | None:
     inner = node.inputs[0].producer
-    if inner is None or inner.name != "transpose" or not isinstance(node.output.type, Tensor):
+    if inner is None or inner.op is not shaping.transpose or \
+            not isinstance(node.output.type, Tensor):
         return None
     x = inner.inputs[0]
     rank = node.output.type.rank
     first = inner.attrs["perm"] or tuple(reversed(range(rank)))
     second = node.attrs["perm"] or tuple(reversed(range(rank)))
     perm = tuple(first[i] for i in second)
-    return x if perm == tuple(range(rank)) else _build(node, rw, "transpose", x, perm=perm)
+    return x if perm == tuple(range(rank)) else _build(node, scratch, "transpose", x, perm=perm)
 
 
-def _reshape_twice(node: Node, rw: Rewriter) -> Value | None:
+def _reshape_twice(node: Node, scratch: Block) -> Value | None:
     inner = node.inputs[0].producer
-    if inner is None or inner.name != "reshape" or len(node.inputs) > 1 or len(inner.inputs) > 1:
+    if inner is None or inner.op is not shaping.reshape or len(node.inputs) > 1 or \
+            len(inner.inputs) > 1:
         return None
-    return _build(node, rw, "reshape", inner.inputs[0], shape=node.attrs["shape"])
+    return _build(node, scratch, "reshape", inner.inputs[0], shape=node.attrs["shape"])
 
 
-def _same_dtype_cast(node: Node, rw: Rewriter) -> Value | None:
+def _same_dtype_cast(node: Node, scratch: Block) -> Value | None:
     return node.inputs[0] if node.inputs[0].type == node.output.type else None
 
 
-def _constant_select(node: Node, rw: Rewriter) -> Value | None:
+def _constant_select(node: Node, scratch: Block) -> Value | None:
     c = constant_of(node.inputs[0])
     if c is NOT_CONSTANT or np.size(c) != 1:
         return None
     return node.inputs[1] if bool(np.asarray(c).reshape(())) else node.inputs[2]
 
 
-def _item_of_tuple(node: Node, rw: Rewriter) -> Value | None:
+def _item_of_tuple(node: Node, scratch: Block) -> Value | None:
     inner, index = node.inputs[0].producer, node.attrs["index"]
-    if inner is None or inner.name != "make_tuple" or not isinstance(index, int):
+    if inner is None or inner.op is not pyops.make_tuple or not isinstance(index, int):
         return None  # NOTE: a slice index makes a tuple, not one of the items
     return inner.inputs[index] if -len(inner.inputs) <= index < len(inner.inputs) else None
 
 
-RULES: dict[str, tuple[Rule, ...]] = {
-    "add": (_keep(0, 1, 0, integer_only=True),   # x + 0 -> x   (integers only)
-            _keep(1, 0, 0, integer_only=True),   # 0 + x -> x   (integers only)
-            _keep(0, 1, -0.0),                   # x + -0.0 -> x
-            _keep(1, 0, -0.0)),                  # -0.0 + x -> x
-    "sub": (_keep(0, 1, 0),),                    # x - 0 -> x   (+0 only: x - -0.0 is x + 0)
-    "mul": (_keep(0, 1, 1), _keep(1, 0, 1)),     # x * 1 -> x,  1 * x -> x
-    "div": (_keep(0, 1, 1),),                    # x / 1 -> x
-    "pow": (_keep(0, 1, 1), _square),            # x ** 1 -> x,  x ** 2 -> x * x
-    "neg": (_involution,),                       # -(-x) -> x
-    "invert": (_involution,),                    # ~~x -> x
-    "logical_not": (_involution,),               # logical_not(logical_not(b)) -> b (bools)
-    "not": (_not_not,),                          # not not b -> bool(b)
-    "transpose": (_transpose_twice,),            # x.transpose(p).transpose(q) -> x.transpose(p[q])
-    "reshape": (_reshape_twice,),                # reshape(reshape(x, s), t) -> reshape(x, t)
-    "cast": (_same_dtype_cast,),                 # cast(x, x.dtype) -> x
-    "select": (_constant_select,),               # select(true, a, b) -> a
-    "tuple_getitem": (_item_of_tuple,),          # (a, b)[0] -> a
+RULES: dict[OpDef, tuple[Rule, ...]] = {
+    ew.add: (_keep(0, 1, 0, integer_only=True),   # x + 0 -> x   (integers only)
+             _keep(1, 0, 0, integer_only=True),   # 0 + x -> x   (integers only)
+             _keep(0, 1, -0.0),                   # x + -0.0 -> x
+             _keep(1, 0, -0.0)),                  # -0.0 + x -> x
+    ew.sub: (_keep(0, 1, 0),),                    # x - 0 -> x   (+0 only: x - -0.0 is x + 0)
+    ew.mul: (_keep(0, 1, 1), _keep(1, 0, 1)),     # x * 1 -> x,  1 * x -> x
+    ew.div: (_keep(0, 1, 1),),                    # x / 1 -> x
+    ew.pow_: (_keep(0, 1, 1), _square),           # x ** 1 -> x,  x ** 2 -> x * x
+    ew.neg: (_involution,),                       # -(-x) -> x
+    ew.invert: (_involution,),                    # ~~x -> x
+    ew.logical_not: (_involution,),               # logical_not(logical_not(b)) -> b (bools)
+    pyops.not_: (_not_not,),                      # not not b -> bool(b)
+    shaping.transpose: (_transpose_twice,),       # x.transpose(p).transpose(q) -> x.transpose(p[q])
+    shaping.reshape: (_reshape_twice,),           # reshape(reshape(x, s), t) -> reshape(x, t)
+    shaping.cast: (_same_dtype_cast,),            # cast(x, x.dtype) -> x
+    ew.select: (_constant_select,),               # select(true, a, b) -> a
+    pyops.tuple_getitem: (_item_of_tuple,),       # (a, b)[0] -> a
 }
 
 SAME_MEMORY = (_item_of_tuple, _transpose_twice)
@@ -128,21 +136,19 @@ always views), so the aliasing guard does not apply to them."""
 
 def run(graph: Graph, rw: Rewriter) -> bool:
     """Apply the first matching rule of `RULES` to each op node; True if any applied."""
-    changed = False  # NOTE: not rw.changed, which a rule's turned-down new node also sets
     for node in list(graph.walk()):
         if node.parent is None or node.is_region:
             continue
-        for rule in RULES.get(node.name, ()):
-            new = rule(node, rw)
-            if new is None:
-                continue
-            if _acceptable(node, new, rule):
+        for rule in RULES.get(node.op, ()):
+            scratch = Block()
+            new = rule(node, scratch)
+            if new is not None and _acceptable(node, new, rule):
+                for built in list(scratch.nodes):
+                    rw.move(built, InsertPoint.before(node))
                 rw.replace(node, [new])
-                changed = True
                 break
-            if new.producer is not None and not new.uses:
-                rw.erase(new.producer)  # a rule's new node whose result we turned down
-    return changed
+            scratch.drop_all_uses()  # NOTE: a turned-down rule's new nodes never join the graph
+    return rw.changed
 
 
 def _acceptable(node: Node, new: Value, rule: Rule) -> bool:
@@ -157,6 +163,6 @@ def _acceptable(node: Node, new: Value, rule: Rule) -> bool:
     return only_read(node.output) and all(only_read(v) for v in shared)
 
 
-def _build(node: Node, rw: Rewriter, op: str, *inputs: Value, **attrs) -> Value:
-    return rw.builder(InsertPoint.before(node), node.loc).op(op, *inputs, name=node.output.name,
+def _build(node: Node, scratch: Block, op: str, *inputs: Value, **attrs) -> Value:
+    return Builder(InsertPoint.at_end(scratch), node.loc).op(op, *inputs, name=node.output.name,
                                                              **attrs)
