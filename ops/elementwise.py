@@ -13,7 +13,7 @@ from typing import Any, Callable, Mapping
 
 import numpy as np
 
-from .opdef import NO_GRAD, GradContext, OpDef, OpFunction, Primitive, Spelling
+from .opdef import NO_GRAD, REQUIRED, GradContext, OpDef, OpFunction, Primitive, Spelling
 from .types import (ListType, NoneType, Scalar, Tensor, TupleType, Type, broadcast_shapes,
                     type_of)
 
@@ -172,6 +172,27 @@ def dtype_or_none(values: dict[str, Any], key: str = "dtype") -> dict[str, Any]:
     if values.get(key) is not None:
         values[key] = np.dtype(values[key])
     return values
+
+
+def helper_call(helper: Callable[..., Any], args: str,
+          defaults: Mapping[str, Any]) -> Callable[[Mapping[str, Any]], str]:
+    """An emit rule `helper(args, name=name, ...)` that leaves out attributes at their default."""
+    def emit(attrs: Mapping[str, Any]) -> str:
+        kws = [f"{k}={k}" for k, d in defaults.items() if d is REQUIRED or attrs.get(k, d) != d]
+        return f"{helper.__name__}({', '.join([args, *kws])})"
+    return emit
+
+
+def unsupported(op: str, **flags: Any) -> None:
+    """Refuse MindSpore arguments amber does not implement (set to a non-default value)."""
+    for name, value in flags.items():
+        if value:
+            raise NotImplementedError(f"{op}: {name}={value!r} is not supported")
+
+
+def optional(*inputs: Any) -> tuple[Any, ...]:
+    """The inputs given (an optional bias left out when None)."""
+    return tuple(v for v in inputs if v is not None)
 
 
 # ---- elementwise shape and dtype rule ---------------------------------------------------------

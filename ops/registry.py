@@ -7,11 +7,12 @@ from __future__ import annotations
 
 from types import ModuleType
 
-from . import adjoint, creation, elementwise, indexing, nn, python, reduce, shaping
+from . import (adjoint, creation, elementwise, indexing, joining, losses, nn, normalization, python,
+               reduce, shaping, window)
 from .opdef import OpDef, OpFunction, Primitive
 
-FAMILIES: tuple[ModuleType, ...] = (python, elementwise, reduce, shaping, indexing, creation, nn,
-                                    adjoint)
+FAMILIES: tuple[ModuleType, ...] = (python, elementwise, reduce, shaping, joining, indexing, creation,
+                                    nn, window, normalization, losses, adjoint)
 
 
 def _table(attr: str, key) -> dict:

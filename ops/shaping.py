@@ -1,4 +1,4 @@
-"""Shape ops: reshape, transpose, concat/stack/split, tile, pad, cast and the run-time shape
+"""Shape ops: reshape, transpose, expand/squeeze/flatten, broadcast_to, cast and the run-time shape
 queries; plus the axis and shape helpers other families use (indexing is in `indexing.py`).
 
 Parts of a shape or an index known only at run time are `Dyn(k)` references to variadic inputs.
@@ -12,7 +12,7 @@ import numpy as np
 
 from .elementwise import as_tensor, checked, dtype_or_none, np_call, on_tensor, primitive, spell
 from .opdef import NO_GRAD, REQUIRED, Dyn, GradContext, OpDef
-from .types import UNKNOWN, Dim, ListType, Scalar, Tensor, TupleType, Type
+from .types import UNKNOWN, Dim, Scalar, Tensor, TupleType, Type
 
 Grad = Callable[[GradContext], tuple[Any, ...]]
 
@@ -45,7 +45,7 @@ def normalize_axes(name: str, axis: Any, t: Tensor, rank: int | None = None) -> 
     return tuple(sorted(axes))
 
 
-def _listed_axis(values: dict[str, Any], key: str = "axis") -> dict[str, Any]:
+def listed_axis(values: dict[str, Any], key: str = "axis") -> dict[str, Any]:
     if isinstance(values.get(key), list):
         values[key] = tuple(values[key])
     return values
@@ -217,7 +217,7 @@ def _squeeze_infer(x: Type, *, axis: int | tuple[int, ...] | None) -> Tensor:
 
 
 def _ms_squeeze_axis(values: dict[str, Any]) -> dict[str, Any]:
-    values = _listed_axis(values)
+    values = listed_axis(values)
     values["axis"] = None if values["axis"] == () else values["axis"]
     return values
 
@@ -246,18 +246,18 @@ def _flatten_infer(x: Type, *, start_dim: int, end_dim: int) -> Tensor:
         raise TypeError(f"flatten: expected a tensor, got {x}")
     t = x
     if start_dim == 0 and end_dim == -1:
-        return Tensor((_dim_product(t.shape),), t.dtype)
+        return Tensor((dim_product(t.shape),), t.dtype)
     if t.rank == 0:
         raise ValueError(f"flatten: cannot flatten {t} from start_dim {start_dim}")
     start = start_dim + t.rank if start_dim < 0 else start_dim
     end = normalize_axis("flatten", end_dim, t.rank, t)
     if not 0 <= start <= end + 1:
         raise ValueError(f"flatten: start_dim {start_dim} and end_dim {end_dim} do not fit {t}")
-    middle = _dim_product(t.shape[start:end + 1])
+    middle = dim_product(t.shape[start:end + 1])
     return Tensor(t.shape[:start] + (middle,) + t.shape[end + 1:], t.dtype)
 
 
-def _dim_product(dims: tuple[Dim, ...]) -> Dim:
+def dim_product(dims: tuple[Dim, ...]) -> Dim:
     if len(dims) == 1:
         return dims[0]
     size = _static_size(dims)
@@ -266,135 +266,34 @@ def _dim_product(dims: tuple[Dim, ...]) -> Dim:
 
 # ---- sequences of tensors ---------------------------------------------------------------------
 
-def _same_dim(name: str, dims: list[Dim], shown: str) -> Dim:
-    """Dims that must agree: the known size, a shared symbol, or "?"."""
-    known = {d for d in dims if isinstance(d, int)}
-    if len(known) > 1:
-        raise ValueError(f"{name}: sizes {format_dims(dims)} do not match in {shown}")
-    if known:
-        return known.pop()
-    return dims[0] if len(set(dims)) == 1 else UNKNOWN
 
 
-def _members(name: str, xs: Type) -> tuple[list[Tensor], bool]:
-    """The tensors of a tuple (exact) or list (one representative, count unknown)."""
-    if isinstance(xs, TupleType):
-        if not xs.elements:
-            raise ValueError(f"{name}: need at least one array")
-        return [as_tensor(name, e) for e in xs.elements], True
-    if isinstance(xs, ListType):
-        return [as_tensor(name, xs.element)], False
-    raise TypeError(f"{name}: expected a tuple or list of tensors, got {xs}")
 
 
-def _concat_infer(xs: Type, *, axis: int) -> Tensor:
-    ts, exact = _members("concat", xs)
-    if ts[0].rank == 0 or len({t.rank for t in ts}) != 1:
-        raise ValueError(f"concat: tensors need one rank >= 1, got {xs}")
-    ax = normalize_axis("concat", axis, ts[0].rank, xs)
-    dims: list[Dim] = [_same_dim("concat", [t.shape[i] for t in ts], str(xs)) if i != ax else 0
-                       for i in range(ts[0].rank)]
-    along = [t.shape[ax] for t in ts]
-    dims[ax] = sum(along) if exact and all(isinstance(d, int) for d in along) else \
-        (along[0] if exact and len(along) == 1 else UNKNOWN)
-    return Tensor(tuple(dims), np.result_type(*(t.dtype for t in ts)))
 
 
-def _stack_infer(xs: Type, *, axis: int) -> Tensor:
-    ts, exact = _members("stack", xs)
-    if len({t.rank for t in ts}) != 1:
-        raise ValueError(f"stack: tensors need one shape, got {xs}")
-    ax = normalize_axis("stack", axis, ts[0].rank + 1, xs)
-    dims = [_same_dim("stack", [t.shape[i] for t in ts], str(xs)) for i in range(ts[0].rank)]
-    dims.insert(ax, len(ts) if exact else UNKNOWN)
-    return Tensor(tuple(dims), np.result_type(*(t.dtype for t in ts)))
 
 
-def _split(x: Any, *, axis: int, sections: Any, sizes: Any) -> tuple[Any, ...]:
-    return tuple(np.split(x, _cuts(sections, sizes, x.shape[axis]), axis=axis))
 
 
-def _cuts(sections: Any, sizes: Any, n: int) -> Any:
-    if sizes is None:
-        return sections
-    if isinstance(sizes, int):
-        return range(sizes, n, sizes)
-    if sum(sizes) != n:
-        raise ValueError(f"split: sizes {sizes} do not add up to the axis size {n}")
-    return tuple(np.cumsum(sizes[:-1]).tolist())
 
 
-def _split_emit(attrs: dict[str, Any]) -> str:
-    sizes = attrs["sizes"]
-    if isinstance(sizes, int):
-        cuts = "range(sizes, x.shape[axis], sizes)"
-    else:
-        cuts = "sections" if sizes is None else repr(_cuts(None, sizes, sum(sizes)))
-    return f"tuple(np.split(x, {cuts}, axis=axis))"
 
 
-def _split_infer(x: Type, *, axis: int, sections: Any, sizes: Any) -> TupleType:
-    t = as_tensor("split", x)
-    ax = normalize_axis("split", axis, t.rank, t)
-    pieces = _piece_sizes(t, t.shape[ax], sections, sizes)
-    return TupleType(tuple(Tensor(t.shape[:ax] + (p,) + t.shape[ax + 1:], t.dtype)
-                           for p in pieces))
 
 
-def _piece_sizes(t: Tensor, n: Dim, sections: Any, sizes: Any) -> list[Dim]:
-    if (sections is None) == (sizes is None):
-        raise TypeError("split: give exactly one of sections and sizes")
-    if isinstance(sections, int):
-        if sections <= 0 or (isinstance(n, int) and n % sections):
-            raise ValueError(f"split: {t} does not split into {sections} equal parts")
-        return [n // sections if isinstance(n, int) else UNKNOWN] * sections
-    if sections is not None:
-        bounds = (0, *sections, None)
-        return [len(range(n)[a:b]) if isinstance(n, int) else UNKNOWN
-                for a, b in zip(bounds, bounds[1:])]
-    if isinstance(sizes, int):
-        if sizes <= 0 or not isinstance(n, int):
-            raise ValueError(f"split: chunks of {sizes} need a positive size and a static dim, "
-                             f"got {t}")
-        return [len(range(n)[i:i + sizes]) for i in range(0, max(n, 1), sizes)]
-    if isinstance(n, int) and sum(sizes) != n:
-        raise ValueError(f"split: sizes {sizes} do not add up to the axis size of {t}")
-    return list(sizes)
 
 
-def _ms_split(values: dict[str, Any]) -> dict[str, Any]:
-    chunks = values.pop("split_size_or_sections")
-    values["sizes"] = chunks if isinstance(chunks, int) else tuple(chunks)
-    values["sections"] = None
-    return values
 
 
-def _np_split(values: dict[str, Any]) -> dict[str, Any]:
-    s = values["sections"]
-    values["sections"] = s if isinstance(s, int) else tuple(s)
-    return values
 
 
 # ---- tile, broadcast, pad, flip, repeat -------------------------------------------------------
 
-def _tile_infer(x: Type, *, reps: tuple[int, ...]) -> Tensor:
-    t = as_tensor("tile", x)
-    if any(type(r) is not int or r < 0 for r in reps):
-        raise ValueError(f"tile: reps {reps} must be non-negative ints")
-    n = max(len(reps), t.rank)
-    shape = (1,) * (n - t.rank) + t.shape
-    reps = (1,) * (n - len(reps)) + reps
-    return Tensor(tuple(_times(d, r) for d, r in zip(shape, reps)), t.dtype)
 
 
-def _times(d: Dim, r: int) -> Dim:
-    return d * r if isinstance(d, int) else (d if r == 1 else UNKNOWN)
 
 
-def _reps_tuple(values: dict[str, Any]) -> dict[str, Any]:
-    reps = values["reps"]
-    values["reps"] = (reps,) if isinstance(reps, int) else tuple(reps)
-    return values
 
 
 def _broadcast_to(x: Any, *dims: Any, shape: tuple) -> Any:
@@ -430,81 +329,24 @@ def _broadcast_to_infer(x: Type, *dims: Type, shape: tuple) -> Tensor:
     return Tensor(tuple(target), t.dtype)
 
 
-PAD_MODES = ("constant", "edge", "reflect", "symmetric", "wrap")
 
 
-def _pad(x: Any, *, paddings: Any, value: Any, mode: str) -> Any:
-    if mode == "constant":
-        return np.pad(x, paddings, constant_values=value)
-    return np.pad(x, paddings, mode=mode)
 
 
-def _pad_emit(attrs: dict[str, Any]) -> str:
-    if attrs["mode"] != "constant":
-        return "np.pad(x, paddings, mode=mode)"
-    return "np.pad(x, paddings, constant_values=value)" if attrs["value"] else "np.pad(x, paddings)"
 
 
-def _pad_infer(x: Type, *, paddings: Any, value: Any, mode: str) -> Tensor:
-    if mode not in PAD_MODES:
-        raise ValueError(f"pad: mode must be one of {', '.join(PAD_MODES)}, not {mode!r}")
-    t = as_tensor("pad", x)
-    try:
-        widths = np.broadcast_to(np.asarray(paddings), (t.rank, 2)).tolist()
-    except ValueError:
-        raise ValueError(f"pad: paddings {paddings} do not fit {t}") from None
-    if any(type(w) is not int or w < 0 for pair in widths for w in pair):
-        raise ValueError(f"pad: paddings {paddings} must be non-negative ints")
-    return Tensor(tuple(d + a + b if isinstance(d, int) else (d if a + b == 0 else UNKNOWN)
-                        for d, (a, b) in zip(t.shape, widths)), t.dtype)
 
 
-def _pad_mode(values: dict[str, Any]) -> dict[str, Any]:
-    values["mode"] = str(values["mode"]).lower()
-    if values["mode"] != "constant" and values["value"] != 0:
-        raise ValueError(f"pad: constant_values only goes with mode='constant', not "
-                         f"{values['mode']!r}")
-    return values
 
 
-def _pairs(values: dict[str, Any]) -> dict[str, Any]:
-    p = values["paddings"]
-    values["paddings"] = tuple(tuple(q) if isinstance(q, list | tuple) else q for q in p) \
-        if isinstance(p, list | tuple) else p
-    return values
 
 
-def _flip_infer(x: Type, *, axis: Any) -> Tensor:
-    t = as_tensor("flip", x)
-    normalize_axes("flip", axis, t)
-    return t
 
 
-def _repeat_infer(x: Type, *, repeats: Any, axis: int | None) -> Tensor:
-    t = as_tensor("repeat", x)
-    reps = (repeats,) if isinstance(repeats, int) else repeats
-    if any(type(r) is not int or r < 0 for r in reps):
-        raise ValueError(f"repeat: repeats {repeats} must be non-negative ints")
-    if axis is None:
-        return Tensor((_repeated("repeat", _dim_product(t.shape), reps, t),), t.dtype)
-    t = Tensor((1,), t.dtype) if t.rank == 0 else t  # NumPy repeats a 0-d array as 1-d
-    ax = normalize_axis("repeat", axis, t.rank, t)
-    return Tensor(t.shape[:ax] + (_repeated("repeat", t.shape[ax], reps, t),) +
-                  t.shape[ax + 1:], t.dtype)
 
 
-def _repeated(name: str, n: Dim, reps: tuple[int, ...], t: Tensor) -> Dim:
-    if len(reps) == 1:
-        return _times(n, reps[0])
-    if isinstance(n, int) and len(reps) != n:
-        raise ValueError(f"{name}: {len(reps)} repeats do not match {n} items of {t}")
-    return sum(reps)
 
 
-def _repeats_tuple(values: dict[str, Any]) -> dict[str, Any]:
-    if isinstance(values["repeats"], list):
-        values["repeats"] = tuple(values["repeats"])
-    return values
 
 
 # ---- cast and the run-time shape queries ------------------------------------------------------
@@ -533,7 +375,7 @@ def _count_infer(name: str):
 
 # ---- ops --------------------------------------------------------------------------------------
 
-def _op(name: str, inputs: tuple[str, ...], fn: Any, infer: Any, emit: Any,
+def shape_op(name: str, inputs: tuple[str, ...], fn: Any, infer: Any, emit: Any,
         attrs: dict[str, Any] | None = None, fresh: bool = False, specialize: Any = None,
         grad: Any = None) -> OpDef:
     """`fresh`: the result never shares memory with an input (views and tuples do)."""
@@ -543,7 +385,7 @@ def _op(name: str, inputs: tuple[str, ...], fn: Any, infer: Any, emit: Any,
 
 # ---- gradient rules: the adjoint reshaped, sliced or summed back to the input --------------
 
-def _shaped_like(ad: GradContext, g: Any, k: int = 0) -> Any:
+def shaped_like(ad: GradContext, g: Any, k: int = 0) -> Any:
     """`g` reshaped to input k's shape."""
     t = ad.types[k]
     if isinstance(t, Tensor) and t.is_static:
@@ -551,7 +393,7 @@ def _shaped_like(ad: GradContext, g: Any, k: int = 0) -> Any:
     return ad.op("reshape", g, ad.op("shape", ad.input(k)), shape=(Dyn(0),))
 
 
-RESHAPED: Grad = lambda ad: (_shaped_like(ad, ad.g),)
+RESHAPED: Grad = lambda ad: (shaped_like(ad, ad.g),)
 
 
 def _transpose_grad(ad: GradContext) -> tuple[Any, ...]:
@@ -563,140 +405,51 @@ def _transpose_grad(ad: GradContext) -> tuple[Any, ...]:
     return (ad.op("transpose", ad.g, perm=inverse),)
 
 
-def _pieces(ad: GradContext, axis: int) -> list[tuple[int, int]]:
-    """(start, stop) of each tuple member along `axis` of the joined result."""
-    spans, start = [], 0
-    for t in ad.types[0].elements:
-        n = t.shape[axis]
-        if not isinstance(n, int):
-            raise NotImplementedError("the gradient of concatenating arrays of run-time sizes")
-        spans.append((start, start + n))
-        start += n
-    return spans
 
 
-def _concat_grad(ad: GradContext) -> tuple[Any, ...]:
-    xs = ad.types[0]
-    rank = as_tensor("concat", ad.out_type).rank
-    ax = normalize_axis("concat", ad.attrs["axis"], rank, ad.out_type)
-    if isinstance(xs, ListType):
-        return (ad.op("split_like", ad.g, ad.input(0), axis=ax),)
-    lead = (slice(None),) * ax
-    parts = [ad.op("getitem", ad.g, index=(*lead, slice(a, b))) for a, b in _pieces(ad, ax)]
-    return (parts,)
 
 
-def _stack_grad(ad: GradContext) -> tuple[Any, ...]:
-    xs = ad.types[0]
-    rank = as_tensor("stack", ad.out_type).rank
-    ax = normalize_axis("stack", ad.attrs["axis"], rank, ad.out_type)
-    if isinstance(xs, ListType):
-        return (ad.op("unstack", ad.g, axis=ax),)
-    lead = (slice(None),) * ax
-    return ([ad.op("getitem", ad.g, index=(*lead, i)) for i in range(len(xs.elements))],)
 
 
-def _split_grad(ad: GradContext) -> tuple[Any, ...]:
-    pieces = []
-    for g, t in zip(ad.gs, ad.out_type.elements):
-        if g is None:
-            if not t.is_static:
-                raise NotImplementedError("the gradient of split pieces of run-time sizes")
-            g = ad.op("zeros", shape=t.shape, dtype=t.dtype)
-        pieces.append(g)
-    return (ad.op("concat", ad.op("make_tuple", *pieces), axis=ad.attrs["axis"]),)
 
 
-def _tile_grad(ad: GradContext) -> tuple[Any, ...]:
-    t = as_tensor("tile", ad.types[0])
-    reps = ad.attrs["reps"]
-    n = max(len(reps), t.rank)
-    shape = (1,) * (n - t.rank) + t.shape
-    reps = (1,) * (n - len(reps)) + tuple(reps)
-    if not all(isinstance(d, int) for d in shape):
-        raise NotImplementedError("the gradient of tiling an array of run-time shape")
-    split = tuple(x for r, d in zip(reps, shape) for x in (r, d))
-    summed = ad.op("sum", ad.op("reshape", ad.g, shape=split), axis=tuple(range(0, 2 * n, 2)))
-    return (_shaped_like(ad, summed),)
 
 
-def _pad_grad(ad: GradContext) -> tuple[Any, ...]:
-    if ad.attrs["mode"] != "constant":
-        raise NotImplementedError(f"the gradient of np.pad in mode {ad.attrs['mode']!r}")
-    t = as_tensor("pad", ad.types[0])
-    widths = np.broadcast_to(np.asarray(ad.attrs["paddings"]), (t.rank, 2)).tolist()
-    out = ad.out_type.shape
-    index = tuple(slice(a, (n - b) if isinstance(n, int) else (-b or None))
-                  for (a, b), n in zip(widths, out))
-    return (ad.op("getitem", ad.g, index=index),)
 
 
-def _repeat_grad(ad: GradContext) -> tuple[Any, ...]:
-    repeats, axis = ad.attrs["repeats"], ad.attrs["axis"]
-    t = as_tensor("repeat", ad.types[0])
-    if not isinstance(repeats, int) and len(repeats) != 1:
-        raise NotImplementedError("the gradient of np.repeat with per-item repeats")
-    r = repeats if isinstance(repeats, int) else repeats[0]
-    if axis is None or t.rank == 0:
-        folded = ad.op("reshape", ad.g, shape=(-1, r))
-        return (_shaped_like(ad, ad.op("sum", folded, axis=1)),)
-    ax = normalize_axis("repeat", axis, t.rank, t)
-    if not t.is_static:
-        raise NotImplementedError("the gradient of np.repeat of an array of run-time shape")
-    folded = ad.op("reshape", ad.g, shape=t.shape[:ax] + (t.shape[ax], r) + t.shape[ax + 1:])
-    return (ad.op("sum", folded, axis=ax + 1),)
 
 
-reshape = _op("reshape", ("x", "*dims"), _reshape, _reshape_infer,
+reshape = shape_op("reshape", ("x", "*dims"), _reshape, _reshape_infer,
               lambda a: f"np.reshape(x, {shape_text(a['shape'], 'dims')})", {"shape": REQUIRED},
               specialize=on_tensor(lambda a: f"x.reshape({_reshape_args(a['shape'])})"),
               grad=RESHAPED)
-transpose = _op("transpose", ("x",), lambda x, perm: np.transpose(x, perm), _transpose_infer,
+transpose = shape_op("transpose", ("x",), lambda x, perm: np.transpose(x, perm), _transpose_infer,
                 lambda a: "np.transpose(x)" if a["perm"] is None else "np.transpose(x, perm)",
                 {"perm": None},
                 specialize=on_tensor(lambda a: "x.T" if a["perm"] is None else
                                       "x.transpose(perm)"), grad=_transpose_grad)
-expand_dims = _op("expand_dims", ("x",), lambda x, axis: np.expand_dims(x, axis),
+expand_dims = shape_op("expand_dims", ("x",), lambda x, axis: np.expand_dims(x, axis),
                   _expand_dims_infer, "np.expand_dims(x, axis)", {"axis": REQUIRED},
                   grad=RESHAPED)
-squeeze = _op("squeeze", ("x",), lambda x, axis: np.squeeze(x, axis), _squeeze_infer,
+squeeze = shape_op("squeeze", ("x",), lambda x, axis: np.squeeze(x, axis), _squeeze_infer,
               np_call("np.squeeze", "x", axis=None), {"axis": None}, grad=RESHAPED)
-flatten = _op("flatten", ("x",), _flatten, _flatten_infer, _flatten_emit,
+flatten = shape_op("flatten", ("x",), _flatten, _flatten_infer, _flatten_emit,
               {"start_dim": 1, "end_dim": -1}, grad=RESHAPED)
 """MindSpore's flatten keeps dim 0 (`start_dim=1`); `x.flatten()` is `start_dim=0` (a copy)."""
-concat = _op("concat", ("xs",), lambda xs, axis: np.concatenate(xs, axis=axis), _concat_infer,
-             "np.concatenate(xs, axis=axis)", {"axis": 0}, fresh=True, grad=_concat_grad)
-stack = _op("stack", ("xs",), lambda xs, axis: np.stack(xs, axis=axis), _stack_infer,
-            "np.stack(xs, axis=axis)", {"axis": 0}, fresh=True, grad=_stack_grad)
-split = _op("split", ("x",), _split, _split_infer, _split_emit,
-            {"axis": 0, "sections": None, "sizes": None}, grad=_split_grad)
-"""A tuple of pieces: `sections` as NumPy's (a count of equal parts, or cut indices), or
-`sizes` as MindSpore's (a chunk size, or the size of each piece)."""
-tile = _op("tile", ("x",), lambda x, reps: np.tile(x, reps), _tile_infer, "np.tile(x, reps)",
-           {"reps": REQUIRED}, fresh=True, grad=_tile_grad)
-broadcast_to = _op("broadcast_to", ("x", "*dims"), _broadcast_to, _broadcast_to_infer,
+broadcast_to = shape_op("broadcast_to", ("x", "*dims"), _broadcast_to, _broadcast_to_infer,
                    _broadcast_to_emit, {"shape": REQUIRED}, grad=lambda ad: (ad.g,))
-pad = _op("pad", ("x",), _pad, _pad_infer, _pad_emit,
-          {"paddings": REQUIRED, "value": 0, "mode": "constant"}, fresh=True, grad=_pad_grad)
-"""`np.pad` in the modes of `PAD_MODES`; `paddings` is NumPy's `pad_width` (per-dim pairs)."""
-flip = _op("flip", ("x",), lambda x, axis: np.flip(x, axis), _flip_infer,
-           np_call("np.flip", "x", axis=None), {"axis": None},
-           grad=lambda ad: (ad.op("flip", ad.g, axis=ad.attrs["axis"]),))
-repeat = _op("repeat", ("x",), lambda x, repeats, axis: np.repeat(x, repeats, axis),
-             _repeat_infer, np_call("np.repeat", "x, repeats", axis=None),
-             {"repeats": REQUIRED, "axis": None}, fresh=True, grad=_repeat_grad)
 cast = OpDef("cast", ("x",), kernel=checked("cast", astype, _cast_infer), infer=_cast_infer,
              emit="astype(x, dtype)", attrs={"dtype": REQUIRED}, helpers=(astype,), fresh=True,
              grad=lambda ad: (ad.g,))
-shape_of = _op("shape", ("x",), np.shape, _shape_infer, "np.shape(x)", grad=NO_GRAD)
-size_of = _op("size", ("x",), np.size, _count_infer("size"), "np.size(x)", grad=NO_GRAD)
-ndim_of = _op("ndim", ("x",), np.ndim, _count_infer("ndim"), "np.ndim(x)", grad=NO_GRAD)
+shape_of = shape_op("shape", ("x",), np.shape, _shape_infer, "np.shape(x)", grad=NO_GRAD)
+size_of = shape_op("size", ("x",), np.size, _count_infer("size"), "np.size(x)", grad=NO_GRAD)
+ndim_of = shape_op("ndim", ("x",), np.ndim, _count_infer("ndim"), "np.ndim(x)", grad=NO_GRAD)
 
 
 # ---- spellings --------------------------------------------------------------------------------
 
 def _perm(values: dict[str, Any]) -> dict[str, Any]:
-    return _listed_axis(values, "perm")
+    return listed_axis(values, "perm")
 
 
 def _method_axes(values: dict[str, Any]) -> dict[str, Any]:
@@ -721,27 +474,19 @@ def _dtype(values: dict[str, Any]) -> dict[str, Any]:
     return dtype_or_none(values)
 
 
-OPS = (reshape, transpose, expand_dims, squeeze, flatten, concat, stack, split, tile,
-       broadcast_to, pad, flip, repeat, cast, shape_of, size_of, ndim_of)
+OPS = (reshape, transpose, expand_dims, squeeze, flatten, broadcast_to, cast, shape_of, size_of,
+       ndim_of)
 
 FUNCTIONS = (
     spell("reshape", reshape, "input, shape", route_shape, input="x"),
     spell("transpose", transpose, "input, input_perm", _perm, input="x", input_perm="perm"),
     spell("permute", transpose, "input, axis", _perm, input="x", axis="perm"),
-    spell("expand_dims", expand_dims, "input_x, axis", _listed_axis, input_x="x"),
+    spell("expand_dims", expand_dims, "input_x, axis", listed_axis, input_x="x"),
     spell("unsqueeze", expand_dims, "input, dim", input="x", dim="axis"),
     spell("squeeze", squeeze, "input, axis=None", _ms_squeeze_axis, input="x"),
     spell("flatten", flatten, "input, order='C', *, start_dim=1, end_dim=-1", _c_order,
           input="x"),
-    spell("concat", concat, "tensors, axis=0", tensors="xs"),
-    spell("cat", concat, "tensors, axis=0", tensors="xs"),
-    spell("stack", stack, "tensors, axis=0", tensors="xs"),
-    spell("split", split, "tensor, split_size_or_sections, axis=0", _ms_split, tensor="x"),
-    spell("tile", tile, "input, dims", _reps_tuple, input="x", dims="reps"),
     spell("broadcast_to", broadcast_to, "input, shape", route_shape, input="x"),
-    spell("flip", flip, "input, dims", _listed_axis, input="x", dims="axis"),
-    spell("repeat_interleave", repeat, "input, repeats, axis=None", _repeats_tuple, input="x"),
-    spell("repeat_elements", repeat, "x, rep, axis=0", rep="repeats"),
     spell("cast", cast, "input, dtype", _dtype, input="x"),
     spell("shape", shape_of, "input", input="x"),
     spell("size", size_of, "input", input="x"),
@@ -751,19 +496,9 @@ FUNCTIONS = (
 NUMPY = (
     spell("reshape", reshape, "a, shape", route_shape, a="x"),
     spell("transpose", transpose, "a, axes=None", _perm, a="x", axes="perm"),
-    spell("expand_dims", expand_dims, "a, axis", _listed_axis, a="x"),
-    spell("squeeze", squeeze, "a, axis=None", _listed_axis, a="x"),
-    spell("concatenate", concat, "arrays, axis=0", arrays="xs"),
-    spell("stack", stack, "arrays, axis=0", arrays="xs"),
-    spell("split", split, "ary, indices_or_sections, axis=0", _np_split, ary="x",
-          indices_or_sections="sections"),
-    spell("tile", tile, "A, reps", _reps_tuple, A="x"),
+    spell("expand_dims", expand_dims, "a, axis", listed_axis, a="x"),
+    spell("squeeze", squeeze, "a, axis=None", listed_axis, a="x"),
     spell("broadcast_to", broadcast_to, "array, shape", route_shape, array="x"),
-    spell("pad", pad, "array, pad_width, mode='constant', constant_values=0",
-          lambda v: _pairs(_pad_mode(v)), array="x", pad_width="paddings",
-          constant_values="value"),
-    spell("flip", flip, "m, axis=None", _listed_axis, m="x"),
-    spell("repeat", repeat, "a, repeats, axis=None", _repeats_tuple, a="x"),
     spell("shape", shape_of, "a", a="x"),
     spell("size", size_of, "a", a="x"),
     spell("ndim", ndim_of, "a", a="x"),
@@ -771,10 +506,9 @@ NUMPY = (
 METHODS = (
     spell("reshape", reshape, "x, *shape", _shape_args),
     spell("transpose", transpose, "x, *axes", _method_axes),
-    spell("squeeze", squeeze, "x, axis=None", _listed_axis),
+    spell("squeeze", squeeze, "x, axis=None", listed_axis),
     spell("flatten", flatten, "x, order='C'", _flatten_all),
     spell("astype", cast, "x, dtype", _dtype),
-    spell("repeat", repeat, "x, repeats, axis=None", _repeats_tuple),
 )
 PRIMITIVES = (
     primitive("Reshape", reshape, call="input_x, input_shape", fix=route_shape, input_x="x",
@@ -784,15 +518,7 @@ PRIMITIVES = (
     primitive("ExpandDims", expand_dims, call="input_x, axis", input_x="x"),
     primitive("Squeeze", squeeze, "axis=()", "input_x", _ms_squeeze_axis, input_x="x"),
     primitive("Flatten", flatten, call="input_x", input_x="x"),
-    primitive("Concat", concat, "axis=0", "input_x", input_x="xs"),
-    primitive("Stack", stack, "axis=0", "input_x", input_x="xs"),
-    primitive("Split", split, "axis=0, output_num=1", "input_x", input_x="x",
-              output_num="sections"),
-    primitive("Tile", tile, call="input_x, multiples", fix=_reps_tuple, input_x="x",
-              multiples="reps"),
     primitive("BroadcastTo", broadcast_to, "shape", "input_x", route_shape, input_x="x"),
-    primitive("Pad", pad, "paddings", "input_x", _pairs, input_x="x"),
-    primitive("ReverseV2", flip, "axis", "input_x", _listed_axis, input_x="x"),
     primitive("Cast", cast, call="input_x, type_", fix=_dtype, input_x="x", type_="dtype"),
     primitive("Shape", shape_of, call="input_x", input_x="x"),
     primitive("Size", size_of, call="input_x", input_x="x"),

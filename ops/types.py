@@ -196,3 +196,50 @@ def join_types(types: list[Type]) -> Type:
     if all(isinstance(t, ListType) for t in types):
         return ListType(join_types([t.element for t in types]))
     raise TypeError("values of different kinds: " + ", ".join(map(str, types)))
+
+
+# ---- shape and dtype checks the op families share ---------------------------------------
+
+def expect_tensor(op: str, role: str, t: Type, rank: int | None = None, min_rank: int = 0) -> Tensor:
+    if not isinstance(t, Tensor):
+        raise TypeError(f"{op}: {role} must be a tensor, got {t}")
+    if rank is not None and t.rank != rank:
+        raise ValueError(f"{op}: {role} must be {rank}-d, got {t}")
+    if t.rank < min_rank:
+        raise ValueError(f"{op}: {role} must have at least {min_rank} dims, got {t}")
+    return t
+
+
+def known(*dims: Dim) -> bool:
+    return all(isinstance(d, int) for d in dims)
+
+
+def may_equal(a: Dim, b: Dim) -> bool:
+    """Two dims that may be equal at run time."""
+    return a == b or not known(a, b)
+
+
+def expect_integer(op: str, role: str, t: Type) -> None:
+    kind = t.dtype.kind if isinstance(t, Tensor) else "i" if t == Scalar(int) else None
+    if kind not in ("i", "u"):
+        raise TypeError(f"{op}: {role} must hold integers, got {t}")
+
+
+def float_dtype(op: str, t: Tensor) -> np.dtype:
+    """The dtype exp/log give for `t` (ints go to the smallest float NumPy picks)."""
+    if t.dtype.kind == "f":
+        return t.dtype
+    if t.dtype.kind in "iu":
+        return np.result_type(t.dtype, np.float16)
+    raise TypeError(f"{op}: expected a float or integer tensor, got {t}")
+
+
+def mean_dtype(dtype: np.dtype) -> np.dtype:
+    """The dtype `np.mean` returns for `dtype`."""
+    return dtype if dtype.kind in "fc" else np.dtype(np.float64)
+
+
+def check_axis(op: str, axis: int, rank: int) -> int:
+    if not isinstance(axis, int) or not -rank <= axis < rank:
+        raise ValueError(f"{op}: axis {axis!r} is out of range for a {rank}-d tensor")
+    return axis % rank

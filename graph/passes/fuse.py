@@ -14,6 +14,7 @@ import numpy as np
 
 from ...ops import elementwise
 from ...ops import nn as nnops
+from ...ops import window
 from ..ir import Graph, InsertPoint, Node, Rewriter
 from ..types import Tensor
 
@@ -25,7 +26,7 @@ def run(graph: Graph, rw: Rewriter) -> bool:
             continue
         if node.op is nnops.dense:
             _split_dense(node, rw)
-        elif node.op is nnops.max_pool2d:
+        elif node.op is window.max_pool2d:
             _pool_before_relu(node, rw)
     return rw.changed
 

@@ -6,10 +6,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from amber.ops import nn
+from amber.ops import losses, nn, normalization, window
+
+FAMILIES = (nn, window, normalization, losses)
+"""The neural-network op families."""
 from amber.ops.types import Tensor, type_of
 
-FN = {f.name: f for f in nn.FUNCTIONS}
+FN = {f.name: f for family in FAMILIES for f in family.FUNCTIONS}
 
 
 def same_pads(size, k, s, d):
@@ -111,13 +114,13 @@ def test_same_mode_output_is_ceil_of_input_over_stride():
 def test_float64_and_mixed_dtypes_follow_numpy():
     x, w, b = arrays(np.random.default_rng(2), (1, 2, 4, 4), (2, 2, 2, 2), True, np.float64)
     assert check(x, w, b).dtype == np.float64
-    mixed = nn.conv2d(x.astype(np.float32), w, b.astype(np.float32))
+    mixed = window.conv2d(x.astype(np.float32), w, b.astype(np.float32))
     assert mixed.dtype == np.result_type(np.float32, np.float64)
 
 
 def test_conv2d_primitive_spelling():
     x, w, _ = arrays(np.random.default_rng(3), (2, 4, 7, 7), (6, 2, 3, 3), False)
-    prim = nn.Conv2D(6, 3, pad_mode="pad", pad=(1, 0, 2, 1), stride=2, dilation=1, group=2)
+    prim = window.Conv2D(6, 3, pad_mode="pad", pad=(1, 0, 2, 1), stride=2, dilation=1, group=2)
     want = conv2d_loops(x, w, None, (2, 2), (1, 0, 2, 1), (1, 1), 2)
     np.testing.assert_allclose(prim(x, w), want, rtol=1e-4, atol=1e-4)
     inputs, attrs = prim.bind("x", "w")
@@ -155,38 +158,38 @@ def test_conv2d_random_problems_match_loops_and_infer(problem):
     x, w, b = arrays(np.random.default_rng(seed), x_shape, w_shape, bias)
     got = check(x, w, b, **kwargs)
     inputs, attrs = FN["conv2d"].bind(x, w, b, **kwargs)
-    assert nn.conv2d.infer(*map(type_of, inputs), **attrs) == type_of(got)
+    assert window.conv2d.infer(*map(type_of, inputs), **attrs) == type_of(got)
 
 
 def test_infer_keeps_symbolic_batch_and_same_spatial_dims():
     x = Tensor(("N", 3, "H", "W"), np.float32)
     w = Tensor((8, 3, 3, 3), np.float32)
-    attrs = nn.conv2d.full_attrs({"pad_mode": "same"})
-    assert nn.conv2d.infer(x, w, **attrs) == Tensor(("N", 8, "H", "W"), np.float32)
-    strided = nn.conv2d.full_attrs({"stride": (2, 2)})
-    assert nn.conv2d.infer(x, w, **strided).shape == ("N", 8, "?", "?")
-    padded = nn.conv2d.full_attrs({"pad_mode": "pad", "padding": (1, 1, 1, 1)})
-    assert nn.conv2d.infer(x, w, **padded).shape == ("N", 8, "H", "W")
+    attrs = window.conv2d.full_attrs({"pad_mode": "same"})
+    assert window.conv2d.infer(x, w, **attrs) == Tensor(("N", 8, "H", "W"), np.float32)
+    strided = window.conv2d.full_attrs({"stride": (2, 2)})
+    assert window.conv2d.infer(x, w, **strided).shape == ("N", 8, "?", "?")
+    padded = window.conv2d.full_attrs({"pad_mode": "pad", "padding": (1, 1, 1, 1)})
+    assert window.conv2d.infer(x, w, **padded).shape == ("N", 8, "H", "W")
 
 
 def test_errors_name_the_op_and_shapes():
     x, w = Tensor((2, 3, 8, 8), np.float32), Tensor((4, 2, 3, 3), np.float32)
-    attrs = nn.conv2d.full_attrs({})
+    attrs = window.conv2d.full_attrs({})
     with pytest.raises(ValueError, match=r"conv2d: input f32\[2,3,8,8\] has 3 channels.*"
                                          r"f32\[4,2,3,3\].*expects 2"):
-        nn.conv2d.infer(x, w, **attrs)
+        window.conv2d.infer(x, w, **attrs)
     with pytest.raises(ValueError, match="not divisible by groups=3"):
-        nn.conv2d.infer(Tensor((1, 3, 8, 8), np.float32), Tensor((4, 1, 3, 3), np.float32),
-                        **nn.conv2d.full_attrs({"groups": 3}))
+        window.conv2d.infer(Tensor((1, 3, 8, 8), np.float32), Tensor((4, 1, 3, 3), np.float32),
+                        **window.conv2d.full_attrs({"groups": 3}))
     with pytest.raises(ValueError, match="conv2d: a window spanning 5 does not fit"):
-        nn.conv2d.infer(Tensor((1, 3, 4, 8), np.float32), Tensor((1, 3, 5, 1), np.float32),
+        window.conv2d.infer(Tensor((1, 3, 4, 8), np.float32), Tensor((1, 3, 5, 1), np.float32),
                         **attrs)
     with pytest.raises(ValueError, match="conv2d: bias"):
-        nn.conv2d.infer(x, Tensor((4, 3, 3, 3), np.float32), Tensor((5,), np.float32), **attrs)
+        window.conv2d.infer(x, Tensor((4, 3, 3, 3), np.float32), Tensor((5,), np.float32), **attrs)
     with pytest.raises(ValueError, match="conv2d: input"):  # the eager kernel checks too
-        nn.conv2d(np.zeros((2, 3, 8, 8)), np.zeros((4, 2, 3, 3)))
+        window.conv2d(np.zeros((2, 3, 8, 8)), np.zeros((4, 2, 3, 3)))
     with pytest.raises(ValueError, match="conv2d: a 3x3 window does not fit"):
-        nn.conv2d(np.zeros((1, 1, 2, 2)), np.zeros((1, 1, 3, 3)))
+        window.conv2d(np.zeros((1, 1, 2, 2)), np.zeros((1, 1, 3, 3)))
 
 
 def test_binder_validates_and_canonicalizes_attributes():
@@ -201,5 +204,5 @@ def test_binder_validates_and_canonicalizes_attributes():
     with pytest.raises(ValueError, match="stride must be a positive int"):
         bind("x", "w", stride=0)
     with pytest.raises(TypeError, match="not in canonical form"):
-        nn.conv2d.infer(Tensor((1, 1, 4, 4), np.float32), Tensor((1, 1, 2, 2), np.float32),
-                        **nn.conv2d.full_attrs({"stride": 2}))
+        window.conv2d.infer(Tensor((1, 1, 4, 4), np.float32), Tensor((1, 1, 2, 2), np.float32),
+                        **window.conv2d.full_attrs({"stride": 2}))

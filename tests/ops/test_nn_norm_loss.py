@@ -5,10 +5,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from amber.ops import nn
+from amber.ops import losses, nn, normalization, window
+
+FAMILIES = (nn, window, normalization, losses)
+"""The neural-network op families."""
 from amber.ops.types import Tensor, TupleType, type_of
 
-FN = {f.name: f for f in nn.FUNCTIONS}
+FN = {f.name: f for family in FAMILIES for f in family.FUNCTIONS}
 RNG = np.random.default_rng(0)
 
 
@@ -38,7 +41,7 @@ def test_batch_norm_inference_formula(shape):
     want = (x - m) / np.sqrt(v + 1e-3) * g + b
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
     assert got.dtype == np.float32
-    assert nn.batch_norm.infer(*map(type_of, (x, mean, var, gamma, beta)), epsilon=1e-3) == \
+    assert normalization.batch_norm.infer(*map(type_of, (x, mean, var, gamma, beta)), epsilon=1e-3) == \
         type_of(got)
 
 
@@ -57,13 +60,13 @@ def test_batch_norm_train_normalizes_with_batch_stats(shape):
     unbiased = x.astype(np.float64).var(axis=axes, ddof=1) if count > 1 else np.zeros(c)
     np.testing.assert_allclose(var, unbiased, rtol=1e-5, atol=1e-6)
     assert y.dtype == mean.dtype == var.dtype == np.float32
-    inferred = nn.batch_norm_train.infer(*map(type_of, (x, gamma, beta)), epsilon=1e-5)
+    inferred = normalization.batch_norm_train.infer(*map(type_of, (x, gamma, beta)), epsilon=1e-5)
     assert inferred == TupleType((type_of(y), type_of(mean), type_of(var)))
 
 
 def test_batch_norm_rejects_mismatched_channels_and_training_flag():
     with pytest.raises(ValueError, match=r"batch_norm: gamma f32\[4\] does not match the 3 "):
-        nn.batch_norm.infer(Tensor(("N", 3, 8, 8), np.float32), *[Tensor((3,), np.float32)] * 2,
+        normalization.batch_norm.infer(Tensor(("N", 3, 8, 8), np.float32), *[Tensor((3,), np.float32)] * 2,
                             Tensor((4,), np.float32), Tensor((3,), np.float32), epsilon=1e-5)
     with pytest.raises(NotImplementedError, match="batch_norm_train"):
         FN["batch_norm"]("x", "m", "v", "g", "b", training=True)
@@ -83,13 +86,13 @@ def test_layer_norm_formula(shape, norm_axis, params_axis):
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
     inputs, attrs = FN["layer_norm"].bind(x, gamma, beta, norm_axis, params_axis)
     assert attrs["epsilon"] == 1e-7
-    assert nn.layer_norm.infer(*map(type_of, inputs), **attrs) == type_of(got)
+    assert normalization.layer_norm.infer(*map(type_of, inputs), **attrs) == type_of(got)
 
 
 def test_layer_norm_gamma_shape_error():
     with pytest.raises(ValueError, match=r"layer_norm: gamma f32\[3\] must have shape \(4,\)"):
-        nn.layer_norm.infer(Tensor(("B", 3, 4), np.float32), Tensor((3,), np.float32),
-                            Tensor((4,), np.float32), **nn.layer_norm.full_attrs({}))
+        normalization.layer_norm.infer(Tensor(("B", 3, 4), np.float32), Tensor((3,), np.float32),
+                            Tensor((4,), np.float32), **normalization.layer_norm.full_attrs({}))
 
 
 def softmax_ref(x, axis):
@@ -107,15 +110,15 @@ def test_softmax_and_log_softmax_formulas(x, axis):
     logs = FN["log_softmax"](x, axis)
     np.testing.assert_allclose(logs, np.log(softmax_ref(x, axis)), rtol=1e-5, atol=1e-5)
     assert got.dtype == logs.dtype == np.float32
-    for op in (nn.softmax, nn.log_softmax):
+    for op in (losses.softmax, losses.log_softmax):
         assert op.infer(type_of(x), axis=axis) == type_of(got)
 
 
 def test_softmax_is_numerically_stable():
     x = np.array([[1000.0, 1000.0, -1000.0], [-5e4, 0.0, 5e4]], np.float32)
-    np.testing.assert_allclose(nn.Softmax()(x), [[0.5, 0.5, 0.0], [0.0, 0.0, 1.0]])
+    np.testing.assert_allclose(losses.Softmax()(x), [[0.5, 0.5, 0.0], [0.0, 0.0, 1.0]])
     half = -np.log(2)
-    np.testing.assert_allclose(nn.LogSoftmax(axis=1)(x), [[half, half, -2000 + half],
+    np.testing.assert_allclose(losses.LogSoftmax(axis=1)(x), [[half, half, -2000 + half],
                                                          [-1e5, -5e4, 0.0]], rtol=1e-6)
 
 
@@ -124,7 +127,7 @@ def test_softmax_over_several_axes_and_integer_inputs():
     np.testing.assert_allclose(FN["softmax"](x, (1, 2)), softmax_ref(x, (1, 2)), rtol=1e-5)
     ints = np.arange(6, dtype=np.int32).reshape(2, 3)
     got = FN["softmax"](ints)
-    assert got.dtype == np.float64 and nn.softmax.infer(type_of(ints), axis=-1) == type_of(got)
+    assert got.dtype == np.float64 and losses.softmax.infer(type_of(ints), axis=-1) == type_of(got)
 
 
 def cross_entropy_ref(logits, probs):
@@ -143,7 +146,7 @@ def test_softmax_cross_entropy_dense_and_sparse(reduction):
     np.testing.assert_allclose(sparse, want, rtol=1e-5)
     for labels, flag, got in ((one_hot, False, dense), (ids, True, sparse)):
         assert got.dtype == np.float32
-        assert nn.softmax_cross_entropy.infer(type_of(logits), type_of(labels), sparse=flag,
+        assert losses.softmax_cross_entropy.infer(type_of(logits), type_of(labels), sparse=flag,
                                               reduction=reduction) == type_of(got)
 
 
@@ -153,7 +156,7 @@ def test_softmax_cross_entropy_soft_labels_and_errors():
     np.testing.assert_allclose(FN["softmax_cross_entropy"](logits, probs),
                                cross_entropy_ref(logits, probs), rtol=1e-5)
     with pytest.raises(ValueError, match=r"labels i64\[3,4\] \(class ids\) must have shape \(3,\)"):
-        nn.softmax_cross_entropy.infer(Tensor((3, 4), np.float32), Tensor((3, 4), np.int64),
+        losses.softmax_cross_entropy.infer(Tensor((3, 4), np.float32), Tensor((3, 4), np.int64),
                                        sparse=True, reduction="none")
     with pytest.raises(ValueError, match="reduction must be one of"):
         FN["softmax_cross_entropy"].bind("l", "y", reduction="avg")
@@ -182,7 +185,7 @@ def test_nll_loss_formula(reduction, weighted):
                                rtol=1e-5)
     inputs, attrs = FN["nll_loss"].bind(log_probs, target, weight, reduction=reduction)
     assert got.dtype == np.float32
-    assert nn.nll_loss.infer(*map(type_of, inputs), **attrs) == type_of(got)
+    assert losses.nll_loss.infer(*map(type_of, inputs), **attrs) == type_of(got)
 
 
 def test_nll_loss_spatial_targets():
@@ -200,6 +203,6 @@ def test_mse_loss_formula(reduction):
     want = {"none": diff, "mean": diff.mean(), "sum": diff.sum()}[reduction]
     np.testing.assert_allclose(got, want, rtol=1e-5)
     assert got.dtype == np.float32
-    assert nn.mse_loss.infer(type_of(x), type_of(y), reduction=reduction) == type_of(got)
+    assert losses.mse_loss.infer(type_of(x), type_of(y), reduction=reduction) == type_of(got)
     with pytest.raises(ValueError, match=r"mse_loss: input f32\[3,4\] and target f32\[5\]"):
-        nn.mse_loss.infer(type_of(x), Tensor((5,), np.float32), reduction=reduction)
+        losses.mse_loss.infer(type_of(x), Tensor((5,), np.float32), reduction=reduction)

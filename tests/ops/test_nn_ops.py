@@ -13,10 +13,13 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from amber import ops
-from amber.ops import nn
+from amber.ops import losses, nn, normalization, window
+
+FAMILIES = (nn, window, normalization, losses)
+"""The neural-network op families."""
 from amber.ops.types import AnyType, Tensor, type_of
 
-FN = {f.name: f for f in nn.FUNCTIONS}
+FN = {f.name: f for family in FAMILIES for f in family.FUNCTIONS}
 RNG = np.random.default_rng(0)
 
 
@@ -236,13 +239,13 @@ def samples():
     ]
     conv = {"stride": (2, 2), "pad_mode": "same", "groups": 2}
     pool = {"kernel_size": (3, 3), "stride": (2, 2), "padding": (1, 1, 1, 1), "pad_mode": "pad"}
-    pooled = nn.max_pool2d(x4, **pool)
+    pooled = window.max_pool2d(x4, **pool)
     gradients = [  # the ops gradient rules make (no public spelling)
-        (nn.conv2d_grad_input, (rand(2, 6, 4, 3), w4), {"x_shape": x4.shape, **conv}),
-        (nn.conv2d_grad_weight, (x4, rand(2, 6, 4, 3)), {"w_shape": w4.shape, **conv}),
-        (nn.max_pool2d_grad, (x4, pooled, rand(*pooled.shape)), pool),
-        (nn.max_pool2d_pick, (x4, pooled, rand(*x4.shape)), pool),
-        (nn.avg_pool2d_grad, (rand(*pooled.shape),), {"x_shape": x4.shape, **pool,
+        (window.conv2d_grad_input, (rand(2, 6, 4, 3), w4), {"x_shape": x4.shape, **conv}),
+        (window.conv2d_grad_weight, (x4, rand(2, 6, 4, 3)), {"w_shape": w4.shape, **conv}),
+        (window.max_pool2d_grad, (x4, pooled, rand(*pooled.shape)), pool),
+        (window.max_pool2d_pick, (x4, pooled, rand(*x4.shape)), pool),
+        (window.avg_pool2d_grad, (rand(*pooled.shape),), {"x_shape": x4.shape, **pool,
                                                       "count_include_pad": False}),
         (nn.dropout_mask, (x4, gen(5)), {"p": 0.25}),
     ]
@@ -313,19 +316,21 @@ def test_fresh_results_share_memory_with_no_input(op, inputs, attrs):
 
 
 def test_every_op_is_sampled_and_registered():
-    assert {s[0].name for s in SAMPLES} == {op.name for op in nn.OPS}
-    for op in nn.OPS:
+    every = [op for family in FAMILIES for op in family.OPS]
+    assert {s[0].name for s in SAMPLES} == {op.name for op in every}
+    for op in every:
         assert ops.lookup(op.name) is op
     for f in nn.FUNCTIONS:
         assert getattr(ops, f.name) is f
-    for prim in nn.PRIMITIVES:
+    for prim in (p for family in FAMILIES for p in getattr(family, "PRIMITIVES", ())):
         assert getattr(ops, prim.__name__) is prim and prim.__mro__[1] is ops.Primitive
     assert ops.OPERATORS["MatMult"] is nn.matmul
     assert ops.NUMPY["matmul"].op is nn.matmul and ops.NUMPY["dot"].op is nn.dot
     assert ops.METHODS["dot"].op is nn.dot
 
 
-@pytest.mark.parametrize("op", [op for op in nn.OPS if op.helpers], ids=lambda op: op.name)
+@pytest.mark.parametrize("op", [op for family in FAMILIES for op in family.OPS if op.helpers],
+                         ids=lambda op: op.name)
 def test_helpers_are_self_contained_and_match_attrs(op):
     names = {h.__name__ for h in op.helpers}
     for helper in op.helpers:

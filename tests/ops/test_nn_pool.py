@@ -6,10 +6,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from amber.ops import nn
+from amber.ops import losses, nn, normalization, window
+
+FAMILIES = (nn, window, normalization, losses)
+"""The neural-network op families."""
 from amber.ops.types import Tensor, type_of
 
-FN = {f.name: f for f in nn.FUNCTIONS}
+FN = {f.name: f for family in FAMILIES for f in family.FUNCTIONS}
 
 
 def same_pads(size, k, s):
@@ -109,7 +112,7 @@ def test_avg_pool2d_of_integers_is_float64_like_np_mean():
     np.testing.assert_allclose(got, pool_loops(x, (2, 2), (2, 2), (0,) * 4, "avg"))
 
 
-@pytest.mark.parametrize("prim, mode", [(nn.MaxPool, "max"), (nn.AvgPool, "avg")])
+@pytest.mark.parametrize("prim, mode", [(window.MaxPool, "max"), (window.AvgPool, "avg")])
 @pytest.mark.parametrize("pad_mode", ["valid", "same", "SAME"])
 def test_primitives_with_mindspore_pad_modes(prim, mode, pad_mode):
     """MaxPool/AvgPool 'same': out = ceil(in / stride); AvgPool leaves padding out of the mean."""
@@ -124,7 +127,7 @@ def test_primitives_with_mindspore_pad_modes(prim, mode, pad_mode):
 
 def test_nchw_four_tuples_in_primitives():
     x = rand((1, 1, 6, 6))
-    got = nn.MaxPool(kernel_size=(1, 1, 2, 3), strides=(1, 1, 2, 3))(x)
+    got = window.MaxPool(kernel_size=(1, 1, 2, 3), strides=(1, 1, 2, 3))(x)
     np.testing.assert_array_equal(got, pool_loops(x, (2, 3), (2, 3), (0,) * 4, "max"))
 
 
@@ -148,18 +151,18 @@ def test_random_pools_match_loops_and_infer(problem):
     for name, mode, extra in (("max_pool2d", "max", {}),
                               ("avg_pool2d", "avg", {"count_include_pad": include})):
         inputs, attrs = FN[name].bind(x, kernel, stride, padding=pads, **extra)
-        got = getattr(nn, name)(*inputs, **attrs)
+        got = getattr(window, name)(*inputs, **attrs)
         want = pool_loops(x, kernel, stride, pads, mode, count_include_pad=include)
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
-        assert getattr(nn, name).infer(type_of(x), **attrs) == type_of(got)
+        assert getattr(window, name).infer(type_of(x), **attrs) == type_of(got)
 
 
 def test_infer_symbolic_batch_and_same_mode():
-    attrs = nn.MaxPool(kernel_size=3, strides=1, pad_mode="same").bind("x")[1]
-    assert nn.max_pool2d.infer(Tensor(("N", 4, "H", 9), np.float32), **attrs) == \
+    attrs = window.MaxPool(kernel_size=3, strides=1, pad_mode="same").bind("x")[1]
+    assert window.max_pool2d.infer(Tensor(("N", 4, "H", 9), np.float32), **attrs) == \
         Tensor(("N", 4, "H", 9), np.float32)
     attrs = FN["avg_pool2d"].bind("x", 2, 2)[1]
-    assert nn.avg_pool2d.infer(Tensor(("N", 4, 8, "W"), np.float32), **attrs) == \
+    assert window.avg_pool2d.infer(Tensor(("N", 4, 8, "W"), np.float32), **attrs) == \
         Tensor(("N", 4, 4, "?"), np.float32)
 
 
@@ -167,10 +170,10 @@ def test_pool_errors():
     with pytest.raises(ValueError, match="max_pool2d: padding .* at most half the kernel"):
         FN["max_pool2d"].bind("x", 2, padding=2)
     with pytest.raises(ValueError, match=r"max_pool2d: input \(NCHW\) must be 4-d, got f32\[3,4\]"):
-        nn.max_pool2d.infer(Tensor((3, 4), np.float32), **FN["max_pool2d"].bind("x", 2)[1])
+        window.max_pool2d.infer(Tensor((3, 4), np.float32), **FN["max_pool2d"].bind("x", 2)[1])
     with pytest.raises(ValueError, match="avg_pool2d: a window spanning 3 does not fit"):
-        nn.avg_pool2d.infer(Tensor((1, 1, 2, 8), np.float32), **FN["avg_pool2d"].bind("x", 3)[1])
+        window.avg_pool2d.infer(Tensor((1, 1, 2, 8), np.float32), **FN["avg_pool2d"].bind("x", 3)[1])
     with pytest.raises(ValueError, match="MaxPool: pad_mode must be 'valid' or 'same'"):
-        nn.MaxPool(2, 2, pad_mode="pad")
+        window.MaxPool(2, 2, pad_mode="pad")
     with pytest.raises(NotImplementedError, match="ceil_mode"):
         FN["max_pool2d"].bind("x", 2, ceil_mode=True)

@@ -8,10 +8,13 @@ from hypothesis import strategies as st
 
 from amber.codegen import generate
 from amber.graph import Builder, Graph, InsertPoint
-from amber.ops import nn
+from amber.ops import losses, nn, normalization, window
+
+FAMILIES = (nn, window, normalization, losses)
+"""The neural-network op families."""
 from amber.ops.types import type_of
 
-FN = {f.name: f for f in nn.FUNCTIONS}
+FN = {f.name: f for family in FAMILIES for f in family.FUNCTIONS}
 
 
 def compiled(op_name: str, *args: np.ndarray, **kwargs) -> tuple[object, str]:
@@ -58,7 +61,7 @@ def test_static_conv2d_matches_the_kernel(problem) -> None:
 
 
 def test_large_batches_make_columns_a_few_images_at_a_time(monkeypatch) -> None:
-    monkeypatch.setattr(nn, "IM2COL_BYTES", 4 * 9 * 16 * 3)  # three images' columns
+    monkeypatch.setattr(window, "IM2COL_BYTES", 4 * 9 * 16 * 3)  # three images' columns
     rng = np.random.default_rng(0)
     x = rng.standard_normal((7, 1, 6, 6), dtype=np.float32)
     weight = rng.standard_normal((2, 1, 3, 3), dtype=np.float32)

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from amber.ops import REQUIRED, Dyn, OpDef, registry
-from amber.ops import adjoint, creation, elementwise, indexing, reduce, shaping
+from amber.ops import adjoint, creation, elementwise, indexing, joining, reduce, shaping
 from amber.ops.types import AnyType, ListType, Tensor, TupleType, Type, type_of
 
 A = np.arange(6, dtype=np.float32).reshape(2, 3) - 2.5  # f32[2,3], mixed signs
@@ -190,7 +190,7 @@ def test_helpers_are_self_contained_module_functions(op):
 
 
 def test_samples_cover_every_op_of_the_core_families():
-    for family in (elementwise, reduce, shaping, indexing, creation, adjoint):
+    for family in (elementwise, reduce, shaping, joining, indexing, creation, adjoint):
         missing = {op.name for op in family.OPS} - set(SAMPLES)
         assert not missing, f"{family.__name__}: no sample for {sorted(missing)}"
     assert set(SAMPLES) <= set(registry.OPS)
@@ -321,7 +321,7 @@ def test_inplace_form_writes_the_kernel_result_into_the_input(op):
 
 
 def test_inplace_forms_of_the_core_families_are_exercised():
-    for family in (elementwise, reduce, shaping, indexing, creation, adjoint):
+    for family in (elementwise, reduce, shaping, joining, indexing, creation, adjoint):
         for op in family.OPS:
             assert not op.inplace or inplace_cases(op), f"{op.name}: no sample fits in place"
 

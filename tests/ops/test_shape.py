@@ -11,6 +11,7 @@ from hypothesis.extra import numpy as hnp
 import amber.ops as ops
 from amber.ops import Dyn, registry
 from amber.ops import indexing
+from amber.ops import joining as jn
 from amber.ops import shaping as sh
 from amber.ops.types import ListType, Scalar, Tensor, TupleType, type_of
 
@@ -158,20 +159,20 @@ def test_concat_and_stack_infer_match_kernel(shape, n, data, dtypes):
                        dtypes[k]) for k in range(n))
     got = ops.concat(xs, axis)
     np.testing.assert_array_equal(got, np.concatenate(xs, axis))
-    assert infer_of(sh.concat, xs, axis=axis) == type_of(got)
+    assert infer_of(jn.concat, xs, axis=axis) == type_of(got)
     same = tuple(np.ones(shape, d) for d in dtypes[:n])
     stacked = ops.stack(list(same), axis)
     np.testing.assert_array_equal(stacked, np.stack(same, axis))
-    assert infer_of(sh.stack, same, axis=axis) == type_of(stacked)
+    assert infer_of(jn.stack, same, axis=axis) == type_of(stacked)
 
 
 def test_concat_stack_lists_symbols_and_errors():
     a, b = Tensor(("B", 3), F32), Tensor(("B", 5), F32)
-    assert sh.concat.infer(TupleType((a, b)), axis=1) == Tensor(("B", 8), F32)
-    assert sh.concat.infer(TupleType((a, a)), axis=0) == Tensor(("?", 3), F32)
-    assert sh.concat.infer(ListType(a), axis=1) == Tensor(("B", "?"), F32)
-    assert sh.stack.infer(ListType(a), axis=0) == Tensor(("?", "B", 3), F32)
-    assert sh.stack.infer(TupleType((a, a)), axis=-1) == Tensor(("B", 3, 2), F32)
+    assert jn.concat.infer(TupleType((a, b)), axis=1) == Tensor(("B", 8), F32)
+    assert jn.concat.infer(TupleType((a, a)), axis=0) == Tensor(("?", 3), F32)
+    assert jn.concat.infer(ListType(a), axis=1) == Tensor(("B", "?"), F32)
+    assert jn.stack.infer(ListType(a), axis=0) == Tensor(("?", "B", 3), F32)
+    assert jn.stack.infer(TupleType((a, a)), axis=-1) == Tensor(("B", 3, 2), F32)
     x = (arr(2, 3), arr(2, 3))
     assert ops.Concat(1)(x).shape == (2, 6) and ops.cat(list(x)).shape == (4, 3)
     assert ops.Stack(axis=1)(x).shape == (2, 2, 3)
@@ -194,9 +195,9 @@ def test_split_spellings():
     assert isinstance(ops.Split(0, 1)(x), tuple)
     for attrs in ({"sections": 7}, {"sections": (2, 9)}, {"sections": (-2,)}, {"sizes": 3},
                   {"sizes": (3, 4)}, {"sizes": 10}, {"axis": 1, "sections": 2}):
-        got = sh.split(x, **attrs)
-        assert infer_of(sh.split, x, **attrs) == type_of(got), attrs
-    assert sh.split.infer(Tensor(("B", 4), F32), axis=0, sections=2, sizes=None) == \
+        got = jn.split(x, **attrs)
+        assert infer_of(jn.split, x, **attrs) == type_of(got), attrs
+    assert jn.split.infer(Tensor(("B", 4), F32), axis=0, sections=2, sizes=None) == \
         TupleType((Tensor(("?", 4), F32),) * 2)
     with pytest.raises(ValueError, match="split: f32\\[7,2\\] does not split into 2 equal parts"):
         registry.NUMPY["split"](x, 2)
@@ -211,7 +212,7 @@ def test_tile(reps):
     x = arr(2, 3)
     got = ops.tile(x, reps)
     np.testing.assert_array_equal(got, np.tile(x, reps))
-    assert infer_of(sh.tile, x, reps=reps if isinstance(reps, tuple) else (reps,)) == \
+    assert infer_of(jn.tile, x, reps=reps if isinstance(reps, tuple) else (reps,)) == \
         type_of(got)
     assert ops.Tile()(x, (2, 2)).shape == (4, 6)
 
@@ -241,13 +242,13 @@ def test_pad_against_explicit_border():
     padded = registry.NUMPY["pad"](x, 1, constant_values=7)
     assert padded.shape == (4, 5) and padded[0, 0] == 7 and padded.dtype == F32
     for widths in (1, (1, 2), ((1, 2),), ((0, 1), (2, 0))):
-        assert infer_of(sh.pad, x, paddings=widths) == type_of(np.pad(x, widths))
+        assert infer_of(jn.pad, x, paddings=widths) == type_of(np.pad(x, widths))
     with pytest.raises(ValueError, match="pad: paddings"):
         ops.Pad(((1, 1), (1, 1), (1, 1)))(x)
     for mode in ("edge", "reflect", "symmetric", "wrap"):
         np.testing.assert_array_equal(registry.NUMPY["pad"](x, ((1, 0), (2, 1)), mode=mode),
                                       np.pad(x, ((1, 0), (2, 1)), mode=mode))
-        assert infer_of(sh.pad, x, paddings=((1, 0), (2, 1)), mode=mode) == type_of(
+        assert infer_of(jn.pad, x, paddings=((1, 0), (2, 1)), mode=mode) == type_of(
             np.pad(x, ((1, 0), (2, 1)), mode=mode))
     with pytest.raises(ValueError, match="constant_values only goes with mode='constant'"):
         registry.NUMPY["pad"](x, 1, mode="edge", constant_values=3)
@@ -263,7 +264,7 @@ def test_flip_and_repeat():
     for repeats, axis in [(2, None), (2, 1), ((1, 2), 0), ((1, 0, 2), 1), ((3,), None)]:
         got = registry.NUMPY["repeat"](x, repeats, axis)
         np.testing.assert_array_equal(got, np.repeat(x, repeats, axis))
-        assert infer_of(sh.repeat, x, repeats=repeats, axis=axis) == type_of(got)
+        assert infer_of(jn.repeat, x, repeats=repeats, axis=axis) == type_of(got)
     assert registry.METHODS["repeat"](x, 2, 0).shape == (4, 3)
     assert ops.repeat_elements(x, 2).shape == (4, 3)
     with pytest.raises(ValueError, match="repeat: 2 repeats do not match 3 items"):

@@ -1,0 +1,264 @@
+"""Softmax, log-softmax and the losses: softmax cross entropy (dense or sparse labels), negative
+log likelihood and mean squared error, with MindSpore's reductions ('none', 'mean', 'sum')."""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .elementwise import helper_call, optional, unsupported
+from .nn_kernels import (log_softmax_kernel, nll_loss_kernel, softmax_cross_entropy_kernel,
+                         softmax_kernel)
+from .opdef import Dyn, GradContext, OpDef, OpFunction, Primitive
+from .types import (Dim, Tensor, Type, broadcast_shapes, check_axis, expect_integer, expect_tensor,
+                    float_dtype, known, may_equal, mean_dtype, result_dtype)
+
+
+REDUCTIONS = ("none", "mean", "sum")
+
+
+def check_reduction(op: str, reduction: str) -> None:
+    if reduction not in REDUCTIONS:
+        raise ValueError(f"{op}: reduction must be one of {REDUCTIONS}, got {reduction!r}")
+
+
+def reduced(shape: tuple[Dim, ...], dtype: np.dtype, reduction: str) -> Tensor:
+    return Tensor(shape if reduction == "none" else (), dtype)
+
+
+def _softmax_infer(op: str):
+    def infer(x: Type, *, axis: int | tuple[int, ...]) -> Tensor:
+        expect_tensor(op, "input", x, min_rank=1)
+        for a in axis if isinstance(axis, tuple) else (axis,):
+            check_axis(op, a, x.rank)
+        return Tensor(x.shape, float_dtype(op, x))
+    return infer
+
+
+def _softmax_grad(ad: GradContext) -> tuple[Any, ...]:
+    y, g = ad.out, ad.g
+    return y * (g - ad.op("sum", g * y, axis=ad.attrs["axis"], keepdims=True)),
+
+
+softmax = OpDef(
+    "softmax", ("x",), kernel=softmax_kernel, infer=_softmax_infer("softmax"),
+    emit=helper_call(softmax_kernel, "x", {"axis": -1}), attrs={"axis": -1},
+    helpers=(softmax_kernel,), fresh=True, grad=_softmax_grad)
+"""Softmax along `axis` (an int or a tuple)."""
+
+
+def _log_softmax_grad(ad: GradContext) -> tuple[Any, ...]:
+    g = ad.g
+    total = ad.op("sum", g, axis=ad.attrs["axis"], keepdims=True)
+    return g - ad.op("exp", ad.out) * total,
+
+
+log_softmax = OpDef(
+    "log_softmax", ("x",), kernel=log_softmax_kernel, infer=_softmax_infer("log_softmax"),
+    emit=helper_call(log_softmax_kernel, "x", {"axis": -1}), attrs={"axis": -1},
+    helpers=(log_softmax_kernel,), fresh=True, grad=_log_softmax_grad)
+"""Log-softmax along `axis` (an int or a tuple)."""
+
+
+def _per_sample(ad: GradContext, g: Any, batch: tuple[Dim, ...]) -> Any:
+    """The adjoint of each sample's loss (before a 'mean' or 'sum' reduction)."""
+    reduction = ad.attrs["reduction"]
+    if reduction == "none":
+        return g
+    if reduction == "sum":
+        return g
+    if not known(*batch):
+        raise NotImplementedError("the gradient of a mean loss over a run-time batch size")
+    return g / max(int(np.prod(batch, dtype=np.int64)), 1)
+
+
+_XENT = {"sparse": False, "reduction": "none"}
+
+
+def _softmax_cross_entropy_infer(logits: Type, labels: Type, *, sparse: bool,
+                                 reduction: str) -> Tensor:
+    op = "softmax_cross_entropy"
+    check_reduction(op, reduction)
+    expect_tensor(op, "logits", logits, min_rank=1)
+    dtype = float_dtype(op, logits)
+    expected = logits.shape[:-1] if sparse else logits.shape
+    got = expect_tensor(op, "labels", labels).shape
+    if len(got) != len(expected) or not all(map(may_equal, got, expected)):
+        kind = "class ids" if sparse else "one-hot/probabilities"
+        raise ValueError(f"{op}: labels {labels} ({kind}) must have shape {expected} for logits "
+                         f"{logits} (sparse={sparse})")
+    if sparse:
+        expect_integer(op, "sparse labels", labels)
+    else:
+        dtype = np.result_type(dtype, labels.dtype)
+    return reduced(logits.shape[:-1], dtype, reduction)
+
+
+def _softmax_cross_entropy_grad(ad: GradContext) -> tuple[Any, ...]:
+    """d logits = (softmax(logits) * sum(labels) - labels) * g per sample (one-hot labels when
+    sparse); d labels = -log_softmax(logits) * g."""
+    logits = ad.input(0)
+    t = ad.types[0]
+    per = ad.op("expand_dims", _per_sample(ad, ad.g, t.shape[:-1]), axis=-1)
+    probs = ad.op("softmax", logits, axis=-1)
+    if ad.attrs["sparse"]:
+        hot = ad.op("one_hot", ad.input(1), 1.0, 0.0, depth=t.shape[-1], axis=-1)
+        return (probs - hot) * per, None
+    labels = ad.input(1)
+    mass = ad.op("sum", labels, axis=-1, keepdims=True)
+    dlabels = -ad.op("log_softmax", logits, axis=-1) * per if ad.wants(1) else None
+    return (probs * mass - labels) * per, dlabels
+
+
+softmax_cross_entropy = OpDef(
+    "softmax_cross_entropy", ("logits", "labels"), kernel=softmax_cross_entropy_kernel,
+    infer=_softmax_cross_entropy_infer, attrs=_XENT, can_raise=True, fresh=True,
+    emit=helper_call(softmax_cross_entropy_kernel, "logits, labels", _XENT),
+    helpers=(log_softmax_kernel, softmax_cross_entropy_kernel), grad=_softmax_cross_entropy_grad)
+"""MindSpore SoftmaxCrossEntropyWithLogits(sparse, reduction) on logits [..., C]."""
+
+
+_NLL = {"reduction": "mean", "ignore_index": -100}
+
+
+def _nll_loss_infer(log_probs: Type, target: Type, *weight: Type, reduction: str,
+                    ignore_index: int) -> Tensor:
+    check_reduction("nll_loss", reduction)
+    expect_tensor("nll_loss", "input", log_probs, min_rank=2)
+    expect_tensor("nll_loss", "target", target)
+    expect_integer("nll_loss", "target", target)
+    expected = log_probs.shape[:1] + log_probs.shape[2:]
+    if target.rank != len(expected) or not all(map(may_equal, target.shape, expected)):
+        raise ValueError(f"nll_loss: target {target} must have shape {expected} for input "
+                         f"{log_probs} (classes on axis 1)")
+    for w in weight:
+        if not may_equal(expect_tensor("nll_loss", "weight", w, rank=1).shape[0], log_probs.shape[1]):
+            raise ValueError(f"nll_loss: weight {w} does not match the classes of {log_probs}")
+    return reduced(target.shape, result_dtype(log_probs, *weight), reduction)
+
+
+def _nll_loss_grad(ad: GradContext) -> tuple[Any, ...]:
+    """d log_probs = -weight[target] * g at each target class (nothing at `ignore_index`)."""
+    target = ad.input(1)
+    kept = target != ad.attrs["ignore_index"]
+    safe = ad.op("select", kept, target, 0)
+    scale = ad.op("cast", kept, dtype=ad.out_type.dtype)
+    if len(ad.types) > 2:
+        scale = ad.op("getitem", ad.input(2), safe, index=(Dyn(0),)) * scale
+    g, mean = ad.g, ad.attrs["reduction"] == "mean"
+    if mean:
+        g = g / ad.op("sum", scale)
+    classes = ad.types[0].shape[1]
+    hot = ad.op("one_hot", safe, 1.0, 0.0, depth=classes, axis=1)
+    dlog_probs = -hot * ad.op("expand_dims", scale * g, axis=1)
+    if len(ad.types) < 3 or not ad.wants(2):
+        return dlog_probs, None
+    # d loss / d weight[c]: each kept sample of class c adds its -log_prob (and, for the mean,
+    # the divisor's share)
+    kept_f = ad.op("cast", kept, dtype=ad.out_type.dtype)
+    picked = ad.op("sum", ad.input(0) * hot, axis=1)
+    per = -picked * kept_f * g
+    if mean:
+        per = per - ad.out * kept_f * g
+    return dlog_probs, None, ad.op("index_add", ad.input(2), per, safe, index=(Dyn(0),))
+
+
+nll_loss = OpDef(
+    "nll_loss", ("log_probs", "target", "*weight"), kernel=nll_loss_kernel,
+    infer=_nll_loss_infer, emit=helper_call(nll_loss_kernel, "log_probs, target, *weight", _NLL),
+    attrs=_NLL, helpers=(nll_loss_kernel,), can_raise=True, fresh=True, grad=_nll_loss_grad)
+"""Negative log likelihood of log-probabilities [N, C, ...], optional class weight [C]."""
+
+
+_MSE_EMIT = {"none": "np.square(x - y)", "sum": "np.sum(np.square(x - y))",
+             "mean": "np.mean(np.square(x - y))"}
+
+
+def _mse_loss_kernel(x: np.ndarray, y: np.ndarray, *, reduction: str = "mean") -> np.ndarray:
+    d = np.square(x - y)
+    return d if reduction == "none" else np.sum(d) if reduction == "sum" else np.mean(d)
+
+
+def _mse_loss_infer(x: Type, y: Type, *, reduction: str) -> Tensor:
+    check_reduction("mse_loss", reduction)
+    expect_tensor("mse_loss", "input", x)
+    try:
+        shape = broadcast_shapes(x.shape, y.shape if isinstance(y, Tensor) else ())
+    except ValueError:
+        raise ValueError(f"mse_loss: input {x} and target {y} do not broadcast") from None
+    dtype = result_dtype(x, y)
+    return reduced(shape, mean_dtype(dtype) if reduction == "mean" else dtype, reduction)
+
+
+def _mse_loss_grad(ad: GradContext) -> tuple[Any, ...]:
+    x, y = ad.input(0), ad.input(1)
+    shape = broadcast_shapes(ad.types[0].shape, getattr(ad.types[1], "shape", ()))
+    d = (x - y) * 2 * _per_sample(ad, ad.g, shape)
+    return d, -d
+
+
+mse_loss = OpDef(
+    "mse_loss", ("x", "y"), kernel=_mse_loss_kernel, infer=_mse_loss_infer,
+    emit=lambda attrs: _MSE_EMIT[attrs.get("reduction", "mean")], attrs={"reduction": "mean"},
+    fresh=True, grad=_mse_loss_grad)
+"""Mean squared error with reduction 'none' | 'mean' | 'sum'."""
+
+
+def _as_axis(axis: Any) -> int | tuple[int, ...]:
+    return tuple(axis) if isinstance(axis, list | tuple) else axis
+
+
+def _bind_softmax(input: Any, axis: Any = -1):
+    return (input,), {"axis": _as_axis(axis)}
+
+
+def _bind_log_softmax(logits: Any, axis: Any = -1):
+    return (logits,), {"axis": _as_axis(axis)}
+
+
+def _bind_softmax_cross_entropy(logits: Any, labels: Any, sparse: bool = False,
+                                reduction: str = "none"):
+    check_reduction("softmax_cross_entropy", reduction)
+    return (logits, labels), {"sparse": sparse, "reduction": reduction}
+
+
+def _bind_nll_loss(inputs: Any, target: Any, weight: Any = None, ignore_index: int = -100,
+                   reduction: str = "mean", label_smoothing: float = 0.0):
+    unsupported("nll_loss", label_smoothing=label_smoothing)
+    check_reduction("nll_loss", reduction)
+    return (inputs, target, *optional(weight)), {"reduction": reduction,
+                                                 "ignore_index": ignore_index}
+
+
+def _bind_mse_loss(input: Any, target: Any, reduction: str = "mean"):
+    check_reduction("mse_loss", reduction)
+    return (input, target), {"reduction": reduction}
+
+
+class Softmax(Primitive):
+    """`ops.Softmax(axis=-1)(x)`."""
+    op = softmax
+
+    def __init__(self, axis: Any = -1) -> None:
+        self.axis = _as_axis(axis)
+
+    def binder(self, x: Any):
+        return (x,), {"axis": self.axis}
+
+
+class LogSoftmax(Primitive):
+    """`ops.LogSoftmax(axis=-1)(logits)`."""
+    op = log_softmax
+    __init__ = Softmax.__init__
+    binder = Softmax.binder
+
+
+OPS = (softmax, log_softmax, softmax_cross_entropy, nll_loss, mse_loss)
+FUNCTIONS = (
+    OpFunction("softmax", softmax, _bind_softmax),
+    OpFunction("log_softmax", log_softmax, _bind_log_softmax),
+    OpFunction("softmax_cross_entropy", softmax_cross_entropy, _bind_softmax_cross_entropy),
+    OpFunction("nll_loss", nll_loss, _bind_nll_loss),
+    OpFunction("mse_loss", mse_loss, _bind_mse_loss),
+)
+PRIMITIVES = (Softmax, LogSoftmax)

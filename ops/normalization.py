@@ -1,0 +1,169 @@
+"""Normalization ops: batch norm with given (moving) statistics, batch norm over the batch's own
+statistics (training), and layer norm; each with its gradient rule."""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .elementwise import helper_call
+from .nn_kernels import batch_norm_kernel, batch_norm_train_kernel, layer_norm_kernel
+from .opdef import GradContext, OpDef, OpFunction
+from .types import (Scalar, Tensor, TupleType, Type, check_axis, expect_tensor, known, may_equal,
+                    mean_dtype, result_dtype)
+
+
+def _channel_params(op: str, x: Tensor, **params: Type) -> None:
+    for role, t in params.items():
+        if not may_equal(expect_tensor(op, role, t, rank=1).shape[0], x.shape[1]):
+            raise ValueError(f"{op}: {role} {t} does not match the {x.shape[1]} channels of {x}")
+
+
+def _channels(rank: int) -> tuple[int, ...]:
+    """The shape a per-channel vector takes to broadcast over NC... data."""
+    return (-1,) + (1,) * (rank - 2)
+
+
+def _batch_norm_infer(x: Type, mean: Type, variance: Type, gamma: Type, beta: Type, *,
+                      epsilon: float) -> Tensor:
+    expect_tensor("batch_norm", "input", x, min_rank=2)
+    _channel_params("batch_norm", x, mean=mean, variance=variance, gamma=gamma, beta=beta)
+    return Tensor(x.shape, result_dtype(x, mean, variance, gamma, beta, Scalar(float)))
+
+
+def _batch_norm_grad(ad: GradContext) -> tuple[Any, ...]:
+    x, mean, var, gamma = ad.input(0), ad.input(1), ad.input(2), ad.input(3)
+    rank, g, eps = ad.types[0].rank, ad.g, ad.attrs["epsilon"]
+    axes = (0, *range(2, rank))
+    per = lambda v: ad.op("reshape", v, shape=_channels(rank))
+    inv = 1 / ad.op("sqrt", var + eps)
+    centered = x - per(mean)
+    dgamma = ad.op("sum", g * centered * per(inv), axis=axes)
+    summed = ad.op("sum", g, axis=axes)
+    dmean = -summed * gamma * inv
+    dvar = ad.op("sum", g * centered, axis=axes) * gamma * -0.5 * inv * inv * inv
+    return g * per(gamma * inv), dmean, dvar, dgamma, summed
+
+
+batch_norm = OpDef(
+    "batch_norm", ("x", "mean", "variance", "gamma", "beta"), kernel=batch_norm_kernel,
+    infer=_batch_norm_infer, attrs={"epsilon": 1e-5}, helpers=(batch_norm_kernel,), fresh=True,
+    emit=helper_call(batch_norm_kernel, "x, mean, variance, gamma, beta", {"epsilon": 1e-5}),
+    grad=_batch_norm_grad)
+"""Inference batch norm over axis 1 with given (moving) statistics."""
+
+
+def _normalized_grad(ad: GradContext, x: Any, dxhat: Any, axes: tuple[int, ...], count: int,
+                     eps: float) -> tuple[Any, Any]:
+    """For xhat = (x - mean) / sqrt(var + eps) over `axes` (biased variance, `count`
+    elements): (dx given d xhat, xhat)."""
+    mu = ad.op("mean", x, axis=axes, keepdims=True)
+    centered = x - mu
+    inv = 1 / ad.op("sqrt", ad.op("mean", centered * centered, axis=axes, keepdims=True) + eps)
+    xhat = centered * inv
+    total = ad.op("sum", dxhat, axis=axes, keepdims=True)
+    along = ad.op("sum", dxhat * xhat, axis=axes, keepdims=True)
+    return (dxhat * count - total - xhat * along) * (inv / count), xhat
+
+
+def _batch_norm_train_infer(x: Type, gamma: Type, beta: Type, *, epsilon: float) -> TupleType:
+    expect_tensor("batch_norm_train", "input", x, min_rank=2)
+    _channel_params("batch_norm_train", x, gamma=gamma, beta=beta)
+    stat = Tensor(x.shape[1:2], mean_dtype(x.dtype))
+    return TupleType((Tensor(x.shape, result_dtype(stat, gamma, beta, Scalar(float))), stat, stat))
+
+
+def _batch_norm_train_grad(ad: GradContext) -> tuple[Any, ...]:
+    """Through y (normalized by batch statistics), the batch mean and the unbiased variance."""
+    x, gamma = ad.input(0), ad.input(1)
+    t = ad.types[0]
+    axes = (0, *range(2, t.rank))
+    dims = [t.shape[a] for a in axes]
+    if not known(*dims):
+        raise NotImplementedError("the gradient of batch norm over a run-time batch size")
+    count = int(np.prod(dims, dtype=np.int64))
+    per = lambda v: ad.op("reshape", v, shape=_channels(t.rank))
+    gy, gmean, gvar = ad.gs
+    dx = dgamma = dbeta = None
+    if gy is not None:
+        dx, xhat = _normalized_grad(ad, x, gy * per(gamma), axes, count, ad.attrs["epsilon"])
+        dgamma = ad.op("sum", gy * xhat, axis=axes)
+        dbeta = ad.op("sum", gy, axis=axes)
+    if gmean is not None:
+        part = per(gmean) / count + ad.op("zeros_like", x)
+        dx = part if dx is None else dx + part
+    if gvar is not None and count > 1:
+        centered = x - ad.op("mean", x, axis=axes, keepdims=True)
+        part = per(gvar) * centered * (2 / (count - 1))
+        dx = part if dx is None else dx + part
+    return dx, dgamma, dbeta
+
+
+batch_norm_train = OpDef(
+    "batch_norm_train", ("x", "gamma", "beta"), kernel=batch_norm_train_kernel,
+    infer=_batch_norm_train_infer, attrs={"epsilon": 1e-5}, helpers=(batch_norm_train_kernel,),
+    fresh=True, grad=_batch_norm_train_grad,
+    emit=helper_call(batch_norm_train_kernel, "x, gamma, beta", {"epsilon": 1e-5}))
+"""Returns (y, batch_mean, unbiased batch_variance): MindSpore on Ascend and GPU updates
+moving_variance with the unbiased estimate (n / (n - 1), or 0 when n == 1)."""
+
+
+_LAYER_NORM = {"begin_norm_axis": -1, "begin_params_axis": -1, "epsilon": 1e-7}
+
+
+def _layer_norm_infer(x: Type, gamma: Type, beta: Type, *, begin_norm_axis: int,
+                      begin_params_axis: int, epsilon: float) -> Tensor:
+    expect_tensor("layer_norm", "input", x, min_rank=1)
+    check_axis("layer_norm", begin_norm_axis, x.rank)
+    expected = x.shape[check_axis("layer_norm", begin_params_axis, x.rank):]
+    for role, t in (("gamma", gamma), ("beta", beta)):
+        got = expect_tensor("layer_norm", role, t).shape
+        if len(got) != len(expected) or not all(map(may_equal, got, expected)):
+            raise ValueError(f"layer_norm: {role} {t} must have shape {expected} (input {x} from "
+                             f"begin_params_axis={begin_params_axis})")
+    return Tensor(x.shape, np.result_type(mean_dtype(x.dtype), gamma.dtype, beta.dtype))
+
+
+def _layer_norm_grad(ad: GradContext) -> tuple[Any, ...]:
+    x, gamma, g = ad.input(0), ad.input(1), ad.g
+    t = ad.types[0]
+    axes = tuple(range(ad.attrs["begin_norm_axis"] % t.rank, t.rank))
+    dims = [t.shape[a] for a in axes]
+    if not known(*dims):
+        raise NotImplementedError("the gradient of layer norm over run-time sizes")
+    count = int(np.prod(dims, dtype=np.int64))
+    dx, xhat = _normalized_grad(ad, x, g * gamma, axes, count, ad.attrs["epsilon"])
+    return dx, g * xhat, g
+
+
+layer_norm = OpDef(
+    "layer_norm", ("x", "gamma", "beta"), kernel=layer_norm_kernel, infer=_layer_norm_infer,
+    emit=helper_call(layer_norm_kernel, "x, gamma, beta", _LAYER_NORM), attrs=_LAYER_NORM,
+    helpers=(layer_norm_kernel,), fresh=True, grad=_layer_norm_grad)
+"""Layer norm over axes begin_norm_axis.. with gamma/beta of shape x.shape[begin_params_axis:]."""
+
+
+def _bind_batch_norm(input_x: Any, running_mean: Any, running_var: Any, weight: Any, bias: Any,
+                     training: bool = False, momentum: float = 0.1, eps: float = 1e-5):
+    if training:
+        raise NotImplementedError("batch_norm: training=True updates running statistics in "
+                                  "place; use ops.batch_norm_train and ops.assign")
+    return (input_x, running_mean, running_var, weight, bias), {"epsilon": eps}
+
+
+def _bind_batch_norm_train(input_x: Any, weight: Any, bias: Any, eps: float = 1e-5):
+    return (input_x, weight, bias), {"epsilon": eps}
+
+
+def _bind_layer_norm(input_x: Any, gamma: Any, beta: Any, begin_norm_axis: int = -1,
+                     begin_params_axis: int = -1, epsilon: float = 1e-7):
+    return (input_x, gamma, beta), {"begin_norm_axis": begin_norm_axis,
+                                    "begin_params_axis": begin_params_axis, "epsilon": epsilon}
+
+
+OPS = (batch_norm, batch_norm_train, layer_norm)
+FUNCTIONS = (
+    OpFunction("batch_norm", batch_norm, _bind_batch_norm),
+    OpFunction("batch_norm_train", batch_norm_train, _bind_batch_norm_train),
+    OpFunction("layer_norm", layer_norm, _bind_layer_norm),
+)
