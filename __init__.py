@@ -14,4 +14,4 @@ from .runtime.grad import GradOperation, grad, value_and_grad
 # compile, so they live in runtime/ and the facade lists them with the ops.
 ops.GradOperation, ops.grad, ops.value_and_grad = GradOperation, grad, value_and_grad
 
-__version__ = "0.1.0"
+from .version import __version__

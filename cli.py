@@ -22,6 +22,7 @@ from typing import Any, NoReturn, Sequence
 import numpy as np
 
 from .frontend.errors import CompileError
+from .version import __version__
 from .runtime import CompileOptions, DiskCache, get_context
 from .runtime import pipeline
 from .runtime.keys import call_key, describe_key
@@ -292,7 +293,6 @@ def export_module(code: Any, title: str, origin: str, params: Sequence[str],
                   inputs: Sequence[str], weights: Path, out: Path) -> str:
     """The text of a standalone module: a docstring on how to call it, the generated code (its
     own docstring folded into ours), and `load(weights_path)` / `run(*inputs)`."""
-    from . import __version__
     body, generated_doc = _split_docstring(code.source)
     try:
         weights_ref = os.path.relpath(weights.resolve(), out.resolve().parent)

@@ -1,6 +1,6 @@
 """Codegen: a graph -> a standalone, readable Python/NumPy module (via the Python AST and astor),
 with a map from generated lines back to the user's source."""
-from .module import GeneratedCode, amber_version, generate
+from .module import GeneratedCode, generate
 from ..graph.ir import INPLACE_ATTR
 
-__all__ = ["GeneratedCode", "INPLACE_ATTR", "amber_version", "generate"]
+__all__ = ["GeneratedCode", "INPLACE_ATTR", "generate"]

@@ -4,7 +4,6 @@ helpers, then the entry function; prints it with astor, turns location markers i
 """
 from __future__ import annotations
 
-import functools
 import linecache
 import os
 import re
@@ -17,6 +16,7 @@ from .emitter import Emitter, return_loc
 from .frees import plan_frees
 from .hazards import find_hazards
 from .helpers import collect_helpers, helper_source
+from ..version import __version__
 from .literal import ConstantPool
 from .lowering import Lowered, lower
 from .namer import Namer
@@ -24,15 +24,6 @@ from .prelude import PRELUDE
 from .storage import Storage
 
 
-@functools.cache
-def amber_version() -> str:
-    """The installed `amber-jit` distribution's version (the one `amber.__version__` states),
-    read from its metadata because codegen may not import the top-level package."""
-    import importlib.metadata  # NOTE: slow to import (email, sockets); callers pass `version`
-    try:
-        return importlib.metadata.version("amber-jit")
-    except importlib.metadata.PackageNotFoundError:
-        return "unknown"
 
 _MARKER = "@@amber-loc-{}@@"
 _COMMENT_TEXT = 72
@@ -71,7 +62,7 @@ def generate(graph: Graph, *, title: str = "", signature: str = "",
     emitter = Emitter(storage, pool, plan_frees(graph, storage), _MARKER.format)
     function = py.to_source(py.module([emitter.function(graph, fn_name)]))
     helpers += [fn for fn in PRELUDE if fn in emitter.helpers]
-    header = _header(graph, title, signature, version or amber_version(), pool)
+    header = _header(graph, title, signature, version or __version__, pool)
     chunks = [header, *(helper_source(fn) for fn in helpers)]
     prefix = "".join(chunk.rstrip("\n") + "\n\n\n" for chunk in chunks)
     body, line_map = _place_comments(function, emitter.markers, prefix.count("\n") + 1)

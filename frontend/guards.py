@@ -49,18 +49,24 @@ def same_value(current: Any, expected: Any) -> bool:
     return False
 
 
+def path_step(obj: Any, part: str) -> tuple[str, Any]:
+    """One step of a dotted path: how it reads ("index" into a tuple or list for a numeric part,
+    "key" of a dict, else "attr"ibute) and the object found there."""
+    if part.isdigit() and isinstance(obj, tuple | list):
+        return "index", obj[int(part)]
+    if isinstance(obj, dict):
+        return "key", obj[part]
+    if not part:
+        raise ValueError("an attribute path has an empty part")
+    return "attr", getattr(obj, part)
+
+
 def resolve_path(root: Any, path: str) -> Any:
-    """The object at dotted attribute `path` under `root` ("" is `root` itself); a numeric part
-    indexes a tuple or list held there, any part keys a dict held there, else a part names an
-    attribute (`layers.0.weight`, `heads.mean.bias`)."""
+    """The object at dotted attribute `path` under `root` ("" is `root` itself), read step by
+    step as `path_step` does (`layers.0.weight`, `heads.mean.bias`)."""
     obj = root
     for part in path.split(".") if path else ():
-        if part.isdigit() and isinstance(obj, tuple | list):
-            obj = obj[int(part)]
-        elif isinstance(obj, dict):
-            obj = obj[part]
-        else:
-            obj = getattr(obj, part)
+        obj = path_step(obj, part)[1]
     return obj
 
 

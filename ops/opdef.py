@@ -159,6 +159,18 @@ class _Required:
 REQUIRED: Any = _Required()
 
 
+def _bind(self: Any, *args: Any, **kwargs: Any) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    """`(inputs, attrs)` of the spelling's op for these arguments, defaults filled in."""
+    inputs, attrs = self.binder(*args, **kwargs)
+    return tuple(inputs), self.op.full_attrs(attrs)
+
+
+def _call(self: Any, *args: Any, **kwargs: Any) -> Any:
+    """Run the spelling's op eagerly on these arguments."""
+    inputs, attrs = self.bind(*args, **kwargs)
+    return self.op.kernel(*inputs, **attrs)
+
+
 @dataclass(frozen=True, slots=True, eq=False)
 class OpFunction:
     """A public functional spelling of an op: `ops.relu`, `ops.reduce_mean`, `np.tanh`, the
@@ -167,13 +179,8 @@ class OpFunction:
     op: OpDef
     binder: Binder
 
-    def bind(self, *args: Any, **kwargs: Any) -> tuple[tuple[Any, ...], dict[str, Any]]:
-        inputs, attrs = self.binder(*args, **kwargs)
-        return tuple(inputs), self.op.full_attrs(attrs)
-
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        inputs, attrs = self.bind(*args, **kwargs)
-        return self.op.kernel(*inputs, **attrs)
+    bind = _bind
+    __call__ = _call
 
     def __repr__(self) -> str:
         return f"<amber op function {self.name} -> {self.op.name}>"
@@ -189,13 +196,8 @@ class Primitive:
     def binder(self, *args: Any, **kwargs: Any) -> tuple[tuple[Any, ...], dict[str, Any]]:
         raise NotImplementedError(f"{type(self).__name__} does not define binder")
 
-    def bind(self, *args: Any, **kwargs: Any) -> tuple[tuple[Any, ...], dict[str, Any]]:
-        inputs, attrs = self.binder(*args, **kwargs)
-        return tuple(inputs), self.op.full_attrs(attrs)
-
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        inputs, attrs = self.bind(*args, **kwargs)
-        return self.op.kernel(*inputs, **attrs)
+    bind = _bind
+    __call__ = _call
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}()"

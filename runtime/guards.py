@@ -13,13 +13,11 @@ from __future__ import annotations
 import operator
 from typing import Any, Callable, Protocol, Sequence
 
-import numpy as np
 
 from ..frontend.guards import AttrReader, ItemsReader, NamespaceReader
 from ..ops import Primitive
 from .paths import access
 
-_PLAIN = (bool, int, float, complex, str, bytes, type(None), type(Ellipsis), np.dtype, np.generic)
 
 
 class GuardLike(Protocol):
@@ -30,23 +28,6 @@ class GuardLike(Protocol):
     def read(self, instance: Any) -> Any: ...
 
     def holds(self, instance: Any) -> bool: ...
-
-
-def same_value(value: Any, expected: Any) -> bool:
-    """Guard equality, as the frontend defines it: plain values by type and value (NaN equals
-    NaN), containers item by item, every other object by identity. Never raises."""
-    if value is expected:
-        return True
-    if type(value) is not type(expected):
-        return False
-    if isinstance(expected, tuple | list):
-        return len(value) == len(expected) and all(map(same_value, value, expected))
-    if isinstance(expected, dict):
-        return value.keys() == expected.keys() and all(
-            same_value(value[k], v) for k, v in expected.items())
-    if isinstance(expected, _PLAIN):
-        return bool(value == expected) or (value != value and expected != expected)
-    return False
 
 
 def make_guard_check(guards: Sequence[GuardLike]) -> Callable[[Any], bool] | None:

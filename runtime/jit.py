@@ -21,7 +21,8 @@ from ..frontend.errors import CompileError
 from . import context as _ctx
 from .compiled import CompiledFunction, as_plain_array
 from .context import GRAPH_MODE, CompileOptions, get_context
-from .diskcache import DiskCache, first_key, target_source
+from .diskcache import DiskCache, first_key
+from .records import target_source
 from .guards import GuardPlan
 from .keys import call_key, describe_key, key_components, persistable, what_changed
 from .loader import fake_filename, load_function

@@ -7,6 +7,8 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from ..frontend.guards import path_step
+
 
 def _no_params(instance: Any) -> tuple[()]:
     return ()
@@ -26,16 +28,15 @@ def access(instance: Any, path: str) -> tuple[str, Any]:
     """(expression over `s` reading dotted `path` from `instance`, the value found there)."""
     expr, obj = "s", instance
     for part in path.split("."):
-        if part.isdigit() and isinstance(obj, tuple | list):
-            expr, obj = f"{expr}[{int(part)}]", obj[int(part)]
-        elif isinstance(obj, dict):  # layers kept in a dict: `heads.mean.weight`
-            expr, obj = f"{expr}[{part!r}]", obj[part]
+        kind, obj = path_step(obj, part)
+        if kind == "index":
+            expr = f"{expr}[{int(part)}]"
+        elif kind == "key":  # layers kept in a dict: `heads.mean.weight`
+            expr = f"{expr}[{part!r}]"
         elif part.isidentifier():
-            expr, obj = f"{expr}.{part}", getattr(obj, part)
-        elif part:  # an attribute name that is not an identifier, e.g. a Sequential's "0"
-            expr, obj = f"getattr({expr}, {part!r})", getattr(obj, part)
-        else:
-            raise ValueError(f"empty part in attribute path {path!r}")
+            expr = f"{expr}.{part}"
+        else:  # an attribute name that is not an identifier, e.g. a Sequential's "0"
+            expr = f"getattr({expr}, {part!r})"
     return expr, obj
 
 
@@ -70,11 +71,6 @@ def make_input_gatherer(paths: Sequence[str], nargs: int) -> Callable[[tuple, di
 def _part(obj: Any, part: str) -> Any:
     """Item or attribute `part` of a dict or cell argument, as `access` reads it; a Parameter
     is passed as the plain array sharing its memory."""
-    if part.isdigit() and isinstance(obj, tuple | list):
-        value = obj[int(part)]
-    elif isinstance(obj, dict):
-        value = obj[part]
-    else:
-        value = getattr(obj, part)
+    value = path_step(obj, part)[1]
     return value.view(np.ndarray) if type(value) is not np.ndarray and isinstance(
         value, np.ndarray) else value

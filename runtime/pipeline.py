@@ -10,6 +10,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from ..version import __version__
 from .context import CompileOptions
 
 PassCallback = Callable[[Any, Any], None]
@@ -52,7 +53,6 @@ def optimize(graph: Any, options: CompileOptions, on_pass: PassCallback | None =
 def generate(graph: Any, title: str = "", signature: str = "") -> Any:
     """Codegen: graph -> GeneratedCode(source, function_name, arg_names, line_map)."""
     from ..codegen import generate as emit
-    from .. import __version__
     return emit(graph, title=title, signature=signature, version=__version__)
 
 

@@ -18,6 +18,7 @@ import pytest
 import amber
 from amber import nn
 from amber.runtime import DiskCache
+from amber import version
 from amber.runtime import diskcache
 
 
@@ -146,7 +147,7 @@ def test_entry_of_another_amber_version_is_not_used(cache_dir: Path,
     meta["amber_version"] = "0.0.1"
     meta_path.write_text(diskcache._seal(meta))  # a well-formed entry, just from elsewhere
     assert run_fresh(Model()).stats.compiles == 1
-    monkeypatch.setattr(amber, "__version__", "99.0")  # a new version looks elsewhere
+    monkeypatch.setattr(diskcache, "__version__", "99.0")  # a new version looks elsewhere
     assert run_fresh(Model()).stats.compiles == 1
     assert len(list(cache_dir.glob("*/*.json"))) == 2
 
@@ -158,7 +159,7 @@ def test_entry_of_a_changed_compiler_is_not_used(cache_dir: Path,
     assert run_fresh(Model()).stats.disk_hits == 1
     compiler_file = Path(diskcache.__file__).parent.parent / "codegen" / "emitter.py"
     stat_before = compiler_file.stat()
-    monkeypatch.setattr(diskcache, "_fingerprint", [])
+    monkeypatch.setattr(version, "_fingerprint", [])
     os.utime(compiler_file, ns=(stat_before.st_atime_ns, stat_before.st_mtime_ns + 1))
     try:
         assert run_fresh(Model()).stats.compiles == 1

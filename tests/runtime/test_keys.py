@@ -123,7 +123,7 @@ def test_guard_plan_checks_that_parameters_are_the_same_objects() -> None:
 
 
 def test_fingerprints_name_values_the_same_way_in_every_process() -> None:
-    from amber.runtime.diskcache import fingerprint
+    from amber.runtime.records import fingerprint
     big = np.zeros(2000, np.float32)
     changed = big.copy()
     changed[1000] = 1  # repr would elide this element
