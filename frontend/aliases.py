@@ -7,19 +7,21 @@ reuses or moves a read from before it. A name bound to another value that may sh
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable
+from typing import Any, Callable, Protocol
 
-from ..graph import FOR, IF, WHILE, NoneType, Scalar, StrType, Tensor, Value
+from ..graph import NoneType, Scalar, StrType, Tensor, Value
+from ..ops import indexing
 from . import names
 from .values import MISSING, PyList, has_runtime
 
-if TYPE_CHECKING:
-    from .context import Frame
 
-WRITES = {"setitem": 0, "assign": 0, "list_append": 0}
-"""Ops writing input k in place; their result is that very object."""
-SAME_OBJECT = ("setitem", "assign", "depend")
-"""Ops whose array result is input 0 itself (other non-fresh ops may view any input)."""
+class Frame(Protocol):
+    """What this module needs of a frame (`context.Frame`, which imports this module)."""
+    compiler: Any
+    scope: Any
+
+    def op(self, op: Any, *inputs: Value, name: str = "", **attrs: Any) -> Value: ...
+
 NO_MEMORY = (Scalar, NoneType, StrType)
 """Types of values that never share memory with anything (immutable Python objects)."""
 
@@ -65,21 +67,17 @@ def _sources(v: Value) -> tuple[Value, ...]:
     if node is None or isinstance(v.type, NO_MEMORY):
         return ()
     if node.is_region:
-        k = node.outputs.index(v)
-        if node.op == IF:
-            return (node.then.results[k], node.else_.results[k])
-        inits = node.inputs[3:] if node.op == FOR else node.inputs
-        return (inits[k], node.body.results[k]) if node.op in (FOR, WHILE) else ()
+        return tuple(node.incoming(v.index))
     if node.op.fresh or _scalar_item(node):
         return ()
-    if node.name in SAME_OBJECT and isinstance(v.type, Tensor):
+    if node.op.same_object and isinstance(v.type, Tensor):  # NOTE: other ops may view any input
         return (node.inputs[0],)
     return node.inputs
 
 
 def _scalar_item(node: Any) -> bool:
     """`x[i, j]` giving one element: NumPy returns a copy (a scalar), not a view."""
-    if node.name != "getitem" or not isinstance(node.output.type, Tensor):
+    if node.op is not indexing.getitem or not isinstance(node.output.type, Tensor):
         return False
     parts = node.attrs["index"]
     return node.output.type.rank == 0 and not any(
@@ -109,7 +107,7 @@ def share(f: Frame, param: Value, init: Any, others: list[Value]) -> None:
 
 def writes_in(block: Any) -> bool:
     """True if `block` (or a region in it) writes an array or list in place."""
-    return any(any(writes_in(b) for b in n.blocks) if n.is_region else n.name in WRITES
+    return any(any(writes_in(b) for b in n.blocks) if n.is_region else n.op.writes is not None
                for n in block.nodes)
 
 
@@ -117,7 +115,7 @@ def after_write(f: Frame, node: Any) -> None:
     """`node` wrote one of its inputs in place: rebind every name that may see that memory
     (in this frame's scope, which carries the caller's names and instance arrays along: see
     `enter`) to a version after the write."""
-    written, new = node.inputs[WRITES[node.name]], node.output
+    written, new = node.inputs[node.op.writes], node.output
     if isinstance(written.type, Tensor):
         hit = roots(f, written)
 

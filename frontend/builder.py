@@ -3,6 +3,7 @@ function) for one call's arguments into a verified `Graph`, with the guards it r
 from __future__ import annotations
 
 import inspect
+import sys
 import types
 from dataclasses import dataclass
 from typing import Any
@@ -14,13 +15,26 @@ from ..graph import AnyType, Graph, InsertPoint, Tensor
 from ..graph.ir import Loc
 from ..graph.verifier import IRVerifyError, verify
 from ..nn.cell import Cell
-from .context import Compiler, DeadPath, Frame, Prepared
+from . import calls, control, expressions, loops, statements
+from .context import Compiler, DeadPath, Frame, Prepared, Rules
 from .errors import CompileError
 from .guards import Guard
+from .scope import convert_default
 from .source import error_at
 from .values import ArgRoot, PyList, Ref
 
+RULES = Rules(
+    expressions={**expressions.HANDLERS, **calls.HANDLERS},
+    statements={**statements.HANDLERS, **control.HANDLERS, **loops.HANDLERS},
+    evaluate=expressions.evaluate,
+    run_block=statements.run_block, run_function=statements.run_function,
+    assign=statements.assign_target, call=calls.call_value)
+"""The handler tables the frontend's modules declare, assembled once (see `Rules`)."""
+
 SCALARS = (bool, int, float, str, type(None))
+RECURSION_LIMIT = 4000
+"""The frontend recurses once per nesting level of the user's code (a long `elif` chain is
+that many nested ifs): it may go this deep while building."""
 
 
 @dataclass(frozen=True)
@@ -49,7 +63,9 @@ def build_graph(target: Any, args: tuple, kwargs: dict | None = None, *,
     else:
         raise CompileError(f"cannot compile a {type(target).__name__}: pass a Cell or a "
                            "Python function", hint="decorate a Cell subclass or a def")
-    compiler = Compiler(Graph(name), root)
+    compiler = Compiler(Graph(name), root, RULES)
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(limit, RECURSION_LIMIT))
     try:
         _build(compiler, func, tuple(args), dict(kwargs or {}))
     except CompileError:
@@ -61,6 +77,8 @@ def build_graph(target: Any, args: tuple, kwargs: dict | None = None, *,
         raise _located(compiler, f"internal error while compiling this line "
                        f"({type(exc).__name__}: {exc})",
                        "please report it; rewriting the line differently may avoid it") from exc
+    finally:
+        sys.setrecursionlimit(limit)
     return BuildResult(compiler.graph, tuple(compiler.guards.values()),
                        tuple(compiler.sources))
 
@@ -82,22 +100,18 @@ def _build(compiler: Compiler, func: Any, args: tuple, kwargs: dict) -> None:
     if isinstance(func, types.MethodType):
         self_value, func = func.__self__, func.__func__
         args = (self_value, *args)
-    prepared = compiler.prepare(func)
-    frame = Frame(compiler, func, prepared)
-    compiler.frames.append(frame)
-    compiler.stack.append((func.__code__, func.__qualname__))
+    frame = compiler.push_frame(func)  # NOTE: kept on the stack: errors name its position
     bound = _bind_inputs(compiler, frame, func, args, kwargs)
     for name, value in bound.items():
-        frame.scope.bind(name, value, prepared.fdef.lineno)
+        frame.scope.bind(name, value, frame.fdef.lineno)
     try:
-        from .statements import run_function
-        result = run_function(frame)
+        result = frame.run_function()
     except DeadPath:
         result = None  # every path raises; the graph still returns one value
     compiler.builder.ip = InsertPoint.at_end(compiler.graph.body)
     output = frame.materialise(result, "result")
     compiler.graph.body.set_results([output])
-    _record_return_line(compiler, prepared)
+    _record_return_line(compiler, compiler.prepare(func))
     _finish(compiler)
 
 
@@ -132,7 +146,6 @@ def _bind_inputs(compiler: Compiler, frame: Frame, func: Any, args: tuple, kwarg
         raise frame.error(f"{func.__qualname__}() {exc}", "pass the arguments it declares",
                           node=frame.fdef) from None
     bound.apply_defaults()
-    from .scope import convert_default
     return {k: convert_default(v) for k, v in bound.arguments.items()}
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import inspect
 import os
 import types
-from typing import Any
+from typing import Any, Callable
 
 import gast
 import numpy as np
@@ -17,8 +17,11 @@ from ..ops import NUMPY, OpFunction, Primitive
 from . import aliases
 from .context import Frame
 from .errors import CompileError
-from .expressions import elements, evaluate
+from .expressions import elements, evaluate, format_at_run_time
 from .operators import from_python, to_python
+from .pybuiltins import BUILTINS
+from .scope import convert_default
+from .sequences import as_sequence
 from .values import (BoundMethod, ListMethod, PyList, Ref, TensorMethod, describe,
                      has_runtime, jit_wrapped)
 
@@ -61,7 +64,6 @@ def call(f: Frame, node: gast.Call) -> Any:
 
 def call_value(f: Frame, func: Any, args: list[Any], kwargs: dict[str, Any]) -> Any:
     """`func(*args, **kwargs)` for any callable the frontend knows."""
-    from .pybuiltins import BUILTINS
     if isinstance(func, TensorMethod):
         if func.function == "item":
             return _item(f, func.value, args, kwargs)
@@ -100,7 +102,6 @@ def call_value(f: Frame, func: Any, args: list[Any], kwargs: dict[str, Any]) -> 
     if _is_pure_builtin(func):
         if getattr(func, "__name__", "") == "format" and isinstance(
                 getattr(func, "__self__", None), str) and has_runtime(args) and not kwargs:
-            from .expressions import format_at_run_time
             return format_at_run_time(f, func.__self__, list(args))
         return _python_call(f, func, args, kwargs, f"calling {describe(func)}")
     raise f.error(f"cannot compile a call to {describe(func)}",
@@ -254,7 +255,6 @@ def _fold(spelling: Any, inputs: tuple, attrs: dict[str, Any]) -> Any:
 def _list_method(f: Frame, method: ListMethod, args: list[Any], kwargs: dict[str, Any]
                  ) -> Any:
     """A method of a compile-time list, run while compiling."""
-    from .sequences import as_sequence
     items = method.target.items
     if method.name == "extend":
         items.extend(as_sequence(f, args[0]))
@@ -276,7 +276,6 @@ def _runtime_list_method(f: Frame, method: ListMethod, args: list[Any],
     target = node.func.value
     if not isinstance(target, gast.Name):
         raise f.error("append to a run-time list through a plain variable name")
-    from .sequences import as_sequence
     items = [args[0]] if method.name == "append" else as_sequence(f, args[0])
     value = method.target
     for item in items:
@@ -325,9 +324,6 @@ def _typed(v: Any) -> Any:
 def inline(f: Frame, func: types.FunctionType, args: list[Any], kwargs: dict[str, Any]
            ) -> Any:
     """Compile a call to a Python function into the current block; returns its result."""
-    from .context import Frame as NewFrame
-    from .scope import convert_default
-    from .statements import run_function
     compiler = f.compiler
     code = func.__code__
     chain = [name for c, name in compiler.stack]
@@ -343,25 +339,24 @@ def inline(f: Frame, func: types.FunctionType, args: list[Any], kwargs: dict[str
         raise f.error(f"{func.__qualname__}() {exc}".replace("() missing", "(): missing"),
                       "pass the arguments its definition asks for") from None
     bound.apply_defaults()
-    prepared = compiler.prepare(func)
-    frame = NewFrame(compiler, func, prepared)
+    frame = compiler.push_frame(func)
     for name, value in bound.arguments.items():
         frame.scope.bind(name, convert_default(value))
     passed = aliases.enter(f, frame)
-    compiler.stack.append((code, func.__qualname__))
-    compiler.frames.append(frame)
     saved_loc = f.builder.loc
     try:
-        result = run_function(frame)
+        result = frame.run_function()
         aliases.leave(f, frame, passed)
         return result
     except CompileError as err:
-        if is_library(prepared.parsed.file) and not is_library(f.parsed.file):
+        if is_library(frame.parsed.file) and not is_library(f.parsed.file):
             # NOTE: a problem inside an amber layer is reported where the user called it.
             raise f.error(f"in {func.__qualname__}: {err.message}", err.hint) from err
         raise
     finally:
-        compiler.stack.pop()
-        compiler.frames.pop()
+        compiler.pop_frame()
         f.builder.loc = saved_loc
 
+
+HANDLERS: dict[type, Callable[[Frame, Any], Any]] = {gast.Call: call}
+"""Expression handlers this module adds to `expressions.HANDLERS`."""

@@ -55,12 +55,12 @@ from __future__ import annotations
 import builtins
 import copy
 from dataclasses import dataclass
-from typing import Callable
+from typing import Any, Callable
 
 import gast
 
 from .names import (BREAK_FLAG, CONTINUE_FLAG, LOOP_ITEM, RANGE_INDEX, RANGE_STEP, RANGE_STOP,
-                    RETURN_FLAG, RETURN_VALUE, SYNTHETIC_PREFIX, Namer, assigned_names)
+                    RESULT, RETURN_FLAG, RETURN_VALUE, SYNTHETIC_PREFIX, Namer, assigned_names)
 from .source import ParsedFunction, error_at
 
 __all__ = ["canonicalize", "SYNTHETIC_PREFIX"]
@@ -398,3 +398,56 @@ def _at(node: gast.AST, origin: gast.AST) -> gast.AST:
             for attr in ("lineno", "col_offset", "end_lineno", "end_col_offset"):
                 setattr(child, attr, getattr(origin, attr, None))
     return node
+
+
+# -- the canonical body as the builder runs it, and facts of the original function ------
+
+def result_body(parsed: Any, fdef: gast.FunctionDef) -> list[gast.stmt]:
+    """The canonical body with its final `return e` written `__amber_result = e`."""
+    *body, final = fdef.body
+    if not isinstance(final, gast.Return):
+        raise error_at(parsed, final, "internal: the canonical body does not end with return")
+    value = final.value if final.value is not None else gast.Constant(value=None, kind=None)
+    target = gast.Name(id=RESULT, ctx=gast.Store(), annotation=None, type_comment=None)
+    result = gast.Assign(targets=[target], value=value, type_comment=None)
+    for attr in ("lineno", "col_offset", "end_lineno", "end_col_offset"):
+        setattr(result, attr, getattr(final, attr, None))
+        setattr(target, attr, getattr(final, attr, None))
+    return body + [result]
+
+
+def returns_none(fdef: gast.FunctionDef) -> bool:
+    """True if some path of the function may return None: a bare `return`, `return None`, or
+    falling off the end. The return value placeholder then merges as None."""
+    returns = [n for n in gast.walk(fdef) if isinstance(n, gast.Return)]
+    if any(r.value is None or isinstance(r.value, gast.Constant) and r.value.value is None
+           for r in returns):
+        return True
+    return _falls_through(fdef.body)
+
+
+def _falls_through(stmts: list[gast.stmt]) -> bool:
+    for stmt in stmts:
+        if isinstance(stmt, gast.Return | gast.Raise):
+            return False
+        if isinstance(stmt, gast.If) and not _falls_through(stmt.body) and not _falls_through(
+                stmt.orelse):
+            return False
+        if isinstance(stmt, gast.While) and _always_true(stmt.test) and not any(
+                isinstance(n, gast.Break) for n in _loop_level(stmt.body)):
+            return False
+    return True
+
+
+def _always_true(test: gast.expr) -> bool:
+    return isinstance(test, gast.Constant) and bool(test.value)
+
+
+def _loop_level(stmts: list[gast.stmt]) -> list[gast.stmt]:
+    """The statements of a loop body, not descending into nested loops."""
+    out: list[gast.stmt] = []
+    for stmt in stmts:
+        out.append(stmt)
+        if isinstance(stmt, gast.If):
+            out += _loop_level(stmt.body) + _loop_level(stmt.orelse)
+    return out

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import types
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable, Mapping
 
 import gast
 import numpy as np
@@ -12,17 +12,17 @@ import numpy as np
 from ..graph import AnyType, Block, Builder, Graph, InsertPoint, Loc, Node, Value
 from ..graph.types import type_of
 from ..nn.cell import Cell
-from ..ops import OpDef, lookup
+from ..ops import OpDef
+from ..ops import python as pyops
 from . import names
-from .aliases import WRITES, Memory, after_write
-from .canonicalize import canonicalize
+from .aliases import Memory, after_write
+from .canonicalize import canonicalize, result_body, returns_none
 from .check import check_supported
 from .errors import CompileError
 from .guards import Guard
 from .source import ParsedFunction, error_at, parse_function
 from .values import MISSING, PENDING, PyList, Unusable, describe
 
-UNDEFINED = lookup("undefined")
 """The op of a name's value on a path that never bound it."""
 INFER_ERRORS = (TypeError, ValueError, IndexError, ArithmeticError)
 """What an op's `infer` raises when its inputs do not fit: reported at the user's line."""
@@ -43,6 +43,17 @@ class NeedsUnrolling(CompileError):
     CellList, a tuple of layers) by the loop index, or a carried variable changes kind or
     dtype between iterations. An enclosing `for` over a short constant range is unrolled
     instead; otherwise this is the user's error."""
+
+
+# NOTE: speculation and rollback. Building structured SSA from Python finds some facts only
+# after building both ways: that a name holds different kinds of value after the two arms of
+# an `if`, or that a loop body needs the loop unrolled. The frontend then raises one of the
+# two exceptions above deep inside merging or widening and catches it where the statement
+# began, rolls the IR and the scope back with `Mark.restore` and builds the statement another
+# way. There are two such sites: `statements._run_stmt` (MergeConflict: the statements after
+# the `if` are built once per side, at most `MAX_TAILS` deep) and `loops` (NeedsUnrolling,
+# caught in `build_for`, which unrolls a short constant-range loop; MergeConflict inside a
+# loop body, caught around one widening round, which retries with wider carried types).
 
 
 @dataclass
@@ -83,10 +94,6 @@ class Scope:
         self.vars.pop(name, None)
 
 
-RESULT = names.SYNTHETIC_PREFIX + "result"
-"""The frontend's own name for the value of the final `return`."""
-
-
 @dataclass
 class Prepared:
     """A function ready to build: its parse, canonical AST, local names, and its body with the
@@ -98,11 +105,52 @@ class Prepared:
     body: list[gast.stmt]
 
 
+class Mark:
+    """The state before a statement, to build it again another way."""
+
+    def __init__(self, f: Frame) -> None:
+        self.block = f.builder.ip.block
+        self.count = len(self.block.nodes)
+        self.scope = f.scope.copy()
+        self.effect = f.compiler.last_effect.get(self.block)
+
+    def restore(self, f: Frame) -> None:
+        added = self.block.nodes[self.count:]
+        for node in added:
+            node.drop_all_uses()
+        for node in added:
+            self.block.remove(node)
+        f.scope = self.scope
+        f.compiler.last_effect.pop(self.block, None)
+        if self.effect is not None:
+            f.compiler.last_effect[self.block] = self.effect
+
+
+def tuple_items(f: Frame, v: Value) -> tuple[Value, ...]:
+    """The elements of a run-time tuple value, one `tuple_getitem` each."""
+    return tuple(f.op("tuple_getitem", v, index=i) for i in range(len(v.type.elements)))
+
+
+@dataclass(frozen=True)
+class Rules:
+    """How a frame recurses into the handler modules: their tables and entry points,
+    assembled once by `builder.py` from each module's own table, so no handler module imports
+    one built on top of it (`Frame.evaluate`, `run_block`, `assign`, `call`, `run_function`)."""
+    expressions: Mapping[type, Callable[[Frame, Any], Any]]
+    statements: Mapping[type, Callable[[Frame, Any], None]]
+    evaluate: Callable[[Frame, gast.expr], Any]
+    run_block: Callable[[Frame, list, frozenset], None]
+    run_function: Callable[[Frame], Any]
+    assign: Callable[[Frame, gast.expr, Any], None]
+    call: Callable[[Frame, Any, list, dict], Any]
+
+
 class Compiler:
     """Everything shared by the functions of one `build_graph` call."""
 
-    def __init__(self, graph: Graph, root: Any) -> None:
+    def __init__(self, graph: Graph, root: Any, rules: Rules) -> None:
         self.graph = graph
+        self.rules = rules
         self.builder = Builder(InsertPoint.at_end(graph.body))
         self.root = root
         self.params: dict[str, Value] = {}
@@ -121,6 +169,17 @@ class Compiler:
         self._prepared: dict[types.CodeType, Prepared] = {}
         self._paths: dict[int, str] | None = None
 
+    def push_frame(self, func: types.FunctionType) -> Frame:
+        """A new frame for `func`, on top of the call stack (`pop_frame` takes it off)."""
+        frame = Frame(self, func, self.prepare(func))
+        self.frames.append(frame)
+        self.stack.append((func.__code__, func.__qualname__))
+        return frame
+
+    def pop_frame(self) -> None:
+        self.frames.pop()
+        self.stack.pop()
+
     def prepare(self, func: types.FunctionType) -> Prepared:
         """Parse, check and canonicalize `func` (once per build)."""
         code = func.__code__
@@ -131,7 +190,6 @@ class Compiler:
             fdef = canonicalize(parsed)
             params = _parameter_names(fdef.args)
             local = frozenset(params | names.assigned_names(fdef.body))
-            from .statements import result_body, returns_none
             prepared = Prepared(parsed, fdef, local, returns_none(parsed.node),
                                 result_body(parsed, fdef))
             self._prepared[code] = prepared
@@ -196,6 +254,27 @@ class Frame:
     def builder(self) -> Builder:
         return self.compiler.builder
 
+    # -- recursion into the handlers (see `Rules`) ---------------------------------------
+    def evaluate(self, node: gast.expr) -> Any:
+        """The value of expression `node` in this frame."""
+        return self.compiler.rules.evaluate(self, node)
+
+    def run_block(self, stmts: list[gast.stmt], live_out: frozenset[str]) -> None:
+        """Build `stmts` in order (stops where the path ends)."""
+        self.compiler.rules.run_block(self, stmts, live_out)
+
+    def run_function(self) -> Any:
+        """Build this frame's whole body; the value of its final `return`."""
+        return self.compiler.rules.run_function(self)
+
+    def assign(self, target: gast.expr, value: Any) -> None:
+        """Bind `value` to an assignment target."""
+        self.compiler.rules.assign(self, target, value)
+
+    def call(self, func: Any, args: list[Any], kwargs: dict[str, Any]) -> Any:
+        """Call a compile-time callable (an op, a cell, a helper, ...) on frame values."""
+        return self.compiler.rules.call(self, func, args, kwargs)
+
     # -- errors -------------------------------------------------------------------------
     def error(self, message: str, hint: str = "", node: gast.AST | None = None,
               kind: type[CompileError] = CompileError) -> CompileError:
@@ -235,7 +314,7 @@ class Frame:
         node = value.producer
         if node is not None and node.effectful:
             self.compiler.note_effect(node)
-            if node.name in WRITES:
+            if node.op.writes is not None:
                 after_write(self, node)
         return value
 
@@ -245,7 +324,7 @@ class Frame:
     def undefined(self, name: str) -> Value:
         """The value of `name` on a path that never bound it (reading it raises at run time)."""
         # NOTE: built by hand: the op's attribute is called `name`, like Builder.op's hint.
-        node = Node(UNDEFINED, (), {"name": name}, [AnyType()])
+        node = Node(pyops.undefined, (), {"name": name}, [AnyType()])
         return self.builder.insert(node).output
 
     def materialise(self, v: Any, name: str = "") -> Value:

@@ -11,13 +11,11 @@ import gast
 
 from ..graph import IF, AnyType, Block, InsertPoint, Node, TupleType, Type, Value
 from . import names
-from .context import DeadPath, Frame, MergeConflict, Scope
+from .context import DeadPath, Frame, MergeConflict, Scope, tuple_items
 from .errors import CompileError
-from .expressions import evaluate
 from .guards import same_value
 from .operators import condition_value
-from .sequences import tuple_items
-from .values import (MISSING, PENDING, PyList, Unusable, describe, has_runtime, is_undefined,
+from .values import (MISSING, PyList, Unusable, absent, describe, has_runtime, is_undefined,
                      kind_name, truth, widen)
 
 LIST_MUTATORS = ("append", "extend", "insert", "pop", "reverse", "clear")
@@ -74,27 +72,6 @@ def same_constant(a: Any, b: Any) -> bool:
     return same_value(a, b)
 
 
-class Mark:
-    """The state before a statement, to build it again another way."""
-
-    def __init__(self, f: Frame) -> None:
-        self.block = f.builder.ip.block
-        self.count = len(self.block.nodes)
-        self.scope = f.scope.copy()
-        self.effect = f.compiler.last_effect.get(self.block)
-
-    def restore(self, f: Frame) -> None:
-        added = self.block.nodes[self.count:]
-        for node in added:
-            node.drop_all_uses()
-        for node in added:
-            self.block.remove(node)
-        f.scope = self.scope
-        f.compiler.last_effect.pop(self.block, None)
-        if self.effect is not None:
-            f.compiler.last_effect[self.block] = self.effect
-
-
 class _Out:
     """Stands for output `k` of the region being built, until the node exists."""
     __slots__ = ("k",)
@@ -146,19 +123,16 @@ class Merger:
             return self._one_side(name, a, 0)
         return self._merge(name, a, b)
 
-    def _absent(self, v: Any) -> bool:
-        return v is MISSING or (v is PENDING and not self.f.pending_is_none)
-
     def _merge(self, name: str, a: Any, b: Any) -> Any:
         if a is b or isinstance(a, Unusable):
             return a
         if isinstance(b, Unusable):
             return b
-        if self._absent(a) and self._absent(b):
+        if absent(a, self.f.pending_is_none) and absent(b, self.f.pending_is_none):
             return a
-        if self._absent(a):
+        if absent(a, self.f.pending_is_none):
             return self._half(name, b, 1)
-        if self._absent(b):
+        if absent(b, self.f.pending_is_none):
             return self._half(name, a, 0)
         if not has_runtime(a) and not has_runtime(b) and same_constant(a, b):
             return a
@@ -258,23 +232,22 @@ def build_if(f: Frame, node: gast.If, tail: list[gast.stmt] | None = None,
     (`live_out`: the names live after them)."""
     live = f.live_after() if tail is None else live_out
     tail = tail or []
-    branch_on(f, evaluate(f, node.test), node.body + tail, node.orelse + tail, live,
+    branch_on(f, f.evaluate(node.test), node.body + tail, node.orelse + tail, live,
               node.lineno)
 
 
 def branch_on(f: Frame, test: Any, body: list[gast.stmt], orelse: list[gast.stmt],
               live: frozenset[str], line: int) -> None:
     """Run `body` if `test` else `orelse`: decided now, or an If region."""
-    from .statements import run_block
     known = truth(test)
     if known is not None:
-        run_block(f, body if known else orelse, live)
+        f.run_block(body if known else orelse, live)
         return
     cond = condition_value(f, test)
     prepare_lists(f, body + orelse)
     before = f.scope
-    then = run_branch(f, lambda: run_block(f, body, live))
-    else_ = run_branch(f, lambda: run_block(f, orelse, live))
+    then = run_branch(f, lambda: f.run_block(body, live))
+    else_ = run_branch(f, lambda: f.run_block(orelse, live))
     merger = Merger(f, then, else_)
     merged: dict[str, Any] = {}
     try:
@@ -364,3 +337,7 @@ def mutated_lists(stmts: list[gast.stmt]) -> set[str]:
                                                                        gast.Name)):
                 found.add(node.func.value.id)
     return found | names.mutated_names(stmts)
+
+
+HANDLERS: dict[type, Callable[[Frame, Any], None]] = {gast.If: build_if}
+"""Statement handlers this module adds to `statements.HANDLERS`."""

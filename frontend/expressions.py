@@ -10,10 +10,13 @@ import gast
 
 from ..graph import ListType, Tensor, TupleType, Value
 from ..ops import METHODS, OPS
-from .context import DeadPath, Frame
+from .context import DeadPath, Frame, tuple_items
+from .control import choose, short_circuit
 from .errors import CompileError
 from .operators import binary, compare, from_python, to_python, unary
-from .sequences import as_sequence, getitem, tuple_items
+from .names import target_names
+from .scope import lookup, ref_attribute
+from .sequences import as_sequence, getitem
 from .values import (MISSING, BoundMethod, ListMethod, PyList, Ref, SuperRef, TensorMethod,
                      describe, has_runtime, truth)
 
@@ -22,7 +25,7 @@ LIST_METHODS = ("append", "extend", "insert", "pop", "reverse", "clear", "index"
 
 def evaluate(f: Frame, node: gast.expr) -> Any:
     """The value of expression `node` in frame `f`."""
-    handler = HANDLERS.get(type(node))
+    handler = f.compiler.rules.expressions.get(type(node))
     if handler is None:
         raise f.error(f"{type(node).__name__} expressions are not supported in compiled code",
                       node=node)
@@ -44,7 +47,6 @@ def _constant(f: Frame, node: gast.Constant) -> Any:
 
 
 def _name(f: Frame, node: gast.Name) -> Any:
-    from .scope import lookup
     return lookup(f, node.id)
 
 
@@ -54,7 +56,6 @@ def _attribute(f: Frame, node: gast.Attribute) -> Any:
 
 def attribute(f: Frame, base: Any, name: str) -> Any:
     """`base.<name>`."""
-    from .scope import ref_attribute
     if isinstance(base, Ref):
         return ref_attribute(f, base, name)
     if isinstance(base, SuperRef):
@@ -144,12 +145,10 @@ def _chain(f: Frame, left: Any, ops: list, rights: list) -> Any:
     result = compare(f, type(ops[0]).__name__, left, right)
     if len(ops) == 1:
         return result
-    from .control import short_circuit
     return short_circuit(f, "And", result, lambda: _chain(f, right, ops[1:], rights[1:]))
 
 
 def _boolop(f: Frame, node: gast.BoolOp) -> Any:
-    from .control import short_circuit
     kind = type(node.op).__name__
 
     def rest(values: list[gast.expr]) -> Callable[[], Any]:
@@ -163,7 +162,6 @@ def _boolop(f: Frame, node: gast.BoolOp) -> Any:
 
 
 def _ifexp(f: Frame, node: gast.IfExp) -> Any:
-    from .control import choose
     test = evaluate(f, node.test)
     known = truth(test)
     if known is not None:
@@ -221,14 +219,7 @@ def _slice(f: Frame, node: gast.Slice) -> slice:
     return slice(part(node.lower), part(node.upper), part(node.step))
 
 
-def _call(f: Frame, node: gast.Call) -> Any:
-    from .calls import call
-    return call(f, node)
-
-
 def _listcomp(f: Frame, node: gast.ListComp) -> PyList:
-    from .names import target_names
-    from .statements import assign_target
     bound = set().union(*(target_names(g.target) for g in node.generators))
     saved = {name: f.scope.get(name) for name in bound}
     out: list[Any] = []
@@ -239,7 +230,7 @@ def _listcomp(f: Frame, node: gast.ListComp) -> PyList:
             return
         gen = node.generators[i]
         for item in as_sequence(f, evaluate(f, gen.iter)):
-            assign_target(f, gen.target, item)
+            f.assign(gen.target, item)
             if all(_filter(f, cond) for cond in gen.ifs):
                 generate(i + 1)
     try:
@@ -302,6 +293,7 @@ HANDLERS: dict[type, Callable[[Frame, Any], Any]] = {
     gast.Constant: _constant, gast.Name: _name, gast.Attribute: _attribute,
     gast.BinOp: _binop, gast.UnaryOp: _unaryop, gast.Compare: _compare, gast.BoolOp: _boolop,
     gast.IfExp: _ifexp, gast.Tuple: _tuple, gast.List: _list, gast.Dict: _dict,
-    gast.Subscript: _subscript, gast.Slice: _slice, gast.Call: _call,
-    gast.ListComp: _listcomp, gast.JoinedStr: _joinedstr,
+    gast.Subscript: _subscript, gast.Slice: _slice, gast.ListComp: _listcomp,
+    gast.JoinedStr: _joinedstr,
 }
+"""Expression handlers by node class; `builder.py` adds calls (`calls.HANDLERS`)."""

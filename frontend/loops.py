@@ -5,22 +5,21 @@ A variable the body leaves at the same compile-time value stays compile-time."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 import gast
 
 from ..graph import (FOR, INDEX_TYPE, WHILE, AnyType, Block, InsertPoint, ListType, Node, Tensor,
                      TupleType, Type, Value)
 from . import aliases, names
-from .context import Frame, NeedsUnrolling, Scope
-from .control import (Branch, Mark, changed_names, defined_in, mutated_lists,
+from .context import Frame, Mark, NeedsUnrolling, Scope, tuple_items
+from .control import (Branch, branch_on, changed_names, defined_in, mutated_lists,
                       prepare_lists, run_branch, same_constant)
 from .errors import CompileError
-from .expressions import evaluate
 from .operators import condition_value
-from .seeds import Seeding
-from .sequences import as_sequence, indexed, is_compile_time_sequence, tuple_items
-from .values import (MISSING, PENDING, Unusable, describe, has_runtime, is_undefined, kind_name,
+from .seeds import CarryState, Seeding
+from .sequences import as_sequence, indexed, is_compile_time_sequence
+from .values import (MISSING, Unusable, absent, describe, has_runtime, is_undefined, kind_name,
                      static_type, truth, widen)
 
 MAX_ROUNDS = 6
@@ -37,7 +36,7 @@ class Carry:
     no node reads an item that is unbound on some path)."""
     name: str
     init: Any
-    state: str
+    state: CarryState
     type: Type | None = None
     items: list[Carry] = field(default_factory=list)
     keys: tuple[Any, ...] | None = None
@@ -61,9 +60,9 @@ class Carry:
 
     def leaves(self) -> list[Carry]:
         """The block parameters this variable needs, in order."""
-        if self.state == "tuple":
+        if self.state == CarryState.TUPLE:
             return [leaf for item in self.items for leaf in item.leaves()]
-        return [self] if self.state == "var" else []
+        return [self] if self.state == CarryState.VAR else []
 
 
 def loop_live(body: list[gast.stmt], live: frozenset[str], reads: set[str]) -> frozenset[str]:
@@ -76,24 +75,25 @@ def loop_live(body: list[gast.stmt], live: frozenset[str], reads: set[str]) -> f
         header |= more
 
 
-def _absent(f: Frame, v: Any) -> bool:
-    return v is MISSING or is_undefined(v) or isinstance(v, Unusable) or (
-        v is PENDING and not f.pending_is_none)
+def _nothing_to_carry(f: Frame, v: Any) -> bool:
+    """No value enters the loop: absent, undefined on some path, or unusable."""
+    return absent(v, f.pending_is_none) or is_undefined(v) or isinstance(v, Unusable)
 
 
 def _carry(f: Frame, name: str, init: Any) -> Carry:
-    if _absent(f, init):
-        return Carry(name, init, "unbound")
+    if _nothing_to_carry(f, init):
+        return Carry(name, init, CarryState.UNBOUND)
     if isinstance(init, Value) and isinstance(init.type, TupleType):
         init = tuple_items(f, init)
     if isinstance(init, tuple):
-        return Carry(name, init, "tuple", items=[_carry(f, name, x) for x in init])
+        return Carry(name, init, CarryState.TUPLE, items=[_carry(f, name, x) for x in init])
     if isinstance(init, dict):
-        return Carry(name, init, "tuple", items=[_carry(f, name, x) for x in init.values()],
+        return Carry(name, init, CarryState.TUPLE,
+                     items=[_carry(f, name, x) for x in init.values()],
                      keys=tuple(init))
     if isinstance(init, Value):
-        return Carry(name, init, "var", init.type)
-    return Carry(name, init, "const")
+        return Carry(name, init, CarryState.VAR, init.type)
+    return Carry(name, init, CarryState.CONST)
 
 
 def _carries(f: Frame, candidates: set[str]) -> list[Carry]:
@@ -162,12 +162,12 @@ def _shared(f: Frame, carries: list[Carry], body: Branch) -> bool:
 
 def _entry(f: Frame, c: Carry, block: Block) -> Any:
     c.param = None
-    if c.state == "var":
+    if c.state == CarryState.VAR:
         c.param = block.add_param(c.type, _hint(c.name))
         return c.param
-    if c.state == "const":
+    if c.state == CarryState.CONST:
         return c.init
-    if c.state == "unbound":
+    if c.state == CarryState.UNBOUND:
         return c.init if isinstance(c.init, Unusable) else MISSING
     items = [_entry(f, item, block) for item in c.items]
     if all(x is MISSING for x in items):
@@ -201,31 +201,32 @@ def _written(f: Frame, carries: list[Carry], body: Branch, header: frozenset[str
 def _settle_one(f: Frame, c: Carry, end: Any) -> bool:
     if isinstance(end, Unusable):
         raise f.read_unusable(end)
-    if isinstance(end, Value) and isinstance(end.type, TupleType) and c.state in ("tuple",
-                                                                                  "unbound"):
+    if isinstance(end, Value) and isinstance(end.type, TupleType) and c.state in (
+            CarryState.TUPLE, CarryState.UNBOUND):
         end = tuple_items(f, end)
-    if c.state == "tuple":
+    if c.state == CarryState.TUPLE:
         if end is MISSING or is_undefined(end):
             return True
         parts = c.parts(end)
         if parts is not None:
             return all([_settle_one(f, item, e) for item, e in zip(c.items, parts)])
-        c.state, c.type, c.items = "var", _widen(f, c, _static(f, c.name, c.init), end), []
+        c.state, c.type, c.items = CarryState.VAR, _widen(f, c, _static(f, c.name, c.init), end), []
         return False
-    if c.state == "const":
+    if c.state == CarryState.CONST:
         if end is c.init or not has_runtime(end) and same_constant(end, c.init):
             return True
-        c.state, c.type = "var", _widen(f, c, _static(f, c.name, c.init), end)
+        c.state, c.type = CarryState.VAR, _widen(f, c, _static(f, c.name, c.init), end)
         return False
-    if c.state == "unbound":
+    if c.state == CarryState.UNBOUND:
         if end is MISSING or end is c.init or is_undefined(end):
             return True
         if isinstance(end, tuple | dict):
-            c.state, c.items = "tuple", [Carry(c.name, MISSING, "unbound") for _ in end]
+            c.state = CarryState.TUPLE
+            c.items = [Carry(c.name, MISSING, CarryState.UNBOUND) for _ in end]
             c.keys = tuple(end) if isinstance(end, dict) else None
             _settle_one(f, c, end)
         else:
-            c.state, c.type = "var", _static(f, c.name, end)
+            c.state, c.type = CarryState.VAR, _static(f, c.name, end)
         return False
     if end is MISSING or is_undefined(end):
         return True
@@ -264,12 +265,12 @@ def _widen(f: Frame, c: Carry, before: Type, end: Any) -> Type:
 
 def _leaf_ends(f: Frame, c: Carry, end: Any) -> list[tuple[Carry, Any]]:
     """Each block parameter of `c` with the value the body ends with for it."""
-    if c.state == "tuple":
+    if c.state == CarryState.TUPLE:
         if isinstance(end, Value) and isinstance(end.type, TupleType):
             end = tuple_items(f, end)
         ends = c.parts(end) or [MISSING] * len(c.items)
         return [pair for item, e in zip(c.items, ends) for pair in _leaf_ends(f, item, e)]
-    return [(c, end)] if c.state == "var" else []
+    return [(c, end)] if c.state == CarryState.VAR else []
 
 
 def _yields(f: Frame, carries: list[Carry], body: Branch) -> list[Value]:
@@ -285,17 +286,17 @@ def _yields(f: Frame, carries: list[Carry], body: Branch) -> list[Value]:
 
 
 def _inits(f: Frame, carries: list[Carry]) -> list[Value]:
-    return [f.undefined(leaf.name) if _absent(f, leaf.init) else f.materialise(leaf.init)
+    return [f.undefined(leaf.name) if _nothing_to_carry(f, leaf.init) else f.materialise(leaf.init)
             for c in carries for leaf in c.leaves()]
 
 
 def _rebuild(c: Carry, outs: Any) -> Any:
     """The variable's value after the loop (MISSING: still unbound)."""
-    if c.state == "var":
+    if c.state == CarryState.VAR:
         return next(outs)
-    if c.state == "const":
+    if c.state == CarryState.CONST:
         return c.init
-    if c.state == "unbound":
+    if c.state == CarryState.UNBOUND:
         return c.init if isinstance(c.init, Unusable) else MISSING
     items = [_rebuild(item, outs) for item in c.items]
     return MISSING if any(x is MISSING for x in items) else c.container(items)
@@ -364,8 +365,8 @@ def _constant_range_while(f: Frame, node: gast.While) -> tuple[str, range] | Non
     test = node.test.values[0] if isinstance(node.test, gast.BoolOp) else None
     if not isinstance(test, gast.Compare):
         return None
-    start, stop = f.scope.get(target.id), evaluate(f, test.comparators[0])
-    step = evaluate(f, advance.right)
+    start, stop = f.scope.get(target.id), f.evaluate(test.comparators[0])
+    step = f.evaluate(advance.right)
     if not all(type(v) is int for v in (start, stop, step)) or step == 0:
         return None
     step = step if isinstance(advance.op, gast.Add) else -step
@@ -375,11 +376,10 @@ def _constant_range_while(f: Frame, node: gast.While) -> tuple[str, range] | Non
 def _unroll_range_while(f: Frame, node: gast.While, header: frozenset[str], index: str,
                         values: range) -> None:
     """Each iteration: the index set to its constant, then `if <test>: <body>`."""
-    from .control import branch_on
     for value in values:
         f.set_stmt(node)
         f.scope.bind(index, value, node.lineno)
-        branch_on(f, evaluate(f, node.test), node.body, [], header, node.lineno)
+        branch_on(f, f.evaluate(node.test), node.body, [], header, node.lineno)
         if f.scope.dead:
             return
     f.scope.vars[index] = Unusable(f"internal: `{index}` is not used after its loop")
@@ -429,14 +429,13 @@ def _while_round(f: Frame, node: gast.While, header: frozenset[str], carries: li
                  cond_block: Block, body_block: Block) -> tuple[Branch | None, Branch | None,
                                                                 bool]:
     """Build the condition and body once; (None, None, True) when the loop never runs."""
-    from .statements import run_block
-    cond = run_branch(f, lambda: evaluate(f, node.test), _entry_scope(f, carries, cond_block),
+    cond = run_branch(f, lambda: f.evaluate(node.test), _entry_scope(f, carries, cond_block),
                       cond_block)
     if cond.dead:
         raise f.error("a loop condition that always raises is not supported", node=node.test)
     if truth(cond.result) is False:
         return None, None, True
-    body = run_branch(f, lambda: run_block(f, node.body, header),
+    body = run_branch(f, lambda: f.run_block(node.body, header),
                       _entry_scope(f, carries, body_block), body_block)
     return cond, body, _settle(f, carries, body, header)
 
@@ -463,7 +462,7 @@ def build_for(f: Frame, node: gast.For) -> None:
     """A `for` loop: unrolled over a compile-time sequence, else one For region (unrolled
     after all when its body indexes layers by the index and the range is constant)."""
     live = f.live_after()
-    iterable = evaluate(f, node.iter)
+    iterable = f.evaluate(node.iter)
     header = loop_live(node.body, live, set())
     if is_compile_time_sequence(iterable):
         _unroll(f, node, as_sequence(f, iterable), header)
@@ -488,11 +487,10 @@ def build_for(f: Frame, node: gast.For) -> None:
 
 
 def _unroll(f: Frame, node: gast.For, items: Any, header: frozenset[str]) -> None:
-    from .statements import assign_target, run_block
     for item in items:
         f.set_stmt(node)
-        assign_target(f, node.target, item)
-        run_block(f, node.body, header)
+        f.assign(node.target, item)
+        f.run_block(node.body, header)
         if f.scope.dead:
             return
 
@@ -500,7 +498,6 @@ def _unroll(f: Frame, node: gast.For, items: Any, header: frozenset[str]) -> Non
 def _for_region(f: Frame, node: gast.For, it: Any, header: frozenset[str],
                 live: frozenset[str]) -> None:
     """One For region over range(start, stop, step) of `it`."""
-    from .statements import assign_target, run_block
     prepare_lists(f, node.body)
     targets = names.target_names(node.target)
     candidates = (_candidates(node.body) & header) | (targets & live)
@@ -512,8 +509,8 @@ def _for_region(f: Frame, node: gast.For, it: Any, header: frozenset[str],
         index = body_block.add_param(INDEX_TYPE, _hint(index_name))
 
         def build() -> None:
-            assign_target(f, node.target, it.element(index))
-            run_block(f, node.body, header)
+            f.assign(node.target, it.element(index))
+            f.run_block(node.body, header)
         try:
             with seeding.round():
                 body = run_branch(f, build, _entry_scope(f, carries, body_block), body_block)
@@ -534,3 +531,8 @@ def _for_region(f: Frame, node: gast.For, it: Any, header: frozenset[str],
         seeding.settled(carries)
         return
     raise _unsettled(f)
+
+
+HANDLERS: dict[type, Callable[[Frame, Any], None]] = {gast.While: build_while,
+                                                      gast.For: build_for}
+"""Statement handlers this module adds to `statements.HANDLERS`."""

@@ -216,3 +216,7 @@ def _child_blocks(stmt: gast.stmt) -> list[list[gast.stmt]]:
     if isinstance(stmt, (gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef)):
         return []  # a nested scope binds only its own name (rejected by check anyway)
     return blocks
+
+
+RESULT = SYNTHETIC_PREFIX + "result"
+"""The frontend's own name for the value of the final `return`."""

@@ -5,10 +5,10 @@ from __future__ import annotations
 import operator as pyop
 from typing import Any, Callable
 
-from ..graph import AnyType, NoneType, Scalar, Value
+from ..graph import AnyType, ListType, NoneType, Scalar, StrType, Tensor, Value
 from ..ops import OPERATORS
-from .context import Frame
-from .values import PENDING, PyList, Ref, describe, has_runtime
+from .context import Frame, tuple_items
+from .values import PENDING, PyList, Ref, describe, has_runtime, truth
 
 PYTHON: dict[str, Callable[..., Any]] = {
     "Add": pyop.add, "Sub": pyop.sub, "Mult": pyop.mul, "Div": pyop.truediv,
@@ -81,7 +81,6 @@ def binary(f: Frame, opname: str, a: Any, b: Any) -> Any:
 
 def _sequence_op(f: Frame, opname: str, a: Any, b: Any) -> Any:
     """Tuple/list concatenation and repetition, which never need a node."""
-    from .sequences import tuple_items
     if isinstance(a, Value) and isinstance(b, tuple):
         a = tuple_items(f, a)
     if isinstance(b, Value) and isinstance(a, tuple):
@@ -110,7 +109,6 @@ def _node(f: Frame, opname: str, a: Any, b: Any) -> Value:
 def unary(f: Frame, opname: str, v: Any) -> Any:
     """`<op> v` for `-`, `+`, `~` and `not`."""
     if opname == "Not":
-        from .values import truth
         known = truth(v)
         if known is not None:
             return not known
@@ -165,7 +163,6 @@ def identity(f: Frame, a: Any, b: Any) -> bool | Value:
 
 def condition_value(f: Frame, v: Any) -> Value:
     """A run-time value usable as a condition (Python truthiness); CompileError otherwise."""
-    from ..graph import ListType, Scalar, StrType, Tensor
     t = v.type
     if isinstance(t, Tensor):
         if all(isinstance(d, int) for d in t.shape) and _size(t.shape) > 1:

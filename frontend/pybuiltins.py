@@ -10,10 +10,11 @@ import numpy as np
 
 from ..graph import ListType, NoneType, Scalar, StrType, Tensor, TupleType, Value
 from ..ops import METHODS
-from .context import Frame
+from .context import Frame, tuple_items
+from .control import short_circuit
 from .expressions import attribute
 from .operators import binary, evaluate_python, to_python
-from .sequences import as_sequence, counted, first_dim, is_compile_time_sequence, tuple_items
+from .sequences import as_sequence, counted, first_dim, is_compile_time_sequence
 from .values import (IndexedIter, PyList, Ref, RuntimeRange, SuperRef, describe, has_runtime,
                      truth)
 
@@ -258,7 +259,6 @@ def _any_all(name: str) -> Callable[..., Any]:
 
 
 def _chain(f: Frame, kind: str, values: list[Any]) -> Any:
-    from .control import short_circuit
     if len(values) == 1:
         return values[0]
     return short_circuit(f, kind, values[0], lambda: _chain(f, kind, values[1:]))

@@ -9,11 +9,24 @@ from __future__ import annotations
 
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from enum import Enum
 from typing import Any, Callable, Iterator
 
 import gast
 
 PLAIN = (bool, int, float, str, type(None))
+
+
+class CarryState(Enum):
+    """What a loop-carried variable is while its loop region is built (`loops.Carry`)."""
+    CONST = "const"
+    """A compile-time constant the body leaves unchanged."""
+    UNBOUND = "unbound"
+    """Not bound before the loop."""
+    VAR = "var"
+    """A block parameter of a type."""
+    TUPLE = "tuple"
+    """A tuple (or dict) whose items are carried one by one."""
 
 
 @dataclass
@@ -51,11 +64,12 @@ def signature(carries: list[Any]) -> tuple[Any, ...]:
 
 
 def _signature(c: Any) -> Any:
-    if c.state == "const":
+    if c.state == CarryState.CONST:
         value = c.init
-        return (c.name, "const", type(value), value if isinstance(value, PLAIN) else id(value))
-    if c.state == "tuple":
-        return (c.name, "tuple", c.keys, tuple(_signature(x) for x in c.items))
+        return (c.name, CarryState.CONST, type(value),
+                value if isinstance(value, PLAIN) else id(value))
+    if c.state == CarryState.TUPLE:
+        return (c.name, CarryState.TUPLE, c.keys, tuple(_signature(x) for x in c.items))
     return (c.name, c.state, c.type)
 
 
@@ -75,9 +89,9 @@ def adopt(carries: list[Any], seed: Seed, fresh: Callable[[str], Any]) -> list[A
 
 
 def _adopt(c: Any, s: Any) -> None:
-    if s.state == "var" and c.state in ("const", "var", "unbound"):
-        c.state, c.type = "var", s.type
-    elif s.state == "tuple" and c.state == "tuple" and c.keys == s.keys and len(
+    if s.state == CarryState.VAR and c.state is not CarryState.TUPLE:
+        c.state, c.type = CarryState.VAR, s.type
+    elif s.state == CarryState.TUPLE and c.state == CarryState.TUPLE and c.keys == s.keys and len(
             c.items) == len(s.items):
         for item, settled in zip(c.items, s.items):
             _adopt(item, settled)

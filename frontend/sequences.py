@@ -8,15 +8,11 @@ import numpy as np
 
 from ..graph import ListType, Tensor, TupleType, Value
 from ..ops.indexing import split_index
-from .context import Frame, NeedsUnrolling
+from .context import Frame, NeedsUnrolling, tuple_items
 from .operators import ITERATORS, binary, evaluate_python, to_python
+from .scope import container_items, wrap
 from .values import (IndexedIter, PyList, Ref, RuntimeRange, describe, has_runtime,
                      static_type)
-
-
-def tuple_items(f: Frame, v: Value) -> tuple[Value, ...]:
-    """The elements of a run-time tuple value, one `tuple_getitem` each."""
-    return tuple(f.op("tuple_getitem", v, index=i) for i in range(len(v.type.elements)))
 
 
 def first_dim(f: Frame, v: Value) -> Any:
@@ -33,7 +29,6 @@ def first_dim(f: Frame, v: Value) -> Any:
 
 def as_sequence(f: Frame, v: Any) -> list[Any]:
     """The items of a sequence known at compile time (a `for` over it is unrolled)."""
-    from .scope import container_items
     if isinstance(v, tuple | list):
         return list(v)
     if isinstance(v, PyList):
@@ -149,7 +144,6 @@ def _ref_item(f: Frame, base: Ref, key: Any) -> Any:
                       kind=NeedsUnrolling)
     items = tuple(as_sequence(f, base))  # NOTE: guards the container's structure
     if isinstance(key, slice):
-        from .scope import wrap
         try:
             part = base.obj[key]  # a container's slice: a new container of the same layers
         except (TypeError, IndexError) as exc:

@@ -8,31 +8,19 @@ import gast
 import numpy as np
 
 from ..graph import Tensor, Value
-from . import control, loops, names
-from .context import RESULT, DeadPath, Frame, MergeConflict
+from ..nn.cell import Parameter
+from . import control, names
+from .context import DeadPath, Frame, Mark, MergeConflict
 from .expressions import attribute, evaluate
-from .operators import binary
-from .sequences import getitem, setitem, unpack
-from .source import error_at
+from .names import RESULT
+from .operators import binary, condition_value
+from .scope import array_input, lookup
+from .sequences import as_sequence, getitem, setitem, unpack
 from .values import PENDING, PyList, Ref, describe, has_runtime, truth
 
 
 MAX_TAILS = 4
 """How many `if`s deep the statements after an if may be built once per side."""
-
-
-def result_body(parsed: Any, fdef: gast.FunctionDef) -> list[gast.stmt]:
-    """The canonical body with its final `return e` written `__amber_result = e`."""
-    *body, final = fdef.body
-    if not isinstance(final, gast.Return):
-        raise error_at(parsed, final, "internal: the canonical body does not end with return")
-    value = final.value if final.value is not None else gast.Constant(value=None, kind=None)
-    target = gast.Name(id=RESULT, ctx=gast.Store(), annotation=None, type_comment=None)
-    result = gast.Assign(targets=[target], value=value, type_comment=None)
-    for attr in ("lineno", "col_offset", "end_lineno", "end_col_offset"):
-        setattr(result, attr, getattr(final, attr, None))
-        setattr(target, attr, getattr(final, attr, None))
-    return body + [result]
 
 
 def run_function(f: Frame) -> Any:
@@ -63,7 +51,7 @@ def run_block(f: Frame, stmts: list[gast.stmt], live_out: frozenset[str]) -> Non
 def _run_stmt(f: Frame, stmt: gast.stmt, rest: list[gast.stmt], live_out: frozenset[str]
               ) -> bool:
     """Build one statement; True if it also built `rest` (into both sides of an if)."""
-    mark = control.Mark(f) if isinstance(stmt, gast.If) and rest else None
+    mark = Mark(f) if isinstance(stmt, gast.If) and rest else None
     try:
         run_stmt(f, stmt)
     except DeadPath:
@@ -84,7 +72,7 @@ def _run_stmt(f: Frame, stmt: gast.stmt, rest: list[gast.stmt], live_out: frozen
 
 
 def run_stmt(f: Frame, stmt: gast.stmt) -> None:
-    handler = HANDLERS.get(type(stmt))
+    handler = f.compiler.rules.statements.get(type(stmt))
     if handler is None:
         raise f.error(f"`{type(stmt).__name__}` statements are not supported in compiled code",
                       node=stmt)
@@ -140,9 +128,7 @@ def _assign_attribute(f: Frame, target: gast.Attribute, base: Any, value: Any) -
     the instance can change while compiled code runs."""
     if isinstance(base, Ref) and base.path is not None:
         current = getattr(base.obj, target.attr, None)
-        from ..nn.cell import Parameter
         if isinstance(current, Parameter):
-            from .scope import array_input
             param = array_input(f, base.arg, base.child(target.attr), current)
             f.op("assign", param, f.materialise(value))
             return
@@ -157,7 +143,6 @@ def _aug_assign(f: Frame, stmt: gast.AugAssign) -> None:
     target = stmt.target
     rhs = evaluate(f, stmt.value)
     if isinstance(target, gast.Name):
-        from .scope import lookup
         old = lookup(f, target.id)
         f.scope.bind(target.id, augmented(f, opname, old, rhs, in_place=True), stmt.lineno)
     elif isinstance(target, gast.Subscript):
@@ -178,7 +163,6 @@ def augmented(f: Frame, opname: str, old: Any, rhs: Any, in_place: bool = False)
     dtype; with `in_place` it is written into old's buffer, so aliases see it as in eager
     code), in-place extension for lists, plain rebinding for everything else."""
     if isinstance(old, PyList) and opname == "Add" and not isinstance(rhs, Value):
-        from .sequences import as_sequence
         old.items.extend(as_sequence(f, rhs))
         return old
     new = binary(f, opname, old, rhs)
@@ -223,7 +207,6 @@ def _assert(f: Frame, stmt: gast.Assert) -> None:
         raise f.error("an assert message must be known when compiling", node=stmt.msg)
     if known is False:
         f.raise_at_runtime(AssertionError, *(() if message is None else (str(message),)))
-    from .operators import condition_value
     f.op("assert", condition_value(f, test), f.materialise(
         None if message is None else str(message)))
 
@@ -257,45 +240,6 @@ def _return(f: Frame, stmt: gast.Return) -> None:
 HANDLERS: dict[type, Callable[[Frame, Any], None]] = {
     gast.Assign: _assign, gast.AnnAssign: _ann_assign, gast.AugAssign: _aug_assign,
     gast.Expr: _expr, gast.Pass: _pass, gast.Assert: _assert, gast.Raise: _raise,
-    gast.Return: _return, gast.If: control.build_if, gast.While: loops.build_while,
-    gast.For: loops.build_for,
+    gast.Return: _return,
 }
-
-
-# -- facts of the original (not canonical) function ------------------------------------------
-
-def returns_none(fdef: gast.FunctionDef) -> bool:
-    """True if some path of the function may return None: a bare `return`, `return None`, or
-    falling off the end. The return value placeholder then merges as None."""
-    returns = [n for n in gast.walk(fdef) if isinstance(n, gast.Return)]
-    if any(r.value is None or isinstance(r.value, gast.Constant) and r.value.value is None
-           for r in returns):
-        return True
-    return _falls_through(fdef.body)
-
-
-def _falls_through(stmts: list[gast.stmt]) -> bool:
-    for stmt in stmts:
-        if isinstance(stmt, gast.Return | gast.Raise):
-            return False
-        if isinstance(stmt, gast.If) and not _falls_through(stmt.body) and not _falls_through(
-                stmt.orelse):
-            return False
-        if isinstance(stmt, gast.While) and _always_true(stmt.test) and not any(
-                isinstance(n, gast.Break) for n in _loop_level(stmt.body)):
-            return False
-    return True
-
-
-def _always_true(test: gast.expr) -> bool:
-    return isinstance(test, gast.Constant) and bool(test.value)
-
-
-def _loop_level(stmts: list[gast.stmt]) -> list[gast.stmt]:
-    """The statements of a loop body, not descending into nested loops."""
-    out: list[gast.stmt] = []
-    for stmt in stmts:
-        out.append(stmt)
-        if isinstance(stmt, gast.If):
-            out += _loop_level(stmt.body) + _loop_level(stmt.orelse)
-    return out
+"""Statement handlers by node class; `builder.py` adds if (`control`) and loops (`loops`)."""

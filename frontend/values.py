@@ -9,9 +9,11 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ..graph import AnyType, ListType, NoneType, Scalar, StrType, Tensor, TupleType, Type, Value
+from ..graph import (AnyType, ListType, NoneType, Scalar, StrType, Tensor, TupleType, Type, Value,
+                     join_types)
 from ..graph.types import type_of
 from ..ops import OpFunction
+from ..ops import python as pyops
 
 
 @dataclass(frozen=True, eq=False)
@@ -145,9 +147,15 @@ def has_runtime(v: Any) -> bool:
     return isinstance(v, RuntimeRange | IndexedIter | TensorMethod | ListMethod)
 
 
+def absent(v: Any, pending_is_none: bool) -> bool:
+    """No value on this path yet: never bound (`MISSING`), or the return-value placeholder of a
+    function none of whose paths returns None (`PENDING`)."""
+    return v is MISSING or (v is PENDING and not pending_is_none)
+
+
 def is_undefined(v: Any) -> bool:
     """True for the result of an `undefined` node (a name unbound on some path)."""
-    return isinstance(v, Value) and v.producer is not None and v.producer.name == "undefined"
+    return isinstance(v, Value) and v.producer is not None and v.producer.op is pyops.undefined
 
 
 def truth(v: Any) -> bool | None:
@@ -202,7 +210,6 @@ def widen(a: Type, b: Type) -> Type:
     if isinstance(a, TupleType) and isinstance(b, TupleType) and len(a.elements) == len(
             b.elements):
         return TupleType(tuple(widen(x, y) for x, y in zip(a.elements, b.elements)))
-    from ..graph import join_types
     return join_types([a, b])
 
 

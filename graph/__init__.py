@@ -2,7 +2,8 @@
 from .dot import render, to_dot
 from .interpreter import Unbound, run_graph
 from .ir import (FOR, IF, INDEX_TYPE, REGION_KINDS, WHILE, Block, Builder, Graph, InsertPoint, Loc,
-                 Node, Rewriter, Use, Value)
+                 Node, Use, Value)
+from .rewriter import Rewriter
 from .parser import IRParseError, parse_attr, parse_graph, parse_type
 from .printer import format_attr, print_block, print_graph, print_node
 from .serialize import GraphFileError, load_graph, save_graph

@@ -2,11 +2,12 @@
 defined inside a region, can anyone but pure readers see it."""
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Sequence
 
 from ..ops import python as pyops
-from .ir import IF, Block, Node, Value
-from .types import NoneType, Scalar, Tensor
+from ..ops.opdef import NO_GRAD
+from .ir import FOR, IF, Block, Graph, Node, Value
+from .types import ListType, NoneType, Scalar, Tensor, TupleType, Type
 
 NOT_CONSTANT: Any = type("NotConstant", (), {"__repr__": lambda self: "NOT_CONSTANT"})()
 
@@ -73,3 +74,90 @@ def identity_matters(value: Value) -> bool:
     """True if `value` may be an array someone writes to or keeps (a list, a tuple, a yield, the
     graph's result): then it must stay its own object, not be shared by merging or hoisting."""
     return isinstance(value.type, Tensor) and not only_read(value)
+
+
+# -- for autodiff: what carries an adjoint, what depends on the differentiated values, what
+# -- an in-place write may change
+
+def differentiable(t: Type) -> bool:
+    """True for types that carry an adjoint: floating tensors and Python floats, and tuples or
+    lists holding them."""
+    if isinstance(t, Tensor):
+        return t.dtype.kind in "fc"
+    if isinstance(t, Scalar):
+        return t.kind is float
+    if isinstance(t, TupleType):
+        return any(differentiable(e) for e in t.elements)
+    if isinstance(t, ListType):
+        return differentiable(t.element)
+    return False
+
+
+def active_values(graph: Graph, wrt: Sequence[Value]) -> set[Value]:
+    """The differentiable values that depend on `wrt` through ops with gradient rules: only
+    these receive adjoints (so no tape records what no gradient needs)."""
+    active = {v for v in wrt if differentiable(v.type)}
+    changed = True
+    while changed:  # NOTE: loops feed values back to their start; a few rounds settle them
+        changed = False
+        for node in graph.walk():
+            found = _newly_active(node, active)
+            if found:
+                active |= found
+                changed = True
+    return active
+
+
+def _newly_active(node: Node, active: set[Value]) -> set[Value]:
+    if not node.is_region:
+        if node.op.grad is NO_GRAD or not any(v in active for v in node.inputs):
+            return set()
+        return {v for v in node.outputs if differentiable(v.type) and v not in active}
+    found = set()
+    for k, out in enumerate(node.outputs):
+        if out not in active and differentiable(out.type) and \
+                any(v in active for v in node.incoming(k)):
+            found.add(out)
+        if node.op != IF:
+            for block in node.blocks:
+                param = node.carried(block)[k]
+                if param not in active and differentiable(param.type) and \
+                        any(v in active for v in node.incoming(k)):
+                    found.add(param)
+    return found
+
+
+def written_roots(graph: Graph) -> set[Value]:
+    """The allocations some op writes in place (`x[i] = v`, `assign`, `list.append`)."""
+    written: set[Value] = set()
+    for node in graph.walk():
+        if not node.is_region and node.op.writes is not None:
+            written |= memory_roots(node.inputs[node.op.writes])
+    return written
+
+
+def memory_roots(value: Value, seen: set[Value] | None = None) -> set[Value]:
+    """The allocations (fresh results, graph inputs) `value` may share memory with."""
+    seen = set() if seen is None else seen
+    if value in seen or isinstance(value.type, Scalar):
+        return set()
+    seen.add(value)
+    owner = value.owner
+    if isinstance(owner, Block):
+        region = owner.owner_node
+        if region is None:
+            return {value}
+        if region.op == FOR and value is region.induction:
+            return set()
+        slot = region.slot_of(value)
+        assert slot is not None
+        return set().union(*(memory_roots(v, seen) for v in region.incoming(slot)))
+    node = owner
+    assert isinstance(node, Node)
+    if node.is_region:
+        return set().union(*(memory_roots(v, seen) for v in node.incoming(value.index)))
+    if node.op.fresh:
+        return {value}
+    if node.op.same_object:
+        return memory_roots(node.inputs[0], seen) | {value}
+    return set().union({value}, *(memory_roots(v, seen) for v in node.inputs))

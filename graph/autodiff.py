@@ -28,9 +28,10 @@ import numpy as np
 from ..ops import Dyn, OpDef
 from ..ops import python as pyops
 from ..ops.opdef import NO_GRAD
-from .analysis import constant_of, NOT_CONSTANT
+from .analysis import (NOT_CONSTANT, active_values, constant_of, differentiable, memory_roots,
+                       written_roots)
 from .ir import FOR, IF, INDEX_TYPE, WHILE, Block, Builder, Graph, InsertPoint, Loc, Node, Value
-from .types import AnyType, ListType, Scalar, Tensor, TupleType, Type
+from .types import ListType, Scalar, Tensor, TupleType, Type
 
 TupleAdjoint = list
 """The adjoint of a tuple value, element by element (None where no adjoint flows); it becomes a
@@ -52,27 +53,13 @@ class NotDifferentiable(Exception):
         return None if self.node is None else self.node.loc
 
 
-def differentiable(t: Type) -> bool:
-    """True for types that carry an adjoint: floating tensors and Python floats, and tuples or
-    lists holding them."""
-    if isinstance(t, Tensor):
-        return t.dtype.kind in "fc"
-    if isinstance(t, Scalar):
-        return t.kind is float
-    if isinstance(t, TupleType):
-        return any(differentiable(e) for e in t.elements)
-    if isinstance(t, ListType):
-        return differentiable(t.element)
-    return False
-
-
 def differentiate(graph: Graph, seeds: Mapping[Value, Value], wrt: Sequence[Value]
                   ) -> list[Value | None]:
     """Append the backward pass to `graph`: the adjoints of `wrt` (values of the graph body)
     when the values in `seeds` have the given adjoints. None where no adjoint flows (zero).
     Raises NotDifferentiable naming the node it cannot go through."""
     _expand(graph)
-    transform = _Transform(graph, _active(graph, wrt))
+    transform = _Transform(graph, active_values(graph, wrt))
     top = transform.top
     for value, seed in seeds.items():
         transform.contribute(top, value, transform.split(top, seed, value.type))
@@ -115,7 +102,7 @@ class _Transform:
         self.active = active
         body = graph.body
         self.top = _Scope(body, body, Builder(InsertPoint.at_end(body)))
-        self.written = _written_roots(graph)
+        self.written = written_roots(graph)
         self.snapshots: dict[Value, Value] = {}
         self.trips: dict[Node, Value] = {}
 
@@ -208,7 +195,7 @@ class _Transform:
         if value in self.snapshots:
             return self.snapshots[value]
         copy = value
-        if isinstance(value.type, Tensor | ListType) and _roots(value) & self.written:
+        if isinstance(value.type, Tensor | ListType) and memory_roots(value) & self.written:
             owner = value.owner
             ip = InsertPoint.after(owner) if isinstance(owner, Node) else \
                 InsertPoint.at_start(owner)
@@ -560,77 +547,3 @@ def _expand(graph: Graph) -> None:
                 user.control_inputs = [c for c in user.control_inputs if c is not node] + after
         node.output.replace_all_uses_with(result)
         node.erase()
-
-
-# -- activity: which values depend on what is differentiated ------------------------------
-
-def _active(graph: Graph, wrt: Sequence[Value]) -> set[Value]:
-    """The differentiable values that depend on `wrt` through ops with gradient rules: only
-    these receive adjoints (so no tape records what no gradient needs)."""
-    active = {v for v in wrt if differentiable(v.type)}
-    changed = True
-    while changed:  # NOTE: loops feed values back to their start; a few rounds settle them
-        changed = False
-        for node in graph.walk():
-            found = _newly_active(node, active)
-            if found:
-                active |= found
-                changed = True
-    return active
-
-
-def _newly_active(node: Node, active: set[Value]) -> set[Value]:
-    if not node.is_region:
-        if node.op.grad is NO_GRAD or not any(v in active for v in node.inputs):
-            return set()
-        return {v for v in node.outputs if differentiable(v.type) and v not in active}
-    found = set()
-    for k, out in enumerate(node.outputs):
-        if out not in active and differentiable(out.type) and \
-                any(v in active for v in node.incoming(k)):
-            found.add(out)
-        if node.op != IF:
-            for block in node.blocks:
-                param = node.carried(block)[k]
-                if param not in active and differentiable(param.type) and \
-                        any(v in active for v in node.incoming(k)):
-                    found.add(param)
-    return found
-
-
-# -- memory: which values a later in-place write may change ------------------------------
-
-def _written_roots(graph: Graph) -> set[Value]:
-    """The allocations some op writes in place (`x[i] = v`, `assign`, `list.append`)."""
-    written: set[Value] = set()
-    for node in graph.walk():
-        if not node.is_region and node.op.writes is not None:
-            written |= _roots(node.inputs[node.op.writes])
-    return written
-
-
-def _roots(value: Value, seen: set[Value] | None = None) -> set[Value]:
-    """The allocations (fresh results, graph inputs) `value` may share memory with."""
-    seen = set() if seen is None else seen
-    if value in seen or isinstance(value.type, Scalar):
-        return set()
-    seen.add(value)
-    owner = value.owner
-    if isinstance(owner, Block):
-        region = owner.owner_node
-        if region is None:
-            return {value}
-        if region.op == FOR and value is region.induction:
-            return set()
-        slot = region.slot_of(value)
-        assert slot is not None
-        return set().union(*(_roots(v, seen) for v in region.incoming(slot)))
-    node = owner
-    assert isinstance(node, Node)
-    if node.is_region:
-        return set().union(*(_roots(v, seen) for v in node.incoming(value.index)))
-    if node.op.fresh:
-        return {value}
-    if node.op.same_object:
-        return _roots(node.inputs[0], seen) | {value}
-    return set().union({value}, *(_roots(v, seen) for v in node.inputs))

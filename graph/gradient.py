@@ -5,9 +5,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+
 import numpy as np
 
-from .autodiff import NotDifferentiable, differentiable, differentiate
+from .analysis import differentiable
+from .autodiff import differentiate
 from .ir import Builder, Graph, InsertPoint, Loc, Value
 from .types import AnyType, Tensor, TupleType, Type
 

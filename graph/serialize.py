@@ -75,7 +75,8 @@ class _Encoder:
         self.arrays: dict[str, np.ndarray] = {}
 
     def graph(self, graph: Graph) -> dict:
-        return {"name": graph.name, "meta": self.attr(graph.facts()), "body": self.block(graph.body)}
+        return {"name": graph.name, "meta": self.attr(graph.facts()),
+                "body": self.block(graph.body)}
 
     def define(self, values: list[Value]) -> list[list]:
         for value in values:

@@ -383,8 +383,10 @@ bitwise_and = _binary("bitwise_and", pyop.and_, "x & y", "bitwise_and", operator
                       commutative=True, grad=NO_GRAD)
 bitwise_or = _binary("bitwise_or", pyop.or_, "x | y", "bitwise_or", operator="BitOr",
                      commutative=True, grad=NO_GRAD)
-left_shift = _binary("left_shift", pyop.lshift, "x << y", "left_shift", operator="LShift", grad=NO_GRAD)
-right_shift = _binary("right_shift", pyop.rshift, "x >> y", "right_shift", operator="RShift", grad=NO_GRAD)
+left_shift = _binary("left_shift", pyop.lshift, "x << y", "left_shift", operator="LShift",
+                     grad=NO_GRAD)
+right_shift = _binary("right_shift", pyop.rshift, "x >> y", "right_shift", operator="RShift",
+                      grad=NO_GRAD)
 bitwise_xor = _binary("bitwise_xor", pyop.xor, "x ^ y", "bitwise_xor", operator="BitXor",
                       commutative=True, grad=NO_GRAD)
 select = _op("select", ("cond", "x", "y"), np.where, "np.where(cond, x, y)", grad=_select_grad)

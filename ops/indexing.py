@@ -140,7 +140,8 @@ def _broadcast_indices(shapes: list[tuple[Dim, ...]], t: Tensor) -> tuple[Dim, .
     try:
         return broadcast_shapes(*shapes)
     except ValueError:
-        raise IndexOutOfRange(f"getitem: index arrays of shapes {', '.join(map(format_dims, shapes))} "
+        shown = ", ".join(map(format_dims, shapes))
+        raise IndexOutOfRange(f"getitem: index arrays of shapes {shown} "
                               f"do not broadcast (indexing {t})") from None
 
 
@@ -162,7 +163,8 @@ def _check_mask(shape: tuple[Dim, ...], axis: int, t: Tensor) -> None:
     for j, m in enumerate(shape):
         d = t.shape[axis + j]
         if isinstance(m, int) and isinstance(d, int) and m != d:
-            raise IndexOutOfRange(f"getitem: boolean index of shape {format_dims(shape)} does not match"
+            raise IndexOutOfRange(f"getitem: boolean index of shape {format_dims(shape)} does "
+                                  "not match"
                                   f" {t} at axis {axis}")
 
 

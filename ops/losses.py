@@ -132,7 +132,8 @@ def _nll_loss_infer(log_probs: Type, target: Type, *weight: Type, reduction: str
         raise ValueError(f"nll_loss: target {target} must have shape {expected} for input "
                          f"{log_probs} (classes on axis 1)")
     for w in weight:
-        if not may_equal(expect_tensor("nll_loss", "weight", w, rank=1).shape[0], log_probs.shape[1]):
+        classes = expect_tensor("nll_loss", "weight", w, rank=1).shape[0]
+        if not may_equal(classes, log_probs.shape[1]):
             raise ValueError(f"nll_loss: weight {w} does not match the classes of {log_probs}")
     return reduced(target.shape, result_dtype(log_probs, *weight), reduction)
 

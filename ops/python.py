@@ -96,7 +96,8 @@ make_tuple = OpDef(
     infer=lambda *xs: TupleType(xs), emit="(*xs,)", grad=lambda ad: tuple(ad.gs))
 tuple_getitem = OpDef(
     "tuple_getitem", ("t",), kernel=lambda t, index: t[index],
-    infer=lambda t, index: t.elements[index], emit="t[index]", attrs={"index": REQUIRED}, grad=lambda ad: (ad.tuple_part(ad.attrs["index"], ad.g),))
+    infer=lambda t, index: t.elements[index], emit="t[index]", attrs={"index": REQUIRED},
+    grad=lambda ad: (ad.tuple_part(ad.attrs["index"], ad.g),))
 
 
 def _make_dict_emit(attrs: dict[str, Any]) -> str:
@@ -107,7 +108,7 @@ def _make_dict_emit(attrs: dict[str, Any]) -> str:
 make_dict = OpDef(
     "make_dict", ("*xs",), kernel=lambda *xs, keys: dict(zip(keys, xs)),
     infer=lambda *xs, keys: AnyType(), emit=_make_dict_emit, attrs={"keys": REQUIRED},
-    effects=True, grad=NO_GRAD)  # NOTE: effectful so CSE never merges two fresh dicts into one object
+    effects=True, grad=NO_GRAD)  # NOTE: effectful so CSE never merges two fresh dicts
 """`{keys[0]: xs[0], ...}`: a dict result (IR type any; its items are the inputs)."""
 def _depend_grad(ad: GradContext) -> tuple[Any, ...]:
     if len(ad.types) > 1:
@@ -127,15 +128,17 @@ merges a read of it with a read from before the write."""
 list_new = OpDef(
     "list_new", ("*xs",), kernel=lambda *xs: list(xs),
     infer=lambda *xs: ListType(join_types(list(xs)) if xs else AnyType()), emit="[*xs]",
-    effects=True, grad=_list_new_grad)  # NOTE: effectful so CSE never merges two fresh lists into one object
+    effects=True, grad=_list_new_grad)  # NOTE: effectful so CSE never merges two fresh lists
 list_append = OpDef(
     "list_append", ("items", "x"), kernel=list_append_kernel, infer=_list_append_infer,
     emit="list_append_kernel(items, x)", helpers=(list_append_kernel,), effects=True,
     writes=0, grad=_list_append_grad)
 length = OpDef("len", ("x",), kernel=len, infer=_len_infer, emit="len(x)", grad=NO_GRAD)
-to_int = OpDef("int", ("x",), kernel=int, infer=_to_python(int), emit="int(x)", can_raise=True, grad=NO_GRAD)
+to_int = OpDef("int", ("x",), kernel=int, infer=_to_python(int), emit="int(x)", can_raise=True,
+               grad=NO_GRAD)
 to_float = OpDef(
-    "float", ("x",), kernel=float, infer=_to_python(float), emit="float(x)", can_raise=True, grad=lambda ad: (ad.g,))
+    "float", ("x",), kernel=float, infer=_to_python(float), emit="float(x)", can_raise=True,
+    grad=lambda ad: (ad.g,))
 to_bool = OpDef("bool", ("x",), kernel=bool, infer=_to_python(bool), emit="bool(x)",
                 can_raise=True, grad=NO_GRAD)
 not_ = OpDef("not", ("x",), kernel=lambda x: not x, infer=_to_python(bool), emit="not x",
@@ -184,9 +187,11 @@ assert_ = OpDef(
 raise_ = OpDef(
     "raise", ("*args",), kernel=lambda *args, exc_type: raise_error(exc_type, *args),
     infer=lambda *args, exc_type: NoneType(), emit="raise_error(exc_type, *args)",
-    attrs={"exc_type": REQUIRED}, helpers=(raise_error,), effects=True, can_raise=True, grad=NO_GRAD)
+    attrs={"exc_type": REQUIRED}, helpers=(raise_error,), effects=True, can_raise=True,
+    grad=NO_GRAD)
 
-OPS = (constant, undefined, placeholder, stop_gradient, make_tuple, tuple_getitem, make_dict, depend,
+OPS = (constant, undefined, placeholder, stop_gradient, make_tuple, tuple_getitem, make_dict,
+       depend,
        list_new, list_append, length, to_int, to_float, to_bool, not_, builtin_min, builtin_max,
        format_, print_, assert_, raise_)
 

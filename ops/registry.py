@@ -11,8 +11,8 @@ from . import (adjoint, creation, elementwise, indexing, joining, losses, nn, no
                reduce, shaping, window)
 from .opdef import OpDef, OpFunction, Primitive
 
-FAMILIES: tuple[ModuleType, ...] = (python, elementwise, reduce, shaping, joining, indexing, creation,
-                                    nn, window, normalization, losses, adjoint)
+FAMILIES: tuple[ModuleType, ...] = (python, elementwise, reduce, shaping, joining, indexing,
+                                    creation, nn, window, normalization, losses, adjoint)
 
 
 def _table(attr: str, key) -> dict:

@@ -163,7 +163,8 @@ def _reshape_infer(x: Type, *dims: Type, shape: tuple) -> Tensor:
     if -1 in target:
         target[target.index(-1)] = _missing_dim(t, target, known, size)
     elif size is not None and UNKNOWN not in target and known != size:
-        raise ValueError(f"reshape: cannot reshape {t} (size {size}) into shape {format_dims(target)}")
+        raise ValueError(f"reshape: cannot reshape {t} (size {size}) into shape "
+                         f"{format_dims(target)}")
     return Tensor(tuple(target), t.dtype)
 
 

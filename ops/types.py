@@ -43,7 +43,8 @@ class Scalar:
     kind: type
 
     def __post_init__(self) -> None:
-        assert self.kind in (int, float, bool), f"Scalar kind must be int/float/bool, not {self.kind}"
+        assert self.kind in (int, float, bool), \
+            f"Scalar kind must be int/float/bool, not {self.kind}"
 
     def __str__(self) -> str:
         return self.kind.__name__
@@ -58,7 +59,8 @@ class TupleType:
         object.__setattr__(self, "elements", tuple(self.elements))
 
     def __str__(self) -> str:
-        return "(" + ", ".join(str(e) for e in self.elements) + ("," if len(self.elements) == 1 else "") + ")"
+        comma = "," if len(self.elements) == 1 else ""
+        return "(" + ", ".join(str(e) for e in self.elements) + comma + ")"
 
 
 @dataclass(frozen=True, slots=True)
@@ -200,7 +202,8 @@ def join_types(types: list[Type]) -> Type:
 
 # ---- shape and dtype checks the op families share ---------------------------------------
 
-def expect_tensor(op: str, role: str, t: Type, rank: int | None = None, min_rank: int = 0) -> Tensor:
+def expect_tensor(op: str, role: str, t: Type, rank: int | None = None,
+                  min_rank: int = 0) -> Tensor:
     if not isinstance(t, Tensor):
         raise TypeError(f"{op}: {role} must be a tensor, got {t}")
     if rank is not None and t.rank != rank:

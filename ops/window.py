@@ -119,8 +119,9 @@ _WINDOW_DEFAULTS = {"stride": (1, 1), "dilation": (1, 1), "pads": (0, 0, 0, 0)}
 _IM2COL = helper_call(im2col, "x, kernel, out_size", _WINDOW_DEFAULTS)
 
 
-_CONV2D_GEMM = helper_call(conv2d_gemm, "x, weight, *bias, kernel=kernel, out_size=out_size, step=step",
-                     _WINDOW_DEFAULTS)
+_CONV2D_GEMM = helper_call(conv2d_gemm,
+                           "x, weight, *bias, kernel=kernel, out_size=out_size, step=step",
+                           _WINDOW_DEFAULTS)
 
 
 _CONV2D = {"stride": (1, 1), "padding": (0, 0, 0, 0), "pad_mode": "valid", "dilation": (1, 1),

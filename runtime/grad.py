@@ -161,7 +161,8 @@ class GradFunction(_Jit):
                               optimize_graph=not interpret)
 
     def _differentiate(self, graph: Any, instance: Any, nargs: int) -> None:
-        from ..graph.gradient import GradSpec, GradSpecError, NotDifferentiable, grad_graph
+        from ..graph.autodiff import NotDifferentiable
+        from ..graph.gradient import GradSpec, GradSpecError, grad_graph
         spec = self._spec
         weights = None if spec.weights is None else _resolve_weights(graph, instance,
                                                                       spec.weights)

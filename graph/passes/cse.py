@@ -13,7 +13,8 @@ from typing import Any, Hashable
 import numpy as np
 
 from ..analysis import identity_matters
-from ..ir import Block, Graph, Node, Rewriter, Value
+from ..ir import Block, Graph, Node, Value
+from ..rewriter import Rewriter
 
 
 def run(graph: Graph, rw: Rewriter) -> bool:

@@ -9,7 +9,8 @@ or a pure loop that never ends goes with it.
 """
 from __future__ import annotations
 
-from ..ir import IF, Block, Graph, Node, Rewriter, Value
+from ..ir import IF, Block, Graph, Node, Value
+from ..rewriter import Rewriter
 
 
 def run(graph: Graph, rw: Rewriter) -> bool:

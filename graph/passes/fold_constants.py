@@ -23,7 +23,8 @@ import numpy as np
 from ...ops import python as pyops
 from ...ops.types import type_of
 from ..analysis import NOT_CONSTANT, constant_of, only_read, trip_count
-from ..ir import FOR, IF, WHILE, Block, Graph, InsertPoint, Node, Rewriter, Value
+from ..ir import FOR, IF, WHILE, Block, Graph, InsertPoint, Node, Value
+from ..rewriter import Rewriter
 from ..types import NoneType, Scalar, StrType, Tensor, TupleType, Type
 
 FOLD_LIMIT = 4096

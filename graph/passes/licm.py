@@ -13,7 +13,8 @@ from __future__ import annotations
 
 from ...ops import python as pyops
 from ..analysis import defined_inside, identity_matters, trip_count
-from ..ir import FOR, WHILE, Block, Graph, InsertPoint, Node, Rewriter
+from ..ir import FOR, WHILE, Block, Graph, InsertPoint, Node
+from ..rewriter import Rewriter
 from ..types import Scalar, Tensor
 
 

@@ -11,7 +11,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable, Union
 
-from ..ir import Graph, Rewriter
+from ..ir import Graph
+from ..rewriter import Rewriter
 
 Pass = Callable[[Graph, Rewriter], bool]
 PassHook = Callable[["PassReport", Graph], None]

@@ -12,7 +12,8 @@ Assumes ops' `fresh` and `inplace` declarations are true, and that no pass runs 
 """
 from __future__ import annotations
 
-from ..ir import INPLACE_ATTR, Block, Graph, Node, Rewriter, Value
+from ..ir import INPLACE_ATTR, Block, Graph, Node, Value
+from ..rewriter import Rewriter
 from ..types import Tensor
 
 

@@ -17,7 +17,8 @@ from ...ops import elementwise as ew
 from ...ops import python as pyops
 from ...ops import shaping
 from ..analysis import NOT_CONSTANT, constant_of, only_read
-from ..ir import Block, Builder, Graph, InsertPoint, Node, Rewriter, Value
+from ..ir import Block, Builder, Graph, InsertPoint, Node, Value
+from ..rewriter import Rewriter
 from ..types import Scalar, Tensor
 
 Rule = Callable[[Node, Block], "Value | None"]

@@ -9,7 +9,7 @@ import pytest
 from amber import nn, ops
 from amber.ops import OPS
 from amber.frontend import CompileError, build_graph
-from amber.frontend import statements as frontend_statements
+from amber.frontend import builder as frontend_builder
 from amber.frontend.reference import agree
 
 X = np.ones((2, 3), np.float32)
@@ -235,7 +235,7 @@ def internal(x):
 def test_internal_errors_become_compile_errors(monkeypatch):
     def broken(f, stmt):
         raise KeyError("boom")
-    monkeypatch.setitem(frontend_statements.HANDLERS, gast.Pass, broken)
+    monkeypatch.setitem(frontend_builder.RULES.statements, gast.Pass, broken)
     err = expect_error(internal, (X,), "internal error while compiling `pass  # error`")
     assert isinstance(err.__cause__, KeyError)
 

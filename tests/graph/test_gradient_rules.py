@@ -15,7 +15,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from amber.graph import Builder, Graph, InsertPoint, Node, run_graph, verify
-from amber.graph.autodiff import differentiable, differentiate
+from amber.graph.analysis import differentiable
+from amber.graph.autodiff import differentiate
 from amber.ops import Dyn, registry
 from amber.ops.opdef import NO_GRAD
 from amber.ops.types import ListType, Tensor, TupleType, type_of
