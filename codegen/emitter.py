@@ -9,11 +9,12 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from ..graph import FOR, IF, WHILE, Block, Graph, Loc, Node, Value
+from ..graph import FOR, IF, WHILE, Block, Graph, Loc, Node, Tensor, Value
 from ..ops import python as pyops
 from . import pyast as py
 from .inline import AND, OR
-from .literal import ConstantPool, literal
+from .literal import ConstantPool, dtype_literal, literal
+from .native.types import may_be_0d_array
 from .prelude import unbound_local
 from .storage import Kind, Storage
 
@@ -50,6 +51,8 @@ class Emitter:
         """Prelude functions the function calls (copied into the module like op helpers)."""
         self._marker_stmts: dict[int, ast.stmt] = {}
         """id -> marker statement (kept here, so no other node can reuse its id)."""
+        self.kernels: dict[Node, Any] = {}
+        """Loop regions a Numba kernel computes (`native.Kernel`): each is one call."""
 
     def function(self, graph: Graph, fn_name: str) -> ast.FunctionDef:
         """`def fn_name(<inputs>): <body>; return <results>`; the return statement is
@@ -136,6 +139,8 @@ class Emitter:
 
     def statements(self, node: Node, key: LocKey) -> list[Chunk]:
         """The node's statements, in runs attributed to user locations."""
+        if node in self.kernels:
+            return [(node.loc, self.kernel_call(self.kernels[node]))]
         if node.op == IF and node not in self.st.ifs:
             return [(node.loc, self.emit_if(node, key))]
         if node.op == WHILE:
@@ -170,6 +175,29 @@ class Emitter:
         if any(names[i] in reads[j] for i in range(len(names)) for j in range(i + 1, len(names))):
             return [py.assign_tuple(names, values)]
         return [py.assign(n, v) for n, v in zip(names, values)]
+
+    def kernel_call(self, kernel: Any) -> list[ast.stmt]:
+        """`a, b = Net_construct_while(x, w)`: the region as one call of its Numba kernel. A
+        number that may be a 0-d array goes in as its scalar (`x[()]`); a rank-0 result comes
+        back as a Python number and is made the NumPy scalar NumPy code would hold."""
+        args = []
+        for value in kernel.params:
+            arg = self.expr(value)
+            if may_be_0d_array(value):
+                arg = ast.Subscript(value=arg, slice=py.tuple_([]), ctx=ast.Load())
+            args.append(arg)
+        call = py.call(kernel.name, args)
+        names = [self.st.name(v) for v in kernel.results]
+        if not names:
+            return [py.expr_stmt(call)]
+        target = py.store(names[0]) if len(names) == 1 else ast.Tuple(
+            elts=[py.store(n) for n in names], ctx=ast.Store())
+        stmts: list[ast.stmt] = [ast.Assign(targets=[target], value=call)]
+        for value, name in zip(kernel.results, names):
+            if isinstance(value.type, Tensor) and value.type.rank == 0:
+                stmts.append(py.assign(name, py.call(dtype_literal(value.type.dtype),
+                                                     [py.name(name)])))
+        return stmts
 
     def emit_if(self, node: Node, key: LocKey) -> list[ast.stmt]:
         """`if c: ... else: ...`; each branch ends assigning the If's results. An else branch

@@ -23,7 +23,7 @@ def plan_frees(graph: Graph, storage: Storage) -> dict[Block, dict[int, list[str
     frees: dict[Block, dict[int, list[str]]] = {}
     for root, group in sorted(members.items(), key=lambda item: storage.order[item[0]]):
         home = root.producer.parent if root.producer is not None else None
-        if home is None or not _freeable(group, home, storage):
+        if home is None or root not in storage.names or not _freeable(group, home, storage):
             continue
         last = _last_use(group, home, storage)
         if last is not None:

@@ -4,6 +4,7 @@ helpers, then the entry function; prints it with astor, turns location markers i
 """
 from __future__ import annotations
 
+import ast
 import linecache
 import os
 import re
@@ -20,6 +21,14 @@ from ..version import __version__
 from .literal import ConstantPool
 from .lowering import Lowered, lower
 from .namer import Namer
+from .native import DECORATOR, HELPER_DECORATOR, Kernel, build_kernel, loop_regions, \
+    select_regions
+from .native.types import region_kind
+from ..ops import native_kernels as _native_ops
+
+NATIVE_HELPERS = tuple(v for v in vars(_native_ops).values()
+                       if callable(v) and getattr(v, "__module__", "") == _native_ops.__name__)
+"""Every function the ops' Numba spellings may call: no kernel variable takes their names."""
 from .prelude import PRELUDE
 from .storage import Storage
 
@@ -45,44 +54,118 @@ class GeneratedCode:
     """Objects the module names but its text cannot define (user exception classes): it
     defines a stand-in for each, which a loader replaces, `namespace.update(externals)` after
     executing the module and before calling the function."""
+    kernels: tuple[KernelInfo, ...] = ()
+    """The Numba kernels the module defines (the module imports numba when there are any)."""
+
+
+@dataclass(frozen=True)
+class KernelInfo:
+    """Where one Numba kernel is: its name, the id of the loop region it computes (an index of
+    `native.loop_regions`), the module lines from its decorator to its `def`, and the loop."""
+    name: str
+    region: int
+    first_line: int
+    def_line: int
+    loc: Loc | None
 
 
 def generate(graph: Graph, *, title: str = "", signature: str = "",
-             version: str | None = None) -> GeneratedCode:
+             version: str | None = None, backend: str = "numpy",
+             exclude: frozenset[int] = frozenset()) -> GeneratedCode:
     """Lower `graph` to a standalone, readable Python module (its docstring names amber
-    `version`, by default the installed distribution's)."""
+    `version`, by default the installed distribution's). With `backend` "numba" or "auto",
+    loop regions (see `native.select_regions`; not those whose ids are in `exclude`) become
+    Numba kernels the module defines and calls."""
     namer = Namer()
     lowered = lower(graph)
+    regions = select_regions(graph, backend, exclude)
     helpers = collect_helpers(h for low in lowered.values() for h in low.helpers)
     for fn in [*helpers, *PRELUDE]:
         namer.reserve(fn.__name__)
     fn_name = namer.fresh(graph.name or "forward")
-    storage = _allocate(graph, lowered, namer)
+    kernel_names = {r: namer.fresh(f"{fn_name}_{region_kind(r)}") for r in regions}
+    hidden = frozenset(v for r in regions for v in _inner_values(r))
+    storage = _allocate(graph, lowered, namer, hidden)
     pool = ConstantPool(namer)
     emitter = Emitter(storage, pool, plan_frees(graph, storage), _MARKER.format)
-    function = py.to_source(py.module([emitter.function(graph, fn_name)]))
+    kernels = _kernels(kernel_names, namer, emitter, storage, helpers)
+    emitter.kernels = {k.region: k for k in kernels}
+    main = emitter.function(graph, fn_name)
+    function = py.to_source(py.module([k.function for k in kernels] + [main]))
     helpers += [fn for fn in PRELUDE if fn in emitter.helpers]
-    header = _header(graph, title, signature, version or __version__, pool)
-    chunks = [header, *(helper_source(fn) for fn in helpers)]
+    native_helpers = collect_helpers(h for k in kernels for h in k.helpers)
+    header = _header(graph, title, signature, version or __version__, pool, len(kernels))
+    chunks = [header, *(helper_source(fn) for fn in helpers),
+              *("@" + HELPER_DECORATOR + "\n" + helper_source(fn) for fn in native_helpers)]
     prefix = "".join(chunk.rstrip("\n") + "\n\n\n" for chunk in chunks)
     body, line_map = _place_comments(function, emitter.markers, prefix.count("\n") + 1)
-    return GeneratedCode(prefix + body, fn_name, tuple(storage.name(v) for v in graph.inputs),
-                         line_map, pool.externals())
+    source = prefix + body
+    ids = {node: k for k, node in enumerate(loop_regions(graph))}
+    return GeneratedCode(source, fn_name, tuple(storage.name(v) for v in graph.inputs),
+                         line_map, pool.externals(),
+                         tuple(_kernel_info(source, k, ids[k.region]) for k in kernels))
 
 
-def _allocate(graph: Graph, lowered: dict[Node, Lowered], namer: Namer) -> Storage:
+def _inner_values(region: Node) -> list:
+    """The values computed inside a region (its blocks' parameters and nodes' results)."""
+    values = [p for b in region.blocks for p in b.params]
+    for node in (n for b in region.blocks for n in b.walk()):
+        values += node.outputs
+        values += [p for b in node.blocks for p in b.params]
+    return values
+
+
+def _kernels(names: dict[Node, str], namer: Namer, emitter: Emitter, storage: Storage,
+             helpers: list) -> list[Kernel]:
+    """Build each kernel; its local names stay clear of the module-level names it could read
+    (functions, `np`, `numba`)."""
+    module_level = {fn.__name__ for fn in [*helpers, *PRELUDE, *NATIVE_HELPERS]}
+    module_level |= set(names.values()) | {"numba"}
+    kernels = []
+    for region, name in names.items():
+        local = Namer()
+        for taken in sorted(module_level - local.taken):
+            local.reserve(taken)
+
+        def outer_name(value: Any) -> str:
+            try:
+                return storage.name(value)
+            except KeyError:  # NOTE: a value inlined into its reader has no variable
+                return value.name or "v"
+        kernels.append(build_kernel(region, name, local, emitter.marker, outer_name))
+    clash = {fn.__name__ for fn in helpers} & {h.__name__ for k in kernels for h in k.helpers}
+    assert not clash, f"codegen: {sorted(clash)} are both NumPy and Numba helpers"
+    return kernels
+
+
+def _kernel_info(source: str, kernel: Kernel, region: int) -> KernelInfo:
+    lines = source.splitlines()
+    def_line = next(i for i, line in enumerate(lines, 1)
+                    if line.startswith(f"def {kernel.name}("))
+    first = def_line
+    while first > 1 and lines[first - 2].startswith("@"):
+        first -= 1
+    return KernelInfo(kernel.name, region, first, def_line, kernel.region.loc)
+
+
+def _allocate(graph: Graph, lowered: dict[Node, Lowered], namer: Namer,
+              hidden: frozenset = frozenset()) -> Storage:
     """Decide every value's storage, dropping variable merges until no read is wrong."""
     storage = Storage(graph, lowered, return_loc(graph))
     while hazards := find_hazards(graph, storage):
         storage.resolve([(h.reader, h.writers) for h in hazards])
-    storage.assign_names(namer)
+    storage.assign_names(namer, hidden)
     return storage
 
 
-def _header(graph: Graph, title: str, signature: str, version: str, pool: ConstantPool) -> str:
-    """The docstring, `import numpy as np` and the module constants."""
-    doc = py.expr_stmt(py.const(_docstring(graph, title, signature, version)))
-    header = py.to_source(py.module([doc, py.import_numpy()]))
+def _header(graph: Graph, title: str, signature: str, version: str, pool: ConstantPool,
+            kernels: int = 0) -> str:
+    """The docstring, `import numpy as np` (and `import numba`) and the module constants."""
+    doc = py.expr_stmt(py.const(_docstring(graph, title, signature, version, kernels)))
+    imports = [py.import_numpy()]
+    if kernels:
+        imports.append(ast.Import(names=[ast.alias(name="numba", asname=None)]))
+    header = py.to_source(py.module([doc, *imports]))
     constants = pool.definitions()
     return header + ("\n\n" + py.to_source(py.module(constants)) if constants else "")
 
@@ -102,11 +185,17 @@ def _place_comments(function: str, markers: list[Loc], first: int) -> tuple[str,
     return "\n".join(lines) + "\n", line_map
 
 
-def _docstring(graph: Graph, title: str, signature: str, version: str) -> str:
+def _docstring(graph: Graph, title: str, signature: str, version: str, kernels: int = 0) -> str:
     lines = [f"{title or graph.name}: generated by amber {version}."]
     if signature:
         lines += ["", f"Input signature: {signature}"]
-    lines += ["", "Standalone: needs only NumPy. Edits are lost when amber recompiles.", ""]
+    if kernels:
+        loops = "loop runs" if kernels == 1 else f"{kernels} loops run"
+        lines += ["", f"Standalone: needs NumPy and Numba (the {loops} as a Numba kernel, "
+                  "compiled when the", "module loads and cached beside it). Edits are lost "
+                  "when amber recompiles.", ""]
+    else:
+        lines += ["", "Standalone: needs only NumPy. Edits are lost when amber recompiles.", ""]
     return "\n".join(lines)
 
 

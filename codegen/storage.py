@@ -169,13 +169,14 @@ class Storage:
         return 2 if edge.a in self.unbound else 1
 
     # -- naming ---------------------------------------------------------------------------
-    def assign_names(self, namer: Namer) -> None:
+    def assign_names(self, namer: Namer, hidden: frozenset[Value] = frozenset()) -> None:
         """Name every variable after its members' hints (a parameter keeps its own), in
         program order: named variables first, then unnamed ones (`t`, `t_1`, ... never take a
-        user's name). A loop index nothing reads is `_`."""
+        user's name). A loop index nothing reads is `_`. Values in `hidden` (inside regions a
+        Numba kernel computes) need no name of this function."""
         members: dict[Value, list[Value]] = {}
         for value in sorted(self.kind, key=self.order.__getitem__):
-            if self.kind[value] is Kind.VAR:
+            if self.kind[value] is Kind.VAR and value not in hidden:
                 members.setdefault(self.slot(value), []).append(value)
         inputs = set(self.graph.inputs)  # NOTE: a parameter is its variable's earliest member
         hints = {root: root.name if root in inputs else _common_hint(group)

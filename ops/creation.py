@@ -10,6 +10,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from . import native
 from .elementwise import as_tensor, checked, dtype_or_none, np_call, primitive, probe, spell
 from .opdef import NO_GRAD, REQUIRED, Dyn, GradContext, OpDef
 from .shaping import (broadcasts_to, normalize_axis, resolve_shape, route_shape, shape_dims,
@@ -55,7 +56,8 @@ def _constant(name: str, fn: Callable[..., Any]) -> OpDef:
     def emit(a: dict[str, Any]) -> str:
         return f"np.{name}({shape_text(a['shape'], 'dims')}{_dtype_kw(FLOAT64)(a)})"
     return OpDef(name, ("*dims",), kernel=checked(name, kernel, infer), infer=infer, emit=emit,
-                 attrs={"shape": REQUIRED, "dtype": FLOAT64}, fresh=True, grad=NO_GRAD)
+                 attrs={"shape": REQUIRED, "dtype": FLOAT64}, fresh=True, grad=NO_GRAD,
+                 numba=native.filled_spelling(name))
 
 
 def _full(fill_value: Any, *dims: Any, shape: tuple, dtype: np.dtype | None) -> Any:
@@ -84,7 +86,8 @@ def _like(name: str, fn: Callable[..., Any], inputs: tuple[str, ...]) -> OpDef:
     return OpDef(name, inputs, kernel=checked(name, lambda *a, dtype: fn(*a, dtype=dtype), infer),
                  infer=infer, emit=np_call(f"np.{name}", ", ".join(inputs), dtype=None),
                  attrs={"dtype": None}, fresh=True,
-                 grad=(lambda ad: (None, ad.g)) if len(inputs) == 2 else NO_GRAD)
+                 grad=(lambda ad: (None, ad.g)) if len(inputs) == 2 else NO_GRAD,
+                 numba=native.filled_spelling(name))
 
 
 # ---- arange, eye, one_hot ---------------------------------------------------------------------
@@ -172,7 +175,8 @@ ones = _constant("ones", np.ones)
 full = OpDef("full", ("fill_value", "*dims"), kernel=checked("full", _full, _full_infer),
              infer=_full_infer, attrs={"shape": REQUIRED, "dtype": None}, fresh=True,
              emit=lambda a: f"np.full({shape_text(a['shape'], 'dims')}, fill_value"
-                            f"{_dtype_kw(None)(a)})", grad=lambda ad: (ad.g,))
+                            f"{_dtype_kw(None)(a)})", grad=lambda ad: (ad.g,),
+             numba=native.filled_spelling("full"))
 zeros_like = _like("zeros_like", np.zeros_like, ("x",))
 ones_like = _like("ones_like", np.ones_like, ("x",))
 full_like = _like("full_like", np.full_like, ("x", "fill_value"))
@@ -253,7 +257,7 @@ def _copy_infer(x: Type) -> Type:
 
 
 copy = OpDef("copy", ("x",), kernel=lambda x: x.copy(), infer=_copy_infer, emit="x.copy()",
-             fresh=True, grad=lambda ad: (ad.g,))
+             fresh=True, grad=lambda ad: (ad.g,), numba=native.copy_spelling)
 """A copy of an array (`x.copy()`, `np.copy`)."""
 
 OPS = (zeros, ones, full, zeros_like, ones_like, full_like, arange, eye, one_hot, copy)

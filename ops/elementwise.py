@@ -13,6 +13,7 @@ from typing import Any, Callable, Mapping
 
 import numpy as np
 
+from . import native
 from .opdef import NO_GRAD, REQUIRED, GradContext, OpDef, OpFunction, Primitive, Spelling
 from .types import (ListType, NoneType, Scalar, Tensor, TupleType, Type, broadcast_shapes,
                     type_of)
@@ -226,12 +227,13 @@ def _op(name: str, inputs: tuple[str, ...], fn: Callable[..., Any], emit: Any, *
         operator: str | None = None, wrap: bool = True, nullable: bool = False,
         numeric: bool = False, commutative: bool = False, inplace: str | None = None,
         attrs: Mapping[str, Any] | None = None, can_raise: bool = False,
-        grad: Callable[[GradContext], tuple[Any, ...]] | None = None) -> OpDef:
+        grad: Callable[[GradContext], tuple[Any, ...]] | None = None,
+        numba: Any = None) -> OpDef:
     infer = elementwise_infer(name, fn, nullable, numeric)
     kernel = checked(name, fn, infer) if wrap and operator is None else fn
     return OpDef(name, inputs, kernel=kernel, infer=infer, emit=emit, attrs=dict(attrs or {}),
                  operator=operator, commutative=commutative, elementwise=True, fresh=True,
-                 inplace=inplace, can_raise=can_raise, grad=grad)
+                 inplace=inplace, can_raise=can_raise, grad=grad, numba=numba)
 
 
 def _unary(name: str, fn: Callable[..., Any], emit: str, ufunc: str | None = None, **kw: Any
@@ -315,83 +317,110 @@ def _clip_grad(ad: GradContext) -> tuple[Any, ...]:
 
 # ---- ops --------------------------------------------------------------------------------------
 
-neg = _unary("neg", pyop.neg, "-x", "negative", operator="USub", grad=lambda ad: (-ad.g,))
-pos = _unary("pos", pyop.pos, "+x", "positive", operator="UAdd", grad=lambda ad: (ad.g,))
+neg = _unary("neg", pyop.neg, "-x", "negative", operator="USub", grad=lambda ad: (-ad.g,),
+             numba="-R(x)")
+pos = _unary("pos", pyop.pos, "+x", "positive", operator="UAdd", grad=lambda ad: (ad.g,),
+             numba="+R(x)")
 absolute = _unary("abs", abs, "abs(x)", "absolute", wrap=False,  # abs(-2) stays a Python int
-                  grad=lambda ad: (ad.g * ad.op("sign", ad.input(0)),))
-exp = _ufunc("exp", np.exp, grad=lambda ad: (ad.g * ad.out,))
-log = _ufunc("log", np.log, grad=lambda ad: (ad.g / ad.input(0),))
-sqrt = _ufunc("sqrt", np.sqrt, grad=lambda ad: (ad.g / (ad.out * 2),))
+                  grad=lambda ad: (ad.g * ad.op("sign", ad.input(0)),), numba="abs(R(x))")
+exp = _ufunc("exp", np.exp, grad=lambda ad: (ad.g * ad.out,), numba="np.exp(R(x))")
+log = _ufunc("log", np.log, grad=lambda ad: (ad.g / ad.input(0),), numba="np.log(R(x))")
+sqrt = _ufunc("sqrt", np.sqrt, grad=lambda ad: (ad.g / (ad.out * 2),), numba="np.sqrt(R(x))")
 rsqrt = _unary("rsqrt", _rsqrt, "1 / np.sqrt(x)",
                inplace="np.divide(1, np.sqrt(x, out=out), out=out)",
-               grad=lambda ad: (ad.g * -0.5 * ad.out * ad.out * ad.out,))
-square = _ufunc("square", np.square, grad=lambda ad: (ad.g * (ad.input(0) * 2),))
+               grad=lambda ad: (ad.g * -0.5 * ad.out * ad.out * ad.out,),
+               numba=native.floats_only("R(1) / np.sqrt(R(x))"))
+square = _ufunc("square", np.square, grad=lambda ad: (ad.g * (ad.input(0) * 2),),
+                numba="R(x) * R(x)")
 reciprocal = _ufunc("reciprocal", np.reciprocal,  # NOTE: NumPy's: integer 1/x for ints
-                    grad=lambda ad: (-ad.g * ad.out * ad.out,))
-tanh = _ufunc("tanh", np.tanh, grad=lambda ad: (ad.g * (1 - ad.out * ad.out),))
+                    grad=lambda ad: (-ad.g * ad.out * ad.out,), numba=native.floats_only("R(1) / R(x)"))
+tanh = _ufunc("tanh", np.tanh, grad=lambda ad: (ad.g * (1 - ad.out * ad.out),),
+              numba="np.tanh(R(x))")
 sigmoid = _unary("sigmoid", _sigmoid, "1 / (1 + np.exp(-x))", inplace="np.divide(1, np.add("
                  "1, np.exp(np.negative(x, out=out), out=out), out=out), out=out)",
-                 grad=lambda ad: (ad.g * ad.out * (1 - ad.out),))
+                 grad=lambda ad: (ad.g * ad.out * (1 - ad.out),),
+                 numba=native.floats_only("R(1) / (R(1) + np.exp(-R(x)))"))
 relu = _unary("relu", _relu, "np.maximum(x, 0)", numeric=True,
-              inplace="np.maximum(x, 0, out=out)", grad=lambda ad: (ad.g * (ad.out > 0),))
+              inplace="np.maximum(x, 0, out=out)", grad=lambda ad: (ad.g * (ad.out > 0),),
+              numba=native.fixed(native.RELU))
 gelu = _unary("gelu", _gelu,
               "0.5 * x * (1 + np.tanh(0.7978845608028654 * (x + 0.044715 * x ** 3)))",
-              grad=_gelu_grad)
-floor = _ufunc("floor", np.floor, grad=NO_GRAD)
-ceil = _ufunc("ceil", np.ceil, grad=NO_GRAD)
+              grad=_gelu_grad, numba=native.floats_only(
+                  "R(0.5) * R(x) * (R(1) + np.tanh(R(0.7978845608028654) * (R(x) + R(0.044715)"
+                  " * R(x) ** R(3))))"))
+floor = _ufunc("floor", np.floor, grad=NO_GRAD, numba="np.floor(R(x))")
+ceil = _ufunc("ceil", np.ceil, grad=NO_GRAD, numba="np.ceil(R(x))")
 round_ = _unary("round", _round, lambda a: "np.round(x, decimals)" if a["decimals"] else
                 "np.round(x)", inplace="np.round(x, decimals, out=out)", attrs={"decimals": 0},
-                grad=NO_GRAD)
-sign = _ufunc("sign", np.sign, grad=NO_GRAD)
-sin = _ufunc("sin", np.sin, grad=lambda ad: (ad.g * ad.op("cos", ad.input(0)),))
-cos = _ufunc("cos", np.cos, grad=lambda ad: (-ad.g * ad.op("sin", ad.input(0)),))
-logical_not = _ufunc("logical_not", np.logical_not, grad=NO_GRAD)
-isnan = _ufunc("isnan", np.isnan, in_place=False, grad=NO_GRAD)
-isfinite = _ufunc("isfinite", np.isfinite, in_place=False, grad=NO_GRAD)
-invert = _unary("invert", pyop.invert, "~x", "invert", operator="Invert", grad=NO_GRAD)
+                grad=NO_GRAD, numba=native.round_spelling)
+sign = _ufunc("sign", np.sign, grad=NO_GRAD, numba="np.sign(R(x))")
+sin = _ufunc("sin", np.sin, grad=lambda ad: (ad.g * ad.op("cos", ad.input(0)),),
+             numba="np.sin(R(x))")
+cos = _ufunc("cos", np.cos, grad=lambda ad: (-ad.g * ad.op("sin", ad.input(0)),),
+             numba="np.cos(R(x))")
+logical_not = _ufunc("logical_not", np.logical_not, grad=NO_GRAD, numba="not T(x)")
+isnan = _ufunc("isnan", np.isnan, in_place=False, grad=NO_GRAD, numba=native.floats_only("np.isnan(x)"))
+isfinite = _ufunc("isfinite", np.isfinite, in_place=False, grad=NO_GRAD,
+                  numba=native.floats_only("np.isfinite(x)"))
+invert = _unary("invert", pyop.invert, "~x", "invert", operator="Invert", grad=NO_GRAD,
+                numba=native.invert_spelling)
 
 add = _binary("add", pyop.add, "x + y", "add", operator="Add", commutative=True,
-              grad=lambda ad: (ad.g, ad.g))
+              grad=lambda ad: (ad.g, ad.g), numba=native.python_checked("R(x) + R(y)", native.py_add))
 sub = _binary("sub", pyop.sub, "x - y", "subtract", operator="Sub",
-              grad=lambda ad: (ad.g, -ad.g))
+              grad=lambda ad: (ad.g, -ad.g), numba=native.python_checked("R(x) - R(y)", native.py_sub))
 mul = _binary("mul", pyop.mul, "x * y", "multiply", operator="Mult", commutative=True,
-              grad=lambda ad: (ad.g * ad.input(1), ad.g * ad.input(0)))
+              grad=lambda ad: (ad.g * ad.input(1), ad.g * ad.input(0)),
+              numba=native.python_checked("R(x) * R(y)", native.py_mul))
 # NOTE: Python scalars raise ZeroDivisionError/OverflowError, integer arrays raise on
 # negative powers: these may raise on well-typed inputs
 div = _binary("div", pyop.truediv, "x / y", "true_divide", operator="Div", can_raise=True,
-              grad=lambda ad: (ad.g / ad.input(1), -ad.g * ad.out / ad.input(1)))
+              grad=lambda ad: (ad.g / ad.input(1), -ad.g * ad.out / ad.input(1)),
+              numba=native.python_checked("R(x) / R(y)", native.py_truediv))
 floordiv = _binary("floordiv", pyop.floordiv, "x // y", "floor_divide", operator="FloorDiv",
-                   can_raise=True, grad=NO_GRAD)
+                   can_raise=True, grad=NO_GRAD,
+                   numba=native.int_division(native.int_floordiv, native.py_floordiv))
 mod = _binary("mod", pyop.mod, "x % y", "remainder", operator="Mod", can_raise=True,
-              grad=_mod_grad)
-pow_ = _binary("pow", pyop.pow, "x ** y", operator="Pow", can_raise=True, grad=_pow_grad)
+              grad=_mod_grad, numba=native.int_division(native.int_mod, native.py_mod))
+pow_ = _binary("pow", pyop.pow, "x ** y", operator="Pow", can_raise=True, grad=_pow_grad,
+               numba=native.power)
 """No in-place form: `x ** 2` and `x ** 0.5` take NumPy fast paths `np.power` does not."""
 maximum = _ufunc("maximum", np.maximum, commutative=True, grad=lambda ad: (
-    ad.g * (ad.input(0) >= ad.input(1)), ad.g * (ad.input(0) < ad.input(1))))
+    ad.g * (ad.input(0) >= ad.input(1)), ad.g * (ad.input(0) < ad.input(1))),
+    numba=native.fixed(native.MAXIMUM))
 minimum = _ufunc("minimum", np.minimum, commutative=True, grad=lambda ad: (
-    ad.g * (ad.input(0) <= ad.input(1)), ad.g * (ad.input(0) > ad.input(1))))
-eq = _binary("eq", pyop.eq, "x == y", "equal", operator="Eq", commutative=True, grad=NO_GRAD)
-ne = _binary("ne", pyop.ne, "x != y", "not_equal", operator="NotEq", commutative=True, grad=NO_GRAD)
-lt = _binary("lt", pyop.lt, "x < y", "less", operator="Lt", grad=NO_GRAD)
-le = _binary("le", pyop.le, "x <= y", "less_equal", operator="LtE", grad=NO_GRAD)
-gt = _binary("gt", pyop.gt, "x > y", "greater", operator="Gt", grad=NO_GRAD)
-ge = _binary("ge", pyop.ge, "x >= y", "greater_equal", operator="GtE", grad=NO_GRAD)
-logical_and = _ufunc("logical_and", np.logical_and, commutative=True, grad=NO_GRAD)
-logical_or = _ufunc("logical_or", np.logical_or, commutative=True, grad=NO_GRAD)
-logical_xor = _ufunc("logical_xor", np.logical_xor, commutative=True, grad=NO_GRAD)
+    ad.g * (ad.input(0) <= ad.input(1)), ad.g * (ad.input(0) > ad.input(1))),
+    numba=native.fixed(native.MINIMUM))
+eq = _binary("eq", pyop.eq, "x == y", "equal", operator="Eq", commutative=True, grad=NO_GRAD,
+             numba="T(x) == T(y)")
+ne = _binary("ne", pyop.ne, "x != y", "not_equal", operator="NotEq", commutative=True,
+             grad=NO_GRAD, numba="T(x) != T(y)")
+lt = _binary("lt", pyop.lt, "x < y", "less", operator="Lt", grad=NO_GRAD, numba="T(x) < T(y)")
+le = _binary("le", pyop.le, "x <= y", "less_equal", operator="LtE", grad=NO_GRAD,
+             numba="T(x) <= T(y)")
+gt = _binary("gt", pyop.gt, "x > y", "greater", operator="Gt", grad=NO_GRAD, numba="T(x) > T(y)")
+ge = _binary("ge", pyop.ge, "x >= y", "greater_equal", operator="GtE", grad=NO_GRAD,
+             numba="T(x) >= T(y)")
+logical_and = _ufunc("logical_and", np.logical_and, commutative=True, grad=NO_GRAD,
+                     numba="T(x) != T(0) and T(y) != T(0)")
+logical_or = _ufunc("logical_or", np.logical_or, commutative=True, grad=NO_GRAD,
+                    numba="T(x) != T(0) or T(y) != T(0)")
+logical_xor = _ufunc("logical_xor", np.logical_xor, commutative=True, grad=NO_GRAD,
+                     numba="(T(x) != T(0)) != (T(y) != T(0))")
 bitwise_and = _binary("bitwise_and", pyop.and_, "x & y", "bitwise_and", operator="BitAnd",
-                      commutative=True, grad=NO_GRAD)
+                      commutative=True, grad=NO_GRAD, numba="R(x) & R(y)")
 bitwise_or = _binary("bitwise_or", pyop.or_, "x | y", "bitwise_or", operator="BitOr",
-                     commutative=True, grad=NO_GRAD)
+                     commutative=True, grad=NO_GRAD, numba="R(x) | R(y)")
 left_shift = _binary("left_shift", pyop.lshift, "x << y", "left_shift", operator="LShift",
                      grad=NO_GRAD)
 right_shift = _binary("right_shift", pyop.rshift, "x >> y", "right_shift", operator="RShift",
                       grad=NO_GRAD)
 bitwise_xor = _binary("bitwise_xor", pyop.xor, "x ^ y", "bitwise_xor", operator="BitXor",
-                      commutative=True, grad=NO_GRAD)
-select = _op("select", ("cond", "x", "y"), np.where, "np.where(cond, x, y)", grad=_select_grad)
+                      commutative=True, grad=NO_GRAD, numba="R(x) ^ R(y)")
+select = _op("select", ("cond", "x", "y"), np.where, "np.where(cond, x, y)", grad=_select_grad,
+             numba="R(x) if cond else R(y)")
 clip = _op("clip", ("x", "lo", "hi"), np.clip, "np.clip(x, lo, hi)", nullable=True,
-           inplace="np.clip(x, lo, hi, out=out)", grad=_clip_grad)
+           inplace="np.clip(x, lo, hi, out=out)", grad=_clip_grad, numba=native.clip_spelling)
 """`lo`/`hi` are inputs (tensors, scalars, or None for no bound), as in NumPy."""
 
 

@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from . import native
 from .elementwise import as_tensor, checked
 from .opdef import REQUIRED, Dyn, GradContext, OpDef
 from .shaping import IndexOutOfRange, broadcasts_to, format_dims
@@ -257,13 +258,15 @@ def _setitem_grad(ad: GradContext) -> tuple[Any, ...]:
 
 getitem = OpDef("getitem", ("x", "*idx"), kernel=checked("getitem", _getitem, _getitem_infer),
                 infer=_getitem_infer, emit=lambda a: f"x[{index_text(a['index'])}]",
-                attrs={"index": REQUIRED}, can_raise=True, grad=_getitem_grad)
+                attrs={"index": REQUIRED}, can_raise=True, grad=_getitem_grad,
+                numba=native.index_spelling(setting=False))
 """`x[index]`; build `index` and the variadic inputs from a subscript with `split_index`."""
 setitem = OpDef("setitem", ("x", "value", "*idx"),
                 kernel=checked("setitem", _setitem, _setitem_infer), infer=_setitem_infer,
                 emit=lambda a: f"assign_item(x, np.s_[{index_text(a['index'])}], value)",
                 attrs={"index": REQUIRED}, helpers=(assign_item,), effects=True, can_raise=True,
-                writes=0, same_object=True, grad=_setitem_grad)
+                writes=0, same_object=True, grad=_setitem_grad,
+                numba=native.index_spelling(setting=True))
 """`x[index] = value`, in place; returns `x` itself."""
 
 OPS = (getitem, setitem)

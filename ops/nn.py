@@ -10,6 +10,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
+from . import native
 from .elementwise import helper_call, optional, unsupported
 from .nn_kernels import assign_kernel, dropout_kernel, embedding_kernel
 from .opdef import NO_GRAD, REQUIRED, Dyn, GradContext, OpDef, OpFunction, Primitive
@@ -79,7 +80,7 @@ def _matmul_grad(ad: GradContext) -> tuple[Any, ...]:
 matmul = OpDef(
     "matmul", ("x", "y"), kernel=_matmul_kernel, infer=_matmul_infer, emit=_matmul_emit,
     attrs={"transpose_a": False, "transpose_b": False}, operator="MatMult", fresh=True,
-    grad=_matmul_grad)
+    grad=_matmul_grad, numba=native.matmul_spelling)
 """`x @ y` with NumPy semantics (1-d operands, broadcast batches); the transposes swap the last
 two axes of an operand first (MindSpore MatMul/BatchMatMul)."""
 
@@ -103,7 +104,7 @@ def _dot_grad(ad: GradContext) -> tuple[Any, ...]:
 
 
 dot = OpDef("dot", ("x", "y"), kernel=np.dot, infer=_dot_infer, emit="np.dot(x, y)",
-            fresh=True, grad=_dot_grad)
+            fresh=True, grad=_dot_grad, numba=native.dot_spelling)
 """`np.dot`: differs from matmul for operands above 2-d and for scalars."""
 
 
@@ -148,7 +149,7 @@ def _dense_grad(ad: GradContext) -> tuple[Any, ...]:
 dense = OpDef(
     "dense", ("x", "weight", "*bias"), kernel=_dense_kernel, infer=_dense_infer,
     emit=lambda attrs: "x @ weight.T + bias_0" if attrs.get("has_bias") else "x @ weight.T",
-    attrs={"has_bias": False}, fresh=True, grad=_dense_grad)
+    attrs={"has_bias": False}, fresh=True, grad=_dense_grad, numba=native.dense_spelling)
 """`x @ weight.T (+ bias)` with weight [out, in]; the optional bias is the variadic input and
 `has_bias` (set by the binder) says whether it is there, so the emitted code is one expression."""
 

@@ -74,6 +74,21 @@ class OpDef:
     expand: Callable[[GradContext], Any] | None = None
     """`expand(ad) -> value`: the op as simpler ops, built where autodiff needs its internals
     (dropout's mask); otherwise the op stays whole."""
+    numba: str | Callable[[tuple[Type, ...], Mapping[str, Any]], Spelling | None] | None = None
+    """How a Numba kernel (codegen/native) computes the op, or None: a loop using it stays in
+    NumPy. For an `elementwise` op, the expression of one result element over the input names,
+    each already one element cast to the dtype NumPy computes in (`"x + y"`, `"np.tanh(x)"`).
+    For other ops, an expression over whole values (`"np.dot(x, y)"`), with the same view or
+    copy behaviour as the NumPy spelling. A callable picks a `Spelling` (its helpers are
+    Numba-compatible functions copied into the module) for these input types and attributes,
+    or returns None where the op has no Numba form for them."""
+
+    def numba_spelling(self, types: tuple[Type, ...], attrs: Mapping[str, Any]
+                       ) -> Spelling | None:
+        """How a Numba kernel computes this op on inputs of `types` (see `numba`), or None."""
+        if self.numba is None or isinstance(self.numba, str):
+            return None if self.numba is None else Spelling(self.numba, dict(attrs))
+        return self.numba(types, attrs)
 
     def template(self, attrs: Mapping[str, Any]) -> str:
         """The emit expression for these attribute values."""

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+from . import native
 from .opdef import NO_GRAD, REQUIRED, GradContext, OpDef, OpFunction, Primitive
 from .types import (AnyType, ListType, NoneType, Scalar, StrType, Tensor, TupleType, Type,
                     join_types, type_of)
@@ -81,7 +82,7 @@ placeholder = OpDef("placeholder", (), kernel=lambda: None, infer=lambda: AnyTyp
 """`None` standing for a value only the other arm of an If computes: autodiff exports values
 from one arm this way, and reads them only where that arm ran."""
 stop_gradient = OpDef("stop_gradient", ("x",), kernel=lambda x: x, infer=lambda x: x, emit="x",
-                      grad=NO_GRAD)
+                      grad=NO_GRAD, numba="x")
 """`x` itself, through which no gradient flows (MindSpore's `ops.stop_gradient`)."""
 constant = OpDef(
     "constant", (), kernel=lambda value: value, infer=lambda value: type_of(value),
@@ -121,7 +122,7 @@ def _depend_grad(ad: GradContext) -> tuple[Any, ...]:
 
 depend = OpDef(
     "depend", ("x", "*after"), kernel=lambda x, *after: x, infer=lambda x, *after: x,
-    emit="x", same_object=True, grad=_depend_grad)
+    emit="x", same_object=True, grad=_depend_grad, numba="x")
 """`x` itself, read after the `after` values exist: the frontend's new version of an array that
 an in-place write through an alias or a view (`after`) may have changed, so no pass moves or
 merges a read of it with a read from before the write."""
@@ -135,14 +136,14 @@ list_append = OpDef(
     writes=0, grad=_list_append_grad)
 length = OpDef("len", ("x",), kernel=len, infer=_len_infer, emit="len(x)", grad=NO_GRAD)
 to_int = OpDef("int", ("x",), kernel=int, infer=_to_python(int), emit="int(x)", can_raise=True,
-               grad=NO_GRAD)
+               grad=NO_GRAD, numba=native.to_int_spelling)
 to_float = OpDef(
     "float", ("x",), kernel=float, infer=_to_python(float), emit="float(x)", can_raise=True,
-    grad=lambda ad: (ad.g,))
+    grad=lambda ad: (ad.g,), numba=native.numbers_only("float(x)"))
 to_bool = OpDef("bool", ("x",), kernel=bool, infer=_to_python(bool), emit="bool(x)",
-                can_raise=True, grad=NO_GRAD)
+                can_raise=True, grad=NO_GRAD, numba=native.numbers_only("bool(x)"))
 not_ = OpDef("not", ("x",), kernel=lambda x: not x, infer=_to_python(bool), emit="not x",
-             operator="Not", can_raise=True, grad=NO_GRAD)
+             operator="Not", can_raise=True, grad=NO_GRAD, numba=native.numbers_only("not x"))
 def _builtin_minmax(name: str):
     def infer(*xs: Type) -> Type:
         for x in xs:
@@ -172,9 +173,11 @@ def _print_emit(attrs: dict[str, Any]) -> str:
 
 
 builtin_min = OpDef("min", ("*xs",), kernel=min, infer=_builtin_minmax("min"), emit="min(*xs)",
-                    can_raise=True, grad=_extreme_grad("min"))
+                    can_raise=True, grad=_extreme_grad("min"),
+                    numba=native.extreme_spelling(native.py_min))
 builtin_max = OpDef("max", ("*xs",), kernel=max, infer=_builtin_minmax("max"), emit="max(*xs)",
-                    can_raise=True, grad=_extreme_grad("max"))
+                    can_raise=True, grad=_extreme_grad("max"),
+                    numba=native.extreme_spelling(native.py_max))
 """Python's `min`/`max` builtins (scalars, or the items of a 1-d sequence), not NumPy's."""
 print_ = OpDef(
     "print", ("*xs",), kernel=lambda *xs, sep, end: print(*xs, sep=sep, end=end),

@@ -11,6 +11,7 @@ import numpy as np
 
 from .elementwise import (as_tensor, checked, dtype_or_none, np_call, on_tensor, primitive,
                           probe, spell)
+from . import native
 from .opdef import NO_GRAD, GradContext, OpDef
 from .shaping import normalize_axes
 from .types import Tensor, Type
@@ -46,7 +47,8 @@ def _reduction(name: str, fn: Callable[..., Any], emit: Any, method: Any, *,
     infer = _reduce_infer(name, fn, **kw)
     attrs = {"axis": None, "keepdims": False, **({"dtype": None} if dtype else {})}
     return OpDef(name, ("x",), kernel=checked(name, fn, infer), infer=infer, emit=emit,
-                 attrs=attrs, fresh=True, specialize=on_tensor(method), grad=grad)
+                 attrs=attrs, fresh=True, specialize=on_tensor(method), grad=grad,
+                 numba=native.reduction_spelling(name))
 
 
 def _np_reduce(func: str, grad: Grad = NO_GRAD, **kw: bool) -> OpDef:

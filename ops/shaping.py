@@ -10,6 +10,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from . import native
 from .elementwise import as_tensor, checked, dtype_or_none, np_call, on_tensor, primitive, spell
 from .opdef import NO_GRAD, REQUIRED, Dyn, GradContext, OpDef
 from .types import UNKNOWN, Dim, Scalar, Tensor, TupleType, Type
@@ -378,10 +379,10 @@ def _count_infer(name: str):
 
 def shape_op(name: str, inputs: tuple[str, ...], fn: Any, infer: Any, emit: Any,
         attrs: dict[str, Any] | None = None, fresh: bool = False, specialize: Any = None,
-        grad: Any = None) -> OpDef:
+        grad: Any = None, numba: Any = None) -> OpDef:
     """`fresh`: the result never shares memory with an input (views and tuples do)."""
     return OpDef(name, inputs, kernel=checked(name, fn, infer), infer=infer, emit=emit,
-                 attrs=attrs or {}, fresh=fresh, specialize=specialize, grad=grad)
+                 attrs=attrs or {}, fresh=fresh, specialize=specialize, grad=grad, numba=numba)
 
 
 # ---- gradient rules: the adjoint reshaped, sliced or summed back to the input --------------
@@ -428,7 +429,8 @@ transpose = shape_op("transpose", ("x",), lambda x, perm: np.transpose(x, perm),
                 lambda a: "np.transpose(x)" if a["perm"] is None else "np.transpose(x, perm)",
                 {"perm": None},
                 specialize=on_tensor(lambda a: "x.T" if a["perm"] is None else
-                                      "x.transpose(perm)"), grad=_transpose_grad)
+                                      "x.transpose(perm)"), grad=_transpose_grad,
+                numba=native.transpose_spelling)
 expand_dims = shape_op("expand_dims", ("x",), lambda x, axis: np.expand_dims(x, axis),
                   _expand_dims_infer, "np.expand_dims(x, axis)", {"axis": REQUIRED},
                   grad=RESHAPED)
@@ -441,7 +443,7 @@ broadcast_to = shape_op("broadcast_to", ("x", "*dims"), _broadcast_to, _broadcas
                    _broadcast_to_emit, {"shape": REQUIRED}, grad=lambda ad: (ad.g,))
 cast = OpDef("cast", ("x",), kernel=checked("cast", astype, _cast_infer), infer=_cast_infer,
              emit="astype(x, dtype)", attrs={"dtype": REQUIRED}, helpers=(astype,), fresh=True,
-             grad=lambda ad: (ad.g,))
+             grad=lambda ad: (ad.g,), numba=native.cast_spelling)
 shape_of = shape_op("shape", ("x",), np.shape, _shape_infer, "np.shape(x)", grad=NO_GRAD)
 size_of = shape_op("size", ("x",), np.size, _count_infer("size"), "np.size(x)", grad=NO_GRAD)
 ndim_of = shape_op("ndim", ("x",), np.ndim, _count_infer("ndim"), "np.ndim(x)", grad=NO_GRAD)

@@ -8,6 +8,7 @@ when that check fails.
 """
 from __future__ import annotations
 
+import dataclasses
 import functools
 import inspect
 import threading
@@ -26,6 +27,7 @@ from .records import target_source
 from .guards import GuardPlan
 from .keys import call_key, describe_key, key_components, persistable, what_changed
 from .loader import fake_filename, load_function
+from .native import compile_with_fallback, load_native
 from .paths import access
 from .pipeline import Artifact, compile_target
 from .warn import warn_user
@@ -79,10 +81,13 @@ def _none() -> None:
 class _Jit:
     """What every jit object shares: the cache, the fast call path, compiling, statistics."""
 
-    def __init__(self, fallback: bool, options: CompileOptions | None) -> None:
+    def __init__(self, fallback: bool, options: CompileOptions | None,
+                 backend: str | None = None) -> None:
         self.fallback = fallback
         self.options = options
         """Compile options of this target; None follows `set_context`."""
+        self.backend = backend
+        """The backend of this target; None follows the options."""
         self.stats = JitStats()
         self.last: CompiledFunction | None = None
         """The specialization the last call ran (what `.code`, `.graph`, `.ir` show)."""
@@ -174,17 +179,23 @@ class _Jit:
         start = time.perf_counter()
         ctx = get_context()
         options = self.options or ctx.options
+        if self.backend is not None:
+            options = dataclasses.replace(options, backend=self.backend)
         title, signature = self._title(instance), describe_key(key)
         disk, first = self._disk_slot(ctx, instance, key, options, signature)
         entry = disk.lookup(first, instance, len(args)) if disk and first else None
         if entry is not None:
             self.stats.disk_hits += 1
         else:
-            entry, artifact = self._compile(instance, args, kwargs, options, title, signature)
-            if disk and first and artifact is not None:
+            store = None
+            if disk and first:
                 files = [_source_file(self._function(instance))]
-                path = disk.store(first, entry, artifact.sources, title, signature, files)
-                entry.cache_path = None if path is None else str(path)
+
+                def store(entry: CompiledFunction, artifact: Artifact) -> str | None:
+                    path = disk.store(first, entry, artifact.sources, title, signature, files)
+                    return None if path is None else str(path)
+            entry, artifact = self._compile(instance, args, kwargs, options, title, signature,
+                                            store)
         self._count(instance, key, entry, title)
         self.stats.seconds += time.perf_counter() - start
         return entry
@@ -208,7 +219,8 @@ class _Jit:
         return options.cache_token()
 
     def _compile(self, instance: Any, args: tuple, kwargs: dict, options: CompileOptions,
-                 title: str, signature: str) -> tuple[CompiledFunction, Artifact | None]:
+                 title: str, signature: str, store: Store | None = None
+                 ) -> tuple[CompiledFunction, Artifact | None]:
         try:
             artifact = self._artifact(instance, args, kwargs, options, title, signature)
         except CompileError as err:
@@ -219,7 +231,7 @@ class _Jit:
             return CompiledFunction(fn=_eager_marker, source="", filename="", function_name="",
                                     line_map={}, origin="eager"), None
         self.stats.compiles += 1
-        return entry_from_artifact(artifact, title, len(args)), artifact
+        return entry_from_artifact(artifact, title, len(args), store), artifact
 
     def _artifact(self, instance: Any, args: tuple, kwargs: dict, options: CompileOptions,
                   title: str, signature: str) -> Artifact:
@@ -287,21 +299,39 @@ def _try_binding(entry: CompiledFunction, instance: Any) -> _Binding | None:
     return _Binding(entry, instance, arrays) if entry.params_fit(arrays) else None
 
 
-def entry_from_artifact(artifact: Artifact, title: str, nargs: int) -> CompiledFunction:
-    """Load the artifact's generated code and wrap it as a ready-to-call entry."""
-    code = artifact.code
-    filename = fake_filename(title, code.source)
-    externals = dict(getattr(code, "externals", {}))
-    fn = load_function(code.source, code.function_name, filename, externals)
+Store = Callable[[CompiledFunction, Artifact], "str | None"]
+"""Writes an entry to the disk cache before it is loaded (so Numba caches its kernels beside
+it); returns the module's path, or None."""
+
+
+def entry_from_artifact(artifact: Artifact, title: str, nargs: int,
+                        store: Store | None = None) -> CompiledFunction:
+    """Load the artifact's generated code and wrap it as a ready-to-call entry; `store` (the
+    disk cache) gets it first. A Numba kernel that fails to compile has its loop generated as
+    NumPy code instead (`native.compile_with_fallback`, one warning)."""
     params = artifact.param_paths
     sig = tuple((tuple(v.type.shape), v.type.dtype) if hasattr(v.type, "shape") else (None, None)
                 for v in artifact.graph.inputs[:len(params)])
-    entry = CompiledFunction(
-        fn=fn, source=code.source, filename=filename, function_name=code.function_name,
-        line_map=dict(code.line_map), param_paths=params, param_sig=sig,
-        input_paths=artifact.input_paths, guards=tuple(artifact.guards), graph=artifact.graph,
-        ir=artifact.ir, origin="compiled", seconds=sum(artifact.seconds.values()),
-        externals=externals)
+
+    def load(code: Any) -> CompiledFunction:
+        externals = dict(getattr(code, "externals", {}))
+        entry = CompiledFunction(
+            fn=_eager_marker, source=code.source, filename=fake_filename(title, code.source),
+            function_name=code.function_name, line_map=dict(code.line_map), param_paths=params,
+            param_sig=sig, input_paths=artifact.input_paths, guards=tuple(artifact.guards),
+            graph=artifact.graph, ir=artifact.ir, origin="compiled",
+            seconds=sum(artifact.seconds.values()), externals=externals)
+        path = store(entry, artifact) if store is not None else None
+        entry.cache_path = path
+        if path is not None and code.kernels:  # NOTE: Numba caches kernels beside their file
+            entry.filename = path
+        entry.fn = load_native(lambda: load_function(code.source, code.function_name,
+                                                     entry.filename, externals),
+                               code, entry.filename)
+        return entry
+
+    code, entry = compile_with_fallback(artifact.regenerate, load, title)
+    artifact.code = code
     entry.prepare(nargs)
     return entry
 
@@ -311,8 +341,8 @@ class JitMethod(_Jit):
     while `construct` stays plain Python (the eager oracle)."""
 
     def __init__(self, cls: type, eager_call: Callable[..., Any], fallback: bool,
-                 options: CompileOptions | None) -> None:
-        super().__init__(fallback, options)
+                 options: CompileOptions | None, backend: str | None = None) -> None:
+        super().__init__(fallback, options, backend)
         self.cls = cls
         self.__wrapped__ = eager_call
         self.__name__ = "__call__"
@@ -348,8 +378,9 @@ class JitFunction(_Jit):
     """`jit(f)` for a function or `jit(net)` for one Cell instance: a callable running compiled,
     with `__wrapped__` the original."""
 
-    def __init__(self, target: Any, fallback: bool, options: CompileOptions | None) -> None:
-        super().__init__(fallback, options)
+    def __init__(self, target: Any, fallback: bool, options: CompileOptions | None,
+                 backend: str | None = None) -> None:
+        super().__init__(fallback, options, backend)
         self._instance = None if _is_function(target) else target
         if self._instance is None:
             functools.update_wrapper(self, target)
@@ -391,13 +422,17 @@ def _is_function(target: Any) -> bool:
     return isinstance(target, types.FunctionType | types.MethodType)
 
 
-def jit(target: Any = None, *, fallback: bool = False, opt_level: int | None = None) -> Any:
+def jit(target: Any = None, *, fallback: bool = False, opt_level: int | None = None,
+        backend: str | None = None) -> Any:
     """Compile a Cell subclass (returned, with a compiled `__call__`), a Cell instance or a
     function (returned wrapped). `fallback=True` runs code the compiler rejects as plain Python,
-    with a warning; `opt_level` overrides `set_context(opt_level=...)` for this target."""
+    with a warning; `opt_level` and `backend` ("auto", "numpy" or "numba": see
+    `CompileOptions`) override `set_context(...)` for this target."""
     if target is None:
-        return functools.partial(jit, fallback=fallback, opt_level=opt_level)
+        return functools.partial(jit, fallback=fallback, opt_level=opt_level, backend=backend)
     options = None if opt_level is None else CompileOptions(opt_level)
+    if backend is not None:  # NOTE: checked now (forcing numba without Numba fails here)
+        CompileOptions(backend=backend).codegen_backend
     if isinstance(target, _Jit):
         return target
     if isinstance(target, type):
@@ -409,9 +444,9 @@ def jit(target: Any = None, *, fallback: bool = False, opt_level: int | None = N
         eager = target.__call__
         if isinstance(eager, JitMethod):  # a subclass of a jit class: share the eager call
             eager = eager.__wrapped__
-        target.__call__ = JitMethod(target, eager, fallback, options)
+        target.__call__ = JitMethod(target, eager, fallback, options, backend)
         return target
     if _is_function(target) or callable(getattr(target, "construct", None)):
-        return JitFunction(target, fallback, options)
+        return JitFunction(target, fallback, options, backend)
     raise TypeError(f"jit: expected an nn.Cell subclass, a Cell instance or a function, "
                     f"not {type(target).__name__}")

@@ -3,9 +3,13 @@ the text with `linecache` (as torch.fx's `_EvalCacheLoader` does) so tracebacks 
 generated lines."""
 from __future__ import annotations
 
+import ast
 import hashlib
 import linecache
+import os
 import re
+import sys
+import types
 from typing import Any, Callable, Mapping
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.]+")
@@ -46,14 +50,50 @@ def load_function(source: str, function_name: str, filename: str,
     `externals` (codegen's `GeneratedCode.externals`: user exception classes the text can only
     define stand-ins for) replace those stand-ins before anything is called."""
     register_source(filename, source)
+    native = NATIVE_IMPORT in source
+    code = compile(_without_file_cache(source) if native and not os.path.isfile(filename)
+                   else source, filename, "exec")
     namespace: dict[str, Any] = {
         "__name__": f"amber_generated.{_UNSAFE.sub('_', function_name)}",
         "__file__": filename,
         "__loader__": SourceLoader(source),
         "__builtins__": __builtins__,
     }
-    exec(compile(source, filename, "exec"), namespace)  # noqa: S102 (our own generated code)
+    if native:
+        namespace = _importable(source, namespace)
+    exec(code, namespace)  # noqa: S102 (our own generated code)
     namespace.update(externals or {})
     fn = namespace.get(function_name)
     assert callable(fn), f"generated module {filename} defines no function {function_name!r}"
     return fn
+
+
+NATIVE_IMPORT = "\nimport numba\n"
+"""How a generated module that defines Numba kernels starts using Numba."""
+
+
+def _importable(source: str, namespace: dict[str, Any]) -> dict[str, Any]:
+    """The namespace of a module registered in `sys.modules` under a name derived from its
+    text: Numba finds a cached kernel's module by name (`<dynamic>` cannot be cached)."""
+    name = f"amber_generated_{source_hash(source)[:16]}"
+    module = sys.modules.get(name)
+    if module is None:
+        module = types.ModuleType(name)
+        sys.modules[name] = module
+    module.__dict__.update({**namespace, "__name__": name})
+    return module.__dict__
+
+
+def _without_file_cache(source: str) -> ast.Module:
+    """The module with its Numba decorators' `cache=True` turned off: Numba caches next to a
+    module's file, and a module loaded from memory has none (same lines, so tracebacks and the
+    line map still match the text)."""
+    tree = ast.parse(source)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef):
+            for decorator in node.decorator_list:
+                for keyword in getattr(decorator, "keywords", ()):
+                    if keyword.arg == "cache":
+                        keyword.value = ast.copy_location(ast.Constant(value=False),
+                                                          keyword.value)
+    return tree

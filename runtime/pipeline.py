@@ -27,6 +27,14 @@ class Artifact:
     sources: tuple[Any, ...]
     ir: str = ""
     seconds: dict[str, float] = field(default_factory=dict)
+    regenerate_code: Callable[[frozenset[int]], Any] | None = None
+
+    def regenerate(self, exclude: frozenset[int]) -> Any:
+        """The code, generated again with the loop regions whose ids are in `exclude` written
+        as NumPy (a Numba kernel failed to compile); the code as it is when none are."""
+        if not exclude or self.regenerate_code is None:
+            return self.code
+        return self.regenerate_code(exclude)
 
     @property
     def param_paths(self) -> tuple[str, ...]:
@@ -50,10 +58,13 @@ def optimize(graph: Any, options: CompileOptions, on_pass: PassCallback | None =
                       on_pass=on_pass)
 
 
-def generate(graph: Any, title: str = "", signature: str = "") -> Any:
-    """Codegen: graph -> GeneratedCode(source, function_name, arg_names, line_map)."""
+def generate(graph: Any, title: str = "", signature: str = "", backend: str = "numpy",
+             exclude: frozenset[int] = frozenset()) -> Any:
+    """Codegen: graph -> GeneratedCode(source, function_name, arg_names, line_map); `backend`
+    as `CompileOptions.codegen_backend` gives it."""
     from ..codegen import generate as emit
-    return emit(graph, title=title, signature=signature, version=__version__)
+    return emit(graph, title=title, signature=signature, version=__version__, backend=backend,
+                exclude=exclude)
 
 
 def print_ir(graph: Any) -> str:
@@ -81,7 +92,9 @@ def compile_target(target: Any, args: tuple, kwargs: dict | None, options: Compi
         return Artifact(graph, None, tuple(result.guards), tuple(getattr(result, "sources", ())))
     graph = optimize(graph, options) or graph
     seconds["passes"] = (mid2 := time.perf_counter()) - mid
-    code = generate(graph, title=title, signature=signature)
+    backend = options.codegen_backend
+    code = generate(graph, title=title, signature=signature, backend=backend)
     seconds["codegen"] = time.perf_counter() - mid2
     return Artifact(graph, code, tuple(result.guards), tuple(getattr(result, "sources", ())),
-                    print_ir(graph), seconds)
+                    print_ir(graph), seconds,
+                    lambda exclude: generate(graph, title, signature, backend, exclude))

@@ -14,9 +14,11 @@ _SAVED = "_amber_saved_cache_dir"
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    """Give this test process a private disk-cache directory."""
+    """Give this test process a private disk-cache directory; compile with the NumPy backend
+    unless `$AMBER_BACKEND` says otherwise (tests of the Numba backend ask for it)."""
     setattr(config, _SAVED, os.environ.get("AMBER_CACHE_DIR"))
     os.environ["AMBER_CACHE_DIR"] = tempfile.mkdtemp(prefix="amber-test-cache-")
+    os.environ.setdefault("AMBER_BACKEND", "numpy")
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
