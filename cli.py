@@ -24,6 +24,7 @@ import numpy as np
 from .frontend.errors import CompileError
 from .version import __version__
 from .runtime import CompileOptions, DiskCache, get_context
+from .runtime.context import BACKENDS
 from .runtime import pipeline
 from .runtime.keys import call_key, describe_key
 
@@ -202,7 +203,8 @@ def cmd_dump(ns: argparse.Namespace) -> int:
         out.append(_section("opt-ir (after passes)", stage) + _render(graph, fmt))
     if stage in ("code", "all"):
         signature = describe_key(call_key(target.args, {}))
-        out.append(_section("code", stage) + pipeline.generate(graph, title, signature).source)
+        code = pipeline.generate(graph, title, signature, _backend(ns))
+        out.append(_section("code", stage) + code.source)
     sys.stdout.write("\n".join(text.rstrip("\n") + "\n" for text in out))
     return 0
 
@@ -267,7 +269,7 @@ def cmd_export(ns: argparse.Namespace) -> int:
     signature = describe_key(call_key(target.args, {}))
     result = pipeline.build(target.compiled, target.args, {})
     graph = pipeline.optimize(result.graph, CompileOptions(ns.opt_level)) or result.graph
-    code = pipeline.generate(graph, title, signature)
+    code = pipeline.generate(graph, title, signature, _backend(ns))
     params = graph.param_paths
     arrays = _gather_params(target.instance, params)
     inputs = [f"{name}: {value.type}" for name, value in
@@ -411,6 +413,14 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _backend(ns: argparse.Namespace) -> str:
+    """The backend codegen writes for (`--backend`; numba without Numba is a usage error)."""
+    try:
+        return CompileOptions(backend=ns.backend).codegen_backend
+    except ImportError as err:
+        raise UsageError(str(err)) from None
+
+
 def _add_target_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("spec", metavar="FILE.py:NAME", help="a Cell subclass or function")
     parser.add_argument("--input", action="append", metavar="SHAPE[:DTYPE]",
@@ -418,6 +428,9 @@ def _add_target_args(parser: argparse.ArgumentParser) -> None:
                              "the file's example_inputs())")
     parser.add_argument("-O", dest="opt_level", type=int, choices=(0, 1, 2), default=2,
                         help="optimization level (-O0, -O1, -O2)")
+    parser.add_argument("--backend", choices=BACKENDS, default="numpy",
+                        help="numpy (default): NumPy code only; numba: loops that can be, as "
+                             "Numba kernels; auto: those the cost rule picks")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

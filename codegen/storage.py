@@ -53,7 +53,7 @@ class Storage:
                  return_loc: Loc | None = None) -> None:
         self.graph, self.lowered = graph, lowered
         self.order = {v: i for i, v in enumerate(_values_in_order(graph))}
-        self.unbound = _maybe_unbound(graph)
+        self.unbound = maybe_unbound(graph)
         self.kind = _classify(graph, self.unbound, lowered)
         silent = {v for v, k in self.kind.items() if k in _SILENT}
         plan = plan_inlining(graph, silent, lowered, self.unbound, return_loc)
@@ -323,7 +323,7 @@ def _used_once_nearby(value: Value) -> bool:
     return user is block or (isinstance(user, Node) and user.parent is block)
 
 
-def _maybe_unbound(graph: Graph) -> set[Value]:
+def maybe_unbound(graph: Graph) -> set[Value]:
     """Values that may hold no binding on some path (from `undefined`, through regions)."""
     sources = _slot_sources(graph)
     unbound = {n.output for n in graph.walk() if n.op is pyops.undefined}

@@ -353,7 +353,7 @@ ceil = _ufunc("ceil", np.ceil, grad=NO_GRAD, numba="np.ceil(R(x))")
 round_ = _unary("round", _round, lambda a: "np.round(x, decimals)" if a["decimals"] else
                 "np.round(x)", inplace="np.round(x, decimals, out=out)", attrs={"decimals": 0},
                 grad=NO_GRAD, numba=native.round_spelling)
-sign = _ufunc("sign", np.sign, grad=NO_GRAD, numba="np.sign(R(x))")
+sign = _ufunc("sign", np.sign, grad=NO_GRAD, numba=native.fixed(native.SIGN))
 sin = _ufunc("sin", np.sin, grad=lambda ad: (ad.g * ad.op("cos", ad.input(0)),),
              numba="np.sin(R(x))")
 cos = _ufunc("cos", np.cos, grad=lambda ad: (-ad.g * ad.op("sin", ad.input(0)),),

@@ -13,7 +13,7 @@ from .native_kernels import (SMALL_PRODUCT, all_true, any_true, argmax_all, argm
                              checked_index, flat_2d, flat_3d, int_floordiv, int_mod, matmul_2d,
                              matvec, max_all, maximum_, min_all, minimum_, pairwise_sum,
                              prod_all, py_add, py_floordiv, py_int, py_max, py_min, py_mod, py_mul,
-                             py_sub, py_truediv, scalar_power, set_item, sum_block, sum_ints,
+                             py_sub, py_truediv, scalar_power, set_item, sign_, sum_block, sum_ints,
                              vecdot, vecmat)
 from .opdef import Dyn, Spelling
 from .types import NoneType, Scalar, Tensor, Type
@@ -34,6 +34,7 @@ def fixed(spelling: Spelling) -> Spell:
 MAXIMUM = Spelling("maximum_(R(x), R(y))", {}, (maximum_,))
 MINIMUM = Spelling("minimum_(R(x), R(y))", {}, (minimum_,))
 RELU = Spelling("maximum_(R(x), R(0))", {}, (maximum_,))
+SIGN = Spelling("sign_(R(x), R(0), R(1))", {}, (sign_,))
 
 
 def floats_only(template: str, helpers: tuple = ()) -> Spell:

@@ -16,27 +16,26 @@ import numpy as np
 
 def py_add(x, y):
     """`x + y` of Python ints; OverflowError where the exact result leaves 64 bits (Python
-    would give a big int, which a Numba kernel cannot hold)."""
-    z = x + y
-    if (x >= 0) == (y >= 0) and (z >= 0) != (x >= 0):
+    would give a big int, which a Numba kernel cannot hold). Checked before adding: Numba's
+    integer arithmetic may assume it never overflows."""
+    if (y > 0 and x > 9223372036854775807 - y) or (y < 0 and x < -9223372036854775808 - y):
         raise OverflowError("Python int too large for a Numba kernel; use backend='numpy'")
-    return z
+    return x + y
 
 
 def py_sub(x, y):
     """`x - y` of Python ints (OverflowError as `py_add`)."""
-    z = x - y
-    if (x >= 0) != (y >= 0) and (z >= 0) != (x >= 0):
+    if (y < 0 and x > 9223372036854775807 + y) or (y > 0 and x < -9223372036854775808 + y):
         raise OverflowError("Python int too large for a Numba kernel; use backend='numpy'")
-    return z
+    return x - y
 
 
 def py_mul(x, y):
-    """`x * y` of Python ints (OverflowError as `py_add`)."""
-    z = x * y
-    if x != 0 and ((x == -1 and y == -9223372036854775807 - 1) or (x != -1 and z // x != y)):
+    """`x * y` of Python ints (OverflowError as `py_add`; also for the few products within
+    2**-12 of the limit, which a float estimate cannot tell apart from overflowing ones)."""
+    if abs(float(x) * float(y)) >= 9.22e18:
         raise OverflowError("Python int too large for a Numba kernel; use backend='numpy'")
-    return z
+    return x * y
 
 
 def py_truediv(x, y):
@@ -297,6 +296,17 @@ def maximum_(a, b):
 def minimum_(a, b):
     """NumPy's `minimum` of two numbers (NaN wins; on a tie the second)."""
     return a if a < b or a != a else b
+
+
+def sign_(x, zero, one):
+    """NumPy's `sign`: 1, -1, 0 (a positive zero for -0.0 too) or NaN."""
+    if x > zero:
+        return one
+    if x < zero:
+        return -one
+    if x == zero:
+        return zero
+    return x
 
 
 def scalar_power(x, y, one):

@@ -6,6 +6,8 @@ import os
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from .native import resolve_backend
+
 GRAPH_MODE = "graph"
 PYNATIVE_MODE = "pynative"
 MODES = (GRAPH_MODE, PYNATIVE_MODE)
@@ -38,7 +40,6 @@ class CompileOptions:
     def codegen_backend(self) -> str:
         """The backend codegen writes for: "numpy" for auto without Numba installed; forcing
         "numba" without it raises ImportError."""
-        from .native import resolve_backend
         return resolve_backend(self.backend)
 
     def cache_token(self) -> str:

@@ -258,6 +258,15 @@ class DiskCache:
                 if path.suffix in (".py", ".json", ".tmp"):
                     removed += path.suffix == ".json"
                     path.unlink(missing_ok=True)
+            numba = folder / "__pycache__"  # NOTE: Numba's cache of an entry's kernels
+            if numba.is_dir():
+                for path in numba.iterdir():
+                    if path.suffix in (".nbi", ".nbc"):
+                        path.unlink(missing_ok=True)
+                try:
+                    numba.rmdir()
+                except OSError:
+                    pass
             try:
                 folder.rmdir()
             except OSError:  # something that is not ours is in there: leave it

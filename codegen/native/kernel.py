@@ -300,10 +300,15 @@ class _Builder:
     # -- regions -----------------------------------------------------------------------------
     def slot_names(self, node: Node) -> list[str]:
         """One variable per carried value (or If result), named after it; every block
-        parameter and the output of the slot read it."""
+        parameter and the output of the slot read it. Every value flowing into a slot must
+        have the slot's type (NumPy code may change a variable's type, a kernel may not)."""
         names = []
         for k, out in enumerate(node.outputs):
             kernel_type(out.type, f"%{out.name or node.name}")
+            for value in node.incoming(k):
+                if value.type != out.type:
+                    raise NotNative(f"%{out.name or node.name} is {value.type} before and "
+                                    f"{out.type} after")
             name = self.namer.fresh(out.name or "t")
             names.append(name)
             self.names[out] = name

@@ -18,9 +18,10 @@ from __future__ import annotations
 import ast
 from typing import Iterator
 
-from ...graph import FOR, WHILE, Graph, Node
+from ...graph import FOR, WHILE, Graph, Node, Value
 from ...ops import python as pyops
 from ..namer import Namer
+from ..storage import maybe_unbound
 from .kernel import build_kernel
 from .types import NotNative, elements, is_array, may_be_0d_array
 
@@ -54,12 +55,13 @@ def select_regions(graph: Graph, backend: str, exclude: frozenset[int] = frozens
     if backend == "numpy":
         return []
     ids = {node: k for k, node in enumerate(loop_regions(graph))}
+    unbound = frozenset(maybe_unbound(graph))
     chosen: list[Node] = []
 
     def visit(nodes: list[Node]) -> None:
         for node in nodes:
             if node.op in (WHILE, FOR) and ids[node] not in exclude \
-                    and why_not(node) is None \
+                    and why_not(node, unbound) is None \
                     and (backend == "numba" or worth_compiling(node)):
                 chosen.append(node)
                 continue
@@ -70,20 +72,22 @@ def select_regions(graph: Graph, backend: str, exclude: frozenset[int] = frozens
     return chosen
 
 
-def why_not(region: Node) -> str | None:
-    """Why no kernel can compute `region`, or None if one can."""
+def why_not(region: Node, unbound: frozenset[Value] = frozenset()) -> str | None:
+    """Why no kernel can compute `region`, or None if one can; `unbound` holds the graph's
+    values that may hold no binding (`storage.maybe_unbound`)."""
     for out in region.outputs:
         if out.uses and may_be_0d_array(out):
             return (f"%{out.name} is rank 0 and may be a 0-d array, which a kernel would return as"
                     " a scalar")
-    for value in region.inputs:
-        producer = value.producer
-        if producer is not None and producer.op is pyops.undefined:
-            return f"%{value.name} may be unbound when the loop starts"
     try:
-        build_kernel(region, "kernel", Namer(), lambda loc: ast.Pass(), lambda v: v.name or "v")
+        kernel = build_kernel(region, "kernel", Namer(), lambda loc: ast.Pass(),
+                              lambda v: v.name or "v")
     except NotNative as err:
         return str(err)
+    for value in kernel.params:
+        if value in unbound or value.producer is not None \
+                and value.producer.op is pyops.undefined:
+            return f"%{value.name} may be unbound when the loop starts"
     return None
 
 

@@ -5,10 +5,19 @@
 
 Random programs (`test_random_programs.py`) run 400 hypothesis examples by default; a deep search:
     AMBER_HYPOTHESIS_EXAMPLES=10000 python -m pytest tests/programs/test_random_programs.py
+
+The Numba backend: every program with a `for` or `while` in its source also runs in `numba`
+mode (backend="numba": its loops compiled as Numba kernels where they can be); the whole corpus
+in every mode under Numba is the deep run:
+    AMBER_NATIVE_CORPUS=all python -m pytest tests/programs
+Without Numba installed the `numba` mode is skipped (saying so).
 """
 from __future__ import annotations
 
+import importlib.util
+import inspect
 import os
+import re
 import sys
 from typing import Any, Callable
 
@@ -26,6 +35,28 @@ MODES = {"O0": {"opt_level": 0}, "O1": {"opt_level": 1}, "O2": {"opt_level": 2},
 """Compile modes every corpus program runs in (`amber.set_context` options). In `disk` mode the
 disk cache is on: each program is checked twice, the second time from what the first stored."""
 
+NATIVE_MODE = "numba"
+NATIVE_ALL = os.environ.get("AMBER_NATIVE_CORPUS", "").lower() == "all"
+HAS_NUMBA = importlib.util.find_spec("numba") is not None
+_LOOP = re.compile(r"^\s*(for|while)\b", re.M)
+
+
+def has_loop(program: harness.Program) -> bool:
+    """True if the program's own source has a `for` or `while` statement."""
+    try:
+        return bool(_LOOP.search(inspect.getsource(program.target)))
+    except (OSError, TypeError):
+        return True
+
+
+def modes_of(program: harness.Program) -> list[str]:
+    """The modes a program runs in: every one, plus `numba` for a program with a loop (under
+    AMBER_NATIVE_CORPUS=all, every mode again with the Numba backend)."""
+    modes = sorted(MODES)
+    if NATIVE_ALL:
+        return modes + [f"{NATIVE_MODE}-{m}" for m in modes]
+    return modes + ([NATIVE_MODE] if has_loop(program) else [])
+
 
 @pytest.fixture(autouse=True, scope="module")
 def no_disk_cache() -> Any:
@@ -37,10 +68,19 @@ def no_disk_cache() -> Any:
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
-    """Parametrize `program` with the programs marked in the requesting module."""
-    if "program" in metafunc.fixturenames:
+    """Parametrize `program` with the programs marked in the requesting module, each in its
+    compile modes (`modes_of`); tests without programs run in every plain mode."""
+    if "program" in metafunc.fixturenames and "compile_mode" not in metafunc.fixturenames:
         programs = harness.collect(vars(metafunc.module))
         metafunc.parametrize("program", programs, ids=[p.name for p in programs])
+    elif "program" in metafunc.fixturenames:
+        programs = harness.collect(vars(metafunc.module))
+        pairs = [(m, p) for p in programs for m in modes_of(p)]
+        pairs.sort(key=lambda pair: pair[0])  # NOTE: ids read `mode-program`, grouped by mode
+        metafunc.parametrize(["compile_mode", "program"], pairs, indirect=["compile_mode"],
+                             ids=[f"{m}-{p.name}" for m, p in pairs])
+    elif "compile_mode" in metafunc.fixturenames:
+        metafunc.parametrize("compile_mode", sorted(MODES), indirect=True)
 
 
 @pytest.fixture(scope="session")
@@ -49,17 +89,23 @@ def disk_cache_dir(tmp_path_factory: pytest.TempPathFactory) -> str:
     return str(tmp_path_factory.mktemp("amber_cache"))
 
 
-@pytest.fixture(params=sorted(MODES))
+@pytest.fixture
 def compile_mode(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch,
                  disk_cache_dir: str) -> Any:
     """Compile with one mode's options for the duration of a test."""
     before = amber.get_context()
-    amber.set_context(**MODES[request.param])
-    if request.param == "disk":
+    mode = request.param
+    native = mode.startswith(NATIVE_MODE)
+    if native and not HAS_NUMBA:
+        pytest.skip("the Numba backend needs numba (pip install -e '.[native]')")
+    base = mode.removeprefix(NATIVE_MODE).lstrip("-") or "O2"
+    amber.set_context(**MODES[base], backend="numba" if native else before.options.backend)
+    if base == "disk":
         monkeypatch.setenv("AMBER_CACHE", "1")
         monkeypatch.setenv("AMBER_CACHE_DIR", disk_cache_dir)
-    yield request.param
-    amber.set_context(opt_level=before.opt_level, verify=before.options.verify)
+    yield base
+    amber.set_context(opt_level=before.opt_level, verify=before.options.verify,
+                      backend=before.options.backend)
 
 
 @pytest.fixture
