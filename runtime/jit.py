@@ -283,8 +283,6 @@ def _try_binding(entry: CompiledFunction, instance: Any) -> _Binding | None:
         raw = [access(instance, path)[1] for path in entry.param_paths]
     except (AttributeError, IndexError, KeyError, TypeError, ValueError):
         return None
-    if len({id(a) for a in raw}) != len(raw):
-        return None  # NOTE: compiled as distinct arrays; one object at two paths recompiles
     arrays = tuple(map(as_plain_array, raw))
     return _Binding(entry, instance, arrays) if entry.params_fit(arrays) else None
 
