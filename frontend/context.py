@@ -159,7 +159,9 @@ class Compiler:
         self.sources: list[str] = []
         self.source_titles: list[str] = []
         """The qualified name of each function in `sources` (`Conv2d.construct`)."""
-        self.stack: list[tuple[types.CodeType, str]] = []
+        self.stack: list[tuple[tuple[types.CodeType, int | None], str]] = []
+        """The functions being inlined, outermost first: (code, id of the bound receiver or
+        None) and a name for messages. A call is recursive when its pair is already here."""
         self.frames: list[Frame] = []
         self.named: dict[Value, int] = {}
         """See `Scope.named`."""
@@ -171,18 +173,24 @@ class Compiler:
         self._prepared: dict[types.CodeType, Prepared] = {}
         self._paths: dict[int, str] | None = None
 
-    def push_frame(self, func: types.FunctionType) -> Frame:
-        """A new frame for `func`, on top of the call stack (`pop_frame` takes it off)."""
+    def push_frame(self, func: types.FunctionType, receiver: Any = None) -> Frame:
+        """A new frame for `func` (a method when `receiver` is the object it runs on), on top
+        of the call stack (`pop_frame` takes it off)."""
         frame = Frame(self, func, self.prepare(func))
         if self.frames:  # NOTE: an inlined call: its lines remember the line calling it
             frame.caller = self.builder.loc
         self.frames.append(frame)
-        self.stack.append((func.__code__, func.__qualname__))
+        self.stack.append((call_identity(func, receiver), func.__qualname__))
         return frame
 
     def pop_frame(self) -> None:
         self.frames.pop()
         self.stack.pop()
+
+    def is_active(self, func: types.FunctionType, receiver: Any = None) -> bool:
+        """True if `func` on `receiver` is already being inlined (calling it is recursion)."""
+        identity = call_identity(func, receiver)
+        return any(entry == identity for entry, _ in self.stack)
 
     def prepare(self, func: types.FunctionType) -> Prepared:
         """Parse, check and canonicalize `func` (once per build)."""
@@ -372,6 +380,14 @@ class Frame:
         """`v` materialised at the end of `block` (a branch or loop body)."""
         with self.builder.at(InsertPoint.at_end(block)):
             return self.materialise(v)
+
+
+def call_identity(func: types.FunctionType, receiver: Any = None) -> tuple[types.CodeType,
+                                                                         int | None]:
+    """What makes two inlined calls the same call: the code and the object it is bound to
+    (a `Ref`'s object), so `construct` of two different cells is two calls, not recursion."""
+    obj = getattr(receiver, "obj", receiver)
+    return func.__code__, None if receiver is None else id(obj)
 
 
 def _parameter_names(args: gast.arguments) -> set[str]:

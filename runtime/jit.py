@@ -184,7 +184,7 @@ class _Jit:
         else:
             entry, artifact = self._compile(instance, args, kwargs, options, title, signature)
             if disk and first and artifact is not None:
-                files = [_source_file(self._function(instance)), *_graph_files(artifact.graph)]
+                files = [_source_file(self._function(instance))]
                 path = disk.store(first, entry, artifact.sources, title, signature, files)
                 entry.cache_path = None if path is None else str(path)
         self._count(instance, key, entry, title)
@@ -387,15 +387,6 @@ class JitFunction(_Jit):
 def _source_file(func: Any) -> str:
     code = getattr(inspect.unwrap(getattr(func, "__func__", func)), "__code__", None)
     return "" if code is None else code.co_filename
-
-
-def _graph_files(graph: Any) -> list[str]:
-    """Every file a line of the graph comes from (where the disk cache finds the sources)."""
-    files: dict[str, None] = {}
-    for node in graph.walk():
-        if node.loc is not None:
-            files.update(dict.fromkeys(loc.file for loc in node.loc.chain()))
-    return list(files)
 
 
 def _is_function(target: Any) -> bool:
