@@ -76,12 +76,12 @@ class TrainOneStepCell(Cell):
             raise TypeError(f"TrainOneStepCell: the loss is {loss.dtype} but the parameters "
                             f"are {self.param_dtype}: an input of the batch has another dtype "
                             "(cast the batch to the parameters' dtype); nothing was updated")
-        sens = ops.full_like(loss, self.sens)
-        grads = self.grad(self.network, self.weights)(*inputs, sens)
         if not self.update_on_nonfinite:
             if not ops.isfinite(loss).all():
                 raise NonFiniteLossError("the loss is NaN or infinite; the parameters were not "
                                          "updated (lower the learning rate, check the data, or "
                                          "pass update_on_nonfinite=True)")
+        sens = ops.full_like(loss, self.sens)
+        grads = self.grad(self.network, self.weights)(*inputs, sens)
         self.optimizer(grads)
         return loss
