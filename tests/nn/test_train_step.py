@@ -25,11 +25,12 @@ class Small(nn.Cell):
         super().__init__()
         self.fc1 = nn.Dense(6, 8)
         self.bn = nn.BatchNorm1d(8)
+        self.relu = nn.ReLU()
         self.drop = nn.Dropout(p=0.25)
         self.fc2 = nn.Dense(8, 3)
 
     def construct(self, x):
-        return self.fc2(self.drop(nn.ReLU()(self.bn(self.fc1(x)))))
+        return self.fc2(self.drop(self.relu(self.bn(self.fc1(x)))))
 
 
 def batch(n: int = 8, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
