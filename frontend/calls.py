@@ -14,7 +14,7 @@ import numpy as np
 from ..graph import Value
 from ..nn.cell import Cell
 from ..ops import NUMPY, OpFunction, Primitive
-from . import aliases
+from . import aliases, gradients
 from .context import Frame
 from .errors import CompileError
 from .expressions import elements, evaluate, format_at_run_time
@@ -64,6 +64,10 @@ def call(f: Frame, node: gast.Call) -> Any:
 
 def call_value(f: Frame, func: Any, args: list[Any], kwargs: dict[str, Any]) -> Any:
     """`func(*args, **kwargs)` for any callable the frontend knows."""
+    if gradients.is_gradient_function(func):
+        return gradients.call_gradient(f, func, args, kwargs)
+    if gradients.makes_gradient_functions(func):
+        return gradients.call_at_compile_time(f, func, args, kwargs)
     if isinstance(func, TensorMethod):
         if func.function == "item":
             return _item(f, func.value, args, kwargs)

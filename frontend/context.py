@@ -154,6 +154,7 @@ class Compiler:
         self.builder = Builder(InsertPoint.at_end(graph.body))
         self.root = root
         self.params: dict[str, Value] = {}
+        self._by_object: dict[int, Value] = {}
         self.inputs: list[tuple[str, Value]] = []
         self.guards: dict[str, Guard] = {}
         self.sources: list[str] = []
@@ -206,9 +207,14 @@ class Compiler:
         """The graph input carrying the instance's array (or generator) at `path`."""
         found = self.params.get(path)
         if found is None:
+            # NOTE: one array under two paths (`self.weights[0]` and the layer's `weight`) is
+            # one input, so a write through one path is seen through the other
+            found = self._by_object.get(id(value))
+        if found is None:
             t = AnyType() if isinstance(value, np.random.Generator) else type_of(value)
             found = self.graph.body.add_param(t, path.replace(".", "_"))
             self.params[path] = found
+            self._by_object[id(value)] = found
         return found
 
     def path_of(self, obj: Any) -> str | None:
