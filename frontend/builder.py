@@ -100,7 +100,9 @@ def _build(compiler: Compiler, func: Any, args: tuple, kwargs: dict) -> None:
     if isinstance(func, types.MethodType):
         self_value, func = func.__self__, func.__func__
         args = (self_value, *args)
-    frame = compiler.push_frame(func)  # NOTE: kept on the stack: errors name its position
+    # NOTE: kept on the stack: errors name its position; bound to the root cell, so a
+    # construct that calls the root again is reported as recursion
+    frame = compiler.push_frame(func, compiler.root)
     bound = _bind_inputs(compiler, frame, func, args, kwargs)
     for name, value in bound.items():
         frame.scope.bind(name, value, frame.fdef.lineno)

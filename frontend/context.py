@@ -158,7 +158,9 @@ class Compiler:
         self.inputs: list[tuple[str, Value]] = []
         self.guards: dict[str, Guard] = {}
         self.sources: list[str] = []
-        self.stack: list[tuple[types.CodeType, str]] = []
+        self.stack: list[tuple[tuple[types.CodeType, int | None], str]] = []
+        """The functions being inlined, outermost first: (code, id of the bound receiver or
+        None) and a name for messages. A call is recursive when its pair is already here."""
         self.frames: list[Frame] = []
         self.named: dict[Value, int] = {}
         """See `Scope.named`."""
@@ -170,16 +172,22 @@ class Compiler:
         self._prepared: dict[types.CodeType, Prepared] = {}
         self._paths: dict[int, str] | None = None
 
-    def push_frame(self, func: types.FunctionType) -> Frame:
-        """A new frame for `func`, on top of the call stack (`pop_frame` takes it off)."""
+    def push_frame(self, func: types.FunctionType, receiver: Any = None) -> Frame:
+        """A new frame for `func` (a method when `receiver` is the object it runs on), on top
+        of the call stack (`pop_frame` takes it off)."""
         frame = Frame(self, func, self.prepare(func))
         self.frames.append(frame)
-        self.stack.append((func.__code__, func.__qualname__))
+        self.stack.append((call_identity(func, receiver), func.__qualname__))
         return frame
 
     def pop_frame(self) -> None:
         self.frames.pop()
         self.stack.pop()
+
+    def is_active(self, func: types.FunctionType, receiver: Any = None) -> bool:
+        """True if `func` on `receiver` is already being inlined (calling it is recursion)."""
+        identity = call_identity(func, receiver)
+        return any(entry == identity for entry, _ in self.stack)
 
     def prepare(self, func: types.FunctionType) -> Prepared:
         """Parse, check and canonicalize `func` (once per build)."""
@@ -370,6 +378,14 @@ class Frame:
         """`v` materialised at the end of `block` (a branch or loop body)."""
         with self.builder.at(InsertPoint.at_end(block)):
             return self.materialise(v)
+
+
+def call_identity(func: types.FunctionType, receiver: Any = None) -> tuple[types.CodeType,
+                                                                         int | None]:
+    """What makes two inlined calls the same call: the code and the object it is bound to
+    (a `Ref`'s object), so `construct` of two different cells is two calls, not recursion."""
+    obj = getattr(receiver, "obj", receiver)
+    return func.__code__, None if receiver is None else id(obj)
 
 
 def _parameter_names(args: gast.arguments) -> set[str]:

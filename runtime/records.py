@@ -58,7 +58,7 @@ def source_record(item: Any, files: Sequence[str] = ()) -> SourceRecord | None:
     """A record for one entry of the frontend's `sources`: a function's dedented source text
     (found in one of `files`) or a function object; None when it is in no readable file."""
     if isinstance(item, str):
-        return locate_source(item, files)
+        return source_at(item) or locate_source(item, files)
     import inspect
     try:
         func = inspect.unwrap(getattr(item, "__func__", item))
@@ -71,6 +71,25 @@ def source_record(item: Any, files: Sequence[str] = ()) -> SourceRecord | None:
     text = "".join(lines)
     return SourceRecord(getattr(func, "__qualname__", "?"), os.path.abspath(file), first,
                         len(lines), text_hash(text))
+
+
+def source_at(text: str) -> SourceRecord | None:
+    """The record of a text that says where it was read (the frontend's `SourceText`: `file`,
+    `first_line`), if that place still holds it."""
+    file, line = getattr(text, "file", None), getattr(text, "first_line", None)
+    want = text.splitlines(keepends=True)
+    if not file or not line or not want:
+        return None
+    block = read_lines(file, line, len(want))
+    if block is None:
+        return None
+    lines = block.splitlines(keepends=True)
+    indent = lines[0][:len(lines[0]) - len(lines[0].lstrip())]
+    if [ln[len(indent):] if ln.startswith(indent) else ln for ln in lines] != want:
+        return None
+    head = want[0].strip()
+    name = head.split("(")[0].removeprefix("def ").strip() if head.startswith("def ") else head
+    return SourceRecord(name, os.path.abspath(file), line, len(want), text_hash(block))
 
 
 def locate_source(text: str, files: Sequence[str]) -> SourceRecord | None:
