@@ -385,7 +385,7 @@ def shape_op(name: str, inputs: tuple[str, ...], fn: Any, infer: Any, emit: Any,
                  static=static)
 
 
-def _static_shape(x: Type) -> tuple[int, ...] | None:
+def _known_shape(x: Type) -> tuple[int, ...] | None:
     """A tensor's shape when every dim is known (a Python number's is ())."""
     if isinstance(x, Scalar):
         return ()
@@ -394,12 +394,12 @@ def _static_shape(x: Type) -> tuple[int, ...] | None:
     return None
 
 
-def _static_size(x: Type) -> int | None:
-    shape = _static_shape(x)
+def _known_size(x: Type) -> int | None:
+    shape = _known_shape(x)
     return None if shape is None else math.prod(shape)
 
 
-def _static_rank(x: Type) -> int | None:
+def _known_rank(x: Type) -> int | None:
     return 0 if isinstance(x, Scalar) else x.rank if isinstance(x, Tensor) else None
 
 
@@ -462,11 +462,11 @@ cast = OpDef("cast", ("x",), kernel=checked("cast", astype, _cast_infer), infer=
              emit="astype(x, dtype)", attrs={"dtype": REQUIRED}, helpers=(astype,), fresh=True,
              grad=lambda ad: (ad.g,))
 shape_of = shape_op("shape", ("x",), np.shape, _shape_infer, "np.shape(x)", grad=NO_GRAD,
-                    static=_static_shape)
+                    static=_known_shape)
 size_of = shape_op("size", ("x",), np.size, _count_infer("size"), "np.size(x)", grad=NO_GRAD,
-                   static=_static_size)
+                   static=_known_size)
 ndim_of = shape_op("ndim", ("x",), np.ndim, _count_infer("ndim"), "np.ndim(x)", grad=NO_GRAD,
-                   static=_static_rank)
+                   static=_known_rank)
 
 
 # ---- spellings --------------------------------------------------------------------------------
