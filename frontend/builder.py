@@ -44,6 +44,8 @@ class BuildResult:
     guards: tuple[Guard, ...]
     sources: tuple[str, ...]
     """Source text of every function compiled or inlined (part of the cache key)."""
+    source_titles: tuple[str, ...] = ()
+    """The qualified name of each function in `sources` (`Conv2d.construct`)."""
 
 
 def build_graph(target: Any, args: tuple, kwargs: dict | None = None, *,
@@ -81,7 +83,7 @@ def build_graph(target: Any, args: tuple, kwargs: dict | None = None, *,
     finally:
         sys.setrecursionlimit(limit)
     return BuildResult(compiler.graph, tuple(compiler.guards.values()),
-                       tuple(compiler.sources))
+                       tuple(compiler.sources), tuple(compiler.source_titles))
 
 
 def _located(compiler: Compiler, message: str, hint: str) -> CompileError:

@@ -157,6 +157,8 @@ class Compiler:
         self.inputs: list[tuple[str, Value]] = []
         self.guards: dict[str, Guard] = {}
         self.sources: list[str] = []
+        self.source_titles: list[str] = []
+        """The qualified name of each function in `sources` (`Conv2d.construct`)."""
         self.stack: list[tuple[tuple[types.CodeType, int | None], str]] = []
         """The functions being inlined, outermost first: (code, id of the bound receiver or
         None) and a name for messages. A call is recursive when its pair is already here."""
@@ -175,6 +177,8 @@ class Compiler:
         """A new frame for `func` (a method when `receiver` is the object it runs on), on top
         of the call stack (`pop_frame` takes it off)."""
         frame = Frame(self, func, self.prepare(func))
+        if self.frames:  # NOTE: an inlined call: its lines remember the line calling it
+            frame.caller = self.builder.loc
         self.frames.append(frame)
         self.stack.append((call_identity(func, receiver), func.__qualname__))
         return frame
@@ -203,6 +207,7 @@ class Compiler:
             self._prepared[code] = prepared
         if prepared.parsed.source not in self.sources:
             self.sources.append(prepared.parsed.source)
+            self.source_titles.append(func.__qualname__)
         return prepared
 
     def guard(self, description: str, read: Any, expected: Any) -> None:
@@ -257,6 +262,8 @@ class Frame:
         self.at: gast.AST | None = None
         self.stmt: gast.AST | None = None
         self.live: tuple[list, int, frozenset[str]] | None = None
+        self.caller: Loc | None = None
+        """The line that called this function (None for the function being compiled)."""
 
     @property
     def builder(self) -> Builder:
@@ -301,7 +308,8 @@ class Frame:
         self.stmt = stmt
         line = getattr(stmt, "lineno", None) or self.parsed.first_line
         text = self.parsed.lines[line - 1].strip() if 0 < line <= len(self.parsed.lines) else ""
-        self.builder.loc = Loc(self.parsed.file, line, getattr(stmt, "col_offset", 0) or 0, text)
+        self.builder.loc = Loc(self.parsed.file, line, getattr(stmt, "col_offset", 0) or 0, text,
+                               self.caller)
 
     def live_after(self) -> frozenset[str]:
         """Names read after the current statement (before being bound again)."""

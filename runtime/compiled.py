@@ -57,11 +57,11 @@ class CompiledFunction:
 
     def annotate(self, exc: BaseException) -> None:
         """Add a note to `exc` naming the user's line that the failing generated line came from."""
-        loc = self.locate(exc.__traceback__)
-        if loc is None:
+        found = self.locate(exc.__traceback__)
+        if found is None:
             return
-        text = loc.text.strip() or linecache.getline(loc.file, loc.line).strip()
-        note = f"in {loc.file}:{loc.line}: {text} (compiled by amber)"
+        loc = found.user  # NOTE: a layer's line is reported at the user's call of the layer
+        note = f"in {loc.file}:{loc.line}: {_line_text(loc)} (compiled by amber)"
         notes = getattr(exc, "__notes__", None) or []
         if note in notes:
             return
@@ -90,6 +90,10 @@ class CompiledFunction:
         """The mapping of the closest mapped line at or above `lineno` (multi-line statements)."""
         best = max((n for n in self.line_map if n <= lineno), default=None)
         return None if best is None else self.line_map[best]
+
+
+def _line_text(loc: Loc) -> str:
+    return loc.text.strip() or linecache.getline(loc.file, loc.line).strip()
 
 
 def _shape_fits(actual: tuple[int, ...], expected: tuple[Any, ...]) -> bool:

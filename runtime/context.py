@@ -16,7 +16,7 @@ MODE_NAMES = {"graph": GRAPH_MODE, "pynative": PYNATIVE_MODE}
 DEVICE_TARGET = "CPU"
 """What amber runs on: NumPy on the host CPU."""
 MINDSPORE_OPTIONS = frozenset({
-    "device_id", "save_graphs", "save_graphs_path", "max_call_depth", "pynative_synchronize",
+    "device_id", "max_call_depth", "pynative_synchronize",
     "enable_graph_kernel", "graph_kernel_flags", "jit_syntax_level", "jit_config",
     "max_device_memory", "runtime_num_threads", "inter_op_parallel_num", "deterministic",
     "memory_optimize_level", "mempool_block_size", "variable_memory_max_size",
@@ -50,11 +50,17 @@ class Context:
     """The settings `set_context` changes: execution mode, compile options and the disk cache.
 
     `cache_dir=None` means `$AMBER_CACHE_DIR`, else `$XDG_CACHE_HOME/amber`, else
-    `~/.cache/amber`; `disk_cache=None` means on unless `AMBER_CACHE=0`."""
+    `~/.cache/amber`; `disk_cache=None` means on unless `AMBER_CACHE=0`.
+
+    `save_graphs=True` writes the stages of every compile (source, IR before and after each
+    pass, code) as numbered files into a new directory `<save_graphs_path>/<title>_<n>/`, as
+    MindSpore's option of that name does (`amber dump --out-dir` writes the same files)."""
     mode: int = GRAPH_MODE
     options: CompileOptions = CompileOptions()
     cache_dir: str | None = None
     disk_cache: bool | None = None
+    save_graphs: bool = False
+    save_graphs_path: str = "."
 
     @property
     def opt_level(self) -> int:
@@ -96,7 +102,8 @@ def get_context(attr_key: str | None = None) -> Any:
         return DEVICE_TARGET
     if attr_key == "verify":
         return _context.options.verify
-    if attr_key in ("mode", "opt_level", "cache_dir", "disk_cache"):
+    if attr_key in ("mode", "opt_level", "cache_dir", "disk_cache", "save_graphs",
+                    "save_graphs_path"):
         return getattr(_context, attr_key)
     if attr_key in MINDSPORE_OPTIONS:
         return None
@@ -123,14 +130,16 @@ def _canonical_mode(mode: Any) -> int:
 
 def set_context(*, mode: int | str | None = None, opt_level: int | None = None,
                 verify: bool | None = None, cache_dir: str | os.PathLike | None = None,
-                disk_cache: bool | None = None, device_target: str | None = None,
-                **mindspore_options: Any) -> Context:
+                disk_cache: bool | None = None, save_graphs: bool | None = None,
+                save_graphs_path: str | os.PathLike | None = None,
+                device_target: str | None = None, **mindspore_options: Any) -> Context:
     """Change the process-wide settings; arguments left as None keep their value.
 
     `mode=GRAPH_MODE` (0, the default) runs `jit` functions compiled, `mode=PYNATIVE_MODE` (1)
-    runs them as plain Python ("graph"/"pynative" are accepted too). `device_target` must be
-    "CPU"; the other MindSpore options in `MINDSPORE_OPTIONS` are accepted and change nothing.
-    Returns the new settings."""
+    runs them as plain Python ("graph"/"pynative" are accepted too). `save_graphs=True` writes
+    each compile's stages under `save_graphs_path` (default the current directory; see
+    `Context`). `device_target` must be "CPU"; the other MindSpore options in
+    `MINDSPORE_OPTIONS` are accepted and change nothing. Returns the new settings."""
     global _context
     unknown = sorted(set(mindspore_options) - MINDSPORE_OPTIONS)
     if unknown:
@@ -150,6 +159,10 @@ def set_context(*, mode: int | str | None = None, opt_level: int | None = None,
         changes["cache_dir"] = os.fspath(cache_dir)
     if disk_cache is not None:
         changes["disk_cache"] = bool(disk_cache)
+    if save_graphs is not None:
+        changes["save_graphs"] = bool(save_graphs)
+    if save_graphs_path is not None:
+        changes["save_graphs_path"] = os.fspath(save_graphs_path)
     _context = replace(_context, **changes)
     return _context
 

@@ -207,7 +207,7 @@ class DiskCache:
         `sources` are located in the files of the line map and `files`."""
         if not self.writable:
             return None
-        files = [loc.file for loc in entry.line_map.values()] + list(files)
+        files = [loc.file for top in entry.line_map.values() for loc in top.chain()] + list(files)
         records = [source_record(item, files) for item in sources]
         guards = [encode_guard(g) for g in entry.guards]
         externals = encode_externals(entry.externals)

@@ -233,11 +233,13 @@ def decode_guard(data: dict[str, str], instance: Any) -> Guard | None:
 # -- line map, user classes, parameter signature ----------------------------------------------
 
 def encode_line_map(line_map: dict[int, Loc]) -> dict[str, Any]:
-    """Compactly: the files, and one `generated:file:line:col` string (parsed only on error)."""
-    files = sorted({loc.file for loc in line_map.values()})
+    """Compactly: the files, and one `generated:file:line:col` string (parsed only on error);
+    the callers of an inlined line follow as `<file:line:col`, innermost first."""
+    files = sorted({loc.file for top in line_map.values() for loc in top.chain()})
     index = {f: i for i, f in enumerate(files)}
-    rows = ";".join(f"{n}:{index[loc.file]}:{loc.line}:{loc.col}"
-                    for n, loc in sorted(line_map.items()))
+    rows = ";".join(f"{n}:" + "<".join(f"{index[loc.file]}:{loc.line}:{loc.col}"
+                                      for loc in top.chain())
+                    for n, top in sorted(line_map.items()))
     return {"files": files, "rows": rows}
 
 
@@ -245,8 +247,13 @@ def decode_line_map(data: dict[str, Any]) -> dict[int, Loc]:
     files = data["files"]
     out = {}
     for row in filter(None, data["rows"].split(";")):
-        n, f, line, col = map(int, row.split(":"))
-        out[n] = Loc(files[f], line, col)
+        n, _, chain = row.partition(":")
+        loc = None
+        for part in reversed(chain.split("<")):  # NOTE: outermost first, to link callers
+            f, line, col = map(int, part.split(":"))
+            loc = Loc(files[f], line, col, caller=loc)
+        assert loc is not None
+        out[int(n)] = loc
     return out
 
 
