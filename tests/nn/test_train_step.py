@@ -120,6 +120,7 @@ def test_set_train_switches_dropout_and_batchnorm(mode):
     assert np.abs(net.bn.moving_mean).sum() > 0  # train: moving statistics updated
 
 
+@pytest.mark.filterwarnings("ignore:invalid value:RuntimeWarning")
 @pytest.mark.parametrize("mode", MODES)
 def test_nan_loss_is_reported_and_nothing_is_written(mode):
     net, step = make_step()
@@ -134,6 +135,7 @@ def test_nan_loss_is_reported_and_nothing_is_written(mode):
     assert_untouched(step, before)
 
 
+@pytest.mark.filterwarnings("ignore:invalid value:RuntimeWarning")
 @pytest.mark.parametrize("mode", MODES)
 def test_nan_is_written_only_when_asked(mode):
     net, step = make_step(update_on_nonfinite=True)
