@@ -14,13 +14,17 @@ train step (built by `LeNetTrainStep()`, inputs from `example_inputs()`).
 from __future__ import annotations
 
 import argparse
+import sys
 import time
+from pathlib import Path
 
 import numpy as np
 
 import amber
 from amber import nn
-from lenet import LeNet5
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from lenet import LeNet5  # noqa: E402
 
 BATCH = 32
 
@@ -55,11 +59,11 @@ class LeNetTrainStep(nn.TrainOneStepCell):
         super().__init__(loss, nn.Adam(net.trainable_params(), learning_rate=lr))
 
 
-def example_inputs() -> dict[str, tuple[np.ndarray, np.ndarray]]:
-    """A batch for `amber dump`/`amber export` of LeNetTrainStep."""
+def example_inputs() -> tuple[np.ndarray, np.ndarray]:
+    """A batch (images, labels) for `amber dump`/`amber export` of LeNetTrainStep."""
     rng = np.random.default_rng(0)
-    return {"LeNetTrainStep": (rng.standard_normal((BATCH, 1, 32, 32), dtype=np.float32),
-                               rng.integers(0, 10, BATCH).astype(np.int32))}
+    return (rng.standard_normal((BATCH, 1, 32, 32), dtype=np.float32),
+            rng.integers(0, 10, BATCH).astype(np.int32))
 
 
 def accuracy(predict: object, images: np.ndarray, labels: np.ndarray) -> float:
