@@ -43,6 +43,8 @@ class Context:
     disk_cache: bool | None = None
     save_graphs: bool = False
     save_graphs_path: str = "."
+    traceback_filtering: bool | None = None
+    """None: on unless `AMBER_TRACEBACK_FILTERING=off` (see `runtime/tracebacks.py`)."""
 
     @property
     def opt_level(self) -> int:
@@ -83,12 +85,15 @@ def get_context() -> Context:
 def set_context(*, mode: str | None = None, opt_level: int | None = None,
                 verify: bool | None = None, cache_dir: str | os.PathLike | None = None,
                 disk_cache: bool | None = None, save_graphs: bool | None = None,
-                save_graphs_path: str | os.PathLike | None = None) -> Context:
+                save_graphs_path: str | os.PathLike | None = None,
+                traceback_filtering: bool | None = None) -> Context:
     """Change the process-wide settings; arguments left as None keep their value.
 
     `mode="graph"` (default) runs `jit` functions compiled, `mode="pynative"` runs them as plain
     Python. `save_graphs=True` writes each compile's stages under `save_graphs_path` (default
-    the current directory; see `Context`). Returns the new settings."""
+    the current directory; see `Context`). `traceback_filtering=False` shows amber's own
+    frames in the traceback of an uncaught CompileError (as `AMBER_TRACEBACK_FILTERING=off`
+    does). Returns the new settings."""
     global _context
     if mode is not None and mode not in MODES:
         raise ValueError(f"set_context: mode must be one of {', '.join(MODES)}, not {mode!r}")
@@ -107,6 +112,8 @@ def set_context(*, mode: str | None = None, opt_level: int | None = None,
         changes["save_graphs"] = bool(save_graphs)
     if save_graphs_path is not None:
         changes["save_graphs_path"] = os.fspath(save_graphs_path)
+    if traceback_filtering is not None:
+        changes["traceback_filtering"] = bool(traceback_filtering)
     _context = replace(_context, **changes)
     return _context
 
