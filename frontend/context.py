@@ -20,7 +20,7 @@ from .aliases import Memory, after_write
 from .canonicalize import canonicalize, result_body, returns_none
 from .check import check_supported
 from .errors import CompileError, kind_for
-from .guards import Guard
+from .guards import Guard, SameObjectReader
 from .source import ParsedFunction, error_at, parse_function
 from .values import MISSING, PENDING, PyList, Unusable, describe
 
@@ -155,6 +155,8 @@ class Compiler:
         self.builder = Builder(InsertPoint.at_end(graph.body))
         self.root = root
         self.params: dict[str, Value] = {}
+        self._param_owners: dict[int, str] = {}
+        """id of an instance array -> the first path it was read by (see `param`)."""
         self.inputs: list[tuple[str, Value]] = []
         self.guards: dict[str, Guard] = {}
         self.sources: list[str] = []
@@ -219,6 +221,14 @@ class Compiler:
     def param(self, path: str, value: Any) -> Value:
         """The graph input carrying the instance's array (or generator) at `path`."""
         found = self.params.get(path)
+        if found is None and isinstance(value, np.ndarray):
+            # NOTE: one array reached by two paths (an optimizer's ParameterTuple holding the
+            # network's weights) is one graph input, so a write through one path is seen by
+            # reads through the other; a guard keeps the paths the same object.
+            first = self._param_owners.setdefault(id(value), path)
+            if first != path:
+                self.guard(f"self.{path} is self.{first}", SameObjectReader(path, first), True)
+                return self.params[first]
         if found is None:
             t = AnyType() if isinstance(value, np.random.Generator) else type_of(value)
             found = self.graph.body.add_param(t, path.replace(".", "_"))

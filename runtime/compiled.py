@@ -49,11 +49,18 @@ class CompiledFunction:
         self.guards_hold = make_guard_check(self.guards)
 
     def params_fit(self, arrays: Sequence[np.ndarray]) -> bool:
-        """True if `arrays` have the shapes and dtypes this code was compiled for."""
-        return len(arrays) == len(self.param_sig) and all(
+        """True if `arrays` have the shapes and dtypes this code was compiled for, each its own
+        memory (the frontend makes one array reached by two paths one input, so code compiled
+        for distinct arrays must not run on one)."""
+        fits = len(arrays) == len(self.param_sig) and all(
             shape is None or (isinstance(a, np.ndarray) and a.dtype == dtype
                               and _shape_fits(a.shape, shape))
             for a, (shape, dtype) in zip(arrays, self.param_sig))
+        if not fits:
+            return False
+        starts = [a.__array_interface__["data"][0] for a in arrays
+                  if isinstance(a, np.ndarray) and a.size]
+        return len(set(starts)) == len(starts)
 
     def annotate(self, exc: BaseException) -> None:
         """Add a note to `exc` naming the user's line that the failing generated line came from."""
