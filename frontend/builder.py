@@ -17,11 +17,11 @@ from ..graph.verifier import IRVerifyError, verify
 from ..nn.cell import Cell
 from . import calls, control, expressions, loops, statements
 from .context import Compiler, DeadPath, Frame, Prepared, Rules
-from .errors import CompileError
+from .errors import CompileError, CompileTypeError, arity_message
 from .guards import Guard
 from .scope import convert_default
 from .source import error_at
-from .values import ArgRoot, PyList, Ref
+from .values import ArgRoot, PyList, Ref, jit_wrapped
 
 RULES = Rules(
     expressions={**expressions.HANDLERS, **calls.HANDLERS},
@@ -44,6 +44,8 @@ class BuildResult:
     guards: tuple[Guard, ...]
     sources: tuple[str, ...]
     """Source text of every function compiled or inlined (part of the cache key)."""
+    source_titles: tuple[str, ...] = ()
+    """The qualified name of each function in `sources` (`Conv2d.construct`)."""
 
 
 def build_graph(target: Any, args: tuple, kwargs: dict | None = None, *,
@@ -52,7 +54,8 @@ def build_graph(target: Any, args: tuple, kwargs: dict | None = None, *,
     for a call with `args` and `kwargs`. Raises CompileError for anything it cannot compile.
     (`fallback` is accepted for the runtime, which implements falling back to eager mode.)"""
     if isinstance(target, Cell):
-        func, root = type(target).construct, target
+        # NOTE: `construct` itself may be decorated with `amber.jit` (MindSpore 2.x style)
+        func, root = jit_wrapped(type(target).construct) or type(target).construct, target
         name = f"{type(target).__name__}.construct"
     elif isinstance(target, types.MethodType) and isinstance(target.__self__, Cell):
         func, root = target.__func__, target.__self__
@@ -80,7 +83,7 @@ def build_graph(target: Any, args: tuple, kwargs: dict | None = None, *,
     finally:
         sys.setrecursionlimit(limit)
     return BuildResult(compiler.graph, tuple(compiler.guards.values()),
-                       tuple(compiler.sources))
+                       tuple(compiler.sources), tuple(compiler.source_titles))
 
 
 def _located(compiler: Compiler, message: str, hint: str) -> CompileError:
@@ -100,7 +103,9 @@ def _build(compiler: Compiler, func: Any, args: tuple, kwargs: dict) -> None:
     if isinstance(func, types.MethodType):
         self_value, func = func.__self__, func.__func__
         args = (self_value, *args)
-    frame = compiler.push_frame(func)  # NOTE: kept on the stack: errors name its position
+    # NOTE: kept on the stack: errors name its position; bound to the root cell, so a
+    # construct that calls the root again is reported as recursion
+    frame = compiler.push_frame(func, compiler.root)
     bound = _bind_inputs(compiler, frame, func, args, kwargs)
     for name, value in bound.items():
         frame.scope.bind(name, value, frame.fdef.lineno)
@@ -143,8 +148,13 @@ def _bind_inputs(compiler: Compiler, frame: Frame, func: Any, args: tuple, kwarg
     try:
         bound = inspect.signature(func).bind(*converted, **named)
     except TypeError as exc:
-        raise frame.error(f"{func.__qualname__}() {exc}", "pass the arguments it declares",
-                          node=frame.fdef) from None
+        skip = 1 if compiler.root is not None else 0
+        err = frame.error(arity_message(func.__qualname__, func, len(args) + len(kwargs),
+                                        str(exc), skip),
+                          "pass the arguments it declares", node=frame.fdef,
+                          kind=CompileTypeError)
+        err.at_call = True  # NOTE: the runtime moves it to the user's call
+        raise err from None
     bound.apply_defaults()
     return {k: convert_default(v) for k, v in bound.arguments.items()}
 

@@ -9,7 +9,8 @@ from typing import Any, Callable, Mapping
 import gast
 import numpy as np
 
-from ..graph import AnyType, Block, Builder, Graph, InsertPoint, Loc, Node, Value
+from ..graph import (AnyType, Block, Builder, Graph, InsertPoint, ListType, Loc, Node, TupleType,
+                     Value)
 from ..graph.types import type_of
 from ..nn.cell import Cell
 from ..ops import OpDef
@@ -18,8 +19,8 @@ from . import names
 from .aliases import Memory, after_write
 from .canonicalize import canonicalize, result_body, returns_none
 from .check import check_supported
-from .errors import CompileError
-from .guards import Guard
+from .errors import CompileError, kind_for
+from .guards import Guard, SameObjectReader
 from .source import ParsedFunction, error_at, parse_function
 from .values import MISSING, PENDING, PyList, Unusable, describe
 
@@ -154,10 +155,16 @@ class Compiler:
         self.builder = Builder(InsertPoint.at_end(graph.body))
         self.root = root
         self.params: dict[str, Value] = {}
+        self._param_owners: dict[int, str] = {}
+        """id of an instance array -> the first path it was read by (see `param`)."""
         self.inputs: list[tuple[str, Value]] = []
         self.guards: dict[str, Guard] = {}
         self.sources: list[str] = []
-        self.stack: list[tuple[types.CodeType, str]] = []
+        self.source_titles: list[str] = []
+        """The qualified name of each function in `sources` (`Conv2d.construct`)."""
+        self.stack: list[tuple[tuple[types.CodeType, int | None], str]] = []
+        """The functions being inlined, outermost first: (code, id of the bound receiver or
+        None) and a name for messages. A call is recursive when its pair is already here."""
         self.frames: list[Frame] = []
         self.named: dict[Value, int] = {}
         """See `Scope.named`."""
@@ -169,16 +176,24 @@ class Compiler:
         self._prepared: dict[types.CodeType, Prepared] = {}
         self._paths: dict[int, str] | None = None
 
-    def push_frame(self, func: types.FunctionType) -> Frame:
-        """A new frame for `func`, on top of the call stack (`pop_frame` takes it off)."""
+    def push_frame(self, func: types.FunctionType, receiver: Any = None) -> Frame:
+        """A new frame for `func` (a method when `receiver` is the object it runs on), on top
+        of the call stack (`pop_frame` takes it off)."""
         frame = Frame(self, func, self.prepare(func))
+        if self.frames:  # NOTE: an inlined call: its lines remember the line calling it
+            frame.caller = self.builder.loc
         self.frames.append(frame)
-        self.stack.append((func.__code__, func.__qualname__))
+        self.stack.append((call_identity(func, receiver), func.__qualname__))
         return frame
 
     def pop_frame(self) -> None:
         self.frames.pop()
         self.stack.pop()
+
+    def is_active(self, func: types.FunctionType, receiver: Any = None) -> bool:
+        """True if `func` on `receiver` is already being inlined (calling it is recursion)."""
+        identity = call_identity(func, receiver)
+        return any(entry == identity for entry, _ in self.stack)
 
     def prepare(self, func: types.FunctionType) -> Prepared:
         """Parse, check and canonicalize `func` (once per build)."""
@@ -195,6 +210,7 @@ class Compiler:
             self._prepared[code] = prepared
         if prepared.parsed.source not in self.sources:
             self.sources.append(prepared.parsed.source)
+            self.source_titles.append(func.__qualname__)
         return prepared
 
     def guard(self, description: str, read: Any, expected: Any) -> None:
@@ -205,6 +221,14 @@ class Compiler:
     def param(self, path: str, value: Any) -> Value:
         """The graph input carrying the instance's array (or generator) at `path`."""
         found = self.params.get(path)
+        if found is None and isinstance(value, np.ndarray):
+            # NOTE: one array reached by two paths (an optimizer's ParameterTuple holding the
+            # network's weights) is one graph input, so a write through one path is seen by
+            # reads through the other; a guard keeps the paths the same object.
+            first = self._param_owners.setdefault(id(value), path)
+            if first != path:
+                self.guard(f"self.{path} is self.{first}", SameObjectReader(path, first), True)
+                return self.params[first]
         if found is None:
             t = AnyType() if isinstance(value, np.random.Generator) else type_of(value)
             found = self.graph.body.add_param(t, path.replace(".", "_"))
@@ -249,6 +273,8 @@ class Frame:
         self.at: gast.AST | None = None
         self.stmt: gast.AST | None = None
         self.live: tuple[list, int, frozenset[str]] | None = None
+        self.caller: Loc | None = None
+        """The line that called this function (None for the function being compiled)."""
 
     @property
     def builder(self) -> Builder:
@@ -293,7 +319,8 @@ class Frame:
         self.stmt = stmt
         line = getattr(stmt, "lineno", None) or self.parsed.first_line
         text = self.parsed.lines[line - 1].strip() if 0 < line <= len(self.parsed.lines) else ""
-        self.builder.loc = Loc(self.parsed.file, line, getattr(stmt, "col_offset", 0) or 0, text)
+        self.builder.loc = Loc(self.parsed.file, line, getattr(stmt, "col_offset", 0) or 0, text,
+                               self.caller)
 
     def live_after(self) -> frozenset[str]:
         """Names read after the current statement (before being bound again)."""
@@ -309,8 +336,12 @@ class Frame:
             value = self.builder.op(op, *inputs, name=name, **attrs)
         except INFER_ERRORS as exc:
             shown = ", ".join(str(v.type) for v in inputs) or "none"
-            raise self.error(str(exc) or type(exc).__name__,
-                             f"check the operands' shapes and dtypes (inputs: {shown})") from exc
+            hint = f"check the operands' shapes and dtypes (inputs: {shown})"
+            if any(isinstance(v.type, ListType | TupleType) for v in inputs):
+                hint = (f"a list or tuple is not an array here (inputs: {shown}): make it one "
+                        "with np.array(...), as NumPy does implicitly")
+            raise self.error(str(exc) or type(exc).__name__, hint,
+                             kind=kind_for(exc)) from exc
         node = value.producer
         if node is not None and node.effectful:
             self.compiler.note_effect(node)
@@ -350,6 +381,9 @@ class Frame:
             return self.constant(v)
         if isinstance(v, np.ndarray | np.generic) and v.dtype != object:
             return self.constant(v)
+        if isinstance(v, list):
+            raise self.error(f"a {describe(v)} cannot be used as a run-time value here",
+                             f"make it an array: np.array({v!r})"[:160])
         raise self.error(f"a {describe(v)} cannot be used as a run-time value here",
                          "only arrays, numbers, strings, None and tuples of them exist at run "
                          "time; decide on the other objects with compile-time values")
@@ -364,6 +398,14 @@ class Frame:
         """`v` materialised at the end of `block` (a branch or loop body)."""
         with self.builder.at(InsertPoint.at_end(block)):
             return self.materialise(v)
+
+
+def call_identity(func: types.FunctionType, receiver: Any = None) -> tuple[types.CodeType,
+                                                                         int | None]:
+    """What makes two inlined calls the same call: the code and the object it is bound to
+    (a `Ref`'s object), so `construct` of two different cells is two calls, not recursion."""
+    obj = getattr(receiver, "obj", receiver)
+    return func.__code__, None if receiver is None else id(obj)
 
 
 def _parameter_names(args: gast.arguments) -> set[str]:

@@ -1,9 +1,13 @@
 """Cells that wrap a network for training, with MindSpore's names: `WithLossCell` joins a
-backbone and a loss function into one Cell whose output is the loss."""
+backbone and a loss function into one Cell whose output is the loss; `TrainOneStepCell` runs
+one training step (forward, gradients, optimizer update) and returns the loss."""
 from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
+from .. import ops
 from .cell import Cell
 
 
@@ -24,3 +28,60 @@ class WithLossCell(Cell):
     def backbone_network(self) -> Cell:
         """The wrapped network."""
         return self._backbone
+
+
+class NonFiniteLossError(FloatingPointError):
+    """A train step's loss is NaN or infinite; the parameters were left as they were."""
+
+
+class TrainOneStepCell(Cell):
+    """One training step of `network` (a Cell returning the loss, e.g. a `WithLossCell`) with
+    `optimizer` (MindSpore's `nn.TrainOneStepCell`): the loss, its gradients with respect to
+    the optimizer's parameters (the loss's adjoint seeded with `sens`), then the optimizer's
+    in-place update; returns the loss. Compiled with `amber.jit`, the whole step is one graph
+    and one generated NumPy function.
+
+    A loss that is NaN or infinite raises `NonFiniteLossError` before the update, leaving the
+    parameters and the optimizer state untouched (MindSpore would write the NaNs in);
+    `update_on_nonfinite=True` updates anyway, as MindSpore does. A batch whose dtype makes the
+    loss another dtype than the parameters' (float64 images for float32 weights, which NumPy
+    would silently promote) is a TypeError, also before any update."""
+
+    def __init__(self, network: Cell, optimizer: Cell, sens: float = 1.0, *,
+                 update_on_nonfinite: bool = False) -> None:
+        super().__init__(auto_prefix=False)
+        if not isinstance(network, Cell):
+            raise TypeError(f"TrainOneStepCell: network must be a Cell, got "
+                            f"{type(network).__name__}")
+        weights = getattr(optimizer, "parameters", None)
+        if not isinstance(optimizer, Cell) or weights is None:
+            raise TypeError(f"TrainOneStepCell: optimizer must be an optimizer Cell (e.g. "
+                            f"nn.SGD(net.trainable_params())), got {type(optimizer).__name__}")
+        if isinstance(sens, bool) or not isinstance(sens, int | float | np.integer | np.floating):
+            raise TypeError(f"TrainOneStepCell: sens must be a float, got {type(sens).__name__}")
+        self.network = network
+        self.network.set_grad()
+        self.optimizer = optimizer
+        self.weights = weights
+        self.grad = ops.GradOperation(get_by_list=True, sens_param=True)
+        self.sens = float(sens)
+        self.update_on_nonfinite = bool(update_on_nonfinite)
+        dtypes = sorted({np.dtype(w.dtype).name for w in weights})
+        self.param_dtype = np.dtype(dtypes[0]) if len(dtypes) == 1 else None
+        """The parameters' one float dtype, which the loss must have (None: mixed)."""
+
+    def construct(self, *inputs: Any) -> Any:
+        loss = self.network(*inputs)
+        if self.param_dtype is not None and loss.dtype != self.param_dtype:
+            raise TypeError(f"TrainOneStepCell: the loss is {loss.dtype} but the parameters "
+                            f"are {self.param_dtype}: an input of the batch has another dtype "
+                            "(cast the batch to the parameters' dtype); nothing was updated")
+        if not self.update_on_nonfinite:
+            if not ops.isfinite(loss).all():
+                raise NonFiniteLossError("the loss is NaN or infinite; the parameters were not "
+                                         "updated (lower the learning rate, check the data, or "
+                                         "pass update_on_nonfinite=True)")
+        sens = ops.full_like(loss, self.sens)
+        grads = self.grad(self.network, self.weights)(*inputs, sens)
+        self.optimizer(grads)
+        return loss

@@ -74,10 +74,15 @@ class OpDef:
     expand: Callable[[GradContext], Any] | None = None
     """`expand(ad) -> value`: the op as simpler ops, built where autodiff needs its internals
     (dropout's mask); otherwise the op stays whole."""
+    static: Callable[..., Any] | None = None
+    """`static(*input_types, **attrs)`: the result when the input *types* alone decide it (the
+    shape of a tensor whose dims are all known, its rank or dtype), else None. The frontend
+    uses it as a compile-time value instead of a node, as MindSpore folds `ops.shape(x)`."""
     numba: str | Callable[[tuple[Type, ...], Mapping[str, Any]], Spelling | None] | None = None
     """How a Numba kernel (codegen/native) computes the op, or None: a loop using it stays in
     NumPy. For an `elementwise` op, the expression of one result element over the input names,
-    each already one element cast to the dtype NumPy computes in (`"x + y"`, `"np.tanh(x)"`).
+    with NumPy's casts written out: `R` is the result's scalar type, `T` the inputs' common one
+    (`"R(x) + R(y)"`, `"np.tanh(R(x))"`; see codegen/native/elements.py).
     For other ops, an expression over whole values (`"np.dot(x, y)"`), with the same view or
     copy behaviour as the NumPy spelling. A callable picks a `Spelling` (its helpers are
     Numba-compatible functions copied into the module) for these input types and attributes,
