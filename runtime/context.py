@@ -7,6 +7,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from .cachedir import default_cache_dir
 from .native import resolve_backend
 
 GRAPH_MODE = 0
@@ -70,9 +71,9 @@ class CompileOptions:
 class Context:
     """The settings `set_context` changes: execution mode, compile options and the disk cache.
 
-    `cache_dir=None` means `$AMBER_CACHE_DIR`, else `$XDG_CACHE_HOME/amber`, else
-    `~/.cache/amber`; `disk_cache=None` means on unless `AMBER_CACHE=0`. The backend starts
-    as `$AMBER_BACKEND` (default "auto").
+    `cache_dir=None` means `$AMBER_CACHE_DIR`, else the platform's user cache directory
+    (`~/.cache/amber` on Linux; see runtime/cachedir.py); `disk_cache=None` means on unless
+    `AMBER_CACHE=0`. The backend starts as `$AMBER_BACKEND` (default "auto").
 
     `save_graphs=True` writes the stages of every compile (source, IR before and after each
     pass, code) as numbered files into a new directory `<save_graphs_path>/<title>_<n>/`, as
@@ -111,16 +112,6 @@ def default_backend() -> str:
     if backend not in BACKENDS:
         raise ValueError(f"AMBER_BACKEND must be one of {', '.join(BACKENDS)}, not {backend!r}")
     return backend
-
-
-def default_cache_dir() -> Path:
-    """`$AMBER_CACHE_DIR`, or `amber` under the user cache directory (XDG_CACHE_HOME aware)."""
-    explicit = os.environ.get("AMBER_CACHE_DIR")
-    if explicit:
-        return Path(explicit).expanduser()
-    xdg = os.environ.get("XDG_CACHE_HOME")
-    base = Path(xdg).expanduser() if xdg else Path.home() / ".cache"
-    return base / "amber"
 
 
 _context = Context()
