@@ -17,14 +17,14 @@ from ..nn.cell import Cell
 from ..ops import NUMPY, OpFunction, Primitive
 from . import aliases, gradients
 from .context import Frame, call_identity
-from .errors import CompileError
+from .errors import CompileError, CompileTypeError, arity_message, kind_for
 from .expressions import elements, evaluate, format_at_run_time
 from .operators import from_python, to_python
 from .pybuiltins import BUILTINS
 from .scope import convert_default
 from .sequences import as_sequence
 from .values import (BoundMethod, ListMethod, PyList, Ref, TensorMethod, describe,
-                     has_runtime, jit_wrapped)
+                     has_runtime, jit_wrapped, python_name)
 
 MAX_INLINE_DEPTH = 64
 """Calls nested deeper than this (without recursion) are rejected."""
@@ -89,7 +89,7 @@ def call_value(f: Frame, func: Any, args: list[Any], kwargs: dict[str, Any]) -> 
             inspect.signature(handler).bind(f, *args, **kwargs)
         except TypeError as exc:
             raise f.error(f"{func.__name__}(): {exc}", "pass the arguments Python's "
-                          f"{func.__name__} takes") from None
+                          f"{func.__name__} takes", kind=CompileTypeError) from None
         return handler(f, *args, **kwargs)
     spelling = NUMPY_BY_ID.get(id(func))
     if spelling is not None:
@@ -169,9 +169,9 @@ def _numpy_call(f: Frame, func: Any, args: list[Any], kwargs: dict[str, Any]) ->
         return _python_call(f, func, args, kwargs, f"calling {describe(func)}")
     if isinstance(func, type) and issubclass(func, np.generic) and len(args) == 1 and not kwargs:
         return f.op("cast", f.materialise(args[0]), dtype=np.dtype(func))
-    name = getattr(func, "__name__", repr(func))
-    raise f.error(f"np.{name} is not supported on run-time values",
-                  "use an amber op or a supported numpy function (see amber.ops.NUMPY)")
+    raise f.error(f"{python_name(func)} is not supported on run-time values",
+                  "use an amber op or a supported numpy function (the names in "
+                  "amber.ops.NUMPY)")
 
 
 def _python_call(f: Frame, func: Any, args: list[Any], kwargs: dict[str, Any], what: str
@@ -200,7 +200,7 @@ def apply_op(f: Frame, spelling: OpFunction | Primitive, args: list[Any],
     try:
         inputs, attrs = spelling.bind(*py_args, **py_kwargs)
     except (TypeError, ValueError) as exc:
-        raise f.error(str(exc), f"check the arguments of {name}") from exc
+        raise f.error(str(exc), f"check the arguments of {name}", kind=kind_for(exc)) from exc
     for key, value in attrs.items():
         if _holds_runtime(value):
             raise f.error(f"{name}: argument `{key}` must be a compile-time constant, but "
@@ -329,7 +329,8 @@ def _call_object(f: Frame, ref: Ref, args: list[Any], kwargs: dict[str, Any]) ->
             obj.check_inputs(*(_typed(a) for a in args), **{k: _typed(v)
                                                             for k, v in kwargs.items()})
         except (TypeError, ValueError) as exc:
-            raise f.error(str(exc), f"check the input of {type(obj).__name__}") from exc
+            raise f.error(str(exc), f"check the input of {type(obj).__name__}",
+                          kind=kind_for(exc)) from exc
         construct = type(obj).construct
         return inline(f, jit_wrapped(construct) or construct, [ref, *args], kwargs,
                       method=True)
@@ -379,8 +380,11 @@ def inline(f: Frame, func: types.FunctionType, args: list[Any], kwargs: dict[str
     try:
         bound = inspect.signature(func).bind(*args, **kwargs)
     except TypeError as exc:
-        raise f.error(f"{func.__qualname__}() {exc}".replace("() missing", "(): missing"),
-                      "pass the arguments its definition asks for") from None
+        skip = 1 if method else 0
+        raise f.error(arity_message(func.__qualname__, func, len(args) - skip + len(kwargs),
+                                    str(exc), skip),
+                      "pass the arguments its definition asks for",
+                      kind=CompileTypeError) from None
     bound.apply_defaults()
     frame = compiler.push_frame(func, receiver)
     for name, value in bound.arguments.items():

@@ -23,6 +23,7 @@ from .paths import access
 from .pipeline import Artifact, compile_target
 from ..frontend.targets import FunctionWithRoot
 from .roots import FunctionRoot, RootOf
+from .tracebacks import user_facing
 
 
 def grad(fn: Any, grad_position: int | tuple[int, ...] | None = 0, weights: Any = None,
@@ -144,7 +145,10 @@ class GradFunction(_Jit):
         if self._spec.sens and "sens" in kwargs:  # NOTE: MindSpore also takes sens by keyword
             kwargs = dict(kwargs)
             args = (*args, kwargs.pop("sens"))
-        return self._run(self._instance, args, kwargs)
+        try:
+            return self._run(self._instance, args, kwargs)
+        except CompileError as err:
+            raise user_facing(err)  # AMBER_TRACEBACK_FILTERING=off shows amber's frames too
 
     # -- what jit asks of its targets -----------------------------------------------------------
     def _target(self, instance: Any) -> Any:

@@ -30,6 +30,7 @@ from .paths import access
 from .pipeline import Artifact, compile_target
 from ..frontend.targets import FunctionWithRoot
 from .roots import FunctionRoot, RootOf
+from .tracebacks import user_facing
 from .warn import warn_user
 
 RECOMPILE_WARNING = 8
@@ -327,7 +328,10 @@ class JitMethod(_Jit):
         return self if instance is None else types.MethodType(self, instance)
 
     def __call__(self, instance: Any, *args: Any, **kwargs: Any) -> Any:
-        return self._run(instance, args, kwargs)
+        try:
+            return self._run(instance, args, kwargs)
+        except CompileError as err:
+            raise user_facing(err)  # AMBER_TRACEBACK_FILTERING=off shows amber's frames too
 
     def _target(self, instance: Any) -> Any:
         return instance
@@ -369,9 +373,11 @@ class JitFunction(_Jit):
             self.__wrapped__ = target
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        if self._roots is not None:
-            return self._run(self._roots.get(), args, kwargs)
-        return self._run(self._instance, args, kwargs)
+        instance = self._instance if self._roots is None else self._roots.get()
+        try:
+            return self._run(instance, args, kwargs)
+        except CompileError as err:
+            raise user_facing(err)  # AMBER_TRACEBACK_FILTERING=off shows amber's frames too
 
     def __get__(self, instance: Any, owner: type | None = None) -> Any:
         if instance is None or self._instance is not None:
