@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from ..graph import Builder, InsertPoint, Node, Tensor, Value
+from ..graph import Builder, InsertPoint, Tensor, Value
 from ..graph.autodiff import NotDifferentiable
 from ..graph.gradient import (COMPILE_TIME_ATTR, GRADIENT_ATTR, GradRequest, GradSpecError,
                               gradient_of, position_groups)
@@ -116,31 +116,30 @@ def call_gradient(f: Frame, func: Any, args: list[Any], kwargs: dict[str, Any]) 
                    for w in request.weights] if request.weights is not None else None
         b = Builder(InsertPoint.at_end(block), loc)
         found = gradient_of(f.compiler.graph, b, out, request, groups, weights, sens, None,
-                            block.nodes[start:], lambda old, new: _replaced(f, old, new))
+                            block.nodes[start:])
     except GradSpecError as err:
         raise _error(f, str(err), err.loc, err.hint) from None
     except NotDifferentiable as err:
         raise _error(f, f"cannot differentiate this line: {err}", err.loc,
                      "use ops.stop_gradient where no gradient should flow, or rewrite it with "
                      "ops that have gradients") from None
+    _refresh_last_effect(f, block)
     if request.value:
         return result, found[1]  # NOTE: the output as the forward made it (with its aux)
     return found
 
 
-def _replaced(f: Frame, old: Node, new: Node | None) -> None:
-    """Effects built after the call are ordered after `new`, which took `old`'s place."""
-    last = f.compiler.last_effect
-    for block, node in list(last.items()):
-        if node is old:
-            if new is None:
-                previous = [n for n in old.control_inputs if n.parent is block]
-                if previous:
-                    last[block] = previous[-1]
-                else:
-                    del last[block]
-            else:
-                last[block] = new
+def _refresh_last_effect(f: Frame, block: Any) -> None:
+    """Differentiating may replace an effect (dropout by its mask's draw): later effects are
+    ordered after the block's last effect that still exists."""
+    last = f.compiler.last_effect.get(block)
+    if last is None or last.parent is block:
+        return
+    effects = [n for n in block.nodes if n.effectful]
+    if effects:
+        f.compiler.last_effect[block] = effects[-1]
+    else:
+        del f.compiler.last_effect[block]
 
 
 def _own(f: Frame, a: Any) -> Any:

@@ -54,9 +54,7 @@ class NotDifferentiable(Exception):
 
 
 def differentiate(graph: Graph, seeds: Mapping[Value, Value], wrt: Sequence[Value],
-                  nodes: Sequence[Node] | None = None,
-                  on_replace: Callable[[Node, Node | None], None] | None = None
-                  ) -> list[Value | None]:
+                  nodes: Sequence[Node] | None = None) -> list[Value | None]:
     """Append the backward pass to `graph`: the adjoints of `wrt` when the values in `seeds`
     have the given adjoints. None where no adjoint flows (zero). Raises NotDifferentiable
     naming the node it cannot go through.
@@ -64,12 +62,11 @@ def differentiate(graph: Graph, seeds: Mapping[Value, Value], wrt: Sequence[Valu
     `nodes`: differentiate only these consecutive nodes of one block, which must end it (the
     inlined forward of a gradient function called inside compiled code); the backward is
     appended to that block, and `wrt` may be any values the nodes read. Default: the whole
-    graph body. `on_replace(node, last)`: an effectful node was replaced by its expansion,
-    whose last effect is `last` (None: it has none), for whoever orders effects after it."""
+    graph body."""
     if nodes is None:
         nodes = list(graph.body.nodes)
     block = nodes[0].parent if nodes else graph.body
-    nodes = _expand(nodes, on_replace)
+    nodes = _expand(nodes)
     transform = _Transform(graph, block, nodes, active_values(nodes, wrt))
     top = transform.top
     for value, seed in seeds.items():
@@ -545,8 +542,7 @@ class _ExpandContext:
             self.builder.constant(x)
 
 
-def _expand(nodes: Sequence[Node], on_replace: Callable[[Node, Node | None], None] | None
-            ) -> list[Node]:
+def _expand(nodes: Sequence[Node]) -> list[Node]:
     """Replace every node (at any depth) whose op has an `expand` by that expansion, keeping
     effect order; returns `nodes` with the top-level replacements."""
     if not nodes:
@@ -567,8 +563,6 @@ def _expand(nodes: Sequence[Node], on_replace: Callable[[Node, Node | None], Non
                 user.control_inputs = [c for c in user.control_inputs if c is not node] + after
         node.output.replace_all_uses_with(result)
         node.erase()
-        if on_replace is not None and node.effectful:
-            on_replace(node, effects[-1] if effects else None)
     return block.nodes[first:]
 
 

@@ -114,13 +114,13 @@ def grad_graph(graph: Graph, spec: GradSpec, nargs: int) -> None:
 def gradient_of(graph: Graph, b: Builder, result: Value, spec: GradSpec | GradRequest,
                 inputs: list[list[Value | None]] | None,
                 weights: list[tuple[list[Value], tuple[int, ...], np.dtype]] | None,
-                sens: Value | None, loc: Loc | None, nodes: Sequence[Node] | None = None,
-                on_replace: Any = None) -> Structure:
+                sens: Value | None, loc: Loc | None, nodes: Sequence[Node] | None = None
+                ) -> Structure:
     """Differentiate `result` (of the forward `nodes`, default the whole graph) with respect to
     `inputs` (per differentiated position, the values holding its arrays; None for a position
     without arrays) and `weights` (per weight, the values reading it, its shape and dtype), and
     return what the gradient function returns, in MindSpore's structure. `b` builds after the
-    forward (`on_replace`: see `differentiate`). Raises GradSpecError or NotDifferentiable."""
+    forward. Raises GradSpecError or NotDifferentiable."""
     out, aux = _split_aux(b, result, spec.has_aux)
     if any(isinstance(t, AnyType) for t in _leaves(out.type)):
         raise GradSpecError("the result has a different type on different paths (e.g. an "
@@ -132,7 +132,7 @@ def gradient_of(graph: Graph, b: Builder, result: Value, spec: GradSpec | GradRe
     weights = weights or []
     wrt = list(dict.fromkeys(v for group in inputs for v in group if v is not None))
     wrt += [v for w in weights for v in w[0] if v not in wrt]
-    found = dict(zip(wrt, differentiate(graph, seeds, wrt, nodes, on_replace)))
+    found = dict(zip(wrt, differentiate(graph, seeds, wrt, nodes)))
     grads = _pack(spec, [_input_gradient(b, group, found) for group in inputs],
                   [_weight_gradient(b, w, found) for w in weights])
     if spec.value:
