@@ -49,10 +49,13 @@ class BuildResult:
 
 
 def build_graph(target: Any, args: tuple, kwargs: dict | None = None, *,
-                fallback: bool = False) -> BuildResult:
+                fallback: bool = False, shapes: dict[str, tuple] | None = None) -> BuildResult:
     """Compile `type(target).construct` with self=target (a Cell) or a plain function `target`
     for a call with `args` and `kwargs`. Raises CompileError for anything it cannot compile.
-    (`fallback` is accepted for the runtime, which implements falling back to eager mode.)"""
+    (`fallback` is accepted for the runtime, which implements falling back to eager mode.)
+    `shapes` maps an array argument's input path (`0`, `x`, `1.2`) to the shape its type
+    takes instead of the example's: symbolic sizes (`("N", 1, 32, 32)`) make code for every
+    value of them."""
     if isinstance(target, Cell):
         func, root = type(target).construct, target
         name = f"{type(target).__name__}.construct"
@@ -69,7 +72,7 @@ def build_graph(target: Any, args: tuple, kwargs: dict | None = None, *,
     limit = sys.getrecursionlimit()
     sys.setrecursionlimit(max(limit, RECURSION_LIMIT))
     try:
-        _build(compiler, func, tuple(args), dict(kwargs or {}))
+        _build(compiler, func, tuple(args), dict(kwargs or {}), dict(shapes or {}))
     except CompileError:
         raise
     except RecursionError as exc:
@@ -98,14 +101,15 @@ def _located(compiler: Compiler, message: str, hint: str) -> CompileError:
     return error_at(frame.parsed, node, message.replace("this line", f"`{line}`"), hint)
 
 
-def _build(compiler: Compiler, func: Any, args: tuple, kwargs: dict) -> None:
+def _build(compiler: Compiler, func: Any, args: tuple, kwargs: dict,
+           shapes: dict[str, tuple]) -> None:
     if isinstance(func, types.MethodType):
         self_value, func = func.__self__, func.__func__
         args = (self_value, *args)
     # NOTE: kept on the stack: errors name its position; bound to the root cell, so a
     # construct that calls the root again is reported as recursion
     frame = compiler.push_frame(func, compiler.root)
-    bound = _bind_inputs(compiler, frame, func, args, kwargs)
+    bound = _bind_inputs(compiler, frame, func, args, kwargs, shapes)
     for name, value in bound.items():
         frame.scope.bind(name, value, frame.fdef.lineno)
     try:
@@ -130,8 +134,8 @@ def _record_return_line(compiler: Compiler, prepared: Prepared) -> None:
         compiler.graph.return_loc = Loc(parsed.file, last.lineno, last.col_offset, text)
 
 
-def _bind_inputs(compiler: Compiler, frame: Frame, func: Any, args: tuple, kwargs: dict
-                 ) -> dict[str, Any]:
+def _bind_inputs(compiler: Compiler, frame: Frame, func: Any, args: tuple, kwargs: dict,
+                 shapes: dict[str, tuple]) -> dict[str, Any]:
     """Bind the call's arguments to the function's parameters; arrays become graph inputs."""
     params = list(inspect.signature(func).parameters.values())
     converted: list[Any] = []
@@ -142,8 +146,8 @@ def _bind_inputs(compiler: Compiler, frame: Frame, func: Any, args: tuple, kwarg
     positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
     for i, arg in enumerate(args):
         hint = positional[i + offset].name if i + offset < len(positional) else f"arg{i}"
-        converted.append(_input(compiler, frame, arg, str(i), hint))
-    named = {k: _input(compiler, frame, v, k, k) for k, v in kwargs.items()}
+        converted.append(_input(compiler, frame, arg, str(i), hint, shapes))
+    named = {k: _input(compiler, frame, v, k, k, shapes) for k, v in kwargs.items()}
     try:
         bound = inspect.signature(func).bind(*converted, **named)
     except TypeError as exc:
@@ -153,12 +157,15 @@ def _bind_inputs(compiler: Compiler, frame: Frame, func: Any, args: tuple, kwarg
     return {k: convert_default(v) for k, v in bound.arguments.items()}
 
 
-def _input(compiler: Compiler, frame: Frame, value: Any, path: str, hint: str) -> Any:
+def _input(compiler: Compiler, frame: Frame, value: Any, path: str, hint: str,
+           shapes: dict[str, tuple]) -> Any:
     """One call argument: arrays become graph inputs; Python values stay compile-time."""
     if isinstance(value, np.ndarray | np.generic):
         if value.dtype == object:
             raise frame.error(f"argument {path} is an object array", node=frame.fdef)
-        v = compiler.graph.body.add_param(Tensor(np.shape(value), value.dtype), hint)
+        shape = shapes.get(path, np.shape(value))
+        assert len(shape) == np.ndim(value), f"argument {path}: shape {shape} for {value.shape}"
+        v = compiler.graph.body.add_param(Tensor(shape, value.dtype), hint)
         compiler.inputs.append((path, v))
         return v
     if isinstance(value, np.random.Generator):
@@ -168,11 +175,12 @@ def _input(compiler: Compiler, frame: Frame, value: Any, path: str, hint: str) -
     if isinstance(value, SCALARS):
         return value
     if isinstance(value, tuple | list):
-        items = [_input(compiler, frame, x, f"{path}.{i}", f"{hint}_{i}")
+        items = [_input(compiler, frame, x, f"{path}.{i}", f"{hint}_{i}", shapes)
                  for i, x in enumerate(value)]
         return tuple(items) if isinstance(value, tuple) else PyList(items)
     if isinstance(value, dict):
-        return {k: _input(compiler, frame, x, f"{path}.{k}", f"{hint}_{k}") if _spellable(k)
+        return {k: _input(compiler, frame, x, f"{path}.{k}", f"{hint}_{k}", shapes)
+                if _spellable(k)
                 else _unnamed(frame, x, f"{path}[{k!r}]") for k, x in value.items()}
     if isinstance(value, Cell):  # NOTE: its arrays become inputs by path, e.g. `1.fc.weight`
         return Ref(value, path, ArgRoot(value, path, hint))

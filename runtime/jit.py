@@ -3,8 +3,10 @@
 Each call computes the specialization key (argument shapes, dtypes and scalar values), finds the
 instance's binding for it (entry + gathered parameters), checks in one generated function that
 the guarded objects and the parameters are the same ones, and calls the generated function.
-Everything else (memory cache search, disk cache, compiling, recompile warnings) happens only
-when that check fails.
+Everything else (symbolic sizes, memory cache search, disk cache, compiling, recompile warnings)
+happens only when that check fails. Code compiled for symbolic sizes (see `dynamic.py`) is
+bound under each concrete key it serves, so a call of a size seen before costs what a static
+call does.
 """
 from __future__ import annotations
 
@@ -24,7 +26,9 @@ from .context import GRAPH_MODE, CompileOptions, get_context
 from .diskcache import DiskCache, first_key
 from .records import target_source
 from .guards import GuardPlan
-from .keys import call_key, describe_key, key_components, persistable, what_changed
+from .dynamic import DynamicShapes, Shapes
+from .keys import (call_key, describe_key, key_components, persistable, shaped_key,
+                   what_changed)
 from .loader import fake_filename, load_function
 from .paths import access
 from .pipeline import Artifact, compile_target
@@ -32,6 +36,9 @@ from .warn import warn_user
 
 RECOMPILE_WARNING = 8
 """After this many recompiles of one function, warn (once) naming what keeps changing."""
+
+MAX_BINDINGS = 512
+"""Concrete keys one instance keeps bound (symbolic code serves many); then they start over."""
 
 
 @dataclass
@@ -79,10 +86,13 @@ def _none() -> None:
 class _Jit:
     """What every jit object shares: the cache, the fast call path, compiling, statistics."""
 
-    def __init__(self, fallback: bool, options: CompileOptions | None) -> None:
+    def __init__(self, fallback: bool, options: CompileOptions | None,
+                 dynamic: Any = None) -> None:
         self.fallback = fallback
         self.options = options
         """Compile options of this target; None follows `set_context`."""
+        self.dynamic_shapes = DynamicShapes(dynamic)
+        """Which axes of the array arguments are symbolic sizes (see `dynamic.py`)."""
         self.stats = JitStats()
         self.last: CompiledFunction | None = None
         """The specialization the last call ran (what `.code`, `.graph`, `.ir` show)."""
@@ -132,20 +142,73 @@ class _Jit:
             raise
 
     def _bind(self, instance: Any, key: Hashable, args: tuple, kwargs: dict) -> _Binding:
-        """Slow path: find a cached entry that fits this instance, or make one."""
+        """Slow path: find a cached entry that fits this instance, or make one. Under symbolic
+        sizes the entry is found by the call's symbolic key, and bound under its concrete one."""
         with self._lock:
-            entries = self._cache.setdefault(self._cache_key(instance, key), [])
-            for entry in entries:
-                binding = _try_binding(entry, instance)
-                if binding is not None:
-                    break
-            else:
-                entry = self._specialize(instance, key, args, kwargs)
-                entries.append(entry)
-                binding = _try_binding(entry, instance)
-                assert binding is not None, f"{self._title(instance)}: new code does not fit"
-            self._state(instance).bindings[key] = binding
+            shapes, skey = self._signature(instance, key, args, kwargs)
+            binding = self._find(instance, skey)
+            if binding is None and self._learn(instance, args, kwargs):
+                shapes, skey = self._signature(instance, key, args, kwargs)
+                binding = self._find(instance, skey)
+            if binding is None:
+                binding = self._new_binding(instance, key, skey, shapes, args, kwargs)
+            bindings = self._state(instance).bindings
+            if len(bindings) >= MAX_BINDINGS:
+                bindings.clear()
+            bindings[key] = binding
             return binding
+
+    def _signature(self, instance: Any, key: Hashable, args: tuple,
+                   kwargs: dict) -> tuple[Shapes, Hashable]:
+        """The symbolic shapes of the call's arrays (none when every size is specialized) and
+        the key code is cached by: with the symbols (`f32[N,1,32,32]`), or the call's own."""
+        shapes = self.dynamic_shapes.shapes(self._function(instance), instance, args, kwargs)
+        if not shapes:
+            return shapes, key
+        return shapes, shaped_key(args, kwargs, lambda path, a: shapes.get(path, a.shape))
+
+    def _find(self, instance: Any, skey: Hashable) -> _Binding | None:
+        for entry in self._cache.get(self._cache_key(instance, skey), ()):
+            binding = _try_binding(entry, instance)
+            if binding is not None:
+                return binding
+        return None
+
+    def _learn(self, instance: Any, args: tuple, kwargs: dict) -> bool:
+        """Automatic mode, before compiling: axes that changed size become symbolic (with a
+        warning naming them); True if any did."""
+        structure = shaped_key(args, kwargs, lambda path, a: a.ndim)
+        changed = self.dynamic_shapes.learn((self._cache_key(instance, structure)), args,
+                                            kwargs)
+        if changed:
+            warn_user(f"amber: {self._title(instance)}: {'; '.join(changed)} changed between "
+                      "calls: compiling once more with "
+                      f"{'that axis' if len(changed) == 1 else 'those axes'} symbolic, for "
+                      "every size (jit(..., dynamic=False) compiles each shape instead)")
+        return bool(changed)
+
+    def _new_binding(self, instance: Any, key: Hashable, skey: Hashable, shapes: Shapes,
+                     args: tuple, kwargs: dict) -> _Binding:
+        """Compile for `skey` and bind; in automatic mode, a symbolic compile that fails falls
+        back to compiling this shape (and every later one) apart."""
+        try:
+            entry = self._specialize(instance, skey, args, kwargs, shapes)
+        except (CompileError, NotImplementedError) as err:
+            if not (shapes and self.dynamic_shapes.automatic):
+                raise
+            self.dynamic_shapes.refuse()
+            first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+            warn_user(f"amber: {self._title(instance)} cannot be compiled for symbolic sizes "
+                      f"({first}); compiling each shape separately")
+            skey, shapes = key, {}
+            found = self._find(instance, key)
+            if found is not None:
+                return found
+            entry = self._specialize(instance, key, args, kwargs, shapes)
+        self._cache.setdefault(self._cache_key(instance, skey), []).append(entry)
+        binding = _try_binding(entry, instance)
+        assert binding is not None, f"{self._title(instance)}: new code does not fit"
+        return binding
 
     def _state(self, instance: Any) -> _InstanceState:
         state = self._states.get(id(instance))
@@ -169,8 +232,8 @@ class _Jit:
             del self._states[ident]
 
     # -- specializing ------------------------------------------------------------------------
-    def _specialize(self, instance: Any, key: Hashable, args: tuple,
-                    kwargs: dict) -> CompiledFunction:
+    def _specialize(self, instance: Any, key: Hashable, args: tuple, kwargs: dict,
+                    shapes: Shapes | None = None) -> CompiledFunction:
         start = time.perf_counter()
         ctx = get_context()
         options = self.options or ctx.options
@@ -182,7 +245,8 @@ class _Jit:
         if entry is not None:
             self.stats.disk_hits += 1
         else:
-            entry, artifact = self._compile(instance, args, kwargs, options, title, signature)
+            entry, artifact = self._compile(instance, args, kwargs, options, title, signature,
+                                            shapes or {})
             if disk and first and artifact is not None:
                 files = [_source_file(self._function(instance))]
                 path = disk.store(first, entry, artifact.sources, title, signature, files)
@@ -210,11 +274,13 @@ class _Jit:
         return options.cache_token()
 
     def _compile(self, instance: Any, args: tuple, kwargs: dict, options: CompileOptions,
-                 title: str, signature: str) -> tuple[CompiledFunction, Artifact | None]:
+                 title: str, signature: str,
+                 shapes: Shapes) -> tuple[CompiledFunction, Artifact | None]:
         try:
-            artifact = self._artifact(instance, args, kwargs, options, title, signature)
+            artifact = self._artifact(instance, args, kwargs, options, title, signature,
+                                      shapes=shapes)
         except CompileError as err:
-            if not self.fallback:
+            if not self.fallback or shapes and self.dynamic_shapes.automatic:
                 raise
             warn_user(f"amber: {title} runs eagerly (jit fallback=True) because it cannot be "
                       f"compiled:\n{err}")
@@ -224,10 +290,11 @@ class _Jit:
         return entry_from_artifact(artifact, title, len(args)), artifact
 
     def _artifact(self, instance: Any, args: tuple, kwargs: dict, options: CompileOptions,
-                  title: str, signature: str) -> Artifact:
-        """Compile the target for these arguments."""
+                  title: str, signature: str, shapes: Shapes | None = None) -> Artifact:
+        """Compile the target for these arguments (with `shapes`' symbolic sizes)."""
         return compile_target(self._target(instance), args, kwargs, options,
-                              fallback=self.fallback, title=title, signature=signature)
+                              fallback=self.fallback, title=title, signature=signature,
+                              shapes=shapes)
 
     def _count(self, instance: Any, key: Hashable, entry: CompiledFunction, title: str) -> None:
         """Record a new specialization; warn once when they keep coming."""
@@ -244,9 +311,13 @@ class _Jit:
         if self.stats.recompiles >= RECOMPILE_WARNING and not self._warned:
             self._warned = True
             changing = what_changed(self._history) or ["(nothing visible in the arguments)"]
+            symbolic = self.dynamic_shapes.describe()
             warn_user(f"amber: {title} was recompiled {self.stats.recompiles} times; what keeps "
-                      f"changing: {'; '.join(changing)}. Keep these fixed (e.g. pad batches to "
-                      "one shape, pass varying numbers as arrays) to reuse the compiled code.")
+                      f"changing: {'; '.join(changing)}."
+                      + (f" Already symbolic (any size): {symbolic}." if symbolic else "")
+                      + " Keep these fixed (pass varying numbers as arrays; declare sizes that "
+                      "vary with set_inputs or jit(..., dynamic=...)) to reuse the compiled "
+                      "code.")
 
     # -- introspection -----------------------------------------------------------------------
     @property
@@ -313,8 +384,8 @@ class JitMethod(_Jit):
     while `construct` stays plain Python (the eager oracle)."""
 
     def __init__(self, cls: type, eager_call: Callable[..., Any], fallback: bool,
-                 options: CompileOptions | None) -> None:
-        super().__init__(fallback, options)
+                 options: CompileOptions | None, dynamic: Any = None) -> None:
+        super().__init__(fallback, options, dynamic)
         self.cls = cls
         self.__wrapped__ = eager_call
         self.__name__ = "__call__"
@@ -350,8 +421,9 @@ class JitFunction(_Jit):
     """`jit(f)` for a function or `jit(net)` for one Cell instance: a callable running compiled,
     with `__wrapped__` the original."""
 
-    def __init__(self, target: Any, fallback: bool, options: CompileOptions | None) -> None:
-        super().__init__(fallback, options)
+    def __init__(self, target: Any, fallback: bool, options: CompileOptions | None,
+                 dynamic: Any = None) -> None:
+        super().__init__(fallback, options, dynamic)
         self._instance = None if _is_function(target) else target
         if self._instance is None:
             functools.update_wrapper(self, target)
@@ -393,13 +465,22 @@ def _is_function(target: Any) -> bool:
     return isinstance(target, types.FunctionType | types.MethodType)
 
 
-def jit(target: Any = None, *, fallback: bool = False, opt_level: int | None = None) -> Any:
+def jit(target: Any = None, *, fallback: bool = False, opt_level: int | None = None,
+        dynamic: Any = None) -> Any:
     """Compile a Cell subclass (returned, with a compiled `__call__`), a Cell instance or a
     function (returned wrapped). `fallback=True` runs code the compiler rejects as plain Python,
-    with a warning; `opt_level` overrides `set_context(opt_level=...)` for this target."""
+    with a warning; `opt_level` overrides `set_context(opt_level=...)` for this target.
+
+    `dynamic` says which array axes are symbolic sizes, compiled once for every size: None
+    (default) makes an axis symbolic once it changes between calls; True makes axis 0 (the
+    batch) of every array argument symbolic from the first call; a dict maps an argument name
+    or position to its axes (`{"x": 0}`, `{"h": [1]}`, `{"x": {0: "B"}, "y": {0: "B"}}` to tie
+    sizes together) or to `Tensor(shape=[None, 1, 32, 32], dtype=float32)`; False compiles
+    every shape separately. A Cell's `set_inputs` takes precedence."""
     if target is None:
-        return functools.partial(jit, fallback=fallback, opt_level=opt_level)
+        return functools.partial(jit, fallback=fallback, opt_level=opt_level, dynamic=dynamic)
     options = None if opt_level is None else CompileOptions(opt_level)
+    DynamicShapes(dynamic)  # NOTE: a bad `dynamic` is reported here, not at the first call
     if isinstance(target, _Jit):
         return target
     if isinstance(target, type):
@@ -411,9 +492,9 @@ def jit(target: Any = None, *, fallback: bool = False, opt_level: int | None = N
         eager = target.__call__
         if isinstance(eager, JitMethod):  # a subclass of a jit class: share the eager call
             eager = eager.__wrapped__
-        target.__call__ = JitMethod(target, eager, fallback, options)
+        target.__call__ = JitMethod(target, eager, fallback, options, dynamic)
         return target
     if _is_function(target) or callable(getattr(target, "construct", None)):
-        return JitFunction(target, fallback, options)
+        return JitFunction(target, fallback, options, dynamic)
     raise TypeError(f"jit: expected an nn.Cell subclass, a Cell instance or a function, "
                     f"not {type(target).__name__}")
