@@ -17,11 +17,11 @@ from ..graph.verifier import IRVerifyError, verify
 from ..nn.cell import Cell
 from . import calls, control, expressions, loops, statements
 from .context import Compiler, DeadPath, Frame, Prepared, Rules
-from .errors import CompileError
+from .errors import CompileError, CompileTypeError, arity_message
 from .guards import Guard
 from .scope import convert_default
 from .source import error_at
-from .values import ArgRoot, PyList, Ref
+from .values import ArgRoot, PyList, Ref, jit_wrapped
 
 RULES = Rules(
     expressions={**expressions.HANDLERS, **calls.HANDLERS},
@@ -57,7 +57,8 @@ def build_graph(target: Any, args: tuple, kwargs: dict | None = None, *,
     takes instead of the example's: symbolic sizes (`("N", 1, 32, 32)`) make code for every
     value of them."""
     if isinstance(target, Cell):
-        func, root = type(target).construct, target
+        # NOTE: `construct` itself may be decorated with `amber.jit` (MindSpore 2.x style)
+        func, root = jit_wrapped(type(target).construct) or type(target).construct, target
         name = f"{type(target).__name__}.construct"
     elif isinstance(target, types.MethodType) and isinstance(target.__self__, Cell):
         func, root = target.__func__, target.__self__
@@ -151,8 +152,13 @@ def _bind_inputs(compiler: Compiler, frame: Frame, func: Any, args: tuple, kwarg
     try:
         bound = inspect.signature(func).bind(*converted, **named)
     except TypeError as exc:
-        raise frame.error(f"{func.__qualname__}() {exc}", "pass the arguments it declares",
-                          node=frame.fdef) from None
+        skip = 1 if compiler.root is not None else 0
+        err = frame.error(arity_message(func.__qualname__, func, len(args) + len(kwargs),
+                                        str(exc), skip),
+                          "pass the arguments it declares", node=frame.fdef,
+                          kind=CompileTypeError)
+        err.at_call = True  # NOTE: the runtime moves it to the user's call
+        raise err from None
     bound.apply_defaults()
     return {k: convert_default(v) for k, v in bound.arguments.items()}
 

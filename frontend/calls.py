@@ -12,18 +12,19 @@ import gast
 import numpy as np
 
 from ..graph import Value
+from ..graph.types import type_of
 from ..nn.cell import Cell
 from ..ops import NUMPY, Dyn, OpDef, OpFunction, Primitive, lookup
-from . import aliases
+from . import aliases, gradients
 from .context import Frame, call_identity
-from .errors import CompileError
+from .errors import CompileError, CompileTypeError, arity_message, kind_for
 from .expressions import elements, evaluate, format_at_run_time
 from .operators import from_python, to_python
 from .pybuiltins import BUILTINS
 from .scope import convert_default
 from .sequences import as_sequence
 from .values import (BoundMethod, ListMethod, PyList, Ref, TensorMethod, describe,
-                     has_runtime, jit_wrapped)
+                     has_runtime, jit_wrapped, python_name)
 
 MAX_INLINE_DEPTH = 64
 """Calls nested deeper than this (without recursion) are rejected."""
@@ -64,6 +65,10 @@ def call(f: Frame, node: gast.Call) -> Any:
 
 def call_value(f: Frame, func: Any, args: list[Any], kwargs: dict[str, Any]) -> Any:
     """`func(*args, **kwargs)` for any callable the frontend knows."""
+    if gradients.is_gradient_function(func):
+        return gradients.call_gradient(f, func, args, kwargs)
+    if gradients.makes_gradient_functions(func):
+        return gradients.call_at_compile_time(f, func, args, kwargs)
     if isinstance(func, TensorMethod):
         if func.function == "item":
             return _item(f, func.value, args, kwargs)
@@ -84,7 +89,7 @@ def call_value(f: Frame, func: Any, args: list[Any], kwargs: dict[str, Any]) -> 
             inspect.signature(handler).bind(f, *args, **kwargs)
         except TypeError as exc:
             raise f.error(f"{func.__name__}(): {exc}", "pass the arguments Python's "
-                          f"{func.__name__} takes") from None
+                          f"{func.__name__} takes", kind=CompileTypeError) from None
         return handler(f, *args, **kwargs)
     spelling = NUMPY_BY_ID.get(id(func))
     if spelling is not None:
@@ -164,9 +169,9 @@ def _numpy_call(f: Frame, func: Any, args: list[Any], kwargs: dict[str, Any]) ->
         return _python_call(f, func, args, kwargs, f"calling {describe(func)}")
     if isinstance(func, type) and issubclass(func, np.generic) and len(args) == 1 and not kwargs:
         return f.op("cast", f.materialise(args[0]), dtype=np.dtype(func))
-    name = getattr(func, "__name__", repr(func))
-    raise f.error(f"np.{name} is not supported on run-time values",
-                  "use an amber op or a supported numpy function (see amber.ops.NUMPY)")
+    raise f.error(f"{python_name(func)} is not supported on run-time values",
+                  "use an amber op or a supported numpy function (the names in "
+                  "amber.ops.NUMPY)")
 
 
 def _python_call(f: Frame, func: Any, args: list[Any], kwargs: dict[str, Any], what: str
@@ -195,16 +200,20 @@ def apply_op(f: Frame, spelling: OpFunction | Primitive, args: list[Any],
     try:
         inputs, attrs = spelling.bind(*py_args, **py_kwargs)
     except (TypeError, ValueError) as exc:
-        raise f.error(str(exc), f"check the arguments of {name}") from exc
+        raise f.error(str(exc), f"check the arguments of {name}", kind=kind_for(exc)) from exc
     inputs, attrs = symbolic_shape(spelling.op, inputs, attrs)
     for key, value in attrs.items():
         if _holds_runtime(value):
-            raise f.error(f"{name}: argument `{key}` must be a compile-time constant, got "
-                          f"{describe(value)}",
-                          "compute it from shapes, attributes or constants")
+            raise f.error(f"{name}: argument `{key}` must be a compile-time constant, but "
+                          f"{_runtime_part(value)}",
+                          "compute it from shapes (x.shape, ops.shape(x)), attributes of self or "
+                          "constants, not from array data")
     folded = _fold(spelling, inputs, attrs)
     if folded is not None:
         return folded
+    known = _static_result(spelling.op, inputs, attrs)
+    if known is not None:
+        return known
     values = [_input(f, x) for x in inputs]
     return f.op(spelling.op, *values, **attrs)
 
@@ -254,6 +263,31 @@ def _holds_runtime(v: Any) -> bool:
     if isinstance(v, list):
         return any(_holds_runtime(x) for x in v)
     return has_runtime(v) or isinstance(v, Ref | PyList)
+
+
+def _runtime_part(value: Any, where: str = "it") -> str:
+    """Which part of an attribute is a run-time value, and what computes it."""
+    if isinstance(value, tuple | list):
+        for i, item in enumerate(value):
+            if _holds_runtime(item):
+                return _runtime_part(item, f"item {i} of it")
+    if isinstance(value, Value):
+        producer = value.producer
+        by = f" by `{producer.op.name}`" if producer is not None and \
+            hasattr(producer.op, "name") else ""
+        return f"{where} is {describe(value)} computed{by} at run time"
+    return f"{where} is {describe(value)}, not a constant value"
+
+
+def _static_result(op: Any, inputs: tuple, attrs: dict[str, Any]) -> Any:
+    """The op's result decided by its input types alone (`ops.shape(x)` of a static shape)."""
+    if op.static is None:
+        return None
+    try:
+        types_ = [x.type if isinstance(x, Value) else type_of(x) for x in inputs]
+        return op.static(*types_, **attrs)
+    except (TypeError, ValueError):
+        return None
 
 
 def _input(f: Frame, x: Any) -> Value:
@@ -326,8 +360,11 @@ def _call_object(f: Frame, ref: Ref, args: list[Any], kwargs: dict[str, Any]) ->
             obj.check_inputs(*(_typed(a) for a in args), **{k: _typed(v)
                                                             for k, v in kwargs.items()})
         except (TypeError, ValueError) as exc:
-            raise f.error(str(exc), f"check the input of {type(obj).__name__}") from exc
-        return inline(f, type(obj).construct, [ref, *args], kwargs, method=True)
+            raise f.error(str(exc), f"check the input of {type(obj).__name__}",
+                          kind=kind_for(exc)) from exc
+        construct = type(obj).construct
+        return inline(f, jit_wrapped(construct) or construct, [ref, *args], kwargs,
+                      method=True)
     method = getattr(type(obj), "__call__", None)
     if isinstance(method, types.FunctionType):
         return inline(f, method, [ref, *args], kwargs, method=True)
@@ -374,8 +411,11 @@ def inline(f: Frame, func: types.FunctionType, args: list[Any], kwargs: dict[str
     try:
         bound = inspect.signature(func).bind(*args, **kwargs)
     except TypeError as exc:
-        raise f.error(f"{func.__qualname__}() {exc}".replace("() missing", "(): missing"),
-                      "pass the arguments its definition asks for") from None
+        skip = 1 if method else 0
+        raise f.error(arity_message(func.__qualname__, func, len(args) - skip + len(kwargs),
+                                    str(exc), skip),
+                      "pass the arguments its definition asks for",
+                      kind=CompileTypeError) from None
     bound.apply_defaults()
     frame = compiler.push_frame(func, receiver)
     for name, value in bound.arguments.items():

@@ -5,7 +5,7 @@ from __future__ import annotations
 import operator as pyop
 from typing import Any, Callable
 
-from ..graph import AnyType, ListType, NoneType, Scalar, StrType, Tensor, Value
+from ..graph import AnyType, ListType, NoneType, Scalar, StrType, Tensor, TupleType, Value
 from ..ops import OPERATORS, lookup
 from .context import Frame, tuple_items
 from .values import PENDING, PyList, Ref, describe, has_runtime, truth
@@ -81,9 +81,9 @@ def binary(f: Frame, opname: str, a: Any, b: Any) -> Any:
 
 def _sequence_op(f: Frame, opname: str, a: Any, b: Any) -> Any:
     """Tuple/list concatenation and repetition, which never need a node."""
-    if isinstance(a, Value) and isinstance(b, tuple):
+    if isinstance(a, Value) and isinstance(a.type, TupleType) and isinstance(b, tuple):
         a = tuple_items(f, a)
-    if isinstance(b, Value) and isinstance(a, tuple):
+    if isinstance(b, Value) and isinstance(b.type, TupleType) and isinstance(a, tuple):
         b = tuple_items(f, b)
     if opname == "Add":
         if isinstance(a, tuple) and isinstance(b, tuple):
@@ -139,11 +139,16 @@ def compare(f: Frame, opname: str, a: Any, b: Any) -> Any:
         return evaluate_python(f, PYTHON[opname], a, b)
     if not has_runtime(a) and not has_runtime(b):
         return evaluate_python(f, PYTHON[opname], a, b)
-    if opname in ("Eq", "NotEq") and isinstance(a, tuple) and isinstance(b, tuple):
-        same = _tuples_equal(f, a, b)
+    if opname in ("Eq", "NotEq") and _tuple_like(a) and _tuple_like(b):
+        same = _tuples_equal(f, *(tuple_items(f, v) if isinstance(v, Value) else v
+                                  for v in (a, b)))
         return same if opname == "Eq" else not same if isinstance(same, bool) else \
             f.op("not", same)
     return _node(f, opname, a, b)
+
+
+def _tuple_like(v: Any) -> bool:
+    return isinstance(v, tuple) or isinstance(v, Value) and isinstance(v.type, TupleType)
 
 
 def _tuples_equal(f: Frame, a: tuple, b: tuple) -> bool | Value:

@@ -32,6 +32,7 @@ from .keys import (call_key, describe_key, key_components, persistable, shaped_k
 from .loader import fake_filename, load_function
 from .paths import access
 from .pipeline import Artifact, compile_target
+from .tracebacks import user_facing
 from .warn import warn_user
 
 RECOMPILE_WARNING = 8
@@ -396,13 +397,16 @@ class JitMethod(_Jit):
         return self if instance is None else types.MethodType(self, instance)
 
     def __call__(self, instance: Any, *args: Any, **kwargs: Any) -> Any:
-        return self._run(instance, args, kwargs)
+        try:
+            return self._run(instance, args, kwargs)
+        except CompileError as err:
+            raise user_facing(err)  # AMBER_TRACEBACK_FILTERING=off shows amber's frames too
 
     def _target(self, instance: Any) -> Any:
         return instance
 
     def _function(self, instance: Any) -> Any:
-        return type(instance).construct
+        return plain_function(type(instance).construct)
 
     def _eager(self, instance: Any, args: tuple, kwargs: dict) -> Any:
         return self.__wrapped__(instance, *args, **kwargs)
@@ -419,41 +423,105 @@ class JitMethod(_Jit):
 
 class JitFunction(_Jit):
     """`jit(f)` for a function or `jit(net)` for one Cell instance: a callable running compiled,
-    with `__wrapped__` the original."""
+    with `__wrapped__` the original.
+
+    A jit function in a class body is a method (MindSpore 2.x's `@jit def construct(self, x)`):
+    read through an instance it is that instance's method, compiled with `self` bound (its
+    parameters and attributes read like a Cell's), one specialization cache per class."""
 
     def __init__(self, target: Any, fallback: bool, options: CompileOptions | None,
                  dynamic: Any = None) -> None:
         super().__init__(fallback, options, dynamic)
         self._instance = None if _is_function(target) else target
+        self._method = False
+        """True once read through an instance: the instance argument of `_run` is `self`."""
         if self._instance is None:
             functools.update_wrapper(self, target)
         else:
             self.__wrapped__ = target
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        return self._run(self._instance, args, kwargs)
+        try:
+            return self._run(self._instance, args, kwargs)
+        except CompileError as err:
+            raise user_facing(err)  # AMBER_TRACEBACK_FILTERING=off shows amber's frames too
+
+    def __get__(self, instance: Any, owner: type | None = None) -> Any:
+        if instance is None or self._instance is not None:
+            return self
+        self._method = True
+        return BoundJit(self, instance)
 
     def _target(self, instance: Any) -> Any:
+        if self._method and instance is not None:
+            return types.MethodType(self.__wrapped__, instance)
         return self.__wrapped__ if instance is None else instance
 
     def _function(self, instance: Any) -> Any:
-        return self.__wrapped__ if instance is None else type(instance).construct
+        if instance is None or self._method:
+            return self.__wrapped__
+        return plain_function(type(instance).construct)
 
     def _eager(self, instance: Any, args: tuple, kwargs: dict) -> Any:
         if instance is None:
             return self.__wrapped__(*args, **kwargs)
+        if self._method:
+            return self.__wrapped__(instance, *args, **kwargs)
         call = type(instance).__call__
         if isinstance(call, JitMethod):  # NOTE: its class is jit too: go straight to Python
             return call._eager(instance, args, kwargs)
+        construct = type(instance).__dict__.get("construct")
+        if isinstance(construct, JitFunction):  # NOTE: and so is its construct
+            return construct.__wrapped__(instance, *args, **kwargs)
         return instance(*args, **kwargs)
 
     def _title(self, instance: Any) -> str:
         if instance is None:
             return getattr(self.__wrapped__, "__qualname__", "function")
-        return f"{type(instance).__qualname__}.construct"
+        name = self.__wrapped__.__name__ if self._method else "construct"
+        return f"{type(instance).__qualname__}.{name}"
+
+    def _cache_key(self, instance: Any, key: Hashable) -> Hashable:
+        return (type(instance), key) if self._method else key
 
     def __repr__(self) -> str:
         return f"<amber.jit {self._title(self._instance)}>"
+
+
+class BoundJit:
+    """A jit method read through an instance (`net.construct` when construct is decorated with
+    `amber.jit`): calling it runs compiled with `self` = the instance; `__wrapped__` is the
+    plain bound method (what compiled callers inline)."""
+    __slots__ = ("jit", "instance")
+
+    def __init__(self, jit: JitFunction, instance: Any) -> None:
+        self.jit = jit
+        self.instance = instance
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self.jit._run(self.instance, args, kwargs)
+
+    @property
+    def __wrapped__(self) -> Any:
+        return types.MethodType(self.jit.__wrapped__, self.instance)
+
+    @property
+    def stats(self) -> JitStats:
+        return self.jit.stats
+
+    @property
+    def code(self) -> str | None:
+        return self.jit.code
+
+    def __repr__(self) -> str:
+        return f"<amber.jit {self.jit._title(self.instance)} of {self.instance!r}>"[:200]
+
+
+def plain_function(func: Any) -> Any:
+    """`func` without amber.jit wrappers (a jit-decorated construct is its def)."""
+    while isinstance(func, _Jit):
+        func = func.__wrapped__
+    return func
 
 
 def _source_file(func: Any) -> str:
@@ -461,24 +529,54 @@ def _source_file(func: Any) -> str:
     return "" if code is None else code.co_filename
 
 
+def _signature_dict(signature: Any) -> dict[Any, Any]:
+    """MindSpore's `input_signature` as `dynamic`: a spec for the first argument, a tuple or
+    list of them by position (None skips one), or a dict by name."""
+    if isinstance(signature, dict):
+        return dict(signature)
+    if isinstance(signature, tuple | list):
+        return {i: spec for i, spec in enumerate(signature) if spec is not None}
+    return {0: signature}
+
+
 def _is_function(target: Any) -> bool:
     return isinstance(target, types.FunctionType | types.MethodType)
 
 
+MINDSPORE_JIT_OPTIONS = frozenset({"capture_mode", "jit_level", "fullgraph", "backend", "mode",
+                                   "hash_args", "jit_config", "compile_once"})
+"""Keyword arguments of MindSpore's `jit` that choose among its own compilers and backends:
+accepted, with no effect (amber has one compiler). Its `dynamic` and `input_signature` are
+amber's `dynamic` (see `jit`)."""
+
+
 def jit(target: Any = None, *, fallback: bool = False, opt_level: int | None = None,
-        dynamic: Any = None) -> Any:
+        dynamic: Any = None, input_signature: Any = None, **mindspore_options: Any) -> Any:
     """Compile a Cell subclass (returned, with a compiled `__call__`), a Cell instance or a
-    function (returned wrapped). `fallback=True` runs code the compiler rejects as plain Python,
-    with a warning; `opt_level` overrides `set_context(opt_level=...)` for this target.
+    function (returned wrapped); a function in a class body (`@jit def construct(self, x)`, as
+    MindSpore 2.x writes it) becomes a method running compiled. `fallback=True` runs code the
+    compiler rejects as plain Python, with a warning; `opt_level` overrides
+    `set_context(opt_level=...)` for this target.
 
     `dynamic` says which array axes are symbolic sizes, compiled once for every size: None
-    (default) makes an axis symbolic once it changes between calls; True makes axis 0 (the
-    batch) of every array argument symbolic from the first call; a dict maps an argument name
-    or position to its axes (`{"x": 0}`, `{"h": [1]}`, `{"x": {0: "B"}, "y": {0: "B"}}` to tie
-    sizes together) or to `Tensor(shape=[None, 1, 32, 32], dtype=float32)`; False compiles
-    every shape separately. A Cell's `set_inputs` takes precedence."""
+    (default) makes an axis symbolic once it changes between calls; True (or MindSpore's 1)
+    makes axis 0 (the batch) of every array argument symbolic from the first call; a dict maps
+    an argument name or position to its axes (`{"x": 0}`, `{"h": [1]}`, `{"x": {0: "B"}, "y":
+    {0: "B"}}` to tie sizes together) or to `Tensor(shape=[None, 1, 32, 32], dtype=float32)`;
+    False compiles every shape separately. MindSpore's `input_signature` (a spec, or a tuple or
+    dict of them) is the same as a dict. A Cell's `set_inputs` takes precedence."""
+    unknown = sorted(set(mindspore_options) - MINDSPORE_JIT_OPTIONS)
+    if unknown:
+        raise TypeError(f"jit: unknown option(s) {', '.join(unknown)}")
+    if input_signature is not None:
+        if dynamic is not None:
+            raise TypeError("jit: give dynamic or input_signature, not both")
+        dynamic = _signature_dict(input_signature)
+    if type(dynamic) is int and dynamic in (0, 1):  # NOTE: MindSpore's 0 is its default
+        dynamic = None if dynamic == 0 else True
     if target is None:
-        return functools.partial(jit, fallback=fallback, opt_level=opt_level, dynamic=dynamic)
+        return functools.partial(jit, fallback=fallback, opt_level=opt_level, dynamic=dynamic,
+                                 **mindspore_options)
     options = None if opt_level is None else CompileOptions(opt_level)
     DynamicShapes(dynamic)  # NOTE: a bad `dynamic` is reported here, not at the first call
     if isinstance(target, _Jit):
