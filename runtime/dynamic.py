@@ -25,6 +25,7 @@ from typing import Any, Callable, Hashable, Iterator
 import numpy as np
 
 from ..ops.symbolic import SYMBOL_NAME
+from .keys import shaped_key
 
 SYMBOLS = ("N", "M", "L", "K", "P", "Q", "R", "S", "T", "U", "V", "W")
 """Names of symbolic sizes, in the order the axes of a call meet them (then N1, M1, ...)."""
@@ -99,6 +100,15 @@ class DynamicShapes:
                     _by_path(func, instance, self.dynamic, args, kwargs).items()}
         return {}
 
+    def signature(self, func: Callable[..., Any], instance: Any, key: Hashable, args: tuple,
+                  kwargs: dict) -> tuple[Shapes, Hashable]:
+        """The symbolic shapes of the call's arrays (none when every size is specialized) and
+        the key code is cached by: with the symbols (`f32[N,1,32,32]`), or the call's `key`."""
+        shapes = self.shapes(func, instance, args, kwargs)
+        if not shapes:
+            return shapes, key
+        return shapes, shaped_key(args, kwargs, lambda path, a: shapes.get(path, a.shape))
+
     def shapes(self, func: Callable[..., Any], instance: Any, args: tuple,
                kwargs: dict) -> Shapes:
         """The symbolic shape of each array argument with symbolic axes; ValueError when a
@@ -112,11 +122,13 @@ class DynamicShapes:
         return _name_symbols(dict(array_arguments(args, kwargs)), declared)
 
     # -- automatic mode ---------------------------------------------------------------------
-    def learn(self, structure: Hashable, args: tuple, kwargs: dict) -> list[str]:
-        """Record this call's shapes; the axes (as `arg 0 axis 0 (1, then 2)`) that now turn
-        symbolic because they differ from the first call of the same structure."""
+    def learn(self, owner: Hashable, args: tuple, kwargs: dict) -> str:
+        """Record this call's shapes; the news (for a warning) of axes that now turn symbolic
+        because they differ from the first call of the same structure (`owner`'s calls with
+        the same ranks, dtypes and other arguments), or "" when none do."""
         if not self.automatic:
-            return []
+            return ""
+        structure = (owner, shaped_key(args, kwargs, lambda path, a: a.ndim))
         shapes = {path: a.shape for path, a in array_arguments(args, kwargs)}
         first = self.first.setdefault(structure, shapes)
         changed = []
@@ -128,7 +140,11 @@ class DynamicShapes:
                 if a != b and axis not in self.learned.get(path, ()):
                     self.learned.setdefault(path, set()).add(axis)
                     changed.append(f"{_argument(path)} axis {axis} ({a}, then {b})")
-        return changed
+        if not changed:
+            return ""
+        return (f"{'; '.join(changed)} changed between calls: compiling once more with "
+                f"{'that axis' if len(changed) == 1 else 'those axes'} symbolic, for every size "
+                "(jit(..., dynamic=False) compiles each shape instead)")
 
     def refuse(self) -> None:
         """A symbolic compile failed: compile every shape apart from now on."""

@@ -27,8 +27,7 @@ from .diskcache import DiskCache, first_key
 from .records import target_source
 from .guards import GuardPlan
 from .dynamic import DynamicShapes, Shapes
-from .keys import (call_key, describe_key, key_components, persistable, shaped_key,
-                   what_changed)
+from .keys import call_key, describe_key, key_components, persistable, what_changed
 from .loader import fake_filename, load_function
 from .paths import access
 from .pipeline import Artifact, compile_target
@@ -161,12 +160,8 @@ class _Jit:
 
     def _signature(self, instance: Any, key: Hashable, args: tuple,
                    kwargs: dict) -> tuple[Shapes, Hashable]:
-        """The symbolic shapes of the call's arrays (none when every size is specialized) and
-        the key code is cached by: with the symbols (`f32[N,1,32,32]`), or the call's own."""
-        shapes = self.dynamic_shapes.shapes(self._function(instance), instance, args, kwargs)
-        if not shapes:
-            return shapes, key
-        return shapes, shaped_key(args, kwargs, lambda path, a: shapes.get(path, a.shape))
+        return self.dynamic_shapes.signature(self._function(instance), instance, key, args,
+                                             kwargs)
 
     def _find(self, instance: Any, skey: Hashable) -> _Binding | None:
         for entry in self._cache.get(self._cache_key(instance, skey), ()):
@@ -178,15 +173,10 @@ class _Jit:
     def _learn(self, instance: Any, args: tuple, kwargs: dict) -> bool:
         """Automatic mode, before compiling: axes that changed size become symbolic (with a
         warning naming them); True if any did."""
-        structure = shaped_key(args, kwargs, lambda path, a: a.ndim)
-        changed = self.dynamic_shapes.learn((self._cache_key(instance, structure)), args,
-                                            kwargs)
-        if changed:
-            warn_user(f"amber: {self._title(instance)}: {'; '.join(changed)} changed between "
-                      "calls: compiling once more with "
-                      f"{'that axis' if len(changed) == 1 else 'those axes'} symbolic, for "
-                      "every size (jit(..., dynamic=False) compiles each shape instead)")
-        return bool(changed)
+        news = self.dynamic_shapes.learn(self._cache_key(instance, None), args, kwargs)
+        if news:
+            warn_user(f"amber: {self._title(instance)}: {news}")
+        return bool(news)
 
     def _new_binding(self, instance: Any, key: Hashable, skey: Hashable, shapes: Shapes,
                      args: tuple, kwargs: dict) -> _Binding:
