@@ -176,11 +176,22 @@ class _Jit:
 
     def _learn(self, instance: Any, args: tuple, kwargs: dict) -> bool:
         """Automatic mode, before compiling: axes that changed size become symbolic (with a
-        warning naming them); True if any did."""
-        news = self.dynamic_shapes.learn(self._cache_key(instance, None), args, kwargs)
-        if news:
-            warn_user(f"amber: {self._title(instance)}: {news}")
-        return bool(news)
+        warning naming them); True if any did. A call whose own shapes do not compile (a
+        layer's input check, a shape rule) is an error to report, not a reason to go symbolic:
+        its graph is built first, and on a CompileError the axes stay as they were."""
+        dynamic = self.dynamic_shapes
+        before = {path: set(axes) for path, axes in dynamic.learned.items()}
+        news = dynamic.learn(self._cache_key(instance, None), args, kwargs)
+        if not news:
+            return False
+        try:
+            self._artifact(instance, args, kwargs, self.options or get_context().options,
+                           self._title(instance), "", interpret=True)
+        except CompileError:
+            dynamic.learned = before
+            return False
+        warn_user(f"amber: {self._title(instance)}: {news}")
+        return True
 
     def _new_binding(self, instance: Any, key: Hashable, skey: Hashable, shapes: Shapes,
                      args: tuple, kwargs: dict) -> _Binding:
@@ -299,11 +310,13 @@ class _Jit:
         return entry_from_artifact(artifact, title, len(args)), artifact
 
     def _artifact(self, instance: Any, args: tuple, kwargs: dict, options: CompileOptions,
-                  title: str, signature: str, shapes: Shapes | None = None) -> Artifact:
-        """Compile the target for these arguments (with `shapes`' symbolic sizes)."""
+                  title: str, signature: str, interpret: bool = False,
+                  shapes: Shapes | None = None) -> Artifact:
+        """Compile the target for these arguments (with `shapes`' symbolic sizes; only the
+        graph, not optimized, when `interpret`)."""
         return compile_target(self._target(instance), args, kwargs, options,
                               fallback=self.fallback, title=title, signature=signature,
-                              shapes=shapes)
+                              optimize_graph=not interpret, shapes=shapes)
 
     def _count(self, instance: Any, key: Hashable, entry: CompiledFunction, title: str) -> None:
         """Record a new specialization; warn once when they keep coming."""

@@ -209,3 +209,17 @@ def test_mindspore_spellings() -> None:
         TensorSpec(None, F32)
     with pytest.raises(TypeError, match="an axis size is an int >= 0, None or a symbol name"):
         TensorSpec([2.5], F32)
+
+
+def test_a_bad_call_is_reported_as_before_not_made_symbolic() -> None:
+    """Automatic mode: a call whose own shapes cannot compile (here a Dense layer's input
+    check) raises the static error, and teaches nothing; the next good size goes symbolic."""
+    net = nn.Dense(4, 3)
+    fast = amber.jit(net)
+    fast(np.ones((2, 4), np.float32))
+    with pytest.raises(amber.CompileError, match="Dense"):
+        fast(np.ones((2, 5), np.float32))
+    assert not fast.dynamic_shapes.learned
+    messages = calls(fast, (np.ones((3, 4), np.float32),))
+    assert any("arg 0 axis 0 (2, then 3)" in m for m in messages)
+    assert fast.dynamic_shapes.learned == {"0": {0}}
