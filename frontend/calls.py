@@ -15,6 +15,7 @@ from ..graph import Value
 from ..nn.cell import Cell
 from ..ops import NUMPY, OpFunction, Primitive
 from . import aliases
+from .containers import dict_method, list_method
 from .context import Frame
 from .errors import CompileError
 from .expressions import elements, evaluate, format_at_run_time
@@ -22,7 +23,7 @@ from .operators import from_python, to_python
 from .pybuiltins import BUILTINS
 from .scope import convert_default
 from .sequences import as_sequence
-from .values import (BoundMethod, ListMethod, PyList, Ref, TensorMethod, describe,
+from .values import (BoundMethod, DictMethod, ListMethod, PyList, Ref, TensorMethod, describe,
                      has_runtime, jit_wrapped)
 
 MAX_INLINE_DEPTH = 64
@@ -57,8 +58,6 @@ def call(f: Frame, node: gast.Call) -> Any:
             kwargs.update(value)
         else:
             raise f.error(f"`**` needs a dict, got {describe(value)}", node=kw.value)
-    if isinstance(func, ListMethod) and isinstance(func.target, Value):
-        return _runtime_list_method(f, func, args, kwargs, node)
     return call_value(f, func, args, kwargs)
 
 
@@ -71,7 +70,9 @@ def call_value(f: Frame, func: Any, args: list[Any], kwargs: dict[str, Any]) -> 
     if isinstance(func, BoundMethod):
         return inline(f, func.function, [func.receiver, *args], kwargs)
     if isinstance(func, ListMethod):
-        return _list_method(f, func, args, kwargs)
+        return list_method(f, func, args, kwargs)
+    if isinstance(func, DictMethod):
+        return dict_method(f, func, args, kwargs)
     if isinstance(func, Ref):
         return _call_object(f, func, args, kwargs)
     if isinstance(func, OpFunction | Primitive):
@@ -250,40 +251,6 @@ def _fold(spelling: Any, inputs: tuple, attrs: dict[str, Any]) -> Any:
     return None if isinstance(result, np.ndarray) else result
 
 
-# -- lists --------------------------------------------------------------------------------
-
-def _list_method(f: Frame, method: ListMethod, args: list[Any], kwargs: dict[str, Any]
-                 ) -> Any:
-    """A method of a compile-time list, run while compiling."""
-    items = method.target.items
-    if method.name == "extend":
-        items.extend(as_sequence(f, args[0]))
-        return None
-    if method.name in ("index", "count") and has_runtime(args):
-        raise f.error(f"list.{method.name} needs compile-time values")
-    try:
-        return getattr(items, method.name)(*args, **kwargs)
-    except (IndexError, ValueError, TypeError) as exc:
-        f.raise_at_runtime(type(exc), str(exc))
-
-
-def _runtime_list_method(f: Frame, method: ListMethod, args: list[Any],
-                         kwargs: dict[str, Any], node: gast.Call) -> None:
-    """`xs.append(v)` on a run-time list: a `list_append` node; `xs` names its result."""
-    if method.name not in ("append", "extend") or kwargs:
-        raise f.error(f"list.{method.name} is not supported on a list built at run time",
-                      "append to it, or build the list with compile-time loops")
-    target = node.func.value
-    if not isinstance(target, gast.Name):
-        raise f.error("append to a run-time list through a plain variable name")
-    items = [args[0]] if method.name == "append" else as_sequence(f, args[0])
-    value = method.target
-    for item in items:
-        value = f.op("list_append", value, f.materialise(item))
-    f.scope.bind(target.id, value, node.lineno)
-    return None
-
-
 # -- cells and Python functions -----------------------------------------------------------
 
 def _call_object(f: Frame, ref: Ref, args: list[Any], kwargs: dict[str, Any]) -> Any:
@@ -341,7 +308,7 @@ def inline(f: Frame, func: types.FunctionType, args: list[Any], kwargs: dict[str
     bound.apply_defaults()
     frame = compiler.push_frame(func)
     for name, value in bound.arguments.items():
-        frame.scope.bind(name, convert_default(value))
+        frame.scope.bind(name, convert_default(frame, name, value))
     passed = aliases.enter(f, frame)
     saved_loc = f.builder.loc
     try:

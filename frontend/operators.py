@@ -90,12 +90,18 @@ def _sequence_op(f: Frame, opname: str, a: Any, b: Any) -> Any:
             return a + b
         if isinstance(a, PyList) and isinstance(b, PyList):
             return PyList(a.items + b.items)
+        if _is_list(a) and _is_list(b):  # NOTE: one of them is built at run time
+            return f.op("list_concat", f.materialise(a), f.materialise(b))
     if opname == "Mult":
         if isinstance(b, tuple | PyList):
             a, b = b, a
         if isinstance(a, tuple | PyList) and isinstance(b, int) and not isinstance(b, bool):
             return a * b if isinstance(a, tuple) else PyList(a.items * b)
     return None
+
+
+def _is_list(v: Any) -> bool:
+    return isinstance(v, PyList) or isinstance(v, Value) and isinstance(v.type, ListType)
 
 
 def _node(f: Frame, opname: str, a: Any, b: Any) -> Value:
