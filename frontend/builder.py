@@ -20,7 +20,7 @@ from .aliases import note_input
 from .context import Compiler, DeadPath, Frame, Prepared, Rules
 from .errors import CompileError
 from .guards import Guard
-from .scope import convert_default
+from .scope import bind_arguments
 from .source import error_at
 from .values import ArgRoot, PyList, Ref
 
@@ -146,8 +146,7 @@ def _bind_inputs(compiler: Compiler, frame: Frame, func: Any, args: tuple, kwarg
     except TypeError as exc:
         raise frame.error(f"{func.__qualname__}() {exc}", "pass the arguments it declares",
                           node=frame.fdef) from None
-    bound.apply_defaults()
-    return {k: convert_default(frame, k, v) for k, v in bound.arguments.items()}
+    return bind_arguments(frame, func, bound)
 
 
 def _input(compiler: Compiler, frame: Frame, value: Any, path: str, hint: str) -> Any:

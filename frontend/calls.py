@@ -15,13 +15,14 @@ from ..graph import Value
 from ..nn.cell import Cell
 from ..ops import NUMPY, OpFunction, Primitive
 from . import aliases
+from .arrays import NOT_HANDLED, numpy_override, write_out
 from .containers import dict_method, list_method
 from .context import Frame
 from .errors import CompileError
 from .expressions import elements, evaluate, format_at_run_time
-from .operators import from_python, to_python
+from .operators import operand, python_result, to_python
 from .pybuiltins import BUILTINS
-from .scope import convert_default
+from .scope import bind_arguments
 from .sequences import as_sequence
 from .values import (BoundMethod, DictMethod, ListMethod, PyList, Ref, TensorMethod, describe,
                      has_runtime, jit_wrapped)
@@ -87,9 +88,15 @@ def call_value(f: Frame, func: Any, args: list[Any], kwargs: dict[str, Any]) -> 
             raise f.error(f"{func.__name__}(): {exc}", "pass the arguments Python's "
                           f"{func.__name__} takes") from None
         return handler(f, *args, **kwargs)
+    found = numpy_override(f, func, args, kwargs)
+    if found is not NOT_HANDLED:
+        return found
     spelling = NUMPY_BY_ID.get(id(func))
     if spelling is not None:
-        return apply_op(f, spelling, args, kwargs)
+        if "out" not in kwargs:
+            return apply_op(f, spelling, args, kwargs)
+        out = kwargs.pop("out")
+        return write_out(f, apply_op(f, spelling, args, kwargs), out)
     if _is_numpy(func):
         return _numpy_call(f, func, args, kwargs)
     if isinstance(func, types.FunctionType):
@@ -181,7 +188,7 @@ def _python_call(f: Frame, func: Any, args: list[Any], kwargs: dict[str, Any], w
                                                           for k, v in kwargs.items()})
     except Exception as exc:  # NOTE: the user's code would raise this at run time
         f.raise_at_runtime(type(exc), str(exc))
-    return from_python(result)
+    return python_result(f, result, (args, kwargs))
 
 
 # -- ops ----------------------------------------------------------------------------------
@@ -202,11 +209,19 @@ def apply_op(f: Frame, spelling: OpFunction | Primitive, args: list[Any],
             raise f.error(f"{name}: argument `{key}` must be a compile-time constant, got "
                           f"{describe(value)}",
                           "compute it from shapes, attributes or constants")
+    names = [n.lstrip("*") for n in spelling.op.inputs]
+    inputs = tuple(operand(f, tuple(x)) if isinstance(x, list | tuple) and names and names[
+        min(k, len(names) - 1)] not in NOT_ARRAYS else x for k, x in enumerate(inputs))
     folded = _fold(spelling, inputs, attrs)
     if folded is not None:
         return folded
     values = [_input(f, x) for x in inputs]
     return f.op(spelling.op, *values, **attrs)
+
+
+NOT_ARRAYS = ("xs", "items", "more", "args", "dims", "idx", "bounds", "after", "generator")
+"""Op inputs that take a sequence (or Python values) as it is; a list or tuple anywhere else
+is an array operand, converted as NumPy converts it (`np.maximum(x, [1, 2])`)."""
 
 
 def _unwrap(v: Any) -> Any:
@@ -305,10 +320,9 @@ def inline(f: Frame, func: types.FunctionType, args: list[Any], kwargs: dict[str
     except TypeError as exc:
         raise f.error(f"{func.__qualname__}() {exc}".replace("() missing", "(): missing"),
                       "pass the arguments its definition asks for") from None
-    bound.apply_defaults()
     frame = compiler.push_frame(func)
-    for name, value in bound.arguments.items():
-        frame.scope.bind(name, convert_default(frame, name, value))
+    for name, value in bind_arguments(frame, func, bound).items():
+        frame.scope.bind(name, value)
     passed = aliases.enter(f, frame)
     saved_loc = f.builder.loc
     try:

@@ -215,6 +215,12 @@ def _settle_one(f: Frame, c: Carry, end: Any) -> bool:
         parts = c.parts(end)
         if parts is not None:
             return all([_settle_one(f, item, e) for item, e in zip(c.items, parts)])
+        if c.keys is not None and isinstance(end, dict):
+            raise f.error(f"the dict `{c.name}` has keys {list(c.keys)} before the loop but "
+                          f"{list(end)} after an iteration, and the number of iterations is "
+                          "known only at run time",
+                          "create every key before the loop (e.g. with a zeros array)",
+                          kind=NeedsUnrolling)
         c.state, c.type, c.items = CarryState.VAR, _widen(f, c, _static(f, c.name, c.init), end), []
         c.kind = aliases.join_kinds(_kind_of(f, c.init), _kind_of(f, end))
         return False
@@ -271,11 +277,15 @@ def _widen(f: Frame, c: Carry, before: Type, end: Any) -> Type:
     except TypeError:
         if names.is_synthetic(c.name):
             return AnyType()
-        hint = ("give it the dtype it ends with before the loop, e.g. "
-                f"`{c.name} = {c.name}.astype(np.{after.dtype})`"
-                if isinstance(before, Tensor) and isinstance(after, Tensor) else
-                "give it a value of the same kind before the loop (e.g. a zeros array instead "
-                "of None)")
+        if isinstance(before, Tensor) and isinstance(after, Tensor):
+            hint = ("give it the dtype it ends with before the loop, e.g. "
+                    f"`{c.name} = {c.name}.astype(np.{after.dtype})`")
+        elif isinstance(before, TupleType) and isinstance(after, TupleType):
+            hint = (f"a tuple that grows in a loop whose trip count is known only at run time "
+                    f"has no fixed length: make `{c.name}` a list and append to it")
+        else:
+            hint = ("give it a value of the same kind before the loop (e.g. a zeros array "
+                    "instead of None)")
         raise f.error(f"`{c.name}` is {kind_name(before)} before the loop but "
                       f"{kind_name(after)} after an iteration", hint, kind=NeedsUnrolling) from None
 

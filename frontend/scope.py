@@ -193,12 +193,19 @@ def container_items(f: Frame, ref: Ref) -> list[Any]:
             for i, item in enumerate(items)]
 
 
-def convert_default(f: Frame, name: str, value: Any) -> Any:
-    """A parameter's bound value as a compile-time value: a default list becomes a compile-time
-    list; a default list or dict is the function's own object, shared by every call, so writes
-    into it are refused (see `Frame.writable`)."""
-    if isinstance(value, list):
-        return f.compiler.mark_foreign(PyList(list(value)), f"the default value of `{name}`")
-    if isinstance(value, dict | np.ndarray):
-        return f.compiler.mark_foreign(value, f"the default value of `{name}`")
-    return value
+def bind_arguments(f: Frame, func: Any, bound: inspect.BoundArguments) -> dict[str, Any]:
+    """The parameters' values (passed, or defaults) as compile-time values: a default list
+    becomes a compile-time list; a default list, dict or array is the function's own object,
+    shared by every call, so writes into it are refused (see `Frame.writable`)."""
+    passed = set(bound.arguments)
+    bound.apply_defaults()
+    params = bound.signature.parameters
+    out = {}
+    for name, value in bound.arguments.items():
+        shared = name not in passed and params[name].default is value
+        if isinstance(value, list) and name not in passed:
+            value = PyList(list(value))
+        if shared and isinstance(value, PyList | dict | np.ndarray):
+            f.compiler.mark_foreign(value, f"the default value of `{name}`")
+        out[name] = value
+    return out

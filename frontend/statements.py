@@ -7,7 +7,7 @@ from typing import Any, Callable
 import gast
 import numpy as np
 
-from ..graph import ListType, Tensor, TupleType, Value
+from ..graph import ListType, Scalar, Tensor, TupleType, Value
 from ..nn.cell import Parameter
 from . import control, names
 from .aliases import ARRAY, MIXED, own_array, zero_d_kind
@@ -132,12 +132,34 @@ def _assign_attribute(f: Frame, target: gast.Attribute, base: Any, value: Any) -
         current = getattr(base.obj, target.attr, None)
         if isinstance(current, Parameter):
             param = array_input(f, base.arg, base.child(target.attr), current)
-            f.op("assign", param, f.materialise(value))
+            f.op("assign", param, _parameter_data(f, target.attr, current, value))
             return
     raise f.error(f"assigning to attribute '{target.attr}' of {describe(base)} inside compiled "
                   "code is not supported",
                   "keep state in Parameters and update them with ops.assign, or return the "
                   "value", node=target)
+
+
+def _parameter_data(f: Frame, name: str, param: Parameter, value: Any) -> Value:
+    """What `self.<name> = value` writes into the Parameter: MindSpore's `set_data` rule (the
+    same shape, a dtype of the same kind), as eager code checks it."""
+    data = f.materialise(value)
+    t = data.type
+    if isinstance(t, Scalar):
+        shape, dtype = (), np.asarray(t.kind(0)).dtype
+    elif isinstance(t, Tensor):
+        shape, dtype = t.shape, t.dtype
+    else:
+        raise f.error(f"'{name}' is a Parameter; assign an array or a number, not "
+                      f"{describe(value)}")
+    if len(shape) != param.ndim or any(isinstance(d, int) and d != s
+                                       for d, s in zip(shape, param.shape)):
+        raise f.error(f"Parameter '{name}' has shape {param.shape}; assigning a value of "
+                      f"shape {tuple(shape)} to it fails", "assign a value of the same shape")
+    if not np.can_cast(dtype, param.dtype, casting="same_kind"):
+        raise f.error(f"Parameter '{name}' is {param.dtype}; a {dtype} value cannot be "
+                      "written into it", f"cast it first: .astype(np.{param.dtype})")
+    return data
 
 
 def _aug_assign(f: Frame, stmt: gast.AugAssign) -> None:
