@@ -1,4 +1,4 @@
-"""`python -m amber`: the amber command (see `cli.py`)."""
+"""`python -m amber`: the amber command (see `cli/`)."""
 from .cli import main
 
 raise SystemExit(main())

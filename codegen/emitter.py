@@ -23,7 +23,11 @@ Chunk = tuple[Loc | None, list[ast.stmt]]
 
 
 def _key(loc: Loc | None) -> LocKey:
-    return (loc.file, loc.line) if loc is not None else None
+    """The user line a location is shown as (a layer's line shows as the user's call)."""
+    if loc is None:
+        return None
+    user = loc.user
+    return (user.file, user.line)
 
 
 def return_loc(graph: Graph) -> Loc | None:

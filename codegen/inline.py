@@ -163,8 +163,13 @@ def _if_form(node: Node, unbound: set[Value]) -> str | None:
 
 
 def _same_line(inner: Loc | None, outer: Loc | None) -> bool:
-    return inner is None or outer is not None and (inner.file, inner.line) == (outer.file,
-                                                                               outer.line)
+    """True if both are shown as one user line (the lines of a layer, as the user's call)."""
+    if inner is None:
+        return True
+    if outer is None:
+        return False
+    inner, outer = inner.user, outer.user
+    return (inner.file, inner.line) == (outer.file, outer.line)
 
 
 def operands(node: Node, ifs: Mapping[Node, str]) -> Sequence[Value]:

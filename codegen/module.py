@@ -111,7 +111,9 @@ def _docstring(graph: Graph, title: str, signature: str, version: str) -> str:
 
 
 def _comment(loc: Loc) -> str:
-    """`# net.py:12: x = relu(x)`, the source read from the file when the Loc lacks it."""
+    """`# net.py:12: x = relu(x)`, the source read from the file when the Loc lacks it; a line
+    of one of amber's layers is shown as the user's line calling it."""
+    loc = loc.user
     text = (loc.text or linecache.getline(loc.file, loc.line)).strip().splitlines()
     comment = f"# {os.path.basename(loc.file)}:{loc.line}"
     if text:

@@ -45,6 +45,8 @@ class BuildResult:
     guards: tuple[Guard, ...]
     sources: tuple[str, ...]
     """Source text of every function compiled or inlined (part of the cache key)."""
+    source_titles: tuple[str, ...] = ()
+    """The qualified name of each function in `sources` (`Conv2d.construct`)."""
 
 
 def build_graph(target: Any, args: tuple, kwargs: dict | None = None, *,
@@ -81,7 +83,7 @@ def build_graph(target: Any, args: tuple, kwargs: dict | None = None, *,
     finally:
         sys.setrecursionlimit(limit)
     return BuildResult(compiler.graph, tuple(compiler.guards.values()),
-                       tuple(compiler.sources))
+                       tuple(compiler.sources), tuple(compiler.source_titles))
 
 
 def _located(compiler: Compiler, message: str, hint: str) -> CompileError:
@@ -101,7 +103,9 @@ def _build(compiler: Compiler, func: Any, args: tuple, kwargs: dict) -> None:
     if isinstance(func, types.MethodType):
         self_value, func = func.__self__, func.__func__
         args = (self_value, *args)
-    frame = compiler.push_frame(func)  # NOTE: kept on the stack: errors name its position
+    # NOTE: kept on the stack: errors name its position; bound to the root cell, so a
+    # construct that calls the root again is reported as recursion
+    frame = compiler.push_frame(func, compiler.root)
     bound = _bind_inputs(compiler, frame, func, args, kwargs)
     for name, value in bound.items():
         frame.scope.bind(name, value, frame.fdef.lineno)

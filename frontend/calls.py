@@ -17,7 +17,7 @@ from ..ops import NUMPY, OpFunction, Primitive
 from . import aliases
 from .arrays import NOT_HANDLED, numpy_override, write_out
 from .containers import dict_method, list_method
-from .context import Frame
+from .context import Frame, call_identity
 from .errors import CompileError
 from .expressions import elements, evaluate, format_at_run_time
 from .operators import operand, python_result, to_python
@@ -69,7 +69,7 @@ def call_value(f: Frame, func: Any, args: list[Any], kwargs: dict[str, Any]) -> 
             return _item(f, func.value, args, kwargs)
         return apply_op(f, func.function, [func.value, *args], kwargs)
     if isinstance(func, BoundMethod):
-        return inline(f, func.function, [func.receiver, *args], kwargs)
+        return inline(f, func.function, [func.receiver, *args], kwargs, method=True)
     if isinstance(func, ListMethod):
         return list_method(f, func, args, kwargs)
     if isinstance(func, DictMethod):
@@ -102,7 +102,7 @@ def call_value(f: Frame, func: Any, args: list[Any], kwargs: dict[str, Any]) -> 
     if isinstance(func, types.FunctionType):
         return inline(f, func, args, kwargs)
     if isinstance(func, types.MethodType) and isinstance(func.__func__, types.FunctionType):
-        return inline(f, func.__func__, [func.__self__, *args], kwargs)
+        return inline(f, func.__func__, [func.__self__, *args], kwargs, method=True)
     if isinstance(func, Cell):
         return _call_object(f, Ref(func, f.compiler.path_of(func)), args, kwargs)
     if jit_wrapped(func) is not None:
@@ -278,10 +278,10 @@ def _call_object(f: Frame, ref: Ref, args: list[Any], kwargs: dict[str, Any]) ->
                                                             for k, v in kwargs.items()})
         except (TypeError, ValueError) as exc:
             raise f.error(str(exc), f"check the input of {type(obj).__name__}") from exc
-        return inline(f, type(obj).construct, [ref, *args], kwargs)
+        return inline(f, type(obj).construct, [ref, *args], kwargs, method=True)
     method = getattr(type(obj), "__call__", None)
     if isinstance(method, types.FunctionType):
-        return inline(f, method, [ref, *args], kwargs)
+        return inline(f, method, [ref, *args], kwargs, method=True)
     raise f.error(f"cannot compile a call to {describe(ref)}")
 
 
@@ -303,24 +303,31 @@ def _typed(v: Any) -> Any:
     return to_python(v)
 
 
-def inline(f: Frame, func: types.FunctionType, args: list[Any], kwargs: dict[str, Any]
-           ) -> Any:
-    """Compile a call to a Python function into the current block; returns its result."""
+def inline(f: Frame, func: types.FunctionType, args: list[Any], kwargs: dict[str, Any],
+           method: bool = False) -> Any:
+    """Compile a call to a Python function into the current block; returns its result.
+    `method`: `args[0]` is the object the function is bound to (self): the same method on
+    another object (each sub-cell's `construct`) is a different call, never recursion."""
     compiler = f.compiler
-    code = func.__code__
-    chain = [name for c, name in compiler.stack]
-    if any(c is code for c, _ in compiler.stack):
-        cycle = chain[[c for c, _ in compiler.stack].index(code):] + [func.__qualname__]
-        raise f.error(f"recursive call: {' -> '.join(cycle)}",
-                      "rewrite the recursion as a loop")
+    receiver = args[0] if method and args else None
+    if compiler.is_active(func, receiver):
+        identity = call_identity(func, receiver)
+        start = [entry for entry, _ in compiler.stack].index(identity)
+        cycle = [name for _, name in compiler.stack[start:]] + [func.__qualname__]
+        on = f" on the same {type(getattr(receiver, 'obj', receiver)).__name__} object" \
+            if method else ""
+        raise f.error(f"recursive call{on}: {' -> '.join(cycle)}",
+                      "amber compiles a call by inlining it, so a function that calls itself "
+                      "never finishes; rewrite the recursion as a loop over a range or a tuple")
     if len(compiler.stack) >= MAX_INLINE_DEPTH:
-        raise f.error("calls are nested too deeply to inline")
+        raise f.error(f"calls are nested more than {MAX_INLINE_DEPTH} deep",
+                      "flatten the chain of helper calls")
     try:
         bound = inspect.signature(func).bind(*args, **kwargs)
     except TypeError as exc:
         raise f.error(f"{func.__qualname__}() {exc}".replace("() missing", "(): missing"),
                       "pass the arguments its definition asks for") from None
-    frame = compiler.push_frame(func)
+    frame = compiler.push_frame(func, receiver)
     for name, value in bind_arguments(frame, func, bound).items():
         frame.scope.bind(name, value)
     passed = aliases.enter(f, frame)

@@ -19,7 +19,7 @@ from .aliases import Memory, after_write, note_input
 from .canonicalize import canonicalize, result_body, returns_none
 from .check import check_supported
 from .errors import CompileError
-from .guards import Guard
+from .guards import Guard, SameObjectReader
 from .source import ParsedFunction, error_at, parse_function
 from .values import MISSING, PENDING, PyList, Unusable, describe
 
@@ -154,10 +154,16 @@ class Compiler:
         self.builder = Builder(InsertPoint.at_end(graph.body))
         self.root = root
         self.params: dict[str, Value] = {}
+        self._param_owners: dict[int, str] = {}
+        """id of an instance array -> the first path it was read by (see `param`)."""
         self.inputs: list[tuple[str, Value]] = []
         self.guards: dict[str, Guard] = {}
         self.sources: list[str] = []
-        self.stack: list[tuple[types.CodeType, str]] = []
+        self.source_titles: list[str] = []
+        """The qualified name of each function in `sources` (`Conv2d.construct`)."""
+        self.stack: list[tuple[tuple[types.CodeType, int | None], str]] = []
+        """The functions being inlined, outermost first: (code, id of the bound receiver or
+        None) and a name for messages. A call is recursive when its pair is already here."""
         self.frames: list[Frame] = []
         self.named: dict[Value, int] = {}
         """See `Scope.named`."""
@@ -173,16 +179,24 @@ class Compiler:
         self._prepared: dict[types.CodeType, Prepared] = {}
         self._paths: dict[int, str] | None = None
 
-    def push_frame(self, func: types.FunctionType) -> Frame:
-        """A new frame for `func`, on top of the call stack (`pop_frame` takes it off)."""
+    def push_frame(self, func: types.FunctionType, receiver: Any = None) -> Frame:
+        """A new frame for `func` (a method when `receiver` is the object it runs on), on top
+        of the call stack (`pop_frame` takes it off)."""
         frame = Frame(self, func, self.prepare(func))
+        if self.frames:  # NOTE: an inlined call: its lines remember the line calling it
+            frame.caller = self.builder.loc
         self.frames.append(frame)
-        self.stack.append((func.__code__, func.__qualname__))
+        self.stack.append((call_identity(func, receiver), func.__qualname__))
         return frame
 
     def pop_frame(self) -> None:
         self.frames.pop()
         self.stack.pop()
+
+    def is_active(self, func: types.FunctionType, receiver: Any = None) -> bool:
+        """True if `func` on `receiver` is already being inlined (calling it is recursion)."""
+        identity = call_identity(func, receiver)
+        return any(entry == identity for entry, _ in self.stack)
 
     def prepare(self, func: types.FunctionType) -> Prepared:
         """Parse, check and canonicalize `func` (once per build)."""
@@ -199,6 +213,7 @@ class Compiler:
             self._prepared[code] = prepared
         if prepared.parsed.source not in self.sources:
             self.sources.append(prepared.parsed.source)
+            self.source_titles.append(func.__qualname__)
         return prepared
 
     def mark_foreign(self, obj: Any, where: str) -> Any:
@@ -214,6 +229,14 @@ class Compiler:
     def param(self, path: str, value: Any) -> Value:
         """The graph input carrying the instance's array (or generator) at `path`."""
         found = self.params.get(path)
+        if found is None and isinstance(value, np.ndarray):
+            # NOTE: one array reached by two paths (an optimizer's ParameterTuple holding the
+            # network's weights) is one graph input, so a write through one path is seen by
+            # reads through the other; a guard keeps the paths the same object.
+            first = self._param_owners.setdefault(id(value), path)
+            if first != path:
+                self.guard(f"self.{path} is self.{first}", SameObjectReader(path, first), True)
+                return self.params[first]
         if found is None:
             t = AnyType() if isinstance(value, np.random.Generator) else type_of(value)
             found = self.graph.body.add_param(t, path.replace(".", "_"))
@@ -259,6 +282,8 @@ class Frame:
         self.at: gast.AST | None = None
         self.stmt: gast.AST | None = None
         self.live: tuple[list, int, frozenset[str]] | None = None
+        self.caller: Loc | None = None
+        """The line that called this function (None for the function being compiled)."""
 
     @property
     def builder(self) -> Builder:
@@ -314,7 +339,8 @@ class Frame:
         self.stmt = stmt
         line = getattr(stmt, "lineno", None) or self.parsed.first_line
         text = self.parsed.lines[line - 1].strip() if 0 < line <= len(self.parsed.lines) else ""
-        self.builder.loc = Loc(self.parsed.file, line, getattr(stmt, "col_offset", 0) or 0, text)
+        self.builder.loc = Loc(self.parsed.file, line, getattr(stmt, "col_offset", 0) or 0, text,
+                               self.caller)
 
     def live_after(self) -> frozenset[str]:
         """Names read after the current statement (before being bound again)."""
@@ -385,6 +411,14 @@ class Frame:
         """`v` materialised at the end of `block` (a branch or loop body)."""
         with self.builder.at(InsertPoint.at_end(block)):
             return self.materialise(v)
+
+
+def call_identity(func: types.FunctionType, receiver: Any = None) -> tuple[types.CodeType,
+                                                                         int | None]:
+    """What makes two inlined calls the same call: the code and the object it is bound to
+    (a `Ref`'s object), so `construct` of two different cells is two calls, not recursion."""
+    obj = getattr(receiver, "obj", receiver)
+    return func.__code__, None if receiver is None else id(obj)
 
 
 def _parameter_names(args: gast.arguments) -> set[str]:

@@ -102,6 +102,17 @@ class AttrReader:
 
 
 @dataclass(frozen=True)
+class SameObjectReader:
+    """Reads whether `self.<path>` is the very object at `self.<first>` (one array reached by
+    two paths, compiled as one graph input)."""
+    path: str
+    first: str
+
+    def __call__(self, instance: Any) -> bool:
+        return resolve_path(instance, self.path) is resolve_path(instance, self.first)
+
+
+@dataclass(frozen=True)
 class ArgReader:
     """Reads `structure` of the value at `path` under an object passed as an argument (of its
     items, with `items`); arrays by shape and dtype, as they are graph inputs. The compiled code

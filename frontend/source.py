@@ -18,6 +18,22 @@ NO_SOURCE_HINT = ("define the function with def in a .py file (functions typed i
                   "exec or a plain REPL have no source)")
 
 
+class SourceText(str):
+    """A function's dedented source text that remembers where it was read (`file`, 1-based
+    `first_line`), so the disk cache can record every inlined function by its location, even one
+    that contributes no node of its own (a container's `construct`)."""
+    file: str
+    first_line: int
+
+    def __new__(cls, text: str, file: str, first_line: int) -> SourceText:
+        obj = super().__new__(cls, text)
+        obj.file, obj.first_line = file, first_line
+        return obj
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (SourceText, (str(self), self.file, self.first_line))
+
+
 @dataclass(frozen=True)
 class ParsedFunction:
     """A function's AST and everything needed to resolve its names and report errors.
@@ -30,7 +46,7 @@ class ParsedFunction:
     file: str                       # the file the function was defined in
     first_line: int                 # file line (1-based) of the first line of `source`
     lines: list[str]                # all lines of `file`, for error carets
-    source: str                     # the function's own dedented source text (cache keys)
+    source: SourceText              # the function's own dedented source text (cache keys)
     globals: dict[str, Any]         # fn.__globals__
     closure: dict[str, Any]         # free variable name -> cell contents (empty cells left out)
     defaults: dict[str, Any]        # parameter name -> default value (positional and kw-only)
@@ -44,7 +60,7 @@ class _Source:
     file: str
     first_line: int
     lines: list[str]
-    source: str
+    source: SourceText
 
 
 _CACHE: dict[tuple[str, types.CodeType], _Source] = {}
@@ -117,7 +133,7 @@ def _read_source(func: types.FunctionType) -> _Source:
     node.decorator_list = []
     lines = linecache.getlines(code.co_filename, func.__globals__) or block
     return _Source(node=node, file=code.co_filename, first_line=first_line, lines=lines,
-                   source=_dedent(block))
+                   source=SourceText(_dedent(block), code.co_filename, first_line))
 
 
 def _source_lines(func: types.FunctionType) -> tuple[list[str], int]:

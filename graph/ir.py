@@ -7,6 +7,8 @@ Use lists are kept right by construction: every way of setting an input goes thr
 """
 from __future__ import annotations
 
+import functools
+import os
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Sequence
@@ -18,16 +20,47 @@ IF, WHILE, FOR = "if", "while", "for"
 REGION_KINDS = (IF, WHILE, FOR)
 
 
+_AMBER_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_NOT_LIBRARY = tuple(os.path.join(_AMBER_ROOT, d) + os.sep for d in ("samples", "tests",
+                                                                      "benchmarks"))
+
+
+@functools.lru_cache(maxsize=256)
+def is_library_file(file: str) -> bool:
+    """True for amber's own files (its layers and ops), whose lines a user did not write."""
+    path = os.path.abspath(file)
+    return path.startswith(_AMBER_ROOT + os.sep) and not path.startswith(_NOT_LIBRARY)
+
+
 @dataclass(frozen=True, slots=True)
 class Loc:
-    """A position in the user's source: file, 1-based line, 0-based column, and the line's text."""
+    """A position in the source: file, 1-based line, 0-based column, and the line's text.
+
+    `caller` is where the function holding this line was called from when the frontend inlined
+    that call (itself a Loc with its own caller): `x = self.conv1(x)` in the user's model is the
+    caller of a line of `Conv2d.construct`. `user` picks the line to show a user."""
     file: str
     line: int
     col: int = 0
     text: str = ""
+    caller: Loc | None = None
 
     def __str__(self) -> str:
         return f"{self.file}:{self.line}"
+
+    def chain(self) -> tuple[Loc, ...]:
+        """This location, then its caller, its caller's caller, ... (innermost first)."""
+        out, loc = [], self
+        while loc is not None:
+            out.append(loc)
+            loc = loc.caller
+        return tuple(out)
+
+    @property
+    def user(self) -> Loc:
+        """The innermost location of the chain in the user's code (not in amber's layers);
+        this one if the whole chain is amber's."""
+        return next((loc for loc in self.chain() if not is_library_file(loc.file)), self)
 
 
 @dataclass(slots=True, eq=False)

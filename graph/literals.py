@@ -13,8 +13,9 @@ from typing import Any
 import numpy as np
 
 from ..ops import Dyn
+from ..ops.symbolic import SYMBOL_NAME
 from .types import (AnyType, ListType, NoneType, Scalar, StrType, Tensor, TupleType, Type,
-                    dtype_from_short, dtype_short)
+                    dtype_from_short, dtype_short, parse_sym)
 
 _TOKEN = re.compile(r"""
     (?P<ws>[ \t\r\n]+)
@@ -25,7 +26,7 @@ _TOKEN = re.compile(r"""
   | (?P<string>'(?:[^'\\\n]|\\.)*'|"(?:[^"\\\n]|\\.)*")
   | (?P<number>(?:\d+\.\d*|\.\d+|\d+)(?:[eE][+-]?\d+)?)
   | (?P<ident>[A-Za-z_][A-Za-z0-9_.]*)
-  | (?P<punct>\.\.\.|[()\[\]{},:=;<>@?\-])
+  | (?P<punct>\.\.\.|//|[()\[\]{},:=;<>@?\-+*])
 """, re.VERBOSE)
 
 _SCALAR_TYPES = {"int": Scalar(int), "float": Scalar(float), "bool": Scalar(bool),
@@ -163,19 +164,40 @@ class TokenStream:
             self.fail(f"unknown type {tok.text!r}", tok.pos)
         dtype = self.dtype(tok)
         self.expect("[")
-        dims: list[int | str] = []
+        dims: list[Any] = []
         while not self.accept("]"):
-            dim = self.next()
-            if dim.kind == "number" and dim.text.isdigit():
-                dims.append(int(dim.text))
-            elif dim.kind == "ident" or dim.text == "?":
-                dims.append(dim.text)
+            dim = self.peek()
+            if dim.kind == "number" and dim.text.isdigit() and self.peek(1).text in (",", "]"):
+                dims.append(int(self.next().text))
+            elif dim.text == "?":
+                dims.append(self.next().text)
             else:
-                self.fail("expected a dimension (an integer, '?' or a symbol)", dim.pos)
+                dims.append(self.symbolic(dim, (",", "]")))
             if not self.accept(","):
                 self.expect("]")
                 break
         return Tensor(tuple(dims), dtype)
+
+    def symbolic(self, first: Tok, stops: tuple[str, ...]) -> Any:
+        """A symbolic size (`N`, `N//2-2`, `(N+1)//2`): the tokens up to one of `stops` outside
+        parentheses."""
+        depth, parts = 0, []
+        while True:
+            tok = self.peek()
+            if tok.kind == "end" or depth == 0 and tok.text in stops:
+                break
+            if tok.kind not in ("ident", "number", "punct") or \
+                    tok.kind == "punct" and tok.text not in "()+-*//":
+                self.fail("expected a dimension (an integer, '?' or a symbolic size)", tok.pos)
+            depth += {"(": 1, ")": -1}.get(tok.text, 0)
+            if depth < 0:
+                break
+            parts.append(self.next().text)
+        try:
+            return parse_sym(" ".join(parts))
+        except ValueError as exc:
+            self.fail(f"expected a dimension (an integer, '?' or a symbolic size): {exc}",
+                      first.pos)
 
     def tuple_type(self) -> TupleType:
         elements: list[Type] = []
@@ -225,6 +247,14 @@ class TokenStream:
                 self.fail(f"unknown dtype {tok.text}", tok.pos)
         if tok.text == "array" and follow == "<":
             return self.array()
+        if tok.text == "sym" and follow == "<":
+            self.next()
+            self.expect("<")
+            value = self.symbolic(tok, (">",))
+            self.expect(">")
+            return value
+        if SYMBOL_NAME.match(tok.text):
+            return self.symbolic(tok, (",", ")", "]", "}", ":"))
         if _is_dtype_name(tok.text):
             dtype = self.dtype(self.next())
             if not self.accept("("):

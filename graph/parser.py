@@ -17,12 +17,15 @@ comment `# file:line[:col]` on the line where a node's header ends is that node'
     types     := type (',' type)*
     type      := DTYPE '[' [dim (',' dim)*] ']' | 'int' | 'float' | 'bool' | 'none' | 'str'
                | 'any' | 'list' '[' type ']' | '(' ')' | '(' type ',' ')' | '(' type (',' type)+ ')'
-    dim       := INT | '?' | IDENT                     -- a known size, unknown, or a symbol
+    dim       := INT | '?' | SIZE                      -- a known size, unknown, or symbolic
+    SIZE      := an affine expression of SYMBOLs with integer floor division, as Python writes
+                 it (`N`, `2*N+1`, `(N+1)//2-3`); SYMBOL := [A-Z][A-Z0-9_]*
     attr      := INT | FLOAT | ['-'] ('inf' | 'nan') | STRING | 'True' | 'False' | 'None' | '...'
                | '$' INT | 'slice' '(' attr ',' attr ',' attr ')' | tuple | list | dict
                | DTYPE | 'dtype' '(' STRING ')' | DTYPE '(' item ')'        -- np.dtype, np.generic
                | 'array' '<' type '>' '[' [item (',' item)*] ']'    -- np.ndarray, items in C order
                | builtin type name (int, ValueError, ...) | 'np.' NAME      -- type objects
+               | SIZE | 'sym' '<' SIZE '>'       -- a symbolic size (bare when it starts with one)
 
 ROLE is then/else (if), cond/body (while), body (for); for inputs are (start, stop, step, *init).
 VALUE is `%name` ([A-Za-z0-9_.]; all digits, like `%3`, means no name hint); names are scoped

@@ -12,7 +12,7 @@ import numpy as np
 
 from ..ops import REQUIRED, Dyn, OpDef
 from .ir import FOR, IF, WHILE, Block, Graph, Node, Value
-from .types import Tensor, dtype_short
+from .types import Sym, Tensor, dtype_short
 
 ROLES: dict[str, tuple[str, ...]] = {IF: ("then", "else"), WHILE: ("cond", "body"), FOR: ("body",)}
 """The printed role name of each block of a region node, by kind."""
@@ -105,6 +105,9 @@ def format_attr(value: Any) -> str:
         return format_float(value)
     if isinstance(value, Dyn):
         return f"${value.k}"
+    if isinstance(value, Sym):  # NOTE: bare when it reads as one (`N`, `N//2-2`)
+        text = str(value)
+        return text if text[0].isalpha() else f"sym<{text}>"
     if isinstance(value, slice):
         parts = (format_attr(p) for p in (value.start, value.stop, value.step))
         return f"slice({', '.join(parts)})"

@@ -96,7 +96,7 @@ class _Encoder:
                 "inputs": [self.values[v] for v in node.inputs],
                 "attrs": {k: self.attr(v) for k, v in node.attrs.items()},
                 "control": [self.nodes[c] for c in node.control_inputs],
-                "loc": None if loc is None else [loc.file, loc.line, loc.col, loc.text],
+                "loc": _encode_loc(loc),
                 "blocks": [self.block(b) for b in node.blocks],
                 "outputs": self.define(node.outputs)}
 
@@ -170,7 +170,7 @@ class _Decoder:
         control = [self.nodes[c] for c in data["control"]]
         if not all(isinstance(c, Node) for c in control):
             raise ValueError("a control edge points at an enclosing node")
-        loc = None if data["loc"] is None else Loc(*data["loc"])
+        loc = _decode_loc(data["loc"])
         index = len(self.nodes)
         self.nodes.append(None)  # NOTE: reserve the number; nested nodes are numbered after
         blocks = [self.block(b) for b in data["blocks"]]
@@ -212,3 +212,18 @@ _TAGS = {
     "dtype": lambda d, body: np.dtype(body),
     "type": lambda d, body: d.type_object(body),
 }
+
+
+def _encode_loc(loc: Loc | None) -> list | None:
+    """[file, line, col, text] and, for an inlined line, its caller encoded the same way."""
+    if loc is None:
+        return None
+    row: list = [loc.file, loc.line, loc.col, loc.text]
+    return row if loc.caller is None else row + [_encode_loc(loc.caller)]
+
+
+def _decode_loc(row: list | None) -> Loc | None:
+    if row is None:
+        return None
+    file, line, col, text, *caller = row
+    return Loc(file, line, col, text, _decode_loc(caller[0]) if caller else None)

@@ -1,4 +1,5 @@
-"""MindSpore-style model building: `Cell`, `Parameter`, containers, layers and losses.
+"""MindSpore-style model building: `Cell`, `Parameter`, containers, layers, losses, optimizers,
+learning-rate schedules and the training wrappers.
 
 Every layer's `construct` is plain Python over `amber.ops`, so it runs eagerly as written and
 compiles with `amber.jit`.
@@ -8,10 +9,17 @@ from .basic import Dense, Dropout, Embedding, Flatten, Pad
 from .cell import Cell, Parameter, ParameterTuple
 from .containers import CellList, SequentialCell
 from .conv import AvgPool2d, Conv2d, MaxPool2d
-from .loss import MSELoss, SoftmaxCrossEntropyWithLogits
+from .learning_rate import (CosineDecayLR, ExponentialDecayLR, InverseDecayLR,
+                            LearningRateSchedule, NaturalExpDecayLR, PolynomialDecayLR, WarmUpLR,
+                            cosine_decay_lr, exponential_decay_lr, inverse_decay_lr,
+                            natural_exp_decay_lr, piecewise_constant_lr, polynomial_decay_lr,
+                            warmup_lr)
+from .loss import BCEWithLogitsLoss, L1Loss, MSELoss, SoftmaxCrossEntropyWithLogits
 from .normalization import BatchNorm1d, BatchNorm2d, LayerNorm
+from .optim import SGD, Adam, Momentum
+from .optimizer import Optimizer
 from .rnn import LSTM, RNN
-from .wrap import WithLossCell
+from .wrap import NonFiniteLossError, TrainOneStepCell, WithLossCell
 
 __all__ = [
     "Cell", "Parameter", "ParameterTuple", "SequentialCell", "CellList",
@@ -20,6 +28,11 @@ __all__ = [
     "ReLU", "Sigmoid", "Tanh", "GELU", "Softmax", "LogSoftmax", "get_activation",
     "BatchNorm1d", "BatchNorm2d", "LayerNorm",
     "RNN", "LSTM",
-    "SoftmaxCrossEntropyWithLogits", "MSELoss",
-    "WithLossCell",
+    "SoftmaxCrossEntropyWithLogits", "MSELoss", "L1Loss", "BCEWithLogitsLoss",
+    "Optimizer", "SGD", "Momentum", "Adam",
+    "LearningRateSchedule", "ExponentialDecayLR", "NaturalExpDecayLR", "InverseDecayLR",
+    "CosineDecayLR", "PolynomialDecayLR", "WarmUpLR",
+    "piecewise_constant_lr", "exponential_decay_lr", "natural_exp_decay_lr", "inverse_decay_lr",
+    "cosine_decay_lr", "polynomial_decay_lr", "warmup_lr",
+    "WithLossCell", "TrainOneStepCell", "NonFiniteLossError",
 ]

@@ -154,6 +154,7 @@ class Cell:
 
     def __init__(self, auto_prefix: bool = True, flags: dict[str, Any] | None = None) -> None:
         object.__setattr__(self, "_params", OrderedDict())
+        object.__setattr__(self, "_param_tuples", OrderedDict())
         object.__setattr__(self, "_cells", OrderedDict())
         object.__setattr__(self, "training", False)
         object.__setattr__(self, "requires_grad", False)
@@ -181,11 +182,15 @@ class Cell:
     def __setattr__(self, name: str, value: Any) -> None:
         params = self.__dict__.get("_params")
         cells = self.__dict__.get("_cells")
-        if params is None and isinstance(value, Parameter | Cell):
+        if params is None and isinstance(value, Parameter | Cell | ParameterTuple):
             raise AttributeError(f"{type(self).__name__}: call super().__init__() before "
                                  f"assigning {name!r}")
+        if not isinstance(value, ParameterTuple) and name in self.__dict__.get("_param_tuples", ()):
+            del self._param_tuples[name]
         if isinstance(value, Parameter):
             self.insert_param_to_cell(name, value, check_name_contain_dot=False)
+        elif isinstance(value, ParameterTuple):
+            self._set_parameter_tuple(name, value)
         elif isinstance(value, Cell):
             self.insert_child_to_cell(name, value)
         elif params is not None and name in params:
@@ -198,6 +203,21 @@ class Cell:
             object.__setattr__(self, name, None)
         else:
             object.__setattr__(self, name, value)
+
+    def _set_parameter_tuple(self, name: str, value: ParameterTuple) -> None:
+        """A ParameterTuple attribute (an optimizer's parameters and state): its Parameters
+        belong to this cell's `parameters_and_names` (as `name.<index>`) and keep their own
+        names, as in MindSpore; each name may appear once."""
+        names: dict[str, Parameter] = {}
+        for param in value:
+            other = names.setdefault(param.name, param)
+            if other is not param and param.name is not None:
+                raise ValueError(f"{self.cls_name}: ParameterTuple {name!r} holds two different "
+                                 f"Parameters named {param.name!r}; give each a unique name")
+        self._params.pop(name, None)
+        self._cells.pop(name, None)
+        self._param_tuples[name] = value
+        object.__setattr__(self, name, value)
 
     def _assign_to_param(self, name: str, value: Any) -> None:
         """MindSpore's rule: an array (or a number, a NumPy scalar) assigned to a Parameter
@@ -214,6 +234,7 @@ class Cell:
 
     def __delattr__(self, name: str) -> None:
         self._params.pop(name, None)
+        self._param_tuples.pop(name, None)
         self._cells.pop(name, None)
         object.__delattr__(self, name)
 
@@ -239,7 +260,9 @@ class Cell:
         self._params.pop(child_name, None)
         self._cells[child_name] = child_cell
         if self.auto_prefix:
-            for path, param in child_cell.parameters_and_names():
+            # NOTE: only Parameters the child's cells own; those a ParameterTuple refers to
+            # (an optimizer's view of the network's weights, its moments) keep their names.
+            for path, param in child_cell._walk_parameters("", True, tuples=False):
                 param.name = f"{child_name}.{path}"
         object.__setattr__(self, child_name, child_cell)
 
@@ -258,14 +281,26 @@ class Cell:
 
     def parameters_and_names(self, name_prefix: str = "",
                              expand: bool = True) -> Iterator[tuple[str, Parameter]]:
-        """(dotted name, Parameter) in registration order, each Parameter once."""
+        """(dotted attribute path, Parameter) in registration order, each Parameter once: the
+        cells' own Parameters, then those only a ParameterTuple attribute holds
+        (`optimizer.moments.0`)."""
+        yield from self._walk_parameters(name_prefix, expand, tuples=True)
+
+    def _walk_parameters(self, name_prefix: str, expand: bool,
+                         tuples: bool) -> Iterator[tuple[str, Parameter]]:
         seen: set[int] = set()
-        cells = self.cells_and_names(name_prefix=name_prefix) if expand else [(name_prefix, self)]
-        for cell_name, cell in cells:
-            for name, param in cell._params.items():
-                if id(param) not in seen:
-                    seen.add(id(param))
-                    yield (f"{cell_name}.{name}" if cell_name else name), param
+        cells = list(self.cells_and_names(name_prefix=name_prefix)) if expand else \
+            [(name_prefix, self)]
+        owned = [(cell_name, name, param) for cell_name, cell in cells
+                 for name, param in cell._params.items()]
+        if tuples:  # NOTE: after every owned one, so a Parameter goes by its owner's path
+            owned += [(cell_name, f"{name}.{i}", param) for cell_name, cell in cells
+                      for name, group in cell._param_tuples.items()
+                      for i, param in enumerate(group)]
+        for cell_name, name, param in owned:
+            if id(param) not in seen:
+                seen.add(id(param))
+                yield (f"{cell_name}.{name}" if cell_name else name), param
 
     def get_parameters(self, expand: bool = True) -> Iterator[Parameter]:
         """Every Parameter, in registration order."""

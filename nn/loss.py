@@ -1,4 +1,5 @@
-"""Loss layers: `SoftmaxCrossEntropyWithLogits` and `MSELoss` (MindSpore names and defaults)."""
+"""Loss layers with MindSpore names and defaults: `SoftmaxCrossEntropyWithLogits`, `MSELoss`,
+`L1Loss` and `BCEWithLogitsLoss`."""
 from __future__ import annotations
 
 from typing import Any
@@ -53,16 +54,88 @@ class MSELoss(Cell):
         self.reduction = check_choice("MSELoss", "reduction", reduction, _REDUCTIONS)
 
     def check_inputs(self, logits: Any, labels: Any) -> None:
-        a, b = static_shape(logits), static_shape(labels)
-        if a is None or b is None:
-            return
-        for x, y in zip(reversed(a), reversed(b)):
-            if isinstance(x, int) and isinstance(y, int) and 1 not in (x, y) and x != y:
-                raise layer_error(self, f"logits shape {a} and labels shape {b} do not "
-                                        f"broadcast")
+        _check_broadcast(self, logits, labels)
 
     def construct(self, logits: np.ndarray, labels: np.ndarray) -> np.ndarray:
         return ops.mse_loss(logits, labels, reduction=self.reduction)
+
+    def extend_repr(self) -> str:
+        return f"reduction={self.reduction}"
+
+
+def _check_broadcast(cell: Cell, logits: Any, labels: Any) -> None:
+    a, b = static_shape(logits), static_shape(labels)
+    if a is None or b is None:
+        return
+    for x, y in zip(reversed(a), reversed(b)):
+        if isinstance(x, int) and isinstance(y, int) and 1 not in (x, y) and x != y:
+            raise layer_error(cell, f"logits shape {a} and labels shape {b} do not broadcast")
+
+
+def _reduce(loss: np.ndarray, reduction: str) -> np.ndarray:
+    if reduction == "mean":
+        return loss.mean()
+    if reduction == "sum":
+        return loss.sum()
+    return loss
+
+
+class L1Loss(Cell):
+    """|logits - labels|, reduced by `reduction` ('mean', 'sum' or 'none')."""
+
+    def __init__(self, reduction: str = "mean") -> None:
+        super().__init__()
+        self.reduction = check_choice("L1Loss", "reduction", reduction, _REDUCTIONS)
+
+    def check_inputs(self, logits: Any, labels: Any) -> None:
+        _check_broadcast(self, logits, labels)
+
+    def construct(self, logits: np.ndarray, labels: np.ndarray) -> np.ndarray:
+        return _reduce(ops.abs(logits - labels), self.reduction)
+
+    def extend_repr(self) -> str:
+        return f"reduction={self.reduction}"
+
+
+def _softplus(x: np.ndarray) -> np.ndarray:
+    """log(1 + exp(x)) without overflow: max(x, 0) + log(1 + exp(-|x|))."""
+    return ops.maximum(x, 0.0) + ops.log(1.0 + ops.exp(-ops.abs(x)))
+
+
+class BCEWithLogitsLoss(Cell):
+    """Binary cross entropy of sigmoid(logits) against labels in [0, 1], computed from the
+    logits without overflow: `weight * (pos_weight * labels * softplus(-logits) + (1 - labels)
+    * softplus(logits))`, reduced by `reduction`. `weight` and `pos_weight` (arrays that
+    broadcast to the logits; `pos_weight` along the classes on the last axis) are optional."""
+
+    def __init__(self, reduction: str = "mean", weight: Any = None,
+                 pos_weight: Any = None) -> None:
+        super().__init__()
+        self.reduction = check_choice("BCEWithLogitsLoss", "reduction", reduction, _REDUCTIONS)
+        for arg, value in (("weight", weight), ("pos_weight", pos_weight)):
+            if value is not None and not isinstance(value, np.ndarray):
+                raise TypeError(f"BCEWithLogitsLoss: {arg} must be an array or None, got "
+                                f"{type(value).__name__}")
+        self.weight = weight
+        self.pos_weight = pos_weight
+
+    def check_inputs(self, logits: Any, labels: Any) -> None:
+        a, b = static_shape(logits), static_shape(labels)
+        if a is not None and b is not None and a != b:
+            raise layer_error(self, f"logits shape {a} and labels shape {b} must be equal")
+        dtype = getattr(logits, "dtype", None)
+        if dtype is not None and np.dtype(dtype).kind != "f":
+            raise layer_error(self, f"logits must be floating point, got {dtype}")
+
+    def construct(self, logits: np.ndarray, labels: np.ndarray) -> np.ndarray:
+        if self.pos_weight is None:
+            loss = labels * _softplus(-logits) + (1.0 - labels) * _softplus(logits)
+        else:
+            loss = (self.pos_weight * labels * _softplus(-logits) +
+                    (1.0 - labels) * _softplus(logits))
+        if self.weight is not None:
+            loss = loss * self.weight
+        return _reduce(loss, self.reduction)
 
     def extend_repr(self) -> str:
         return f"reduction={self.reduction}"

@@ -1,9 +1,13 @@
 """Cells that wrap a network for training, with MindSpore's names: `WithLossCell` joins a
-backbone and a loss function into one Cell whose output is the loss."""
+backbone and a loss function into one Cell whose output is the loss; `TrainOneStepCell` runs
+one training step (forward, gradients, optimizer update) and returns the loss."""
 from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
+from .. import ops
 from .cell import Cell
 
 
@@ -24,3 +28,51 @@ class WithLossCell(Cell):
     def backbone_network(self) -> Cell:
         """The wrapped network."""
         return self._backbone
+
+
+class NonFiniteLossError(FloatingPointError):
+    """A train step's loss is NaN or infinite; the parameters were left as they were."""
+
+
+class TrainOneStepCell(Cell):
+    """One training step of `network` (a Cell returning the loss, e.g. a `WithLossCell`) with
+    `optimizer` (MindSpore's `nn.TrainOneStepCell`): the loss, its gradients with respect to
+    the optimizer's parameters (the loss's adjoint seeded with `sens`), then the optimizer's
+    in-place update; returns the loss. Compiled with `amber.jit`, the whole step is one graph
+    and one generated NumPy function.
+
+    A loss that is NaN or infinite raises `NonFiniteLossError` before the update, leaving the
+    parameters and the optimizer state untouched (MindSpore would write the NaNs in);
+    `update_on_nonfinite=True` updates anyway, as MindSpore does."""
+
+    def __init__(self, network: Cell, optimizer: Cell, sens: float = 1.0, *,
+                 update_on_nonfinite: bool = False) -> None:
+        super().__init__(auto_prefix=False)
+        if not isinstance(network, Cell):
+            raise TypeError(f"TrainOneStepCell: network must be a Cell, got "
+                            f"{type(network).__name__}")
+        weights = getattr(optimizer, "parameters", None)
+        if not isinstance(optimizer, Cell) or weights is None:
+            raise TypeError(f"TrainOneStepCell: optimizer must be an optimizer Cell (e.g. "
+                            f"nn.SGD(net.trainable_params())), got {type(optimizer).__name__}")
+        if isinstance(sens, bool) or not isinstance(sens, int | float | np.integer | np.floating):
+            raise TypeError(f"TrainOneStepCell: sens must be a float, got {type(sens).__name__}")
+        self.network = network
+        self.network.set_grad()
+        self.optimizer = optimizer
+        self.weights = weights
+        self.grad = ops.GradOperation(get_by_list=True, sens_param=True)
+        self.sens = float(sens)
+        self.update_on_nonfinite = bool(update_on_nonfinite)
+
+    def construct(self, *inputs: Any) -> Any:
+        loss = self.network(*inputs)
+        sens = ops.full_like(loss, self.sens)
+        grads = self.grad(self.network, self.weights)(*inputs, sens)
+        if not self.update_on_nonfinite:
+            if not ops.isfinite(loss).all():
+                raise NonFiniteLossError("the loss is NaN or infinite; the parameters were not "
+                                         "updated (lower the learning rate, check the data, or "
+                                         "pass update_on_nonfinite=True)")
+        self.optimizer(grads)
+        return loss

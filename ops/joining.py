@@ -10,7 +10,7 @@ from .elementwise import as_tensor, np_call, primitive, spell
 from .opdef import REQUIRED, GradContext
 from .shaping import (dim_product, format_dims, listed_axis, normalize_axes, normalize_axis,
                       shape_op, shaped_like)
-from .types import UNKNOWN, Dim, ListType, Tensor, TupleType, Type
+from .types import UNKNOWN, Dim, ListType, Tensor, TupleType, Type, dim_add, dim_floordiv, dim_mul
 
 
 def _same_dim(name: str, dims: list[Dim], shown: str) -> Dim:
@@ -41,9 +41,7 @@ def _concat_infer(xs: Type, *, axis: int) -> Tensor:
     ax = normalize_axis("concat", axis, ts[0].rank, xs)
     dims: list[Dim] = [_same_dim("concat", [t.shape[i] for t in ts], str(xs)) if i != ax else 0
                        for i in range(ts[0].rank)]
-    along = [t.shape[ax] for t in ts]
-    dims[ax] = sum(along) if exact and all(isinstance(d, int) for d in along) else \
-        (along[0] if exact and len(along) == 1 else UNKNOWN)
+    dims[ax] = dim_add(*(t.shape[ax] for t in ts)) if exact else UNKNOWN
     return Tensor(tuple(dims), np.result_type(*(t.dtype for t in ts)))
 
 
@@ -135,7 +133,7 @@ def _piece_sizes(t: Tensor, n: Dim, sections: Any, sizes: Any) -> list[Dim]:
     if isinstance(sections, int):
         if sections <= 0 or (isinstance(n, int) and n % sections):
             raise ValueError(f"split: {t} does not split into {sections} equal parts")
-        return [n // sections if isinstance(n, int) else UNKNOWN] * sections
+        return [dim_floordiv(n, sections)] * sections  # NOTE: exact whenever np.split succeeds
     if sections is not None:
         bounds = (0, *sections, None)
         return [len(range(n)[a:b]) if isinstance(n, int) else UNKNOWN
@@ -191,7 +189,7 @@ def _tile_infer(x: Type, *, reps: tuple[int, ...]) -> Tensor:
 
 
 def _times(d: Dim, r: int) -> Dim:
-    return d * r if isinstance(d, int) else (d if r == 1 else UNKNOWN)
+    return dim_mul(d, r)
 
 
 def _reps_tuple(values: dict[str, Any]) -> dict[str, Any]:
@@ -242,8 +240,7 @@ def _pad_infer(x: Type, *, paddings: Any, value: Any, mode: str) -> Tensor:
         raise ValueError(f"pad: paddings {paddings} do not fit {t}") from None
     if any(type(w) is not int or w < 0 for pair in widths for w in pair):
         raise ValueError(f"pad: paddings {paddings} must be non-negative ints")
-    return Tensor(tuple(d + a + b if isinstance(d, int) else (d if a + b == 0 else UNKNOWN)
-                        for d, (a, b) in zip(t.shape, widths)), t.dtype)
+    return Tensor(tuple(dim_add(d, a, b) for d, (a, b) in zip(t.shape, widths)), t.dtype)
 
 
 def _pad_mode(values: dict[str, Any]) -> dict[str, Any]:

@@ -235,6 +235,10 @@ def softmax_cross_entropy_kernel(logits: np.ndarray, labels: np.ndarray, *, spar
     `sparse`; classes on the last axis."""
     log_probs = log_softmax_kernel(logits, axis=-1)
     if sparse:
+        classes = logits.shape[-1]
+        if labels.size and (labels.min() < 0 or labels.max() >= classes):
+            raise ValueError(f"softmax_cross_entropy: sparse labels must be class ids in "
+                             f"[0, {classes}), got values in [{labels.min()}, {labels.max()}]")
         loss = -np.take_along_axis(log_probs, labels[..., None], axis=-1)[..., 0]
     else:
         loss = -(labels * log_probs).sum(axis=-1)

@@ -12,7 +12,8 @@ import numpy as np
 
 from .elementwise import as_tensor, checked, dtype_or_none, np_call, on_tensor, primitive, spell
 from .opdef import NO_GRAD, REQUIRED, Dyn, GradContext, OpDef
-from .types import UNKNOWN, Dim, Scalar, Tensor, TupleType, Type
+from .symbolic import Sym
+from .types import UNKNOWN, Dim, Scalar, Tensor, TupleType, Type, dim_divide, dim_mul
 
 Grad = Callable[[GradContext], tuple[Any, ...]]
 
@@ -143,10 +144,6 @@ def broadcasts_to(src: tuple[Dim, ...], dst: tuple[Dim, ...]) -> bool:
         for s, d in zip(src[::-1], dst[::-1]))
 
 
-def _static_size(shape: tuple[Dim, ...]) -> int | None:
-    return math.prod(shape) if all(isinstance(d, int) for d in shape) else None
-
-
 # ---- reshape, transpose, axes in and out ------------------------------------------------------
 
 def _reshape(x: Any, *dims: Any, shape: tuple) -> Any:
@@ -158,29 +155,26 @@ def _reshape_infer(x: Type, *dims: Type, shape: tuple) -> Tensor:
     target = list(shape_dims("reshape", shape, dims))
     if target.count(-1) > 1 or any(isinstance(d, int) and d < -1 for d in target):
         raise ValueError(f"reshape: bad target shape {format_dims(target)} for {t}")
-    known = math.prod(d for d in target if isinstance(d, int) and d != -1)
-    size = _static_size(t.shape)
+    known = dim_mul(*(d for d in target if d != -1))
+    size = dim_mul(*t.shape)
     if -1 in target:
         target[target.index(-1)] = _missing_dim(t, target, known, size)
-    elif size is not None and UNKNOWN not in target and known != size:
+    elif isinstance(size, int) and isinstance(known, int) and known != size:
         raise ValueError(f"reshape: cannot reshape {t} (size {size}) into shape "
                          f"{format_dims(target)}")
     return Tensor(tuple(target), t.dtype)
 
 
-def _missing_dim(t: Tensor, target: list[Dim], known: int, size: int | None) -> Dim:
-    """The size `-1` stands for, symbolic when the input's only unknown is one symbol."""
-    if UNKNOWN in target:
-        return UNKNOWN
-    if size is not None:
+def _missing_dim(t: Tensor, target: list[Dim], known: Dim, size: Dim) -> Dim:
+    """The size `-1` stands for: exact when it divides for every value of the symbols
+    (`400*N` into `(N, -1)` gives 400), else "?" (the run-time reshape checks it)."""
+    if isinstance(size, int) and isinstance(known, int):
         if known == 0 or size % known:
             raise ValueError(f"reshape: cannot reshape {t} (size {size}) into shape "
                              f"{format_dims(target)}")
         return size // known
-    symbols = [d for d in t.shape if isinstance(d, str)]
-    static = math.prod(d for d in t.shape if isinstance(d, int))
-    return symbols[0] if len(symbols) == 1 and symbols[0] != UNKNOWN and static == known \
-        else UNKNOWN
+    quotient = dim_divide(size, known)
+    return UNKNOWN if quotient is None else quotient
 
 
 def _transpose_infer(x: Type, *, perm: tuple[int, ...] | None) -> Tensor:
@@ -206,7 +200,7 @@ def _expand_dims_infer(x: Type, *, axis: int | tuple[int, ...]) -> Tensor:
 def _squeeze_infer(x: Type, *, axis: int | tuple[int, ...] | None) -> Tensor:
     t = as_tensor("squeeze", x)
     if axis is None:
-        if any(isinstance(d, str) for d in t.shape):
+        if not t.is_static:
             raise ValueError(f"squeeze: cannot tell which dims of {t} are 1; pass axis")
         return Tensor(tuple(d for d in t.shape if d != 1), t.dtype)
     if t.rank == 0 and axis in (0, -1, (0,), (-1,)):
@@ -259,10 +253,8 @@ def _flatten_infer(x: Type, *, start_dim: int, end_dim: int) -> Tensor:
 
 
 def dim_product(dims: tuple[Dim, ...]) -> Dim:
-    if len(dims) == 1:
-        return dims[0]
-    size = _static_size(dims)
-    return UNKNOWN if size is None else size
+    """The size of a flattened run of dims (symbolic while affine: `(N, 4)` gives `4*N`)."""
+    return dim_mul(*dims)
 
 
 # ---- sequences of tensors ---------------------------------------------------------------------
@@ -367,6 +359,20 @@ def _shape_infer(x: Type) -> TupleType:
     return TupleType((Scalar(int),) * as_tensor("shape", x).rank)
 
 
+def _dim_infer(*, value: Dim) -> Scalar:
+    if not isinstance(value, int | Sym) or isinstance(value, bool):
+        raise TypeError(f"dim: expected a size (an int or a symbolic size), got {value!r}")
+    return Scalar(int)
+
+
+def dim_value(*, value: Dim) -> int:
+    """The size as an int; a symbolic one has no value until the sizes of a call are known
+    (the interpreter substitutes them into attributes before running kernels)."""
+    if isinstance(value, Sym):
+        raise ValueError(f"dim: the symbolic size {value} has no value while compiling")
+    return value
+
+
 def _count_infer(name: str):
     def infer(x: Type) -> Scalar:
         as_tensor(name, x)
@@ -445,6 +451,10 @@ cast = OpDef("cast", ("x",), kernel=checked("cast", astype, _cast_infer), infer=
 shape_of = shape_op("shape", ("x",), np.shape, _shape_infer, "np.shape(x)", grad=NO_GRAD)
 size_of = shape_op("size", ("x",), np.size, _count_infer("size"), "np.size(x)", grad=NO_GRAD)
 ndim_of = shape_op("ndim", ("x",), np.ndim, _count_infer("ndim"), "np.ndim(x)", grad=NO_GRAD)
+dim_of = OpDef("dim", (), kernel=dim_value, infer=_dim_infer, emit="value",
+               attrs={"value": REQUIRED}, grad=NO_GRAD)
+"""A size as a run-time int: `x.shape[0]` of a symbolic dim is `dim(value=N)`, which generated
+code spells as the variable holding N (read from the arguments at the function's entry)."""
 
 
 # ---- spellings --------------------------------------------------------------------------------
@@ -476,7 +486,7 @@ def _dtype(values: dict[str, Any]) -> dict[str, Any]:
 
 
 OPS = (reshape, transpose, expand_dims, squeeze, flatten, broadcast_to, cast, shape_of, size_of,
-       ndim_of)
+       ndim_of, dim_of)
 
 FUNCTIONS = (
     spell("reshape", reshape, "input, shape", route_shape, input="x"),

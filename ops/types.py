@@ -9,10 +9,24 @@ from typing import Union
 
 import numpy as np
 
-Dim = Union[int, str]
-"""A dimension: a known size, or a symbol name ("?" is an anonymous unknown size)."""
+from .symbolic import Sym, floordiv, parse_sym
+
+Dim = Union[int, Sym, str]
+"""A dimension: a known size, a symbolic size (`Sym`, e.g. `N` or `N//2-2`), or UNKNOWN."""
 
 UNKNOWN: Dim = "?"
+"""A size nothing is known about (two of them may differ)."""
+
+
+def as_dim(d: object) -> Dim:
+    """A dim as types hold it: ints, `Sym`s and "?"; a symbol's text (`"N"`) becomes its Sym."""
+    if type(d) is int or isinstance(d, Sym) or d == UNKNOWN:
+        return d  # type: ignore[return-value]
+    if isinstance(d, str):
+        return parse_sym(d)
+    if isinstance(d, (int, np.integer)) and not isinstance(d, bool):
+        return int(d)
+    raise TypeError(f"a dimension is an int, a symbolic size or '?', not {d!r}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -22,7 +36,10 @@ class Tensor:
     dtype: np.dtype
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "shape", tuple(self.shape))
+        shape = self.shape
+        if not all(type(d) is int for d in shape):
+            shape = map(as_dim, shape)
+        object.__setattr__(self, "shape", tuple(shape))
         object.__setattr__(self, "dtype", np.dtype(self.dtype))
 
     @property
@@ -32,6 +49,12 @@ class Tensor:
     @property
     def is_static(self) -> bool:
         return all(isinstance(d, int) for d in self.shape)
+
+    @property
+    def is_symbolic(self) -> bool:
+        """Every dim is an int or a `Sym` (none unknown): generated code can compute the shape
+        from the function's entry sizes."""
+        return all(isinstance(d, int | Sym) for d in self.shape)
 
     def __str__(self) -> str:
         return f"{dtype_short(self.dtype)}[{','.join(str(d) for d in self.shape)}]"
@@ -220,6 +243,56 @@ def known(*dims: Dim) -> bool:
 def may_equal(a: Dim, b: Dim) -> bool:
     """Two dims that may be equal at run time."""
     return a == b or not known(a, b)
+
+
+# ---- arithmetic on dims (symbolic where affine, UNKNOWN where not) ----------------------------
+
+def dim_add(*dims: Dim) -> Dim:
+    """The sum of dims."""
+    if UNKNOWN in dims:
+        return UNKNOWN
+    total: Dim = 0
+    for d in dims:
+        total = total + d  # type: ignore[operator]
+    return total
+
+
+def dim_mul(*dims: Dim) -> Dim:
+    """The product of dims; UNKNOWN when it is not affine (N*M) or any is unknown."""
+    if UNKNOWN in dims:
+        return UNKNOWN
+    total: Dim = 1
+    for d in dims:
+        if isinstance(total, Sym) and isinstance(d, Sym):
+            return UNKNOWN
+        total = total * d  # type: ignore[operator]
+    return total
+
+
+def dim_floordiv(d: Dim, k: int) -> Dim:
+    """`d // k` for a positive int k."""
+    return UNKNOWN if d == UNKNOWN else floordiv(d, k)  # type: ignore[arg-type]
+
+
+def dim_divide(d: Dim, k: Dim) -> Dim | None:
+    """`d / k` when it divides exactly for every value of the symbols (400*N / 400 is N), else
+    None; UNKNOWN when either is unknown."""
+    if d == UNKNOWN or k == UNKNOWN:
+        return UNKNOWN
+    if isinstance(k, int):
+        if k == 0:
+            return None
+        if isinstance(d, int):
+            return d // k if d % k == 0 else None
+        q = floordiv(d, k) if k > 0 else floordiv(-d, -k)  # type: ignore[operator]
+        return q if q * k == d else None  # type: ignore[operator]
+    if d == k:
+        return 1
+    if isinstance(d, Sym) and isinstance(k, Sym) and not k.const and len(k.terms) == 1:
+        (atom, coef), = k.terms  # NOTE: (c*N) / N is c when every term of d is that atom
+        if all(a == atom for a, _ in d.terms) and not d.const and d.terms[0][1] % coef == 0:
+            return d.terms[0][1] // coef
+    return None
 
 
 def expect_integer(op: str, role: str, t: Type) -> None:

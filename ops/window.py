@@ -16,7 +16,8 @@ from .nn_kernels import (avg_pool2d_grad, avg_pool2d_kernel, conv2d_gemm, conv2d
                          pad_hw, pool_divisor, scatter_windows, window_pads, window_reduce,
                          window_view)
 from .opdef import REQUIRED, GradContext, OpDef, OpFunction, Primitive, Spelling
-from .types import Dim, Tensor, Type, expect_tensor, known, may_equal, mean_dtype, result_dtype
+from .types import (UNKNOWN, Dim, Tensor, Type, dim_add, dim_floordiv, expect_tensor, known,
+                    may_equal, mean_dtype, result_dtype)
 
 
 def _items(value: Any) -> tuple[Any, ...]:
@@ -79,18 +80,17 @@ def _check_pool_padding(op: str, kernel_size: tuple[int, int], padding: tuple[in
 
 def _window_out(op: str, size: Dim, k: Dim, s: int, d: int, pad_mode: str,
                 pads: tuple[int, int]) -> Dim:
-    """Output length of a window op along one spatial axis."""
+    """Output length of a window op along one spatial axis (an expression of a symbolic size,
+    e.g. `(H-4)//2+1`; the run-time kernel checks that a symbolic input is large enough)."""
     if pad_mode == "same":
-        return -(-size // s) if known(size) else size if s == 1 else "?"
+        return dim_floordiv(dim_add(size, s - 1), s)
     if not known(k):
-        return "?"
+        return UNKNOWN
     span = (k - 1) * d + 1
-    if not known(size):
-        return size if s == 1 and sum(pads) == span - 1 else "?"
-    if size + sum(pads) < span:
+    if known(size) and size + sum(pads) < span:
         raise ValueError(f"{op}: a window spanning {span} does not fit the padded input size "
                          f"{size + sum(pads)} ({size} + padding {pads})")
-    return (size + sum(pads) - span) // s + 1
+    return dim_add(dim_floordiv(dim_add(size, sum(pads) - span), s), 1)
 
 
 def _static_dims(*types: Type) -> bool:

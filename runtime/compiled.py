@@ -49,19 +49,26 @@ class CompiledFunction:
         self.guards_hold = make_guard_check(self.guards)
 
     def params_fit(self, arrays: Sequence[np.ndarray]) -> bool:
-        """True if `arrays` have the shapes and dtypes this code was compiled for."""
-        return len(arrays) == len(self.param_sig) and all(
+        """True if `arrays` have the shapes and dtypes this code was compiled for, each its own
+        memory (the frontend makes one array reached by two paths one input, so code compiled
+        for distinct arrays must not run on one)."""
+        fits = len(arrays) == len(self.param_sig) and all(
             shape is None or (isinstance(a, np.ndarray) and a.dtype == dtype
                               and _shape_fits(a.shape, shape))
             for a, (shape, dtype) in zip(arrays, self.param_sig))
+        if not fits:
+            return False
+        starts = [a.__array_interface__["data"][0] for a in arrays
+                  if isinstance(a, np.ndarray) and a.size]
+        return len(set(starts)) == len(starts)
 
     def annotate(self, exc: BaseException) -> None:
         """Add a note to `exc` naming the user's line that the failing generated line came from."""
-        loc = self.locate(exc.__traceback__)
-        if loc is None:
+        found = self.locate(exc.__traceback__)
+        if found is None:
             return
-        text = loc.text.strip() or linecache.getline(loc.file, loc.line).strip()
-        note = f"in {loc.file}:{loc.line}: {text} (compiled by amber)"
+        loc = found.user  # NOTE: a layer's line is reported at the user's call of the layer
+        note = f"in {loc.file}:{loc.line}: {_line_text(loc)} (compiled by amber)"
         notes = getattr(exc, "__notes__", None) or []
         if note in notes:
             return
@@ -90,6 +97,10 @@ class CompiledFunction:
         """The mapping of the closest mapped line at or above `lineno` (multi-line statements)."""
         best = max((n for n in self.line_map if n <= lineno), default=None)
         return None if best is None else self.line_map[best]
+
+
+def _line_text(loc: Loc) -> str:
+    return loc.text.strip() or linecache.getline(loc.file, loc.line).strip()
 
 
 def _shape_fits(actual: tuple[int, ...], expected: tuple[Any, ...]) -> bool:

@@ -32,11 +32,17 @@ class Context:
     """The settings `set_context` changes: execution mode, compile options and the disk cache.
 
     `cache_dir=None` means `$AMBER_CACHE_DIR`, else `$XDG_CACHE_HOME/amber`, else
-    `~/.cache/amber`; `disk_cache=None` means on unless `AMBER_CACHE=0`."""
+    `~/.cache/amber`; `disk_cache=None` means on unless `AMBER_CACHE=0`.
+
+    `save_graphs=True` writes the stages of every compile (source, IR before and after each
+    pass, code) as numbered files into a new directory `<save_graphs_path>/<title>_<n>/`, as
+    MindSpore's option of that name does (`amber dump --out-dir` writes the same files)."""
     mode: str = GRAPH_MODE
     options: CompileOptions = CompileOptions()
     cache_dir: str | None = None
     disk_cache: bool | None = None
+    save_graphs: bool = False
+    save_graphs_path: str = "."
 
     @property
     def opt_level(self) -> int:
@@ -76,11 +82,13 @@ def get_context() -> Context:
 
 def set_context(*, mode: str | None = None, opt_level: int | None = None,
                 verify: bool | None = None, cache_dir: str | os.PathLike | None = None,
-                disk_cache: bool | None = None) -> Context:
+                disk_cache: bool | None = None, save_graphs: bool | None = None,
+                save_graphs_path: str | os.PathLike | None = None) -> Context:
     """Change the process-wide settings; arguments left as None keep their value.
 
     `mode="graph"` (default) runs `jit` functions compiled, `mode="pynative"` runs them as plain
-    Python. Returns the new settings."""
+    Python. `save_graphs=True` writes each compile's stages under `save_graphs_path` (default
+    the current directory; see `Context`). Returns the new settings."""
     global _context
     if mode is not None and mode not in MODES:
         raise ValueError(f"set_context: mode must be one of {', '.join(MODES)}, not {mode!r}")
@@ -95,6 +103,10 @@ def set_context(*, mode: str | None = None, opt_level: int | None = None,
         changes["cache_dir"] = os.fspath(cache_dir)
     if disk_cache is not None:
         changes["disk_cache"] = bool(disk_cache)
+    if save_graphs is not None:
+        changes["save_graphs"] = bool(save_graphs)
+    if save_graphs_path is not None:
+        changes["save_graphs_path"] = os.fspath(save_graphs_path)
     _context = replace(_context, **changes)
     return _context
 

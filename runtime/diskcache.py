@@ -56,6 +56,31 @@ from .warn import warn_user
 FORMAT = 1
 _KEY_CHARS = 24
 _warned_roots: set[str] = set()
+_warned_targets: set[str] = set()
+
+
+def _unstorable(sources: Sequence[Any], records: Sequence[Any], guards: Sequence[Any],
+                encoded: Sequence[Any], externals: Any) -> str | None:
+    """Why an entry cannot be written (None when it can): a new process could not check it."""
+    if not records:
+        return "no compiled source was recorded"
+    for item, record in zip(sources, records):
+        if record is None:
+            head = str(item).split("\n", 1)[0].strip()
+            return f"the source of `{head}` is not in a readable file"
+    for guard, blob in zip(guards, encoded):
+        if blob is None:
+            return (f"the compile-time value of {guard.description} cannot be recognised in "
+                    f"another process (no stable name or it cannot be re-read)")
+    if externals is None:
+        return "the code names a class that cannot be imported by name"
+    return None
+
+
+def _warn_once(target: str, message: str) -> None:
+    if target not in _warned_targets:
+        _warned_targets.add(target)
+        warn_user(message)
 
 
 def amber_version() -> str:
@@ -182,11 +207,14 @@ class DiskCache:
         `sources` are located in the files of the line map and `files`."""
         if not self.writable:
             return None
-        files = [loc.file for loc in entry.line_map.values()] + list(files)
+        files = [loc.file for top in entry.line_map.values() for loc in top.chain()] + list(files)
         records = [source_record(item, files) for item in sources]
         guards = [encode_guard(g) for g in entry.guards]
         externals = encode_externals(entry.externals)
-        if None in records or None in guards or externals is None or not records:
+        reason = _unstorable(sources, records, entry.guards, guards, externals)
+        if reason is not None:
+            _warn_once(target, f"amber: {target} ({signature}) cannot be kept in the disk cache: "
+                               f"{reason}; it is recompiled in every new process")
             return None
         record = {
             "format": FORMAT, "amber_version": amber_version(), "first_key": first,

@@ -14,7 +14,7 @@ import operator
 from typing import Any, Callable, Protocol, Sequence
 
 
-from ..frontend.guards import AttrReader, ItemsReader, NamespaceReader
+from ..frontend.guards import AttrReader, ItemsReader, NamespaceReader, SameObjectReader
 from ..ops import Primitive
 from .paths import access
 
@@ -127,6 +127,12 @@ class _Snapshot:
         try:
             if type(read) is AttrReader:
                 return self.expand(*access(instance, read.path))
+            if type(read) is SameObjectReader:  # pinning both by identity keeps them one
+                (expr, value), (other, first) = (access(instance, read.path),
+                                                 access(instance, read.first))
+                self.same(expr, value)
+                self.same(other, first)
+                return value is first
             if type(read) is ItemsReader:  # an iterable attribute: the object and its items
                 expr, value = access(instance, read.path)
                 items = tuple(value)

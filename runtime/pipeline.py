@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from ..version import __version__
-from .context import CompileOptions
+from .context import CompileOptions, get_context
 
 PassCallback = Callable[[Any, Any], None]
 """`on_pass(report_or_name, graph)` after each pass (`report.name/.nodes/.seconds` when given)."""
@@ -73,15 +73,34 @@ def compile_target(target: Any, args: tuple, kwargs: dict | None, options: Compi
     start = time.perf_counter()
     result = build(target, args, kwargs, fallback=fallback)
     graph = result.graph
+    files = _stage_files(title or graph.name) if optimize_graph else None
+    if files is not None:
+        files.source(result.sources, getattr(result, "source_titles", ()))
+        files.graph("ir", graph)
     if transform is not None:
         optimize(graph, CompileOptions(1, options.verify))  # NOTE: less to differentiate
         transform(graph)
+        if files is not None:
+            files.graph("transformed", graph)
     seconds["frontend"] = (mid := time.perf_counter()) - start
     if not optimize_graph:
         return Artifact(graph, None, tuple(result.guards), tuple(getattr(result, "sources", ())))
-    graph = optimize(graph, options) or graph
+    on_pass = None if files is None else (lambda report, g: files.graph(report.name, g))
+    graph = optimize(graph, options, on_pass) or graph
     seconds["passes"] = (mid2 := time.perf_counter()) - mid
     code = generate(graph, title=title, signature=signature)
     seconds["codegen"] = time.perf_counter() - mid2
+    if files is not None:
+        files.graph("opt-ir", graph)
+        files.code(code.source)
     return Artifact(graph, code, tuple(result.guards), tuple(getattr(result, "sources", ())),
                     print_ir(graph), seconds)
+
+
+def _stage_files(title: str) -> Any:
+    """Where this compile's stages go under `set_context(save_graphs=True)`; else None."""
+    ctx = get_context()
+    if not ctx.save_graphs:
+        return None
+    from .stages import StageFiles, next_directory
+    return StageFiles(next_directory(ctx.save_graphs_path, title))

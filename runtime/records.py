@@ -58,7 +58,7 @@ def source_record(item: Any, files: Sequence[str] = ()) -> SourceRecord | None:
     """A record for one entry of the frontend's `sources`: a function's dedented source text
     (found in one of `files`) or a function object; None when it is in no readable file."""
     if isinstance(item, str):
-        return locate_source(item, files)
+        return source_at(item) or locate_source(item, files)
     import inspect
     try:
         func = inspect.unwrap(getattr(item, "__func__", item))
@@ -71,6 +71,25 @@ def source_record(item: Any, files: Sequence[str] = ()) -> SourceRecord | None:
     text = "".join(lines)
     return SourceRecord(getattr(func, "__qualname__", "?"), os.path.abspath(file), first,
                         len(lines), text_hash(text))
+
+
+def source_at(text: str) -> SourceRecord | None:
+    """The record of a text that says where it was read (the frontend's `SourceText`: `file`,
+    `first_line`), if that place still holds it."""
+    file, line = getattr(text, "file", None), getattr(text, "first_line", None)
+    want = text.splitlines(keepends=True)
+    if not file or not line or not want:
+        return None
+    block = read_lines(file, line, len(want))
+    if block is None:
+        return None
+    lines = block.splitlines(keepends=True)
+    indent = lines[0][:len(lines[0]) - len(lines[0].lstrip())]
+    if [ln[len(indent):] if ln.startswith(indent) else ln for ln in lines] != want:
+        return None
+    head = want[0].strip()
+    name = head.split("(")[0].removeprefix("def ").strip() if head.startswith("def ") else head
+    return SourceRecord(name, os.path.abspath(file), line, len(want), text_hash(block))
 
 
 def locate_source(text: str, files: Sequence[str]) -> SourceRecord | None:
@@ -214,11 +233,13 @@ def decode_guard(data: dict[str, str], instance: Any) -> Guard | None:
 # -- line map, user classes, parameter signature ----------------------------------------------
 
 def encode_line_map(line_map: dict[int, Loc]) -> dict[str, Any]:
-    """Compactly: the files, and one `generated:file:line:col` string (parsed only on error)."""
-    files = sorted({loc.file for loc in line_map.values()})
+    """Compactly: the files, and one `generated:file:line:col` string (parsed only on error);
+    the callers of an inlined line follow as `<file:line:col`, innermost first."""
+    files = sorted({loc.file for top in line_map.values() for loc in top.chain()})
     index = {f: i for i, f in enumerate(files)}
-    rows = ";".join(f"{n}:{index[loc.file]}:{loc.line}:{loc.col}"
-                    for n, loc in sorted(line_map.items()))
+    rows = ";".join(f"{n}:" + "<".join(f"{index[loc.file]}:{loc.line}:{loc.col}"
+                                      for loc in top.chain())
+                    for n, top in sorted(line_map.items()))
     return {"files": files, "rows": rows}
 
 
@@ -226,8 +247,13 @@ def decode_line_map(data: dict[str, Any]) -> dict[int, Loc]:
     files = data["files"]
     out = {}
     for row in filter(None, data["rows"].split(";")):
-        n, f, line, col = map(int, row.split(":"))
-        out[n] = Loc(files[f], line, col)
+        n, _, chain = row.partition(":")
+        loc = None
+        for part in reversed(chain.split("<")):  # NOTE: outermost first, to link callers
+            f, line, col = map(int, part.split(":"))
+            loc = Loc(files[f], line, col, caller=loc)
+        assert loc is not None
+        out[int(n)] = loc
     return out
 
 

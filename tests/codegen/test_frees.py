@@ -43,9 +43,9 @@ def test_large_intermediate_is_freed_after_its_last_use(check_graph) -> None:
 
 def test_symbolic_sizes_count_as_large_and_outputs_are_kept(check_graph) -> None:
     graph = parse_graph("""
-    graph @f(%x: f32[n,4]) {
-      %e = exp(%x) : f32[n,4]
-      %t = tanh(%e) : f32[n,4]
+    graph @f(%x: f32[N,4]) {
+      %e = exp(%x) : f32[N,4]
+      %t = tanh(%e) : f32[N,4]
       return %t, %e
     }""")
     code = check_graph(graph, (np.ones((3, 4), np.float32),))
@@ -54,14 +54,14 @@ def test_symbolic_sizes_count_as_large_and_outputs_are_kept(check_graph) -> None
 
 def test_no_del_inside_a_loop_for_a_value_defined_outside(check_graph) -> None:
     graph = parse_graph("""
-    graph @loop(%x: f32[n,4], %k: int) {
-      %e = exp(%x) : f32[n,4]
+    graph @loop(%x: f32[N,4], %k: int) {
+      %e = exp(%x) : f32[N,4]
       %zero = constant(value=0) : int
       %one = constant(value=1) : int
-      %acc = for %zero, %k, %one, %x : f32[n,4] {
-        body(%i: int, %acc_1: f32[n,4]) {
-          %p = mul(%acc_1, %e) : f32[n,4]
-          %q = tanh(%p) : f32[n,4]
+      %acc = for %zero, %k, %one, %x : f32[N,4] {
+        body(%i: int, %acc_1: f32[N,4]) {
+          %p = mul(%acc_1, %e) : f32[N,4]
+          %q = tanh(%p) : f32[N,4]
           yield %q
         }
       }
@@ -77,9 +77,9 @@ def test_no_del_inside_a_loop_for_a_value_defined_outside(check_graph) -> None:
 
 def test_maybe_unassigned_variables_are_not_deleted() -> None:
     graph = parse_graph("""
-    graph @g(%x: f32[n,4], %c: bool) {
-      %u = undefined(name='y') : f32[n,4]
-      %y = if %c : f32[n,4] { then { %y_1 = exp(%x) : f32[n,4]; yield %y_1 } else { yield %u } }
+    graph @g(%x: f32[N,4], %c: bool) {
+      %u = undefined(name='y') : f32[N,4]
+      %y = if %c : f32[N,4] { then { %y_1 = exp(%x) : f32[N,4]; yield %y_1 } else { yield %u } }
       %z = if %c : f32[] { then { %s = sum(%y) : f32[]; yield %s } else { %s_1 = sum(%x) : f32[]
                                                                         yield %s_1 } }
       return %z

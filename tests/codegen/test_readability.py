@@ -48,7 +48,7 @@ def Net_construct(x, n):
     return s, h
 '''
 
-F, INT, FLOAT = Tensor(("b", 4), np.float32), Scalar(int), Scalar(float)
+F, INT, FLOAT = Tensor(("B", 4), np.float32), Scalar(int), Scalar(float)
 
 
 def at(line: int) -> Loc:

@@ -16,6 +16,9 @@ from amber.graph import (Builder, Graph, InsertPoint, Loc, Scalar, format_attr, 
 from amber.graph.types import (AnyType, ListType, NoneType, StrType, Tensor, TupleType,
                                type_of)
 from amber.ops import Dyn
+from amber.ops.symbolic import symbol
+
+N, M = symbol("N"), symbol("M")
 
 
 def same(a: Any, b: Any) -> bool:
@@ -61,6 +64,7 @@ ATTRS = [
     np.array([[True, False], [False, True]]), np.arange(6, dtype=np.int64).reshape(2, 3, 1),
     np.array(2.5), np.zeros((0, 3), np.float32), np.array([2**64 - 1], np.uint64),
     np.array([1e-45, 65504.0], np.float64).astype(np.float16),
+    N, (N, 16), (N // 2 - 2, (N + 1) // 2, 2 * N, 3 - N, M - N // 4), {"s": [N + 1]},
 ]
 
 
@@ -81,6 +85,8 @@ def test_small_arrays_print_inline() -> None:
     assert format_attr(np.float32(0.1)) == "f32(0.1)"
     assert format_attr(np.dtype(np.int64)) == "i64"
     assert format_attr(Dyn(1)) == "$1"
+    assert format_attr((N, N // 2 - 2)) == "(N, N//2-2)"
+    assert format_attr((2 * N, (N + 1) // 2)) == "(sym<2*N>, sym<(N+1)//2>)"
 
 
 @settings(max_examples=50, deadline=None)
@@ -101,7 +107,9 @@ def test_python_scalars_roundtrip(x: float, n: int, s: str) -> None:
     assert same(parse_attr(format_attr(value)), value)
 
 
-TYPES = [Tensor((2, "?", "N"), np.float32), Tensor((), np.bool_), Scalar(int), Scalar(float),
+TYPES = [Tensor((2, "?", "N"), np.float32), Tensor((N, 1, 32, 32), np.float32),
+         Tensor((N // 2 - 2, (N + 1) // 2, 2 * N + 3, M - N // 4, -(N // 2) + 7), np.int8),
+         Tensor((), np.bool_), Scalar(int), Scalar(float),
          Scalar(bool), TupleType(()), TupleType((Scalar(int),)),
          TupleType((Tensor((3,), np.int64), ListType(Tensor((1,), np.float16)))), NoneType(),
          StrType(), AnyType(), ListType(AnyType())]
@@ -124,6 +132,7 @@ def test_every_attribute_in_a_graph_roundtrips() -> None:
     graph = Graph("consts")
     b = Builder(InsertPoint.at_end(graph.body))
     values = [b.constant(v, name="c") for v in ATTRS if _typed(v)]
+    values.append(b.op("zeros", shape=(N, 2 * N + 1), name="z"))
     graph.body.set_results([b.op("make_tuple", *values)])
     graph.param_paths, graph.input_paths = ("fc.weight", "fc.bias"), ("0", "1.n")
     graph.return_loc = Loc("net.py", 3, 4, "return y")

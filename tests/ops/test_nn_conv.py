@@ -167,9 +167,13 @@ def test_infer_keeps_symbolic_batch_and_same_spatial_dims():
     attrs = window.conv2d.full_attrs({"pad_mode": "same"})
     assert window.conv2d.infer(x, w, **attrs) == Tensor(("N", 8, "H", "W"), np.float32)
     strided = window.conv2d.full_attrs({"stride": (2, 2)})
-    assert window.conv2d.infer(x, w, **strided).shape == ("N", 8, "?", "?")
+    assert window.conv2d.infer(x, w, **strided) == \
+        Tensor(("N", 8, "(H+1)//2-1", "(W+1)//2-1"), np.float32)  # (H-3)//2+1
     padded = window.conv2d.full_attrs({"pad_mode": "pad", "padding": (1, 1, 1, 1)})
-    assert window.conv2d.infer(x, w, **padded).shape == ("N", 8, "H", "W")
+    assert window.conv2d.infer(x, w, **padded) == Tensor(("N", 8, "H", "W"), np.float32)
+    valid = window.conv2d.full_attrs({})
+    assert window.conv2d.infer(Tensor(("N", 3, "?", 9), np.float32), w, **valid).shape[2:] == \
+        ("?", 7)
 
 
 def test_errors_name_the_op_and_shapes():

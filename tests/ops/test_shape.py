@@ -13,6 +13,7 @@ from amber.ops import Dyn, registry
 from amber.ops import indexing
 from amber.ops import joining as jn
 from amber.ops import shaping as sh
+from amber.ops.symbolic import symbol
 from amber.ops.types import ListType, Scalar, Tensor, TupleType, type_of
 
 F32 = np.float32
@@ -55,7 +56,9 @@ def test_reshape_infer_matches_kernel(shape, data):
 def test_reshape_symbolic_dynamic_and_errors():
     t = Tensor(("B", 3, 4), F32)
     assert sh.reshape.infer(t, shape=(-1, 12)) == Tensor(("B", 12), F32)
-    assert sh.reshape.infer(t, shape=(-1,)) == Tensor(("?",), F32)
+    assert sh.reshape.infer(t, shape=(-1,)) == Tensor(("12*B",), F32)
+    assert sh.reshape.infer(t, shape=(symbol("B"), -1)) == Tensor(("B", 12), F32)
+    assert sh.reshape.infer(t, shape=(-1, 5)) == Tensor(("?", 5), F32)  # 12*B/5: run time
     assert sh.reshape.infer(t, Scalar(int), shape=(Dyn(0), -1)) == Tensor(("?", "?"), F32)
     dims = TupleType((Scalar(int), Scalar(int)))
     assert sh.reshape.infer(t, dims, shape=(Dyn(0),)) == Tensor(("?", "?"), F32)
@@ -169,7 +172,7 @@ def test_concat_and_stack_infer_match_kernel(shape, n, data, dtypes):
 def test_concat_stack_lists_symbols_and_errors():
     a, b = Tensor(("B", 3), F32), Tensor(("B", 5), F32)
     assert jn.concat.infer(TupleType((a, b)), axis=1) == Tensor(("B", 8), F32)
-    assert jn.concat.infer(TupleType((a, a)), axis=0) == Tensor(("?", 3), F32)
+    assert jn.concat.infer(TupleType((a, a)), axis=0) == Tensor(("2*B", 3), F32)
     assert jn.concat.infer(ListType(a), axis=1) == Tensor(("B", "?"), F32)
     assert jn.stack.infer(ListType(a), axis=0) == Tensor(("?", "B", 3), F32)
     assert jn.stack.infer(TupleType((a, a)), axis=-1) == Tensor(("B", 3, 2), F32)
@@ -198,7 +201,7 @@ def test_split_spellings():
         got = jn.split(x, **attrs)
         assert infer_of(jn.split, x, **attrs) == type_of(got), attrs
     assert jn.split.infer(Tensor(("B", 4), F32), axis=0, sections=2, sizes=None) == \
-        TupleType((Tensor(("?", 4), F32),) * 2)
+        TupleType((Tensor(("B//2", 4), F32),) * 2)
     with pytest.raises(ValueError, match="split: f32\\[7,2\\] does not split into 2 equal parts"):
         registry.NUMPY["split"](x, 2)
     with pytest.raises(ValueError, match="do not add up"):

@@ -27,10 +27,11 @@ PROGRAMS_ATTR = "corpus_programs"
 
 RTOL = ATOL = 1e-6
 CODE_EXCERPT_LINES = 80
-# NOTE: frames in these directories are kernels of eager ops (or this harness calling the
-# program), not the user's line; an error's note must point at the innermost frame outside them.
+# NOTE: frames in these directories are kernels of eager ops, amber's layers (or this harness
+# calling the program), not the user's line; an error's note must point at the innermost frame
+# outside them (an error inside a layer is reported at the user's call of the layer).
 _NOT_USER_CODE = tuple(os.path.dirname(m.__file__) + os.sep
-                     for m in (np, amber.ops, amber.common)) + (__file__,)
+                     for m in (np, amber.ops, amber.common, amber.nn)) + (__file__,)
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,178 @@
+"""Checkpoints with MindSpore's names and signatures: `save_checkpoint`, `load_checkpoint`,
+`load_param_into_net`.
+
+The file is a NumPy `.npz` archive (a zip of `.npy` arrays) keyed by parameter name, written
+atomically and read with `allow_pickle=False`: loading one runs no code, whoever wrote it (a
+MindSpore `.ckpt` is a protobuf; pickle-based formats execute code on load). Values are numeric
+or string arrays only. Parameters are saved by their `name` (`fc.weight`; an optimizer's state
+as `moments.fc.weight`, `global_step`, ...), as MindSpore does, so saving a `TrainOneStepCell`
+keeps the optimizer state too and loading it back into one resumes training exactly.
+"""
+from __future__ import annotations
+
+import os
+from collections import OrderedDict
+from typing import Any, Callable, Iterable
+
+import numpy as np
+
+from .nn.cell import Cell, Parameter
+
+__all__ = ["save_checkpoint", "load_checkpoint", "load_param_into_net"]
+
+_APPENDABLE = (int, float, bool, str, np.ndarray, np.generic)
+
+
+def _named_arrays(save_obj: Any) -> OrderedDict[str, np.ndarray]:
+    """name -> values from a Cell (by each Parameter's name), a dict, or a list of
+    Parameters / {'name', 'data'} dicts."""
+    if isinstance(save_obj, Cell):
+        pairs = [(p.name or path, p) for path, p in save_obj.parameters_and_names()]
+    elif isinstance(save_obj, dict):
+        pairs = list(save_obj.items())
+    elif isinstance(save_obj, list | tuple):
+        pairs = [(p["name"], p["data"]) if isinstance(p, dict) else (getattr(p, "name", None), p)
+                 for p in save_obj]
+    else:
+        raise TypeError(f"save_checkpoint: expected a Cell, a dict or a list of Parameters, got "
+                        f"{type(save_obj).__name__}")
+    arrays: OrderedDict[str, np.ndarray] = OrderedDict()
+    for name, value in pairs:
+        if not isinstance(name, str) or not name:
+            raise ValueError(f"save_checkpoint: every parameter needs a name, got {name!r}")
+        if name in arrays:
+            raise ValueError(f"save_checkpoint: parameter name {name!r} appears twice (give "
+                             "the Parameters unique names)")
+        arrays[name] = _storable(name, value)
+    return arrays
+
+
+def _storable(name: str, value: Any) -> np.ndarray:
+    array = np.asarray(value)
+    if array.dtype.kind not in "biufcU":
+        raise TypeError(f"save_checkpoint: {name!r} is a {array.dtype} array; a checkpoint "
+                        "holds numbers, bools and strings only")
+    return np.array(array.view(np.ndarray) if isinstance(array, Parameter) else array)
+
+
+def save_checkpoint(save_obj: Any, ckpt_file_name: str | os.PathLike,
+                    integrated_save: bool = True, async_save: bool = False,
+                    append_dict: dict[str, Any] | None = None,
+                    choice_func: Callable[[str], bool] | None = None, **kwargs: Any) -> None:
+    """Write the parameters of `save_obj` (a Cell, by each Parameter's name; a name -> array
+    dict; or a list of named Parameters or {'name', 'data'} dicts) to `ckpt_file_name`, an
+    `.npz` archive written atomically (the name is used as given). `append_dict` adds entries
+    (numbers, strings, arrays: e.g. the epoch); `choice_func(name)` keeps only the parameters
+    it accepts. `integrated_save` and `async_save` are accepted for MindSpore compatibility (one
+    process, saved synchronously)."""
+    unknown = set(kwargs) - {"enc_key", "enc_mode", "format", "crc_check"}
+    if unknown:
+        raise TypeError(f"save_checkpoint: unexpected keyword arguments {sorted(unknown)}")
+    if kwargs.get("enc_key") is not None:
+        raise ValueError("save_checkpoint: encrypted checkpoints are not supported")
+    arrays = _named_arrays(save_obj)
+    if choice_func is not None:
+        arrays = OrderedDict((k, v) for k, v in arrays.items() if choice_func(k))
+    for name, value in (append_dict or {}).items():
+        if not isinstance(name, str) or not isinstance(value, _APPENDABLE):
+            raise TypeError(f"save_checkpoint: append_dict entries must map a name to a number, "
+                            f"a string or an array, got {name!r}: {type(value).__name__}")
+        if name in arrays:
+            raise ValueError(f"save_checkpoint: append_dict entry {name!r} is also a parameter")
+        arrays[name] = _storable(name, value)
+    path = os.fspath(ckpt_file_name)
+    tmp = f"{path}.tmp{os.getpid()}"
+    try:
+        with open(tmp, "wb") as f:
+            np.savez(f, **arrays)
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+
+
+def _prefixes(arg: str, value: str | Iterable[str] | None) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    items = (value,) if isinstance(value, str) else tuple(value)
+    if not all(isinstance(p, str) and p for p in items):
+        raise TypeError(f"load_checkpoint: {arg} must be a string or a list of non-empty "
+                        f"strings, got {value!r}")
+    return items
+
+
+def load_checkpoint(ckpt_file_name: str | os.PathLike, net: Cell | None = None,
+                    strict_load: bool = False, filter_prefix: str | Iterable[str] | None = None,
+                    dec_key: Any = None, dec_mode: str = "AES-GCM",
+                    specify_prefix: str | Iterable[str] | None = None,
+                    choice_func: Callable[[str], bool] | None = None,
+                    **kwargs: Any) -> dict[str, Any]:
+    """name -> Parameter (a string entry stays a str) from a checkpoint, skipping names that
+    start with a `filter_prefix`, keeping only those starting with a `specify_prefix` and those
+    `choice_func(name)` accepts; also loads them into `net` when given. Never unpickles."""
+    if dec_key is not None:
+        raise ValueError("load_checkpoint: encrypted checkpoints are not supported")
+    skip, keep = _prefixes("filter_prefix", filter_prefix), _prefixes("specify_prefix",
+                                                                     specify_prefix)
+    path = os.fspath(ckpt_file_name)
+    if not os.path.isfile(path):
+        raise ValueError(f"load_checkpoint: no checkpoint file {path!r}")
+    try:
+        archive = np.load(path, allow_pickle=False)
+    except (OSError, ValueError) as err:
+        raise ValueError(f"load_checkpoint: {path!r} is not an amber checkpoint (.npz): "
+                         f"{err}") from None
+    if not hasattr(archive, "files"):
+        raise ValueError(f"load_checkpoint: {path!r} holds one array, not a checkpoint (.npz)")
+    params: dict[str, Any] = {}
+    with archive:
+        for name in archive.files:
+            if skip and name.startswith(skip) or keep and not name.startswith(keep):
+                continue
+            if choice_func is not None and not choice_func(name):
+                continue
+            try:
+                value = archive[name]
+            except ValueError as err:  # e.g. an object array, which would need pickle
+                raise ValueError(f"load_checkpoint: entry {name!r} of {path!r} cannot be read "
+                                 f"safely: {err}") from None
+            params[name] = str(value) if value.dtype.kind == "U" else \
+                Parameter(value, name=name)
+    if net is not None:
+        load_param_into_net(net, params, strict_load)
+    return params
+
+
+def load_param_into_net(net: Cell, parameter_dict: dict[str, Any], strict_load: bool = False,
+                        **kwargs: Any) -> tuple[list[str], list[str]]:
+    """Copy values into `net`'s Parameters in place, matching each Parameter's name; returns
+    (net parameters not loaded, checkpoint entries not used). Every value is checked (shape,
+    dtype) before any is written, so a mismatch leaves the net untouched. `strict_load` makes
+    a parameter missing from the checkpoint an error."""
+    if not isinstance(net, Cell):
+        raise TypeError(f"load_param_into_net: net must be a Cell, got {type(net).__name__}")
+    if not isinstance(parameter_dict, dict):
+        raise TypeError(f"load_param_into_net: parameter_dict must be a dict, got "
+                        f"{type(parameter_dict).__name__}")
+    own: OrderedDict[str, Parameter] = OrderedDict()
+    for path, param in net.parameters_and_names():
+        own.setdefault(param.name or path, param)
+    missing = [name for name in own if name not in parameter_dict]
+    if strict_load and missing:
+        raise ValueError(f"load_param_into_net: the checkpoint lacks {', '.join(missing)}")
+    writes = []
+    for name, param in own.items():
+        if name not in parameter_dict:
+            continue
+        value = np.asarray(parameter_dict[name])
+        if value.shape != param.shape:
+            raise ValueError(f"load_param_into_net: {name!r} has shape {value.shape} in the "
+                             f"checkpoint but {param.shape} in the net; nothing was loaded")
+        if not np.can_cast(value.dtype, param.dtype, casting="same_kind"):
+            raise TypeError(f"load_param_into_net: {name!r} is {value.dtype} in the checkpoint "
+                            f"but {param.dtype} in the net; nothing was loaded")
+        writes.append((param, value))
+    for param, value in writes:
+        param.set_data(value)
+    unused = [name for name in parameter_dict if name not in own]
+    return missing, unused
