@@ -277,7 +277,7 @@ def assign_kernel(param: np.ndarray, value: np.ndarray) -> np.ndarray:
     beyond param's rank are dropped, as `param[...] = value` does (a shape-(1,) value fits a
     0-d param)."""
     extra = np.ndim(value) - param.ndim
-    if extra > 0 and all(d == 1 for d in np.shape(value)[:extra]):
+    if extra > 0 and np.shape(value)[:extra] == (1,) * extra:
         value = np.reshape(value, np.shape(value)[extra:])
     np.copyto(param, value)
     return param
