@@ -7,7 +7,7 @@ from .nn import Parameter, ParameterTuple
 from .checkpoint import load_checkpoint, load_param_into_net, save_checkpoint
 from .tensor import Tensor, get_seed, set_seed
 from .frontend import CompileError
-from .runtime import GRAPH_MODE, PYNATIVE_MODE, get_context, jit, set_context
+from .runtime import GRAPH_MODE, PYNATIVE_MODE, get_context, jit, set_context, set_device
 from .runtime.grad import GradOperation, grad, value_and_grad
 
 # NOTE: MindSpore spells these `ops.GradOperation`, `ops.grad`, `ops.value_and_grad`; they

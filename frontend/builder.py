@@ -22,7 +22,7 @@ from .errors import CompileError
 from .guards import Guard
 from .scope import bind_arguments
 from .source import error_at
-from .values import ArgRoot, PyList, Ref
+from .values import ArgRoot, PyList, Ref, jit_wrapped
 
 RULES = Rules(
     expressions={**expressions.HANDLERS, **calls.HANDLERS},
@@ -55,7 +55,8 @@ def build_graph(target: Any, args: tuple, kwargs: dict | None = None, *,
     for a call with `args` and `kwargs`. Raises CompileError for anything it cannot compile.
     (`fallback` is accepted for the runtime, which implements falling back to eager mode.)"""
     if isinstance(target, Cell):
-        func, root = type(target).construct, target
+        # NOTE: `construct` itself may be decorated with `amber.jit` (MindSpore 2.x style)
+        func, root = jit_wrapped(type(target).construct) or type(target).construct, target
         name = f"{type(target).__name__}.construct"
     elif isinstance(target, types.MethodType) and isinstance(target.__self__, Cell):
         func, root = target.__func__, target.__self__

@@ -12,6 +12,7 @@ import gast
 import numpy as np
 
 from ..graph import Value
+from ..graph.types import type_of
 from ..nn.cell import Cell
 from ..ops import NUMPY, OpFunction, Primitive
 from . import aliases
@@ -206,15 +207,19 @@ def apply_op(f: Frame, spelling: OpFunction | Primitive, args: list[Any],
         raise f.error(str(exc), f"check the arguments of {name}") from exc
     for key, value in attrs.items():
         if _holds_runtime(value):
-            raise f.error(f"{name}: argument `{key}` must be a compile-time constant, got "
-                          f"{describe(value)}",
-                          "compute it from shapes, attributes or constants")
+            raise f.error(f"{name}: argument `{key}` must be a compile-time constant, but "
+                          f"{_runtime_part(value)}",
+                          "compute it from shapes (x.shape, ops.shape(x)), attributes of self or "
+                          "constants, not from array data")
     names = [n.lstrip("*") for n in spelling.op.inputs]
     inputs = tuple(operand(f, tuple(x)) if isinstance(x, list | tuple) and names and names[
         min(k, len(names) - 1)] not in NOT_ARRAYS else x for k, x in enumerate(inputs))
     folded = _fold(spelling, inputs, attrs)
     if folded is not None:
         return folded
+    known = _static_result(spelling.op, inputs, attrs)
+    if known is not None:
+        return known
     values = [_input(f, x) for x in inputs]
     return f.op(spelling.op, *values, **attrs)
 
@@ -239,6 +244,31 @@ def _holds_runtime(v: Any) -> bool:
     if isinstance(v, list):
         return any(_holds_runtime(x) for x in v)
     return has_runtime(v) or isinstance(v, Ref | PyList)
+
+
+def _runtime_part(value: Any, where: str = "it") -> str:
+    """Which part of an attribute is a run-time value, and what computes it."""
+    if isinstance(value, tuple | list):
+        for i, item in enumerate(value):
+            if _holds_runtime(item):
+                return _runtime_part(item, f"item {i} of it")
+    if isinstance(value, Value):
+        producer = value.producer
+        by = f" by `{producer.op.name}`" if producer is not None and \
+            hasattr(producer.op, "name") else ""
+        return f"{where} is {describe(value)} computed{by} at run time"
+    return f"{where} is {describe(value)}, not a constant value"
+
+
+def _static_result(op: Any, inputs: tuple, attrs: dict[str, Any]) -> Any:
+    """The op's result decided by its input types alone (`ops.shape(x)` of a static shape)."""
+    if op.static is None:
+        return None
+    try:
+        types_ = [x.type if isinstance(x, Value) else type_of(x) for x in inputs]
+        return op.static(*types_, **attrs)
+    except (TypeError, ValueError):
+        return None
 
 
 def _input(f: Frame, x: Any) -> Value:
@@ -278,7 +308,9 @@ def _call_object(f: Frame, ref: Ref, args: list[Any], kwargs: dict[str, Any]) ->
                                                             for k, v in kwargs.items()})
         except (TypeError, ValueError) as exc:
             raise f.error(str(exc), f"check the input of {type(obj).__name__}") from exc
-        return inline(f, type(obj).construct, [ref, *args], kwargs, method=True)
+        construct = type(obj).construct
+        return inline(f, jit_wrapped(construct) or construct, [ref, *args], kwargs,
+                      method=True)
     method = getattr(type(obj), "__call__", None)
     if isinstance(method, types.FunctionType):
         return inline(f, method, [ref, *args], kwargs, method=True)

@@ -74,6 +74,10 @@ class OpDef:
     expand: Callable[[GradContext], Any] | None = None
     """`expand(ad) -> value`: the op as simpler ops, built where autodiff needs its internals
     (dropout's mask); otherwise the op stays whole."""
+    static: Callable[..., Any] | None = None
+    """`static(*input_types, **attrs)`: the result when the input *types* alone decide it (the
+    shape of a tensor whose dims are all known, its rank or dtype), else None. The frontend
+    uses it as a compile-time value instead of a node, as MindSpore folds `ops.shape(x)`."""
 
     def template(self, attrs: Mapping[str, Any]) -> str:
         """The emit expression for these attribute values."""

@@ -384,10 +384,29 @@ def _count_infer(name: str):
 
 def shape_op(name: str, inputs: tuple[str, ...], fn: Any, infer: Any, emit: Any,
         attrs: dict[str, Any] | None = None, fresh: bool = False, specialize: Any = None,
-        grad: Any = None) -> OpDef:
+        grad: Any = None, static: Any = None) -> OpDef:
     """`fresh`: the result never shares memory with an input (views and tuples do)."""
     return OpDef(name, inputs, kernel=checked(name, fn, infer), infer=infer, emit=emit,
-                 attrs=attrs or {}, fresh=fresh, specialize=specialize, grad=grad)
+                 attrs=attrs or {}, fresh=fresh, specialize=specialize, grad=grad,
+                 static=static)
+
+
+def _known_shape(x: Type) -> tuple[int, ...] | None:
+    """A tensor's shape when every dim is known (a Python number's is ())."""
+    if isinstance(x, Scalar):
+        return ()
+    if isinstance(x, Tensor) and all(isinstance(d, int) for d in x.shape):
+        return tuple(x.shape)
+    return None
+
+
+def _known_size(x: Type) -> int | None:
+    shape = _known_shape(x)
+    return None if shape is None else math.prod(shape)
+
+
+def _known_rank(x: Type) -> int | None:
+    return 0 if isinstance(x, Scalar) else x.rank if isinstance(x, Tensor) else None
 
 
 # ---- gradient rules: the adjoint reshaped, sliced or summed back to the input --------------
@@ -448,9 +467,12 @@ broadcast_to = shape_op("broadcast_to", ("x", "*dims"), _broadcast_to, _broadcas
 cast = OpDef("cast", ("x",), kernel=checked("cast", astype, _cast_infer), infer=_cast_infer,
              emit="astype(x, dtype)", attrs={"dtype": REQUIRED}, helpers=(astype,), fresh=True,
              grad=lambda ad: (ad.g,))
-shape_of = shape_op("shape", ("x",), np.shape, _shape_infer, "np.shape(x)", grad=NO_GRAD)
-size_of = shape_op("size", ("x",), np.size, _count_infer("size"), "np.size(x)", grad=NO_GRAD)
-ndim_of = shape_op("ndim", ("x",), np.ndim, _count_infer("ndim"), "np.ndim(x)", grad=NO_GRAD)
+shape_of = shape_op("shape", ("x",), np.shape, _shape_infer, "np.shape(x)", grad=NO_GRAD,
+                    static=_known_shape)
+size_of = shape_op("size", ("x",), np.size, _count_infer("size"), "np.size(x)", grad=NO_GRAD,
+                   static=_known_size)
+ndim_of = shape_op("ndim", ("x",), np.ndim, _count_infer("ndim"), "np.ndim(x)", grad=NO_GRAD,
+                   static=_known_rank)
 dim_of = OpDef("dim", (), kernel=dim_value, infer=_dim_infer, emit="value",
                attrs={"value": REQUIRED}, grad=NO_GRAD)
 """A size as a run-time int: `x.shape[0]` of a symbolic dim is `dim(value=N)`, which generated

@@ -5,10 +5,28 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
-GRAPH_MODE = "graph"
-PYNATIVE_MODE = "pynative"
-MODES = (GRAPH_MODE, PYNATIVE_MODE)
+GRAPH_MODE = 0
+"""Run `jit` targets compiled (MindSpore's constant, and its value)."""
+PYNATIVE_MODE = 1
+"""Run `jit` targets as plain Python, op by op."""
+MODE_NAMES = {"graph": GRAPH_MODE, "pynative": PYNATIVE_MODE}
+"""amber's older spellings of the modes, still accepted."""
+DEVICE_TARGET = "CPU"
+"""What amber runs on: NumPy on the host CPU."""
+MINDSPORE_OPTIONS = frozenset({
+    "device_id", "max_call_depth", "pynative_synchronize",
+    "enable_graph_kernel", "graph_kernel_flags", "jit_syntax_level", "jit_config",
+    "max_device_memory", "runtime_num_threads", "inter_op_parallel_num", "deterministic",
+    "memory_optimize_level", "mempool_block_size", "variable_memory_max_size",
+    "enable_reduce_precision", "enable_compile_cache", "compile_cache_path", "print_file_path",
+    "env_config_path", "reserve_class_name_in_scope", "check_bprop", "grad_for_scalar",
+    "enable_dump", "save_dump_path", "op_timeout", "precompile_only", "ascend_config",
+    "gpu_config", "aoe_tune_mode", "aoe_config", "disable_format_transform",
+})
+"""`set_context` options MindSpore scripts pass that change nothing in amber (device placement,
+graph dumps, memory pools, kernel tuning): accepted and ignored. `amber dump` shows graphs."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,7 +55,7 @@ class Context:
     `save_graphs=True` writes the stages of every compile (source, IR before and after each
     pass, code) as numbered files into a new directory `<save_graphs_path>/<title>_<n>/`, as
     MindSpore's option of that name does (`amber dump --out-dir` writes the same files)."""
-    mode: str = GRAPH_MODE
+    mode: int = GRAPH_MODE
     options: CompileOptions = CompileOptions()
     cache_dir: str | None = None
     disk_cache: bool | None = None
@@ -75,23 +93,61 @@ def default_cache_dir() -> Path:
 _context = Context()
 
 
-def get_context() -> Context:
-    """The current settings (an immutable snapshot)."""
-    return _context
+def get_context(attr_key: str | None = None) -> Any:
+    """The current settings (an immutable snapshot); MindSpore's `get_context("mode")` form
+    returns one of them ("mode", "device_target", "opt_level", ...)."""
+    if attr_key is None:
+        return _context
+    if attr_key == "device_target":
+        return DEVICE_TARGET
+    if attr_key == "verify":
+        return _context.options.verify
+    if attr_key in ("mode", "opt_level", "cache_dir", "disk_cache", "save_graphs",
+                    "save_graphs_path"):
+        return getattr(_context, attr_key)
+    if attr_key in MINDSPORE_OPTIONS:
+        return None
+    raise ValueError(f"get_context: unknown setting {attr_key!r}")
 
 
-def set_context(*, mode: str | None = None, opt_level: int | None = None,
+def check_device(device_target: str, where: str = "set_context") -> str:
+    """`device_target` if amber runs there ("CPU", any case), else a ValueError saying what
+    amber runs on."""
+    if not isinstance(device_target, str) or device_target.upper() != DEVICE_TARGET:
+        raise ValueError(f"{where}: device_target={device_target!r} is not available: amber runs "
+                         f"models as NumPy code on the CPU; use device_target=\"CPU\"")
+    return DEVICE_TARGET
+
+
+def _canonical_mode(mode: Any) -> int:
+    if isinstance(mode, str) and mode.lower() in MODE_NAMES:
+        return MODE_NAMES[mode.lower()]
+    if mode in (GRAPH_MODE, PYNATIVE_MODE) and not isinstance(mode, bool):
+        return int(mode)
+    raise ValueError(f"set_context: mode must be GRAPH_MODE (0) or PYNATIVE_MODE (1), not "
+                     f"{mode!r}")
+
+
+def set_context(*, mode: int | str | None = None, opt_level: int | None = None,
                 verify: bool | None = None, cache_dir: str | os.PathLike | None = None,
                 disk_cache: bool | None = None, save_graphs: bool | None = None,
-                save_graphs_path: str | os.PathLike | None = None) -> Context:
+                save_graphs_path: str | os.PathLike | None = None,
+                device_target: str | None = None, **mindspore_options: Any) -> Context:
     """Change the process-wide settings; arguments left as None keep their value.
 
-    `mode="graph"` (default) runs `jit` functions compiled, `mode="pynative"` runs them as plain
-    Python. `save_graphs=True` writes each compile's stages under `save_graphs_path` (default
-    the current directory; see `Context`). Returns the new settings."""
+    `mode=GRAPH_MODE` (0, the default) runs `jit` functions compiled, `mode=PYNATIVE_MODE` (1)
+    runs them as plain Python ("graph"/"pynative" are accepted too). `save_graphs=True` writes
+    each compile's stages under `save_graphs_path` (default the current directory; see
+    `Context`). `device_target` must be "CPU"; the other MindSpore options in
+    `MINDSPORE_OPTIONS` are accepted and change nothing. Returns the new settings."""
     global _context
-    if mode is not None and mode not in MODES:
-        raise ValueError(f"set_context: mode must be one of {', '.join(MODES)}, not {mode!r}")
+    unknown = sorted(set(mindspore_options) - MINDSPORE_OPTIONS)
+    if unknown:
+        raise TypeError(f"set_context: unknown setting(s) {', '.join(unknown)}")
+    if device_target is not None:
+        check_device(device_target)
+    if mode is not None:
+        mode = _canonical_mode(mode)
     options = _context.options
     if opt_level is not None or verify is not None:
         options = CompileOptions(options.opt_level if opt_level is None else opt_level,
@@ -109,6 +165,11 @@ def set_context(*, mode: str | None = None, opt_level: int | None = None,
         changes["save_graphs_path"] = os.fspath(save_graphs_path)
     _context = replace(_context, **changes)
     return _context
+
+
+def set_device(device_target: str, device_id: int | None = None) -> None:
+    """MindSpore 2.x's `set_device("CPU")`: accepted for the CPU (amber's only target)."""
+    check_device(device_target, "set_device")
 
 
 def reset_context() -> Context:

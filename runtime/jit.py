@@ -331,7 +331,7 @@ class JitMethod(_Jit):
         return instance
 
     def _function(self, instance: Any) -> Any:
-        return type(instance).construct
+        return plain_function(type(instance).construct)
 
     def _eager(self, instance: Any, args: tuple, kwargs: dict) -> Any:
         return self.__wrapped__(instance, *args, **kwargs)
@@ -348,11 +348,17 @@ class JitMethod(_Jit):
 
 class JitFunction(_Jit):
     """`jit(f)` for a function or `jit(net)` for one Cell instance: a callable running compiled,
-    with `__wrapped__` the original."""
+    with `__wrapped__` the original.
+
+    A jit function in a class body is a method (MindSpore 2.x's `@jit def construct(self, x)`):
+    read through an instance it is that instance's method, compiled with `self` bound (its
+    parameters and attributes read like a Cell's), one specialization cache per class."""
 
     def __init__(self, target: Any, fallback: bool, options: CompileOptions | None) -> None:
         super().__init__(fallback, options)
         self._instance = None if _is_function(target) else target
+        self._method = False
+        """True once read through an instance: the instance argument of `_run` is `self`."""
         if self._instance is None:
             functools.update_wrapper(self, target)
         else:
@@ -361,27 +367,82 @@ class JitFunction(_Jit):
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         return self._run(self._instance, args, kwargs)
 
+    def __get__(self, instance: Any, owner: type | None = None) -> Any:
+        if instance is None or self._instance is not None:
+            return self
+        self._method = True
+        return BoundJit(self, instance)
+
     def _target(self, instance: Any) -> Any:
+        if self._method and instance is not None:
+            return types.MethodType(self.__wrapped__, instance)
         return self.__wrapped__ if instance is None else instance
 
     def _function(self, instance: Any) -> Any:
-        return self.__wrapped__ if instance is None else type(instance).construct
+        if instance is None or self._method:
+            return self.__wrapped__
+        return plain_function(type(instance).construct)
 
     def _eager(self, instance: Any, args: tuple, kwargs: dict) -> Any:
         if instance is None:
             return self.__wrapped__(*args, **kwargs)
+        if self._method:
+            return self.__wrapped__(instance, *args, **kwargs)
         call = type(instance).__call__
         if isinstance(call, JitMethod):  # NOTE: its class is jit too: go straight to Python
             return call._eager(instance, args, kwargs)
+        construct = type(instance).__dict__.get("construct")
+        if isinstance(construct, JitFunction):  # NOTE: and so is its construct
+            return construct.__wrapped__(instance, *args, **kwargs)
         return instance(*args, **kwargs)
 
     def _title(self, instance: Any) -> str:
         if instance is None:
             return getattr(self.__wrapped__, "__qualname__", "function")
-        return f"{type(instance).__qualname__}.construct"
+        name = self.__wrapped__.__name__ if self._method else "construct"
+        return f"{type(instance).__qualname__}.{name}"
+
+    def _cache_key(self, instance: Any, key: Hashable) -> Hashable:
+        return (type(instance), key) if self._method else key
 
     def __repr__(self) -> str:
         return f"<amber.jit {self._title(self._instance)}>"
+
+
+class BoundJit:
+    """A jit method read through an instance (`net.construct` when construct is decorated with
+    `amber.jit`): calling it runs compiled with `self` = the instance; `__wrapped__` is the
+    plain bound method (what compiled callers inline)."""
+    __slots__ = ("jit", "instance")
+
+    def __init__(self, jit: JitFunction, instance: Any) -> None:
+        self.jit = jit
+        self.instance = instance
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self.jit._run(self.instance, args, kwargs)
+
+    @property
+    def __wrapped__(self) -> Any:
+        return types.MethodType(self.jit.__wrapped__, self.instance)
+
+    @property
+    def stats(self) -> JitStats:
+        return self.jit.stats
+
+    @property
+    def code(self) -> str | None:
+        return self.jit.code
+
+    def __repr__(self) -> str:
+        return f"<amber.jit {self.jit._title(self.instance)} of {self.instance!r}>"[:200]
+
+
+def plain_function(func: Any) -> Any:
+    """`func` without amber.jit wrappers (a jit-decorated construct is its def)."""
+    while isinstance(func, _Jit):
+        func = func.__wrapped__
+    return func
 
 
 def _source_file(func: Any) -> str:
@@ -393,10 +454,23 @@ def _is_function(target: Any) -> bool:
     return isinstance(target, types.FunctionType | types.MethodType)
 
 
-def jit(target: Any = None, *, fallback: bool = False, opt_level: int | None = None) -> Any:
+MINDSPORE_JIT_OPTIONS = frozenset({"capture_mode", "jit_level", "dynamic", "fullgraph",
+                                   "backend", "mode", "input_signature", "hash_args",
+                                   "jit_config", "compile_once"})
+"""Keyword arguments of MindSpore's `jit` that choose among its own compilers and backends:
+accepted, with no effect (amber has one compiler; shapes specialize on their own)."""
+
+
+def jit(target: Any = None, *, fallback: bool = False, opt_level: int | None = None,
+        **mindspore_options: Any) -> Any:
     """Compile a Cell subclass (returned, with a compiled `__call__`), a Cell instance or a
-    function (returned wrapped). `fallback=True` runs code the compiler rejects as plain Python,
-    with a warning; `opt_level` overrides `set_context(opt_level=...)` for this target."""
+    function (returned wrapped); a function in a class body (`@jit def construct(self, x)`, as
+    MindSpore 2.x writes it) becomes a method running compiled. `fallback=True` runs code the
+    compiler rejects as plain Python, with a warning; `opt_level` overrides
+    `set_context(opt_level=...)` for this target."""
+    unknown = sorted(set(mindspore_options) - MINDSPORE_JIT_OPTIONS)
+    if unknown:
+        raise TypeError(f"jit: unknown option(s) {', '.join(unknown)}")
     if target is None:
         return functools.partial(jit, fallback=fallback, opt_level=opt_level)
     options = None if opt_level is None else CompileOptions(opt_level)
