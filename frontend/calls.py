@@ -15,7 +15,7 @@ from ..graph import Value
 from ..graph.types import type_of
 from ..nn.cell import Cell
 from ..ops import NUMPY, OpFunction, Primitive
-from . import aliases
+from . import aliases, gradients
 from .arrays import NOT_HANDLED, numpy_override, write_out
 from .containers import dict_method, list_method
 from .context import Frame, call_identity
@@ -65,6 +65,10 @@ def call(f: Frame, node: gast.Call) -> Any:
 
 def call_value(f: Frame, func: Any, args: list[Any], kwargs: dict[str, Any]) -> Any:
     """`func(*args, **kwargs)` for any callable the frontend knows."""
+    if gradients.is_gradient_function(func):
+        return gradients.call_gradient(f, func, args, kwargs)
+    if gradients.makes_gradient_functions(func):
+        return gradients.call_at_compile_time(f, func, args, kwargs)
     if isinstance(func, TensorMethod):
         if func.function == "item":
             return _item(f, func.value, args, kwargs)
