@@ -19,14 +19,14 @@ from . import aliases, gradients
 from .arrays import NOT_HANDLED, numpy_override, write_out
 from .containers import dict_method, list_method
 from .context import Frame, call_identity
-from .errors import CompileError
+from .errors import CompileError, CompileTypeError, arity_message, kind_for
 from .expressions import elements, evaluate, format_at_run_time
 from .operators import operand, python_result, to_python
 from .pybuiltins import BUILTINS
 from .scope import bind_arguments
 from .sequences import as_sequence
 from .values import (BoundMethod, DictMethod, ListMethod, PyList, Ref, TensorMethod, describe,
-                     has_runtime, jit_wrapped)
+                     has_runtime, jit_wrapped, python_name)
 
 MAX_INLINE_DEPTH = 64
 """Calls nested deeper than this (without recursion) are rejected."""
@@ -91,7 +91,7 @@ def call_value(f: Frame, func: Any, args: list[Any], kwargs: dict[str, Any]) -> 
             inspect.signature(handler).bind(f, *args, **kwargs)
         except TypeError as exc:
             raise f.error(f"{func.__name__}(): {exc}", "pass the arguments Python's "
-                          f"{func.__name__} takes") from None
+                          f"{func.__name__} takes", kind=CompileTypeError) from None
         return handler(f, *args, **kwargs)
     found = numpy_override(f, func, args, kwargs)
     if found is not NOT_HANDLED:
@@ -177,9 +177,9 @@ def _numpy_call(f: Frame, func: Any, args: list[Any], kwargs: dict[str, Any]) ->
         return _python_call(f, func, args, kwargs, f"calling {describe(func)}")
     if isinstance(func, type) and issubclass(func, np.generic) and len(args) == 1 and not kwargs:
         return f.op("cast", f.materialise(args[0]), dtype=np.dtype(func))
-    name = getattr(func, "__name__", repr(func))
-    raise f.error(f"np.{name} is not supported on run-time values",
-                  "use an amber op or a supported numpy function (see amber.ops.NUMPY)")
+    raise f.error(f"{python_name(func)} is not supported on run-time values",
+                  "use an amber op or a supported numpy function (the names in "
+                  "amber.ops.NUMPY)")
 
 
 def _python_call(f: Frame, func: Any, args: list[Any], kwargs: dict[str, Any], what: str
@@ -208,16 +208,14 @@ def apply_op(f: Frame, spelling: OpFunction | Primitive, args: list[Any],
     try:
         inputs, attrs = spelling.bind(*py_args, **py_kwargs)
     except (TypeError, ValueError) as exc:
-        raise f.error(str(exc), f"check the arguments of {name}") from exc
+        raise f.error(str(exc), f"check the arguments of {name}", kind=kind_for(exc)) from exc
     for key, value in attrs.items():
         if _holds_runtime(value):
             raise f.error(f"{name}: argument `{key}` must be a compile-time constant, but "
                           f"{_runtime_part(value)}",
                           "compute it from shapes (x.shape, ops.shape(x)), attributes of self or "
                           "constants, not from array data")
-    names = [n.lstrip("*") for n in spelling.op.inputs]
-    inputs = tuple(operand(f, tuple(x)) if isinstance(x, list | tuple) and names and names[
-        min(k, len(names) - 1)] not in NOT_ARRAYS else x for k, x in enumerate(inputs))
+    inputs = _array_operands(f, spelling.op, inputs)
     folded = _fold(spelling, inputs, attrs)
     if folded is not None:
         return folded
@@ -231,6 +229,22 @@ def apply_op(f: Frame, spelling: OpFunction | Primitive, args: list[Any],
 NOT_ARRAYS = ("xs", "items", "more", "args", "dims", "idx", "bounds", "after", "generator")
 """Op inputs that take a sequence (or Python values) as it is; a list or tuple anywhere else
 is an array operand, converted as NumPy converts it (`np.maximum(x, [1, 2])`)."""
+
+
+def _array_operands(f: Frame, op: Any, inputs: tuple) -> tuple:
+    """Lists and tuples where the op takes an array made arrays, as NumPy does; in a sequence
+    of arrays (`np.concatenate([x, [1.0, 2.0]])`), its items."""
+    names = [n for n in op.inputs]
+    out = []
+    for k, x in enumerate(inputs):
+        name = names[min(k, len(names) - 1)] if names else "*"
+        if isinstance(x, list | tuple):
+            if name.lstrip("*") not in NOT_ARRAYS:
+                x = operand(f, tuple(x))
+            elif name == "xs":
+                x = tuple(operand(f, tuple(i)) if isinstance(i, list | tuple) else i for i in x)
+        out.append(x)
+    return tuple(out)
 
 
 def _unwrap(v: Any) -> Any:
@@ -311,7 +325,8 @@ def _call_object(f: Frame, ref: Ref, args: list[Any], kwargs: dict[str, Any]) ->
             obj.check_inputs(*(_typed(a) for a in args), **{k: _typed(v)
                                                             for k, v in kwargs.items()})
         except (TypeError, ValueError) as exc:
-            raise f.error(str(exc), f"check the input of {type(obj).__name__}") from exc
+            raise f.error(str(exc), f"check the input of {type(obj).__name__}",
+                          kind=kind_for(exc)) from exc
         construct = type(obj).construct
         return inline(f, jit_wrapped(construct) or construct, [ref, *args], kwargs,
                       method=True)
@@ -361,8 +376,11 @@ def inline(f: Frame, func: types.FunctionType, args: list[Any], kwargs: dict[str
     try:
         bound = inspect.signature(func).bind(*args, **kwargs)
     except TypeError as exc:
-        raise f.error(f"{func.__qualname__}() {exc}".replace("() missing", "(): missing"),
-                      "pass the arguments its definition asks for") from None
+        skip = 1 if method else 0
+        raise f.error(arity_message(func.__qualname__, func, len(args) - skip + len(kwargs),
+                                    str(exc), skip),
+                      "pass the arguments its definition asks for",
+                      kind=CompileTypeError) from None
     frame = compiler.push_frame(func, receiver)
     for name, value in bind_arguments(frame, func, bound).items():
         frame.scope.bind(name, value)

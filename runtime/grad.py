@@ -21,6 +21,7 @@ from .context import CompileOptions
 from .jit import JitFunction, _Jit
 from .paths import access
 from .pipeline import Artifact, compile_target
+from .tracebacks import user_facing
 
 
 def grad(fn: Any, grad_position: int | tuple[int, ...] | None = 0, weights: Any = None,
@@ -118,7 +119,10 @@ class GradFunction(_Jit):
         return self.__wrapped__, self._spec
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        return self._run(self._instance, args, kwargs)
+        try:
+            return self._run(self._instance, args, kwargs)
+        except CompileError as err:
+            raise user_facing(err)  # AMBER_TRACEBACK_FILTERING=off shows amber's frames too
 
     # -- what jit asks of its targets -----------------------------------------------------------
     def _target(self, instance: Any) -> Any:

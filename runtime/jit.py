@@ -28,6 +28,7 @@ from .keys import call_key, describe_key, key_components, persistable, what_chan
 from .loader import fake_filename, load_function
 from .paths import access
 from .pipeline import Artifact, compile_target
+from .tracebacks import user_facing
 from .warn import warn_user
 
 RECOMPILE_WARNING = 8
@@ -325,7 +326,10 @@ class JitMethod(_Jit):
         return self if instance is None else types.MethodType(self, instance)
 
     def __call__(self, instance: Any, *args: Any, **kwargs: Any) -> Any:
-        return self._run(instance, args, kwargs)
+        try:
+            return self._run(instance, args, kwargs)
+        except CompileError as err:
+            raise user_facing(err)  # AMBER_TRACEBACK_FILTERING=off shows amber's frames too
 
     def _target(self, instance: Any) -> Any:
         return instance
@@ -365,7 +369,10 @@ class JitFunction(_Jit):
             self.__wrapped__ = target
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        return self._run(self._instance, args, kwargs)
+        try:
+            return self._run(self._instance, args, kwargs)
+        except CompileError as err:
+            raise user_facing(err)  # AMBER_TRACEBACK_FILTERING=off shows amber's frames too
 
     def __get__(self, instance: Any, owner: type | None = None) -> Any:
         if instance is None or self._instance is not None:
