@@ -120,9 +120,23 @@ def call_gradient(f: Frame, func: Any, args: list[Any], kwargs: dict[str, Any]) 
         raise _error(f, f"cannot differentiate this line: {err}", err.loc,
                      "use ops.stop_gradient where no gradient should flow, or rewrite it with "
                      "ops that have gradients") from None
+    _refresh_last_effect(f, block)
     if request.value:
         return result, found[1]
     return found
+
+
+def _refresh_last_effect(f: Frame, block: Any) -> None:
+    """Differentiating may replace an effect (dropout by its mask's draw): later effects are
+    ordered after the block's last effect that still exists."""
+    last = f.compiler.last_effect.get(block)
+    if last is None or last.parent is block:
+        return
+    effects = [n for n in block.nodes if n.effectful]
+    if effects:
+        f.compiler.last_effect[block] = effects[-1]
+    else:
+        del f.compiler.last_effect[block]
 
 
 def _own(f: Frame, a: Any) -> Any:
