@@ -282,6 +282,7 @@ def jax_step(net: nn.Cell, kind: str) -> Callable[..., Any] | None:
 
     def step(x: np.ndarray, labels: np.ndarray) -> tuple[Any, np.ndarray]:
         loss, state["p"] = update(state["p"], x, labels)
+        loss.block_until_ready()  # NOTE: JAX dispatches asynchronously
         return loss, lambda: np.asarray(state["p"][first])
     return step
 
