@@ -7,6 +7,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from .cachedir import default_cache_dir
+
 GRAPH_MODE = 0
 """Run `jit` targets compiled (MindSpore's constant, and its value)."""
 PYNATIVE_MODE = 1
@@ -49,8 +51,9 @@ class CompileOptions:
 class Context:
     """The settings `set_context` changes: execution mode, compile options and the disk cache.
 
-    `cache_dir=None` means `$AMBER_CACHE_DIR`, else `$XDG_CACHE_HOME/amber`, else
-    `~/.cache/amber`; `disk_cache=None` means on unless `AMBER_CACHE=0`.
+    `cache_dir=None` means `$AMBER_CACHE_DIR`, else the platform's user cache directory
+    (`~/.cache/amber` on Linux; see runtime/cachedir.py); `disk_cache=None` means on unless
+    `AMBER_CACHE=0`.
 
     `save_graphs=True` writes the stages of every compile (source, IR before and after each
     pass, code) as numbered files into a new directory `<save_graphs_path>/<title>_<n>/`, as
@@ -80,16 +83,6 @@ class Context:
         if self.disk_cache is not None:
             return self.disk_cache
         return os.environ.get("AMBER_CACHE", "1").strip().lower() not in ("0", "false", "off", "no")
-
-
-def default_cache_dir() -> Path:
-    """`$AMBER_CACHE_DIR`, or `amber` under the user cache directory (XDG_CACHE_HOME aware)."""
-    explicit = os.environ.get("AMBER_CACHE_DIR")
-    if explicit:
-        return Path(explicit).expanduser()
-    xdg = os.environ.get("XDG_CACHE_HOME")
-    base = Path(xdg).expanduser() if xdg else Path.home() / ".cache"
-    return base / "amber"
 
 
 _context = Context()
