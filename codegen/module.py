@@ -13,7 +13,8 @@ from typing import Any
 
 from ..graph import Graph, Loc, Node
 from . import pyast as py
-from .emitter import Emitter, return_loc
+from ..graph.sizes import size_sources
+from .emitter import EntrySize, Emitter, return_loc
 from .frees import plan_frees
 from .hazards import find_hazards
 from .helpers import collect_helpers, helper_source
@@ -87,7 +88,8 @@ def generate(graph: Graph, *, title: str = "", signature: str = "",
     hidden = frozenset(v for r in regions for v in _inner_values(r))
     storage = _allocate(graph, lowered, namer, hidden)
     pool = ConstantPool(namer)
-    emitter = Emitter(storage, pool, plan_frees(graph, storage), _MARKER.format)
+    emitter = Emitter(storage, pool, plan_frees(graph, storage), _MARKER.format,
+                      _entry_sizes(graph, lowered, namer))
     kernels = _kernels(kernel_names, namer, emitter, storage, helpers)
     emitter.kernels = {k.region: k for k in kernels}
     main = emitter.function(graph, fn_name)
@@ -146,6 +148,17 @@ def _kernel_info(source: str, kernel: Kernel, region: int) -> KernelInfo:
     while first > 1 and lines[first - 2].startswith("@"):
         first -= 1
     return KernelInfo(kernel.name, region, first, def_line, kernel.region.loc)
+
+
+def _entry_sizes(graph: Graph, lowered: dict[Node, Lowered], namer: Namer) -> list[EntrySize]:
+    """The symbolic sizes the code reads, each named after its symbol (`n` for N) and read
+    from the first input holding it as a whole dim."""
+    used = set().union(*(low.form.sizes for low in lowered.values()))
+    sources = size_sources([v.type for v in graph.inputs])
+    missing = used - set(sources)
+    assert not missing, f"codegen: no input of @{graph.name} holds the size(s) {sorted(missing)}"
+    return [EntrySize(s.symbol, namer.fresh(s.symbol.lower()), s.input, s.axis)
+            for s in sources.values() if s.symbol in used]
 
 
 def _allocate(graph: Graph, lowered: dict[Node, Lowered], namer: Namer,

@@ -11,6 +11,8 @@ from typing import Any, Callable
 import gast
 
 from ..graph import ListType, Tensor, TupleType, Value
+from ..graph.types import UNKNOWN, Sym
+from ..ops.types import dim_mul
 from ..ops import METHODS, OPS
 from .context import DeadPath, Frame, tuple_items
 from .control import choose, short_circuit
@@ -19,10 +21,10 @@ from .operators import binary, compare, from_python, to_python, unary
 from .names import target_names
 from .scope import lookup, ref_attribute
 from .sequences import as_sequence, getitem
-from .values import (MISSING, BoundMethod, ListMethod, PyList, Ref, SuperRef, TensorMethod,
-                     describe, has_runtime, python_name, truth)
+from .containers import DICT_METHODS, LIST_METHODS
+from .values import (MISSING, BoundMethod, DictMethod, ListMethod, PyList, Ref, SuperRef,
+                     TensorMethod, describe, has_runtime, python_name, truth)
 
-LIST_METHODS = ("append", "extend", "insert", "pop", "reverse", "clear", "index", "count")
 
 
 def evaluate(f: Frame, node: gast.expr) -> Any:
@@ -68,7 +70,9 @@ def attribute(f: Frame, base: Any, name: str) -> Any:
         if name in LIST_METHODS:
             return ListMethod(base, name)
         raise f.error(f"lists have no supported method '{name}'")
-    if isinstance(base, BoundMethod | TensorMethod | ListMethod):
+    if isinstance(base, dict) and name in DICT_METHODS:
+        return DictMethod(base, name)
+    if isinstance(base, BoundMethod | TensorMethod | ListMethod | DictMethod):
         raise f.error(f"attributes of {describe(base)} are not supported")
     try:
         return from_python(getattr(to_python(base), name))
@@ -112,8 +116,10 @@ def value_attribute(f: Frame, v: Value, name: str) -> Any:
         if name == "dtype":
             return t.dtype
         if name == "size":
-            static = all(isinstance(d, int) for d in t.shape)
-            return math.prod(t.shape) if static else f.op("size", v)
+            if all(isinstance(d, int) for d in t.shape):
+                return math.prod(t.shape)
+            size = dim_mul(*t.shape)
+            return f.op("size", v) if size == UNKNOWN else f.op("dim", value=size)
         if name == "T":
             return f.op("transpose", v, perm=None)
         if name in METHODS:
@@ -130,13 +136,15 @@ def value_attribute(f: Frame, v: Value, name: str) -> Any:
 
 
 def shape_of(f: Frame, v: Value) -> tuple[Any, ...]:
-    """x.shape: ints where the type knows the size, run-time values elsewhere."""
+    """x.shape: ints where the type knows the size, run-time values elsewhere: a symbolic size
+    is a `dim` node (its value at run time, which shape arguments turn back into the symbol),
+    an unknown one is read from the array."""
     dims = v.type.shape
     if all(isinstance(d, int) for d in dims):
         return tuple(dims)
-    shape = f.op("shape", v)
-    return tuple(d if isinstance(d, int) else f.op("tuple_getitem", shape, index=i)
-                 for i, d in enumerate(dims))
+    shape = f.op("shape", v) if UNKNOWN in dims else None
+    return tuple(d if isinstance(d, int) else f.op("dim", value=d) if isinstance(d, Sym) else
+                 f.op("tuple_getitem", shape, index=i) for i, d in enumerate(dims))
 
 
 def _binop(f: Frame, node: gast.BinOp) -> Any:
