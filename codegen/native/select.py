@@ -7,11 +7,14 @@ The outermost qualifying loops are taken; inside a loop that does not qualify, i
 are tried.
 
 `backend="numba"` takes every qualifying region. `backend="auto"` also asks the cost rule
-(`worth_compiling`), from what the benchmarks (benchmarks/native.py) show: a kernel wins where
-NumPy's per-call overhead (about a microsecond per op, per iteration) dominates, that is on
-small arrays; on large arrays NumPy's vectorized loops and a kernel's element loops cost about
-the same per element, except transcendental functions (tanh, exp, ...), which NumPy computes
-several times faster, and a kernel costs a compile (under a second, then cached on disk).
+(`worth_compiling`), an estimate per iteration from what the benchmarks (benchmarks/native.py)
+show: the NumPy backend pays about a microsecond of interpreter and dispatch per op, which a
+kernel saves; a kernel pays more per element than NumPy only for transcendental functions,
+which it calls from the C library one element at a time while NumPy has SIMD versions (tanh
+about 11 ns an element more, exp about 1.5); a region is compiled when the saving outweighs that
+extra. Arrays above AUTO_MAX_ELEMENTS (computed, or multiplied, such as a large weight) keep the
+region NumPy: there NumPy's calls are cheap beside the work, and a kernel's BLAS calls measured
+slower.
 """
 from __future__ import annotations
 
@@ -28,18 +31,23 @@ from .types import NotNative, elements, is_array, may_be_0d_array
 BACKENDS = ("numpy", "numba", "auto")
 
 AUTO_MAX_ELEMENTS = 4096
-"""Auto: no array a kernel would compute may have more elements than this (above it, per-element
-work outweighs the calls a kernel saves)."""
+"""Auto: no array a kernel would compute, nor an operand of a product, may have more elements
+than this."""
 
-AUTO_MAX_TRANSCENDENTAL = 1024
-"""Auto: nor may an array computed by a transcendental function (NumPy's SIMD versions are
-several times faster than the C library's the kernel calls)."""
+PRODUCTS = frozenset({"matmul", "dot", "dense"})
+
+NUMPY_CALL_NS = 1000
+"""Auto: what the NumPy backend pays per op and iteration beyond the work itself (interpreter,
+dispatch, a fresh result array), which a kernel saves."""
+
+KERNEL_EXTRA_NS = {"tanh": 11.0, "gelu": 11.0, "log": 3.5, "pow": 3.0, "exp": 1.5,
+                   "sigmoid": 1.5, "sin": 1.5, "cos": 1.5}
+"""Auto: how many more nanoseconds per element a kernel takes than NumPy for these ops (float32,
+measured on 1024 elements; other ops cost a kernel no more than NumPy per element)."""
 
 AUTO_MIN_ITERATIONS = 8
 """Auto: a For loop of fewer iterations than this (known when compiling) stays NumPy: there is
 little per-call overhead to save for the compile it costs."""
-
-TRANSCENDENTAL = frozenset({"exp", "log", "tanh", "sigmoid", "gelu", "sin", "cos", "pow"})
 
 
 def loop_regions(graph: Graph) -> list[Node]:
@@ -92,20 +100,23 @@ def why_not(region: Node, unbound: frozenset[Value] = frozenset()) -> str | None
 
 
 def worth_compiling(region: Node) -> bool:
-    """The auto backend's cost rule (see the module docstring and the AUTO_ constants)."""
+    """The auto backend's cost rule (see the module docstring and the constants above): per
+    iteration, the NumPy calls a kernel saves against what it costs more per element."""
     trips = _trip_count(region)
     if trips is not None and trips < AUTO_MIN_ITERATIONS:
         return False
+    saved_ns = 0.0
     for node in _ops(region):
-        for out in node.outputs:
-            if not is_array(out.type):
-                continue
-            size = elements(out.type)
-            if size > AUTO_MAX_ELEMENTS:
-                return False
-            if node.op.name in TRANSCENDENTAL and size > AUTO_MAX_TRANSCENDENTAL:
-                return False
-    return True
+        sized = [*node.outputs, *(node.inputs if node.op.name in PRODUCTS else ())]
+        if any(is_array(v.type) and elements(v.type) > AUTO_MAX_ELEMENTS for v in sized):
+            return False
+        if not any(is_array(v.type) for v in (*node.inputs, *node.outputs)):
+            continue  # NOTE: Python numbers and 0-d values: a few tens of ns either way
+        saved_ns += NUMPY_CALL_NS
+        extra = KERNEL_EXTRA_NS.get(node.op.name, 0.0)
+        saved_ns -= extra * max((elements(v.type) for v in node.outputs if is_array(v.type)),
+                                default=0)
+    return saved_ns > 0
 
 
 def _ops(region: Node) -> Iterator[Node]:

@@ -98,3 +98,29 @@ def test_dump_shows_the_kernel(numba) -> None:
     plain = subprocess.run([sys.executable, "-m", "amber", "dump", spec], capture_output=True,
                            text=True, check=True).stdout
     assert "numba" not in plain
+
+
+def squash(x):
+    for _ in range(20):
+        x = np.tanh(x * 1.5)
+    return x
+
+
+def project(x, w):
+    for _ in range(20):
+        x = np.maximum(x @ w, 0.0)
+    return x
+
+
+@pytest.mark.parametrize("fn, args, kernel", [
+    (count_down, (X,), True),                                    # 16 floats, many iterations
+    (squash, (np.linspace(-1, 1, 64, dtype=np.float32),), True),  # tanh of 64: calls dominate
+    (squash, (np.linspace(-1, 1, 4096, dtype=np.float32).reshape(64, 64),), False),  # tanh dominates
+    (project, (np.ones((4, 8), np.float32), np.eye(8, dtype=np.float32)), True),
+    (project, (np.ones((1, 128), np.float32), np.eye(128, dtype=np.float32)), False),  # big weight
+], ids=["tiny", "tanh-small", "tanh-large", "matmul-small", "matmul-large-weight"])
+def test_auto_compiles_a_kernel_only_where_the_cost_rule_expects_it_to_win(
+        numba, fn, args, kernel: bool) -> None:
+    auto, plain = amber.jit(fn, backend="auto"), amber.jit(fn, backend="numpy")
+    np.testing.assert_allclose(auto(*args), plain(*args), rtol=1e-6, atol=1e-6)
+    assert ("@numba.njit(" in auto.code) == kernel
