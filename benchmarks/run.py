@@ -20,11 +20,13 @@ import harness  # noqa: E402  (sets one BLAS thread before NumPy loads)
 import amber  # noqa: E402
 
 import forward  # noqa: E402
+import native  # noqa: E402
 import startup  # noqa: E402
 import train  # noqa: E402
 
-SUITES = {"forward": forward, "train": train}
-"""Suite name -> module with TITLE and `workloads(quick) -> list[Workload]`."""
+SUITES = {"forward": forward, "train": train, "native": native}
+"""Suite name -> module with TITLE and `workloads(quick) -> list[Workload]` (and optionally
+`report()`, printing more after its table)."""
 
 
 def main() -> None:
@@ -43,6 +45,8 @@ def main() -> None:
         if name in SUITES:
             suite = SUITES[name]
             harness.run_workloads(suite.TITLE, suite.workloads(args.quick), rounds)
+            if hasattr(suite, "report"):  # NOTE: a suite's extra measurements (compile cost)
+                suite.report()
     if "startup" in chosen:
         startup.report()
 
