@@ -5,9 +5,12 @@ the same spellings into graph nodes.
 """
 from .opdef import REQUIRED, Dyn, OpDef, OpFunction, Primitive, Spelling
 from .registry import FUNCTIONS, METHODS, NUMPY, OPERATORS, OPS, PRIMITIVES, lookup
+from . import functional, operations, primitive
+from .primitive import constexpr
 
 __all__ = ["OpDef", "OpFunction", "Primitive", "Spelling", "Dyn", "REQUIRED", "OPS", "FUNCTIONS",
-           "NUMPY", "METHODS", "OPERATORS", "PRIMITIVES", "lookup", *FUNCTIONS, *PRIMITIVES]
+           "NUMPY", "METHODS", "OPERATORS", "PRIMITIVES", "lookup", "operations", "functional",
+           "primitive", "constexpr", *FUNCTIONS, *PRIMITIVES]
 
 
 def __getattr__(name: str):

@@ -246,6 +246,14 @@ def _ms_arange(values: dict[str, Any]) -> dict[str, Any]:
     return _bounds(values, start, end, step)
 
 
+def _mnp_arange(values: dict[str, Any]) -> dict[str, Any]:
+    start, stop, step = values.pop("start"), values.pop("stop"), values.pop("step")
+    start, stop = (0, start) if stop is None else (start, stop)
+    values["end"], values["step"] = stop, 1 if step is None else step
+    values["start"] = start
+    return _ms_arange(values)
+
+
 def _copy_infer(x: Type) -> Type:
     if not isinstance(x, Tensor):
         raise TypeError(f"copy: expected an array, got {x}")
@@ -279,6 +287,18 @@ NUMPY = (
     spell("arange", arange, "*args, dtype=None", _np_arange),
     spell("eye", eye, "N, M=None, k=0, dtype=float", dtype_or_none, N="n", M="m"),
 )
+MNP = (
+    spell("zeros", zeros, "shape, dtype=np.float32", _np_dtype),
+    spell("ones", ones, "shape, dtype=np.float32", _np_dtype),
+    spell("full", full, "shape, fill_value, dtype=None", _ms_full),
+    spell("arange", arange, "start, stop=None, step=None, dtype=None", _mnp_arange),
+    spell("eye", eye, "N, M=None, k=0, dtype=np.float32", dtype_or_none, N="n", M="m"),
+    spell("zeros_like", zeros_like, "a, dtype=None", dtype_or_none, a="x"),
+    spell("ones_like", ones_like, "a, dtype=None", dtype_or_none, a="x"),
+    spell("full_like", full_like, "a, fill_value, dtype=None", dtype_or_none, a="x"),
+)
+"""`mindspore.numpy` (`amber.numpy`) creation functions: NumPy's signatures with MindSpore's
+float32 defaults; its other functions are the NumPy spellings."""
 PRIMITIVES = (
     primitive("Zeros", zeros, call="size, type", fix=_ms_float32, size="shape", type="dtype"),
     primitive("Ones", ones, call="shape, type", fix=_ms_float32, type="dtype"),

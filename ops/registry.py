@@ -37,6 +37,9 @@ NUMPY: dict[str, OpFunction] = _table("NUMPY", lambda f: f.name)
 METHODS: dict[str, OpFunction] = _table("METHODS", lambda f: f.name)
 """ndarray methods (`x.sum(...)`) by method name; the binder takes the array first."""
 
+MNP: dict[str, OpFunction] = _table("MNP", lambda f: f.name)
+"""`mindspore.numpy` functions that differ from NumPy's (float32 defaults), by name."""
+
 PRIMITIVES: dict[str, type[Primitive]] = _table("PRIMITIVES", lambda p: p.__name__)
 """`amber.ops.<Name>` primitive classes (MindSpore's `ops.ReLU()` style)."""
 
