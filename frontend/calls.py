@@ -14,7 +14,10 @@ import numpy as np
 from ..graph import Value
 from ..graph.types import type_of
 from ..nn.cell import Cell
-from ..ops import NUMPY, OpFunction, Primitive
+from ..common.tensor import Tensor
+from ..ops import METHODS, NUMPY, OpFunction, Primitive
+from ..ops.composite import PUBLIC as COMPOSITE
+from ..ops.primitive import CONSTEXPR_FLAG
 from . import aliases
 from .context import Frame, call_identity
 from .errors import CompileError
@@ -26,6 +29,8 @@ from .sequences import as_sequence
 from .values import (BoundMethod, ListMethod, PyList, Ref, TensorMethod, describe,
                      has_runtime, jit_wrapped)
 
+COMPOSITE_CLASSES = frozenset(v for v in COMPOSITE.values() if isinstance(v, type))
+"""MindSpore API classes built from ops (`ops.DType()`): created while compiling."""
 MAX_INLINE_DEPTH = 64
 """Calls nested deeper than this (without recursion) are rejected."""
 FOLD_ITEMS = 64
@@ -68,6 +73,8 @@ def call_value(f: Frame, func: Any, args: list[Any], kwargs: dict[str, Any]) -> 
     if isinstance(func, TensorMethod):
         if func.function == "item":
             return _item(f, func.value, args, kwargs)
+        if isinstance(func.function, str):
+            return _tensor_only_method(f, func, args, kwargs)
         return apply_op(f, func.function, [func.value, *args], kwargs)
     if isinstance(func, BoundMethod):
         return inline(f, func.function, [func.receiver, *args], kwargs, method=True)
@@ -77,8 +84,15 @@ def call_value(f: Frame, func: Any, args: list[Any], kwargs: dict[str, Any]) -> 
         return _call_object(f, func, args, kwargs)
     if isinstance(func, OpFunction | Primitive):
         return apply_op(f, func, args, kwargs)
-    if isinstance(func, type) and issubclass(func, Primitive):
+    if isinstance(func, type) and (issubclass(func, Primitive) or func in COMPOSITE_CLASSES):
         return _python_call(f, func, args, kwargs, "creating a primitive")
+    if getattr(func, CONSTEXPR_FLAG, False):
+        name = getattr(func, "__qualname__", "function")
+        return _python_call(f, func, args, kwargs, f"the @constexpr function {name}")
+    if func is Tensor:
+        return _tensor_constant(f, args, kwargs)
+    if type(func) in COMPOSITE_CLASSES:
+        return inline(f, type(func).__call__, [func, *args], kwargs, method=True)
     handler = _lookup(BUILTINS, func)
     if handler is not None:
         try:
@@ -108,6 +122,40 @@ def call_value(f: Frame, func: Any, args: list[Any], kwargs: dict[str, Any]) -> 
     raise f.error(f"cannot compile a call to {describe(func)}",
                   "call amber ops, supported numpy functions, layers, or Python functions "
                   "defined with def")
+
+
+def _tensor_constant(f: Frame, args: list[Any], kwargs: dict[str, Any]) -> Any:
+    """`Tensor(data, dtype)` inside compiled code: of compile-time data, a constant array (as
+    MindSpore makes it); of a run-time array, a copy (cast to `dtype` when given)."""
+    if not has_runtime(args) and not has_runtime(kwargs):
+        value = _python_call(f, Tensor, args, kwargs, "building a Tensor")
+        return value.view(np.ndarray) if isinstance(value, np.ndarray) else value
+    try:
+        bound = inspect.signature(Tensor.__new__).bind(Tensor, *args, **kwargs)
+    except TypeError as exc:
+        raise f.error(f"Tensor(): {exc}", "pass Tensor(data, dtype)") from None
+    data, dtype = bound.arguments.get("input_data"), bound.arguments.get("dtype")
+    if set(bound.arguments) - {"cls", "input_data", "dtype"} or not isinstance(data, Value):
+        raise f.error("Tensor() of run-time values takes one array and an optional dtype",
+                      "build constant tensors from compile-time data, or use ops.cast")
+    if dtype is None:
+        return f.op("copy", data)
+    return f.op("cast", data, dtype=np.dtype(to_python(dtype)))
+
+
+def _tensor_only_method(f: Frame, method: TensorMethod, args: list[Any],
+                        kwargs: dict[str, Any]) -> Any:
+    """MindSpore's Tensor methods that ndarrays lack: `value()`, `view(*shape)`, `dim()`."""
+    name, value = method.function, method.value
+    if name == "view":
+        dims = args[0] if len(args) == 1 and isinstance(args[0], tuple | list) else tuple(args)
+        if kwargs or not dims or not all(isinstance(d, int | Value) for d in dims):
+            raise f.error("x.view() takes the new shape (`x.view(-1)`, `x.view(2, 3)`)",
+                          "MindSpore's view reshapes; use x.astype(dtype) to change the dtype")
+        return apply_op(f, METHODS["reshape"], [value, *dims], {})
+    if args or kwargs:
+        raise f.error(f"x.{name}() takes no arguments")
+    return value if name == "value" else value.type.rank
 
 
 def _item(f: Frame, value: Value, args: list[Any], kwargs: dict[str, Any]) -> Value:

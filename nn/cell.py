@@ -206,6 +206,41 @@ class Cell:
         object.__setattr__(self, "requires_grad", bool(requires_grad))
         return self
 
+    # -- MindSpore's configuration calls ------------------------------------------------------
+
+    def add_flags(self, **flags: Any) -> Cell:
+        """Record compiler hints (`loop_can_unroll=True`, ...) in `flags`; amber's compiler
+        needs none of them. Returns self."""
+        self.flags.update(flags)
+        return self
+
+    def add_flags_recursive(self, **flags: Any) -> Cell:
+        """`add_flags` on this cell and every descendant; returns self."""
+        for _, cell in self.cells_and_names():
+            cell.add_flags(**flags)
+        return self
+
+    def get_flags(self) -> dict[str, Any]:
+        """The flags recorded by `add_flags`."""
+        return self.flags
+
+    def to_float(self, dst_type: Any) -> Cell:
+        """MindSpore's mixed-precision switch. amber computes in the dtype of the values given,
+        so float32 (what amber's layers hold) is accepted as a no-op; another dtype is refused
+        rather than silently ignored. Returns self."""
+        if np.dtype(dst_type) != np.float32:
+            raise NotImplementedError(f"{self.cls_name}.to_float({np.dtype(dst_type)}): amber "
+                                      f"computes in the inputs' dtype; cast inputs and "
+                                      f"parameters yourself (only to_float(float32) is "
+                                      f"accepted, as a no-op)")
+        return self
+
+    def init_parameters_data(self, auto_parallel_mode: bool = False) -> dict[Parameter,
+                                                                              Parameter]:
+        """MindSpore initializes parameters lazily; amber's hold their values from the start.
+        Returns {parameter: parameter}, as MindSpore's does for initialized ones."""
+        return {p: p for p in self.get_parameters()}
+
     # -- printing ----------------------------------------------------------------------------
 
     @property

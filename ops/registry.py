@@ -7,12 +7,13 @@ from __future__ import annotations
 
 from types import ModuleType
 
-from . import (adjoint, creation, elementwise, indexing, joining, losses, nn, normalization, python,
-               reduce, shaping, window)
+from . import (activations, adjoint, creation, elementwise, indexing, joining, losses, nn,
+               normalization, python, reduce, resize, shaping, sorting, window)
 from .opdef import OpDef, OpFunction, Primitive
 
-FAMILIES: tuple[ModuleType, ...] = (python, elementwise, reduce, shaping, joining, indexing,
-                                    creation, nn, window, normalization, losses, adjoint)
+FAMILIES: tuple[ModuleType, ...] = (python, elementwise, activations, reduce, sorting, shaping,
+                                    joining, indexing, creation, nn, window, resize,
+                                    normalization, losses, adjoint)
 
 
 def _table(attr: str, key) -> dict:
