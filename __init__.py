@@ -9,7 +9,7 @@ from .common.dtype import (bool_, float16, float32, float64, int8, int16, int32,
 from .nn import Parameter, ParameterTuple
 from .checkpoint import load_checkpoint, load_param_into_net, save_checkpoint
 from .tensor import Tensor, get_seed, set_seed
-from .frontend import CompileError
+from .frontend import CompileError, CompileTypeError, CompileValueError
 from .runtime import GRAPH_MODE, PYNATIVE_MODE, get_context, jit, set_context, set_device
 from .runtime import context
 from . import mnp, train

@@ -21,8 +21,9 @@ import amber  # noqa: E402
 
 import forward  # noqa: E402
 import startup  # noqa: E402
+import train  # noqa: E402
 
-SUITES = {"forward": forward}
+SUITES = {"forward": forward, "train": train}
 """Suite name -> module with TITLE and `workloads(quick) -> list[Workload]`."""
 
 

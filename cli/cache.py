@@ -1,20 +1,24 @@
-"""`amber cache path|list|clear`: where the disk cache is, what is in it, and emptying it."""
+"""`amber cache path|list|prune|clear`: where the disk cache is, what is in it, trimming it
+(stale and damaged entries, then the size limit) and emptying it."""
 from __future__ import annotations
 
 import argparse
 from typing import Any
 
 from ..runtime import DiskCache, get_context
+from ..runtime.cachedir import max_bytes
 
-ACTIONS = ("path", "list", "clear")
+ACTIONS = ("path", "list", "prune", "clear")
 
 
 def register(sub: Any) -> argparse.ArgumentParser:
     """Add the `cache` subcommand."""
-    parser = sub.add_parser("cache", help="the disk cache: show its path, list or clear it")
+    parser = sub.add_parser("cache", help="the disk cache: show its path, list, prune or clear it")
     parser.add_argument("action", choices=ACTIONS,
-                        help="path: print the directory; list: one line per entry; clear: "
-                        "delete every entry")
+                        help="path: print the directory; list: one line per entry (least "
+                        "recently used first); prune: delete entries of other amber versions "
+                        "and damaged ones, then the least recently used ones over "
+                        "AMBER_CACHE_MAX_MB; clear: delete every entry")
     parser.set_defaults(handler=run)
     return parser
 
@@ -26,10 +30,25 @@ def run(ns: argparse.Namespace) -> int:
     elif ns.action == "list":
         entries = list(cache.entries())
         for e in entries:
-            state = "" if e.valid else "  [damaged]"
+            state = "" if e.state == "ok" else f"  [{e.state}]"
             print(f"{e.created}  {e.size:>8} B  {e.target}{e.signature}  {e.path}{state}")
-        print(f"{len(entries)} entries in {cache.root}")
+        total = sum(e.size for e in entries)
+        stale = sum(e.state == "stale" for e in entries)
+        damaged = sum(e.state == "damaged" for e in entries)
+        limit = max_bytes()
+        shown = "no limit" if limit is None else f"limit {_mb(limit)}"
+        extra = "".join(f", {n} {what}" for n, what in ((stale, "stale"), (damaged, "damaged"))
+                        if n)
+        print(f"{len(entries)} entries ({_mb(total)}, {shown}{extra}) in {cache.root}")
+    elif ns.action == "prune":
+        removed, evicted, freed = cache.prune()
+        print(f"removed {removed} stale or damaged and {evicted} least recently used entries "
+              f"({_mb(freed)}) from {cache.root}")
     else:
         removed = cache.clear()
         print(f"removed {removed} entries from {cache.root}")
     return 0
+
+
+def _mb(size: int) -> str:
+    return f"{size / 2**20:.1f} MB"

@@ -14,6 +14,7 @@ import numpy as np
 from ..runtime import CompileOptions, pipeline
 from ..runtime.keys import call_key, describe_key
 from ..version import __version__
+from . import training
 from .errors import UsageError
 from .target import add_target_args, load_target
 
@@ -29,17 +30,19 @@ def register(sub: Any) -> argparse.ArgumentParser:
     """Add the `export` subcommand and its flags."""
     parser = sub.add_parser("export", help="write a standalone NumPy module plus weights",
                             description="Write a standalone NumPy module plus weights.",
-                            epilog=EXPORT_HELP,
+                            epilog=EXPORT_HELP + "\n\n" + training.TRAIN_HELP,
                             formatter_class=argparse.RawDescriptionHelpFormatter)
     add_target_args(parser)
     parser.add_argument("-o", "--output", required=True, help="the module to write (.py)")
     parser.add_argument("--weights", help="the weights file (.npz; default beside the module)")
+    training.add_flags(parser)
     parser.set_defaults(handler=run)
     return parser
 
 
 def run(ns: argparse.Namespace) -> int:
     target = load_target(ns.spec, ns.input)
+    training.prepare(ns, target)
     out = Path(ns.output)
     if out.suffix != ".py" or not out.stem.isidentifier():
         raise UsageError(f"-o must name a .py file with an importable name, got {ns.output!r}")
@@ -53,7 +56,11 @@ def run(ns: argparse.Namespace) -> int:
     arrays = _gather_params(target.instance, params)
     inputs = [(name, value.type) for name, value in
               zip(code.arg_names[len(params):], graph.inputs[len(params):])]
-    module_text = export_module(code, title, f"{ns.spec}", params, inputs, weights, out)
+    module_text = export_module(code, title, f"{ns.spec}", params, inputs, weights, out,
+                                ns.train)
+    if ns.train:
+        names = training.checkpoint_names(target.instance, params)
+        module_text += training.train_tail(code.function_name, names)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(module_text, encoding="utf-8")
     if params:
@@ -80,7 +87,8 @@ def input_spec(name: str, type_: Any) -> tuple[str, tuple | None, str | None]:
 
 
 def export_module(code: Any, title: str, origin: str, params: Sequence[str],
-                  inputs: Sequence[tuple[str, Any]], weights: Path, out: Path) -> str:
+                  inputs: Sequence[tuple[str, Any]], weights: Path, out: Path,
+                  train: bool = False) -> str:
     """The text of a standalone module: a docstring on how to call it, the generated code (its
     own docstring folded into ours), and `load(weights_path)` / `run(*inputs)`."""
     body, generated_doc = _split_docstring(code.source)
@@ -108,6 +116,7 @@ def export_module(code: Any, title: str, origin: str, params: Sequence[str],
         "Compile-time arguments (Python scalars, tuples, None) were baked in when exporting.",
         f"`{code.function_name}(*parameters, *inputs)` is the generated function itself; `load()`",
         "returns the parameters in the order it expects (the names in PARAMETERS).",
+        *(training.train_doc(mod, names) if train else []),
         "", generated_doc])
     doc = '"""' + doc.rstrip().replace("\\", "\\\\").replace('"""', "'''") + '\n"""\n'
     tail = f'''

@@ -5,10 +5,11 @@ The builder is imported on first use: a process whose code all comes from the di
 only `CompileError` and the guards."""
 from typing import Any
 
-from .errors import CompileError
+from .errors import CompileError, CompileTypeError, CompileValueError
 from .guards import Guard, resolve_path
 
-__all__ = ["BuildResult", "CompileError", "Guard", "build_graph", "resolve_path"]
+__all__ = ["BuildResult", "CompileError", "CompileTypeError", "CompileValueError", "Guard",
+           "build_graph", "resolve_path"]
 
 
 def __getattr__(name: str) -> Any:

@@ -17,7 +17,7 @@ from ..graph.verifier import IRVerifyError, verify
 from ..nn.cell import Cell
 from . import calls, control, expressions, loops, statements
 from .context import Compiler, DeadPath, Frame, Prepared, Rules
-from .errors import CompileError
+from .errors import CompileError, CompileTypeError, arity_message
 from .guards import Guard
 from .scope import convert_default
 from .source import error_at
@@ -148,8 +148,13 @@ def _bind_inputs(compiler: Compiler, frame: Frame, func: Any, args: tuple, kwarg
     try:
         bound = inspect.signature(func).bind(*converted, **named)
     except TypeError as exc:
-        raise frame.error(f"{func.__qualname__}() {exc}", "pass the arguments it declares",
-                          node=frame.fdef) from None
+        skip = 1 if compiler.root is not None else 0
+        err = frame.error(arity_message(func.__qualname__, func, len(args) + len(kwargs),
+                                        str(exc), skip),
+                          "pass the arguments it declares", node=frame.fdef,
+                          kind=CompileTypeError)
+        err.at_call = True  # NOTE: the runtime moves it to the user's call
+        raise err from None
     bound.apply_defaults()
     return {k: convert_default(v) for k, v in bound.arguments.items()}
 

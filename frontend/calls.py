@@ -18,16 +18,16 @@ from ..common.tensor import Tensor
 from ..ops import METHODS, NUMPY, OpFunction, Primitive
 from ..ops.composite import PUBLIC as COMPOSITE
 from ..ops.primitive import CONSTEXPR_FLAG
-from . import aliases
+from . import aliases, gradients
 from .context import Frame, call_identity
-from .errors import CompileError
+from .errors import CompileError, CompileTypeError, arity_message, kind_for
 from .expressions import elements, evaluate, format_at_run_time
 from .operators import from_python, to_python
 from .pybuiltins import BUILTINS
 from .scope import convert_default
 from .sequences import as_sequence
 from .values import (BoundMethod, ListMethod, PyList, Ref, TensorMethod, describe,
-                     has_runtime, jit_wrapped)
+                     has_runtime, jit_wrapped, python_name)
 
 COMPOSITE_CLASSES = frozenset(v for v in COMPOSITE.values() if isinstance(v, type))
 """MindSpore API classes built from ops (`ops.DType()`): created while compiling."""
@@ -70,6 +70,10 @@ def call(f: Frame, node: gast.Call) -> Any:
 
 def call_value(f: Frame, func: Any, args: list[Any], kwargs: dict[str, Any]) -> Any:
     """`func(*args, **kwargs)` for any callable the frontend knows."""
+    if gradients.is_gradient_function(func):
+        return gradients.call_gradient(f, func, args, kwargs)
+    if gradients.makes_gradient_functions(func):
+        return gradients.call_at_compile_time(f, func, args, kwargs)
     if isinstance(func, TensorMethod):
         if func.function == "item":
             return _item(f, func.value, args, kwargs)
@@ -99,7 +103,7 @@ def call_value(f: Frame, func: Any, args: list[Any], kwargs: dict[str, Any]) -> 
             inspect.signature(handler).bind(f, *args, **kwargs)
         except TypeError as exc:
             raise f.error(f"{func.__name__}(): {exc}", "pass the arguments Python's "
-                          f"{func.__name__} takes") from None
+                          f"{func.__name__} takes", kind=CompileTypeError) from None
         return handler(f, *args, **kwargs)
     spelling = NUMPY_BY_ID.get(id(func))
     if spelling is not None:
@@ -213,9 +217,9 @@ def _numpy_call(f: Frame, func: Any, args: list[Any], kwargs: dict[str, Any]) ->
         return _python_call(f, func, args, kwargs, f"calling {describe(func)}")
     if isinstance(func, type) and issubclass(func, np.generic) and len(args) == 1 and not kwargs:
         return f.op("cast", f.materialise(args[0]), dtype=np.dtype(func))
-    name = getattr(func, "__name__", repr(func))
-    raise f.error(f"np.{name} is not supported on run-time values",
-                  "use an amber op or a supported numpy function (see amber.ops.NUMPY)")
+    raise f.error(f"{python_name(func)} is not supported on run-time values",
+                  "use an amber op or a supported numpy function (the names in "
+                  "amber.ops.NUMPY)")
 
 
 def _python_call(f: Frame, func: Any, args: list[Any], kwargs: dict[str, Any], what: str
@@ -244,7 +248,7 @@ def apply_op(f: Frame, spelling: OpFunction | Primitive, args: list[Any],
     try:
         inputs, attrs = spelling.bind(*py_args, **py_kwargs)
     except (TypeError, ValueError) as exc:
-        raise f.error(str(exc), f"check the arguments of {name}") from exc
+        raise f.error(str(exc), f"check the arguments of {name}", kind=kind_for(exc)) from exc
     for key, value in attrs.items():
         if _holds_runtime(value):
             raise f.error(f"{name}: argument `{key}` must be a compile-time constant, but "
@@ -373,7 +377,8 @@ def _call_object(f: Frame, ref: Ref, args: list[Any], kwargs: dict[str, Any]) ->
             obj.check_inputs(*(_typed(a) for a in args), **{k: _typed(v)
                                                             for k, v in kwargs.items()})
         except (TypeError, ValueError) as exc:
-            raise f.error(str(exc), f"check the input of {type(obj).__name__}") from exc
+            raise f.error(str(exc), f"check the input of {type(obj).__name__}",
+                          kind=kind_for(exc)) from exc
         construct = type(obj).construct
         return inline(f, jit_wrapped(construct) or construct, [ref, *args], kwargs,
                       method=True)
@@ -423,8 +428,11 @@ def inline(f: Frame, func: types.FunctionType, args: list[Any], kwargs: dict[str
     try:
         bound = inspect.signature(func).bind(*args, **kwargs)
     except TypeError as exc:
-        raise f.error(f"{func.__qualname__}() {exc}".replace("() missing", "(): missing"),
-                      "pass the arguments its definition asks for") from None
+        skip = 1 if method else 0
+        raise f.error(arity_message(func.__qualname__, func, len(args) - skip + len(kwargs),
+                                    str(exc), skip),
+                      "pass the arguments its definition asks for",
+                      kind=CompileTypeError) from None
     bound.apply_defaults()
     frame = compiler.push_frame(func, receiver)
     for name, value in bound.arguments.items():

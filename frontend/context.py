@@ -9,7 +9,8 @@ from typing import Any, Callable, Mapping
 import gast
 import numpy as np
 
-from ..graph import AnyType, Block, Builder, Graph, InsertPoint, Loc, Node, Value
+from ..graph import (AnyType, Block, Builder, Graph, InsertPoint, ListType, Loc, Node, TupleType,
+                     Value)
 from ..graph.types import type_of
 from ..nn.cell import Cell
 from ..ops import OpDef
@@ -18,7 +19,7 @@ from . import names
 from .aliases import Memory, after_write
 from .canonicalize import canonicalize, result_body, returns_none
 from .check import check_supported
-from .errors import CompileError
+from .errors import CompileError, kind_for
 from .guards import Guard, SameObjectReader
 from .source import ParsedFunction, error_at, parse_function
 from .values import MISSING, PENDING, PyList, Unusable, describe
@@ -335,8 +336,12 @@ class Frame:
             value = self.builder.op(op, *inputs, name=name, **attrs)
         except INFER_ERRORS as exc:
             shown = ", ".join(str(v.type) for v in inputs) or "none"
-            raise self.error(str(exc) or type(exc).__name__,
-                             f"check the operands' shapes and dtypes (inputs: {shown})") from exc
+            hint = f"check the operands' shapes and dtypes (inputs: {shown})"
+            if any(isinstance(v.type, ListType | TupleType) for v in inputs):
+                hint = (f"a list or tuple is not an array here (inputs: {shown}): make it one "
+                        "with np.array(...), as NumPy does implicitly")
+            raise self.error(str(exc) or type(exc).__name__, hint,
+                             kind=kind_for(exc)) from exc
         node = value.producer
         if node is not None and node.effectful:
             self.compiler.note_effect(node)
@@ -376,6 +381,9 @@ class Frame:
             return self.constant(v)
         if isinstance(v, np.ndarray | np.generic) and v.dtype != object:
             return self.constant(v)
+        if isinstance(v, list):
+            raise self.error(f"a {describe(v)} cannot be used as a run-time value here",
+                             f"make it an array: np.array({v!r})"[:160])
         raise self.error(f"a {describe(v)} cannot be used as a run-time value here",
                          "only arrays, numbers, strings, None and tuples of them exist at run "
                          "time; decide on the other objects with compile-time values")

@@ -2,8 +2,10 @@
 time). Dispatch is one table from node class to handler."""
 from __future__ import annotations
 
+import difflib
 import inspect
 import math
+import types
 from typing import Any, Callable
 
 import gast
@@ -18,7 +20,7 @@ from .names import target_names
 from .scope import lookup, ref_attribute
 from .sequences import as_sequence, getitem
 from .values import (MISSING, BoundMethod, ListMethod, PyList, Ref, SuperRef, TensorMethod,
-                     describe, has_runtime, truth)
+                     describe, has_runtime, python_name, truth)
 
 LIST_METHODS = ("append", "extend", "insert", "pop", "reverse", "clear", "index", "count")
 
@@ -71,7 +73,20 @@ def attribute(f: Frame, base: Any, name: str) -> Any:
     try:
         return from_python(getattr(to_python(base), name))
     except AttributeError:
-        raise f.error(f"{describe(base)} has no attribute '{name}'") from None
+        raise f.error(f"{describe(base)} has no attribute '{name}'",
+                      _attribute_hint(to_python(base), name)) from None
+
+
+def _attribute_hint(obj: Any, name: str) -> str:
+    """Names close to a misspelt one; for a module, where to look it up."""
+    close = difflib.get_close_matches(name, [n for n in dir(obj) if not n.startswith("_")], 3)
+    where = f"dir({python_name(obj)})" if isinstance(obj, types.ModuleType) else ""
+    if close:
+        return "did you mean " + " or ".join(f"'{c}'" for c in close) + "?" + (
+            f" (all names: {where})" if where else "")
+    if python_name(obj) == "amber.ops":
+        return "amber.ops has no op of that name: see dir(amber.ops) and amber.ops.NUMPY"
+    return f"see {where} for what it has" if where else ""
 
 
 def super_attribute(f: Frame, base: SuperRef, name: str) -> Any:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import operator as pyop
 from typing import Any, Callable
 
-from ..graph import AnyType, ListType, NoneType, Scalar, StrType, Tensor, Value
+from ..graph import AnyType, ListType, NoneType, Scalar, StrType, Tensor, TupleType, Value
 from ..ops import OPERATORS
 from .context import Frame, tuple_items
 from .values import PENDING, PyList, Ref, describe, has_runtime, truth
@@ -81,9 +81,9 @@ def binary(f: Frame, opname: str, a: Any, b: Any) -> Any:
 
 def _sequence_op(f: Frame, opname: str, a: Any, b: Any) -> Any:
     """Tuple/list concatenation and repetition, which never need a node."""
-    if isinstance(a, Value) and isinstance(b, tuple):
+    if isinstance(a, Value) and isinstance(a.type, TupleType) and isinstance(b, tuple):
         a = tuple_items(f, a)
-    if isinstance(b, Value) and isinstance(a, tuple):
+    if isinstance(b, Value) and isinstance(b.type, TupleType) and isinstance(a, tuple):
         b = tuple_items(f, b)
     if opname == "Add":
         if isinstance(a, tuple) and isinstance(b, tuple):

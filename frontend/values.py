@@ -4,7 +4,7 @@ and the questions asked about any bound thing (is it run-time, its truth, its st
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from types import FunctionType
+from types import BuiltinFunctionType, FunctionType, MethodType, ModuleType
 from typing import Any, Callable
 
 import numpy as np
@@ -259,4 +259,31 @@ def describe(v: Any) -> str:
         return f"function {v.__qualname__}"
     if isinstance(v, type):
         return f"class {v.__qualname__}"
+    if isinstance(v, ModuleType):  # NOTE: not its repr, which holds an absolute path
+        return f"module {python_name(v)}"
+    if isinstance(v, BuiltinFunctionType | MethodType | np.ufunc):
+        return python_name(v)
     return f"{type(v).__name__} {v!r}"[:120]
+
+
+def python_name(v: Any) -> str:
+    """How user code spells a module or a library function: `np.linalg`, `np.linalg.svd`,
+    `math.sqrt`, `np.random.normal` (a method of NumPy's global random state)."""
+    if isinstance(v, ModuleType):
+        return _short_module(v.__name__)
+    name = getattr(v, "__name__", type(v).__name__)
+    owner = getattr(v, "__self__", None)
+    if isinstance(owner, np.random.RandomState):
+        return f"np.random.{name}"
+    if owner is not None and not isinstance(owner, ModuleType):
+        return f"{type(owner).__name__}.{name}"
+    module = getattr(v, "__module__", None) or getattr(owner, "__name__", None) or ""
+    return f"{_short_module(module)}.{name}" if module and module != "builtins" else name
+
+
+def _short_module(name: str) -> str:
+    """`numpy.linalg` -> `np.linalg` (NumPy's private modules as their public one)."""
+    if name == "numpy" or name.startswith("numpy."):
+        public = [p for p in name.split(".") if not p.startswith("_")]
+        return ".".join(["np", *public[1:]])
+    return name

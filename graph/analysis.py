@@ -93,14 +93,16 @@ def differentiable(t: Type) -> bool:
     return False
 
 
-def active_values(graph: Graph, wrt: Sequence[Value]) -> set[Value]:
-    """The differentiable values that depend on `wrt` through ops with gradient rules: only
-    these receive adjoints (so no tape records what no gradient needs)."""
+def active_values(nodes: Sequence[Node], wrt: Sequence[Value]) -> set[Value]:
+    """The differentiable values that `nodes` (and the nodes nested in them) compute from
+    `wrt` through ops with gradient rules: only these receive adjoints (so no tape records what
+    no gradient needs)."""
     active = {v for v in wrt if differentiable(v.type)}
+    every = [n for top in nodes for n in top.walk()]
     changed = True
     while changed:  # NOTE: loops feed values back to their start; a few rounds settle them
         changed = False
-        for node in graph.walk():
+        for node in every:
             found = _newly_active(node, active)
             if found:
                 active |= found

@@ -53,13 +53,21 @@ class NotDifferentiable(Exception):
         return None if self.node is None else self.node.loc
 
 
-def differentiate(graph: Graph, seeds: Mapping[Value, Value], wrt: Sequence[Value]
-                  ) -> list[Value | None]:
-    """Append the backward pass to `graph`: the adjoints of `wrt` (values of the graph body)
-    when the values in `seeds` have the given adjoints. None where no adjoint flows (zero).
-    Raises NotDifferentiable naming the node it cannot go through."""
-    _expand(graph)
-    transform = _Transform(graph, active_values(graph, wrt))
+def differentiate(graph: Graph, seeds: Mapping[Value, Value], wrt: Sequence[Value],
+                  nodes: Sequence[Node] | None = None) -> list[Value | None]:
+    """Append the backward pass to `graph`: the adjoints of `wrt` when the values in `seeds`
+    have the given adjoints. None where no adjoint flows (zero). Raises NotDifferentiable
+    naming the node it cannot go through.
+
+    `nodes`: differentiate only these consecutive nodes of one block, which must end it (the
+    inlined forward of a gradient function called inside compiled code); the backward is
+    appended to that block, and `wrt` may be any values the nodes read. Default: the whole
+    graph body."""
+    if nodes is None:
+        nodes = list(graph.body.nodes)
+    block = nodes[0].parent if nodes else graph.body
+    nodes = _expand(nodes)
+    transform = _Transform(graph, block, nodes, active_values(nodes, wrt))
     top = transform.top
     for value, seed in seeds.items():
         transform.contribute(top, value, transform.split(top, seed, value.type))
@@ -83,6 +91,8 @@ class _Scope:
     """Adjoints of values defined outside `forward`, to hand to the enclosing scope."""
     primal: dict[Value, Value] = field(default_factory=dict)
     """Forward value -> a value `block` can read holding it (exports, tape reads)."""
+    nodes: Sequence[Node] | None = None
+    """The top scope: the forward nodes to differentiate (None: all of `forward`'s)."""
     accumulators: dict[Value, Value] = field(default_factory=dict)
     """Loop bodies: escaping value -> the backward loop's parameter accumulating its adjoint."""
     position: Value | None = None
@@ -97,11 +107,11 @@ def _defined_in(value: Value, block: Block) -> bool:
 class _Transform:
     """One differentiation: the scopes, the tapes and snapshots made so far."""
 
-    def __init__(self, graph: Graph, active: set[Value]) -> None:
+    def __init__(self, graph: Graph, block: Block, nodes: Sequence[Node],
+                 active: set[Value]) -> None:
         self.graph = graph
         self.active = active
-        body = graph.body
-        self.top = _Scope(body, body, Builder(InsertPoint.at_end(body)))
+        self.top = _Scope(block, block, Builder(InsertPoint.at_end(block)), nodes=nodes)
         self.written = written_roots(graph)
         self.snapshots: dict[Value, Value] = {}
         self.trips: dict[Node, Value] = {}
@@ -111,7 +121,7 @@ class _Transform:
         """Add `adjoint` to what `value` receives."""
         if adjoint is None or value not in self.active:
             return
-        if _defined_in(value, scope.forward):
+        if scope.parent is None or _defined_in(value, scope.forward):
             scope.adj[value] = self.add(scope, scope.adj.get(value), adjoint, value)
             return
         if scope.position is not None and value not in scope.accumulators:
@@ -260,7 +270,8 @@ class _Transform:
 
     # -- walking the forward graph backwards ---------------------------------------------
     def backprop_block(self, scope: _Scope) -> None:
-        for node in reversed(list(scope.forward.nodes)):
+        nodes = scope.forward.nodes if scope.nodes is None else scope.nodes
+        for node in reversed(list(nodes)):
             if not any(scope.adj.get(out) is not None for out in node.outputs):
                 continue
             if node.op == IF:
@@ -531,9 +542,14 @@ class _ExpandContext:
             self.builder.constant(x)
 
 
-def _expand(graph: Graph) -> None:
-    """Replace every node whose op has an `expand` by that expansion, keeping effect order."""
-    for node in list(graph.walk()):
+def _expand(nodes: Sequence[Node]) -> list[Node]:
+    """Replace every node (at any depth) whose op has an `expand` by that expansion, keeping
+    effect order; returns `nodes` with the top-level replacements."""
+    if not nodes:
+        return []
+    block = nodes[0].parent
+    first = block.index(nodes[0])
+    for node in [n for top in nodes for n in top.walk()]:
         if node.is_region or node.op.expand is None:
             continue
         ctx = _ExpandContext(node)
@@ -542,8 +558,16 @@ def _expand(graph: Graph) -> None:
         for n in effects:
             n.control_inputs = list(node.control_inputs)
         after = effects[-1:] or list(node.control_inputs)
-        for user in graph.walk():
+        for user in _root(block).walk():
             if node in user.control_inputs:
                 user.control_inputs = [c for c in user.control_inputs if c is not node] + after
         node.output.replace_all_uses_with(result)
         node.erase()
+    return block.nodes[first:]
+
+
+def _root(block: Block) -> Block:
+    """The outermost block holding `block` (the graph body)."""
+    while block.owner_node is not None:
+        block = block.owner_node.parent
+    return block

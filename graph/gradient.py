@@ -1,20 +1,41 @@
 """Gradient functions as graphs: `GradSpec` says what a MindSpore-style gradient function returns
 (which inputs and parameters, the forward value, auxiliary outputs, a given sensitivity), and
 `grad_graph` rewrites a forward graph into one graph computing exactly that, with
-`autodiff.differentiate` appending the backward pass."""
+`autodiff.differentiate` appending the backward pass. `gradient_of` does the same for a forward
+inlined into a larger graph (a gradient function called inside compiled code)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any, Sequence
 
 import numpy as np
 
 from .analysis import differentiable
 from .autodiff import differentiate
-from .ir import Builder, Graph, InsertPoint, Loc, Value
+from .ir import Builder, Graph, InsertPoint, Loc, Node, Value
 from .types import AnyType, Tensor, TupleType, Type
 
 ALL = "all"
 """`GradSpec.positions` for every positional argument (`GradOperation(get_all=True)`)."""
+
+GRADIENT_ATTR = "__amber_gradient__"
+"""An object whose type has this attribute is a gradient function: `obj.__amber_gradient__` is
+its `(forward, GradRequest)`. The frontend compiles a call to it into the caller's graph."""
+COMPILE_TIME_ATTR = "__amber_compile_time__"
+"""A callable with this attribute (`grad`, `value_and_grad`, `GradOperation`) makes gradient
+functions: called inside compiled code, it runs while compiling."""
+
+
+@dataclass(frozen=True)
+class GradRequest:
+    """What the user asked a gradient function for (see `GradSpec`), with the weights still as
+    the Parameter objects passed to grad/value_and_grad/GradOperation."""
+    positions: tuple[int, ...] | str | None = (0,)
+    single: bool = True
+    weights: tuple[Any, ...] | None = None
+    has_aux: bool = False
+    value: bool = False
+    sens: bool = False
 
 
 @dataclass(frozen=True)
@@ -60,26 +81,65 @@ class GradSpecError(ValueError):
         self.hint, self.loc = hint, loc
 
 
+Structure = Any
+"""A Value, or a tuple of Structures (a gradient function's result before it is one value)."""
+
+
 def grad_graph(graph: Graph, spec: GradSpec, nargs: int) -> None:
     """Rewrite `graph` (the forward function, called with `nargs` positional arguments) in
     place into the gradient function `spec` describes. Raises GradSpecError or
     NotDifferentiable."""
-    b = Builder(InsertPoint.at_end(graph.body))
     (result,) = graph.outputs
-    out, aux = _split_aux(b, result, spec.has_aux)
-    loc = result.producer.loc if result.producer is not None else graph.return_loc
-    seeds = _seeds(graph, b, out, spec, nargs, loc)
+    loc = _loc(result) or graph.return_loc
+    sens = None
+    if spec.sens:
+        sens = graph.body.add_param(result.type, "sens")
+        graph.input_paths = (*graph.input_paths, str(nargs))
+    b = Builder(InsertPoint.at_end(graph.body))
+    params = dict(zip(graph.param_paths, graph.inputs))
+    weights = [([params[p] for p in w.paths], w.shape, np.dtype(w.dtype))
+               for w in spec.weights or ()] if spec.weights is not None else None
     inputs = _position_inputs(graph, spec, nargs, loc)
-    weights = _weight_inputs(graph, spec)
-    wrt = [v for group in (*inputs, *weights) for v in group if v is not None]
-    found = dict(zip(wrt, differentiate(graph, seeds, wrt)))
-    grads = _pack(b, spec, [_gradient(b, group, found) for group in inputs],
-                  [_gradient(b, group, found, w) for group, w in zip(weights, spec.weights or ())])
+    found = gradient_of(graph, b, result, spec, inputs, weights, sens, loc)
+    graph.body.set_results([as_value(b, found)])
+
+
+def gradient_of(graph: Graph, b: Builder, result: Value, spec: GradSpec | GradRequest,
+                inputs: list[list[Value | None]] | None,
+                weights: list[tuple[list[Value], tuple[int, ...], np.dtype]] | None,
+                sens: Value | None, loc: Loc | None, nodes: Sequence[Node] | None = None
+                ) -> Structure:
+    """Differentiate `result` (of the forward `nodes`, default the whole graph) with respect to
+    `inputs` (per differentiated position, the values holding its arrays; None for a position
+    without arrays) and `weights` (per weight, the values reading it, its shape and dtype), and
+    return what the gradient function returns, in MindSpore's structure. `b` builds after the
+    forward. Raises GradSpecError or NotDifferentiable."""
+    out, aux = _split_aux(b, result, spec.has_aux)
+    if any(isinstance(t, AnyType) for t in _leaves(out.type)):
+        raise GradSpecError("the result has a different type on different paths (e.g. an "
+                            "array on one and None, or another dtype, on another), so it "
+                            "has no gradient", "return values of one type and dtype on every "
+                            "path", loc)
+    seeds = {out: sens} if sens is not None else _seed(b, out, loc)
+    inputs = inputs or []
+    weights = weights or []
+    wrt = list(dict.fromkeys(v for group in inputs for v in group if v is not None))
+    wrt += [v for w in weights for v in w[0] if v not in wrt]
+    found = dict(zip(wrt, differentiate(graph, seeds, wrt, nodes)))
+    grads = _pack(spec, [_input_gradient(b, group, found) for group in inputs],
+                  [_weight_gradient(b, w, found) for w in weights])
     if spec.has_aux:
-        grads = b.op("make_tuple", grads, aux)
+        grads = (grads, aux)
     if spec.value:
-        grads = b.op("make_tuple", result, grads)
-    graph.body.set_results([grads])
+        grads = (result, grads)
+    return grads
+
+
+def as_value(b: Builder, found: Structure) -> Value:
+    """A gradient structure as one IR value (tuples become `make_tuple`)."""
+    if isinstance(found, tuple):
+        return b.op("make_tuple", *(as_value(b, x) for x in found))
+    return found
 
 
 def _split_aux(b: Builder, result: Value, has_aux: bool) -> tuple[Value, Value | None]:
@@ -95,17 +155,8 @@ def _split_aux(b: Builder, result: Value, has_aux: bool) -> tuple[Value, Value |
     return items[0], b.op("make_tuple", *aux)
 
 
-def _seeds(graph: Graph, b: Builder, out: Value, spec: GradSpec, nargs: int,
-           loc: Loc | None) -> dict[Value, Value]:
-    if any(isinstance(t, AnyType) for t in _leaves(out.type)):
-        raise GradSpecError("the result has a different type on different paths (e.g. an "
-                            "array on one and None, or another dtype, on another), so it "
-                            "has no gradient", "return values of one type and dtype on every "
-                            "path", loc)
-    if spec.sens:
-        sens = graph.body.add_param(out.type, "sens")
-        graph.input_paths = (*graph.input_paths, str(nargs))
-        return {out: sens}
+def _seed(b: Builder, out: Value, loc: Loc | None) -> dict[Value, Value]:
+    """Ones for a scalar output (a one-element array or a Python float, or a tuple of them)."""
     for t in _leaves(out.type):
         if not (isinstance(t, Tensor) and all(d == 1 for d in t.shape) or
                 t == out.type and not isinstance(t, Tensor | TupleType)):
@@ -132,24 +183,33 @@ def _position_inputs(graph: Graph, spec: GradSpec, nargs: int, loc: Loc | None
                      ) -> list[list[Value | None]]:
     """For each differentiated position, the graph inputs holding its arrays (None for a
     position that holds no array: gets no gradient)."""
+    inputs = dict(zip(graph.input_paths, graph.inputs[len(graph.param_paths):]))
+    return position_groups(spec, nargs, lambda p: [
+        v for path, v in inputs.items() if path == str(p) or path.startswith(f"{p}.")], loc)
+
+
+def position_groups(spec: GradSpec | GradRequest, nargs: int, arrays: Any, loc: Loc | None
+                    ) -> list[list[Value | None]]:
+    """For each position `spec` differentiates, `arrays(p)` (the values holding argument p's
+    arrays), checked: in range, and floating arrays unless every position is asked for
+    (`get_all`: a position without arrays gets a zero gradient)."""
     if spec.positions is None:
         return []
-    positions = range(nargs) if spec.positions == ALL else spec.positions
+    every = spec.positions == ALL
     groups = []
-    inputs = dict(zip(graph.input_paths, graph.inputs[len(graph.param_paths):]))
-    for p in positions:
+    for p in range(nargs) if every else spec.positions:
         if not -nargs <= p < nargs:
             raise GradSpecError(f"grad_position {p} is out of range: the function is called "
                                 f"with {nargs} positional argument(s)",
                                 "count positions from 0", loc)
         p %= nargs
-        group = [v for path, v in inputs.items() if path == str(p) or path.startswith(f"{p}.")]
-        if not group and spec.positions != ALL:
+        group = arrays(p)
+        if not group and not every:
             raise GradSpecError(f"argument {p} is not an array, so it has no gradient (amber "
                                 "compiles Python numbers and other non-arrays as constants)",
                                 "pass a float array, or leave the position out", loc)
         for v in group:
-            if not differentiable(v.type) and spec.positions != ALL:
+            if not differentiable(v.type) and not every:
                 raise GradSpecError(f"argument {p} is an array of {v.type}: only floating-point "
                                     "inputs have gradients", "cast it to float32 or leave the "
                                     "position out", loc)
@@ -157,23 +217,10 @@ def _position_inputs(graph: Graph, spec: GradSpec, nargs: int, loc: Loc | None
     return groups
 
 
-def _weight_inputs(graph: Graph, spec: GradSpec) -> list[list[Value]]:
-    params = dict(zip(graph.param_paths, graph.inputs))
-    return [[params[p] for p in w.paths] for w in spec.weights or ()]
-
-
-def _gradient(b: Builder, group: list[Value | None], found: dict[Value, Value | None],
-              weight: Weight | None = None) -> Value:
-    """The gradient of one argument (a tuple for an argument holding several arrays) or of
-    one weight (summed over the paths that read it): zeros where nothing flows."""
-    if weight is not None:
-        grads = [found[v] for v in group if found.get(v) is not None]
-        if not grads:
-            return b.op("zeros", shape=weight.shape, dtype=np.dtype(weight.dtype))
-        total = grads[0]
-        for g in grads[1:]:
-            total = b.op("add", total, g)
-        return total
+def _input_gradient(b: Builder, group: list[Value | None], found: dict[Value, Value | None]
+                    ) -> Structure:
+    """The gradient of one argument (a tuple for an argument holding several arrays): zeros
+    where nothing flows."""
     parts = []
     for v in group:
         if v is None:  # (get_all) a positional argument that holds no array
@@ -181,23 +228,45 @@ def _gradient(b: Builder, group: list[Value | None], found: dict[Value, Value | 
             continue
         g = found.get(v)
         if g is None:
-            g = b.op("zeros_like", v) if isinstance(v.type, Tensor) else b.constant(0.0)
+            g = _zeros(b, v)
         parts.append(g)
-    return parts[0] if len(parts) == 1 else b.op("make_tuple", *parts)
+    return parts[0] if len(parts) == 1 else tuple(parts)
 
 
-def _pack(b: Builder, spec: GradSpec, inputs: list[Value], weights: list[Value]) -> Value:
+def _weight_gradient(b: Builder, weight: tuple[list[Value], tuple[int, ...], np.dtype],
+                     found: dict[Value, Value | None]) -> Value:
+    """The gradient of one weight, summed over the values that read it (zeros if none)."""
+    values, shape, dtype = weight
+    grads = [found[v] for v in dict.fromkeys(values) if found.get(v) is not None]
+    if not grads:
+        return b.op("zeros", shape=shape, dtype=dtype)
+    total = grads[0]
+    for g in grads[1:]:
+        total = b.op("add", total, g)
+    return total
+
+
+def _zeros(b: Builder, v: Value) -> Value:
+    t = v.type
+    if isinstance(t, Tensor):
+        if t.is_static:
+            return b.op("zeros", shape=t.shape, dtype=t.dtype)
+        return b.op("zeros_like", v)
+    return b.constant(0.0)
+
+
+def _pack(spec: GradSpec | GradRequest, inputs: list[Structure], weights: list[Value]
+          ) -> Structure:
     """MindSpore's structure: inputs' gradients (bare for an int position), weights'
     gradients as a tuple, or (inputs, weights) when both are asked for."""
-    by_input = inputs[0] if spec.single and len(inputs) == 1 else b.op("make_tuple", *inputs)
-    by_weight = b.op("make_tuple", *weights)
+    by_input = inputs[0] if spec.single and len(inputs) == 1 else tuple(inputs)
+    by_weight = tuple(weights)
     if spec.positions is None:
         return by_weight
     if spec.weights is None:
         return by_input
-    return b.op("make_tuple", by_input, by_weight)
+    return by_input, by_weight
 
 
 def _loc(value: Value) -> Loc | None:
     return value.producer.loc if value.producer is not None else None
-

@@ -83,7 +83,7 @@ class SGD(Optimizer):
         lrs = lr if self.is_group_lr else tuple([lr for _ in self.parameters])
         if self.momentum == 0.0:
             for param, grad, rate in zip(self.parameters, gradients, lrs):
-                ops.assign(param, param - rate * grad)
+                ops.assign_sub(param, rate * grad)
             return True
         stats = self.stat if self.dampening != 0.0 else tuple([None for _ in self.parameters])
         for param, grad, rate, accum, stat in zip(self.parameters, gradients, lrs, self.accum,
@@ -94,9 +94,9 @@ class SGD(Optimizer):
                 ops.assign(stat, 0.0)
             ops.assign(accum, velocity)
             if self.nesterov:
-                ops.assign(param, param - rate * (grad + self.momentum * accum))
+                ops.assign_sub(param, rate * (grad + self.momentum * accum))
             else:
-                ops.assign(param, param - rate * accum)
+                ops.assign_sub(param, rate * accum)
         return True
 
     def extend_repr(self) -> str:
@@ -129,9 +129,9 @@ class Momentum(Optimizer):
         for param, grad, rate, moment in zip(self.parameters, gradients, lrs, self.moments):
             ops.assign(moment, moment * self.momentum + grad)
             if self.use_nesterov:
-                ops.assign(param, param - (grad * rate + moment * self.momentum * rate))
+                ops.assign_sub(param, grad * rate + moment * self.momentum * rate)
             else:
-                ops.assign(param, param - rate * moment)
+                ops.assign_sub(param, rate * moment)
         return True
 
     def extend_repr(self) -> str:
@@ -188,14 +188,14 @@ class Adam(Optimizer):
         vhats = self.vhat if self.use_amsgrad else tuple([None for _ in self.parameters])
         for param, grad, rate, m, v, vhat in zip(self.parameters, gradients, lrs, self.moment1,
                                                  self.moment2, vhats):
-            ops.assign(m, m + (grad - m) * (1.0 - self.beta1))
-            ops.assign(v, v + (grad * grad - v) * (1.0 - self.beta2))
+            ops.assign_add(m, (grad - m) * (1.0 - self.beta1))
+            ops.assign_add(v, (grad * grad - v) * (1.0 - self.beta2))
             if vhat is not None:
                 ops.assign(vhat, ops.maximum(vhat, v))
                 v = vhat
             if self.use_nesterov:
                 m = m * self.beta1 + (1.0 - self.beta1) * grad
-            ops.assign(param, param - rate * correction * m / (ops.sqrt(v) + self.eps))
+            ops.assign_sub(param, rate * correction * m / (ops.sqrt(v) + self.eps))
         return True
 
     def extend_repr(self) -> str:

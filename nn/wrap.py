@@ -43,7 +43,9 @@ class TrainOneStepCell(Cell):
 
     A loss that is NaN or infinite raises `NonFiniteLossError` before the update, leaving the
     parameters and the optimizer state untouched (MindSpore would write the NaNs in);
-    `update_on_nonfinite=True` updates anyway, as MindSpore does."""
+    `update_on_nonfinite=True` updates anyway, as MindSpore does. A batch whose dtype makes the
+    loss another dtype than the parameters' (float64 images for float32 weights, which NumPy
+    would silently promote) is a TypeError, also before any update."""
 
     def __init__(self, network: Cell, optimizer: Cell, sens: float = 1.0, *,
                  update_on_nonfinite: bool = False) -> None:
@@ -64,15 +66,22 @@ class TrainOneStepCell(Cell):
         self.grad = ops.GradOperation(get_by_list=True, sens_param=True)
         self.sens = float(sens)
         self.update_on_nonfinite = bool(update_on_nonfinite)
+        dtypes = sorted({np.dtype(w.dtype).name for w in weights})
+        self.param_dtype = np.dtype(dtypes[0]) if len(dtypes) == 1 else None
+        """The parameters' one float dtype, which the loss must have (None: mixed)."""
 
     def construct(self, *inputs: Any) -> Any:
         loss = self.network(*inputs)
-        sens = ops.full_like(loss, self.sens)
-        grads = self.grad(self.network, self.weights)(*inputs, sens)
+        if self.param_dtype is not None and loss.dtype != self.param_dtype:
+            raise TypeError(f"TrainOneStepCell: the loss is {loss.dtype} but the parameters "
+                            f"are {self.param_dtype}: an input of the batch has another dtype "
+                            "(cast the batch to the parameters' dtype); nothing was updated")
         if not self.update_on_nonfinite:
             if not ops.isfinite(loss).all():
                 raise NonFiniteLossError("the loss is NaN or infinite; the parameters were not "
                                          "updated (lower the learning rate, check the data, or "
                                          "pass update_on_nonfinite=True)")
+        sens = ops.full_like(loss, self.sens)
+        grads = self.grad(self.network, self.weights)(*inputs, sens)
         self.optimizer(grads)
         return loss

@@ -1,17 +1,20 @@
 """Neural-network ops on whole arrays: matmul, dot and dense, dropout (and the mask it draws),
-embedding, gather, and the in-place `assign` that layers use for moving statistics.
+embedding, gather, and the in-place `assign` (moving statistics), `assign_add` and `assign_sub`
+(optimizer updates).
 
 Convolution and pooling are in `window.py`, normalization in `normalization.py`, softmax and the
 losses in `losses.py`; their kernels live in `nn_kernels.py`.
 """
 from __future__ import annotations
 
+import functools
 from typing import Any, Mapping
 
 import numpy as np
 
 from .elementwise import helper_call, optional, unsupported
-from .nn_kernels import assign_kernel, dropout_kernel, embedding_kernel
+from .nn_kernels import (assign_add_kernel, assign_kernel, assign_sub_kernel,
+                         dropout_kernel, embedding_kernel)
 from .opdef import NO_GRAD, REQUIRED, Dyn, GradContext, OpDef, OpFunction, Primitive
 from .types import (AnyType, Scalar, Tensor, Type, broadcast_shapes, check_axis, expect_integer,
                     expect_tensor, may_equal, result_dtype)
@@ -247,19 +250,19 @@ gather = OpDef(
 """`np.take(params, indices, axis=axis)` (MindSpore Gather)."""
 
 
-def _assign_infer(param: Type, value: Type) -> Tensor:
-    expect_tensor("assign", "param", param)
+def _assign_infer(param: Type, value: Type, op: str = "assign") -> Tensor:
+    expect_tensor(op, "param", param)
     if not isinstance(value, Tensor | Scalar):
-        raise TypeError(f"assign: value must be a tensor or a Python scalar, got {value}")
+        raise TypeError(f"{op}: value must be a tensor or a Python scalar, got {value}")
     shape = value.shape if isinstance(value, Tensor) else ()
     try:
         fits = broadcast_shapes(param.shape, shape) == param.shape
     except ValueError:
         fits = False
     if not fits:
-        raise ValueError(f"assign: value {value} does not broadcast to param {param}")
+        raise ValueError(f"{op}: value {value} does not broadcast to param {param}")
     if isinstance(value, Tensor) and not np.can_cast(value.dtype, param.dtype, "same_kind"):
-        raise TypeError(f"assign: cannot write {value} into param {param}")
+        raise TypeError(f"{op}: cannot write {value} into param {param}")
     return param
 
 
@@ -268,6 +271,20 @@ assign = OpDef(
     emit="assign_kernel(param, value)", helpers=(assign_kernel,), effects=True, writes=0,
     same_object=True, grad=NO_GRAD)
 """Writes `value` into the array `param` in place (moving statistics) and returns `param`."""
+
+assign_add = OpDef(
+    "assign_add", ("param", "value"), kernel=assign_add_kernel,
+    infer=functools.partial(_assign_infer, op="assign_add"),
+    emit="np.add(param, value, out=param)", effects=True, writes=0, same_object=True,
+    grad=NO_GRAD)
+"""`param += value` in place (MindSpore AssignAdd): an optimizer's update, no temporary."""
+
+assign_sub = OpDef(
+    "assign_sub", ("param", "value"), kernel=assign_sub_kernel,
+    infer=functools.partial(_assign_infer, op="assign_sub"),
+    emit="np.subtract(param, value, out=param)", effects=True, writes=0, same_object=True,
+    grad=NO_GRAD)
+"""`param -= value` in place (MindSpore AssignSub)."""
 
 
 def _bind_dense(input: Any, weight: Any, bias: Any = None):
@@ -327,7 +344,20 @@ class Assign(Primitive):
         return (variable, value), {}
 
 
-OPS = (matmul, dot, dense, dropout, dropout_mask, embedding, gather, assign)
+class AssignAdd(Primitive):
+    """`ops.AssignAdd()(variable, value)`: `variable += value` in place."""
+    op = assign_add
+    binder = Assign.binder
+
+
+class AssignSub(Primitive):
+    """`ops.AssignSub()(variable, value)`: `variable -= value` in place."""
+    op = assign_sub
+    binder = Assign.binder
+
+
+OPS = (matmul, dot, dense, dropout, dropout_mask, embedding, gather, assign, assign_add,
+       assign_sub)
 FUNCTIONS = (
     OpFunction("matmul", matmul, _pair_binder),
     OpFunction("bmm", matmul, lambda input_x, mat2: ((input_x, mat2), {})),
@@ -336,7 +366,9 @@ FUNCTIONS = (
     OpFunction("embedding", embedding, lambda input, weight: ((input, weight), {})),
     OpFunction("gather", gather, _bind_gather),
     OpFunction("assign", assign, lambda variable, value: ((variable, value), {})),
+    OpFunction("assign_add", assign_add, lambda variable, value: ((variable, value), {})),
+    OpFunction("assign_sub", assign_sub, lambda variable, value: ((variable, value), {})),
 )
 NUMPY = (OpFunction("matmul", matmul, _pair_binder), OpFunction("dot", dot, _pair_binder))
 METHODS = (OpFunction("dot", dot, _pair_binder),)
-PRIMITIVES = (MatMul, BatchMatMul, Gather, Assign)
+PRIMITIVES = (MatMul, BatchMatMul, Gather, Assign, AssignAdd, AssignSub)

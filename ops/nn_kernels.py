@@ -278,6 +278,16 @@ def assign_kernel(param: np.ndarray, value: np.ndarray) -> np.ndarray:
     return param
 
 
+def assign_add_kernel(param: np.ndarray, value: np.ndarray) -> np.ndarray:
+    """`param += value` in place; hands `param` on."""
+    return np.add(param, value, out=param)
+
+
+def assign_sub_kernel(param: np.ndarray, value: np.ndarray) -> np.ndarray:
+    """`param -= value` in place; hands `param` on."""
+    return np.subtract(param, value, out=param)
+
+
 def embedding_kernel(ids: np.ndarray, table: np.ndarray) -> np.ndarray:
     """Rows `table[ids]`; ids outside [0, len(table)) are an error, not NumPy's wrap-around."""
     ids = np.asarray(ids)

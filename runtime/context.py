@@ -7,6 +7,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from .cachedir import default_cache_dir
+
 GRAPH_MODE = 0
 """Run `jit` targets compiled (MindSpore's constant, and its value)."""
 PYNATIVE_MODE = 1
@@ -49,8 +51,9 @@ class CompileOptions:
 class Context:
     """The settings `set_context` changes: execution mode, compile options and the disk cache.
 
-    `cache_dir=None` means `$AMBER_CACHE_DIR`, else `$XDG_CACHE_HOME/amber`, else
-    `~/.cache/amber`; `disk_cache=None` means on unless `AMBER_CACHE=0`.
+    `cache_dir=None` means `$AMBER_CACHE_DIR`, else the platform's user cache directory
+    (`~/.cache/amber` on Linux; see runtime/cachedir.py); `disk_cache=None` means on unless
+    `AMBER_CACHE=0`.
 
     `save_graphs=True` writes the stages of every compile (source, IR before and after each
     pass, code) as numbered files into a new directory `<save_graphs_path>/<title>_<n>/`, as
@@ -61,6 +64,8 @@ class Context:
     disk_cache: bool | None = None
     save_graphs: bool = False
     save_graphs_path: str = "."
+    traceback_filtering: bool | None = None
+    """None: on unless `AMBER_TRACEBACK_FILTERING=off` (see `runtime/tracebacks.py`)."""
 
     @property
     def opt_level(self) -> int:
@@ -80,16 +85,6 @@ class Context:
         return os.environ.get("AMBER_CACHE", "1").strip().lower() not in ("0", "false", "off", "no")
 
 
-def default_cache_dir() -> Path:
-    """`$AMBER_CACHE_DIR`, or `amber` under the user cache directory (XDG_CACHE_HOME aware)."""
-    explicit = os.environ.get("AMBER_CACHE_DIR")
-    if explicit:
-        return Path(explicit).expanduser()
-    xdg = os.environ.get("XDG_CACHE_HOME")
-    base = Path(xdg).expanduser() if xdg else Path.home() / ".cache"
-    return base / "amber"
-
-
 _context = Context()
 
 
@@ -103,7 +98,7 @@ def get_context(attr_key: str | None = None) -> Any:
     if attr_key == "verify":
         return _context.options.verify
     if attr_key in ("mode", "opt_level", "cache_dir", "disk_cache", "save_graphs",
-                    "save_graphs_path"):
+                    "save_graphs_path", "traceback_filtering"):
         return getattr(_context, attr_key)
     if attr_key in MINDSPORE_OPTIONS:
         return None
@@ -132,14 +127,17 @@ def set_context(*, mode: int | str | None = None, opt_level: int | None = None,
                 verify: bool | None = None, cache_dir: str | os.PathLike | None = None,
                 disk_cache: bool | None = None, save_graphs: bool | None = None,
                 save_graphs_path: str | os.PathLike | None = None,
-                device_target: str | None = None, **mindspore_options: Any) -> Context:
+                traceback_filtering: bool | None = None, device_target: str | None = None,
+                **mindspore_options: Any) -> Context:
     """Change the process-wide settings; arguments left as None keep their value.
 
     `mode=GRAPH_MODE` (0, the default) runs `jit` functions compiled, `mode=PYNATIVE_MODE` (1)
     runs them as plain Python ("graph"/"pynative" are accepted too). `save_graphs=True` writes
     each compile's stages under `save_graphs_path` (default the current directory; see
-    `Context`). `device_target` must be "CPU"; the other MindSpore options in
-    `MINDSPORE_OPTIONS` are accepted and change nothing. Returns the new settings."""
+    `Context`). `traceback_filtering=False` shows amber's own frames in the traceback of an
+    uncaught CompileError (as `AMBER_TRACEBACK_FILTERING=off` does). `device_target` must be
+    "CPU"; the other MindSpore options in `MINDSPORE_OPTIONS` are accepted and change nothing.
+    Returns the new settings."""
     global _context
     unknown = sorted(set(mindspore_options) - MINDSPORE_OPTIONS)
     if unknown:
@@ -163,6 +161,8 @@ def set_context(*, mode: int | str | None = None, opt_level: int | None = None,
         changes["save_graphs"] = bool(save_graphs)
     if save_graphs_path is not None:
         changes["save_graphs_path"] = os.fspath(save_graphs_path)
+    if traceback_filtering is not None:
+        changes["traceback_filtering"] = bool(traceback_filtering)
     _context = replace(_context, **changes)
     return _context
 

@@ -1,8 +1,10 @@
 """The on-disk compile cache: generated modules kept between processes, trusted only after checks.
 
 Layout: `<root>/<first key>/<full key>.py` (the generated module, readable) beside
-`<full key>.json` (its metadata). The root is `$AMBER_CACHE_DIR` or `~/.cache/amber`
-(XDG_CACHE_HOME aware), created private to the user (0700).
+`<full key>.json` (its metadata). The root is `$AMBER_CACHE_DIR` or the platform's user cache
+directory (cachedir.py), created private to the user (0700). Its size is kept under a limit by
+evicting the least recently used entries; one process compiles a key while others wait for
+its entry (cachedir.py).
 
 Keys. The full key hashes everything the code depends on: the source of every function compiled
 into it, its guards, the input signature, the pass options and the amber version. The sources
@@ -29,10 +31,13 @@ Safety. Files are written to a temporary name in the same directory and renamed 
 reader (another process compiling the same key) never sees a partial file; the metadata is
 written last and is the commit record. It carries a hash of its own content, so a truncated or
 garbled file, a mismatched `.py` or another amber version is a miss (recompiled and rewritten),
-never executed. A directory that cannot be written degrades to the memory cache with one warning.
+never executed. Entries of another amber version are *stale*: `amber cache list` marks them and
+`amber cache prune` deletes them (with damaged ones). A directory that cannot be written
+degrades to the memory cache with one warning.
 """
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import json
@@ -45,6 +50,8 @@ from pathlib import Path
 from typing import Any, Iterator, Sequence
 
 from ..version import __version__, compiler_fingerprint
+from . import log
+from .cachedir import StoredEntry, evict, key_lock, max_bytes, remove_empty_folders, stored_entries
 from .compiled import CompiledFunction, as_plain_array
 from .loader import load_function, source_hash
 from .paths import make_param_getter
@@ -55,6 +62,18 @@ from .warn import warn_user
 
 FORMAT = 1
 _KEY_CHARS = 24
+
+
+@dataclass
+class CacheStats:
+    """What the disk cache did in this process (all jit objects together)."""
+    hits: int = 0
+    misses: int = 0
+    stores: int = 0
+    evictions: int = 0
+
+
+STATS = CacheStats()
 _warned_roots: set[str] = set()
 _warned_targets: set[str] = set()
 
@@ -83,10 +102,11 @@ def _warn_once(target: str, message: str) -> None:
         warn_user(message)
 
 
-def amber_version() -> str:
-    """amber's version plus a fingerprint of the compiler's own files, so an entry written by
-    a different compiler (an upgrade, or an edited checkout with the same version) is a miss."""
-    return f"{__version__}+{compiler_fingerprint()}"
+def amber_version(root: Path | None = None) -> str:
+    """amber's version plus a fingerprint of the content of the compiler's own files, so an
+    entry written by a different compiler (an upgrade, or an edited checkout with the same
+    version) is a miss. `root` keeps the fingerprint between processes (version.py)."""
+    return f"{__version__}+{compiler_fingerprint(root)}"
 
 
 def _digest(*parts: str) -> str:
@@ -97,10 +117,11 @@ def _digest(*parts: str) -> str:
     return h.hexdigest()[:_KEY_CHARS]
 
 
-def first_key(target_name: str, target_source: str, signature: str, options: str) -> str:
+def first_key(target_name: str, target_source: str, signature: str, options: str,
+              root: Path | None = None) -> str:
     """The lookup key computable before compiling (see the module docstring)."""
     python = f"{sys.version_info.major}.{sys.version_info.minor}"
-    return _digest(f"amber-cache/{FORMAT}", amber_version(), python, options, target_name,
+    return _digest(f"amber-cache/{FORMAT}", amber_version(root), python, options, target_name,
                    target_source, signature)
 
 
@@ -117,8 +138,13 @@ def _seal(record: dict[str, Any]) -> str:
     return head + digest + tail
 
 
+class StaleEntry(ValueError):
+    """Metadata written by another amber version (or compiler): intact, but never used."""
+
+
 def _unseal(text: str) -> dict[str, Any]:
-    """The metadata in `text`; ValueError if it is not exactly what `_seal` wrote."""
+    """The metadata in `text`; ValueError if it is not exactly what `_seal` wrote (StaleEntry
+    if it is, but by another amber)."""
     record = json.loads(text)
     digest = record.pop("sha256")
     head, found, tail = text.rpartition(f'"{digest}"')
@@ -127,7 +153,7 @@ def _unseal(text: str) -> dict[str, Any]:
             != digest:
         raise ValueError("metadata hash mismatch")
     if record.get("format") != FORMAT or record.get("amber_version") != amber_version():
-        raise ValueError("written by another amber version")
+        raise StaleEntry(f"written by amber {record.get('amber_version', '?')}")
     return record
 
 
@@ -139,7 +165,13 @@ class EntryInfo:
     signature: str
     created: str
     size: int
-    valid: bool
+    state: str
+    """"ok"; "stale" (written by another amber version, never used); "damaged"."""
+    last_used: float = 0.0
+
+    @property
+    def valid(self) -> bool:
+        return self.state == "ok"
 
 
 class DiskCache:
@@ -147,6 +179,11 @@ class DiskCache:
 
     def __init__(self, root: Path) -> None:
         self.root = Path(root)
+
+    def first_key(self, target_name: str, target_source: str, signature: str,
+                  options: str) -> str:
+        """`first_key` with the compiler fingerprint kept in this cache's directory."""
+        return first_key(target_name, target_source, signature, options, self.root)
 
     # -- reading -----------------------------------------------------------------------------
     def lookup(self, first: str, instance: Any, nargs: int) -> CompiledFunction | None:
@@ -159,8 +196,24 @@ class DiskCache:
         for meta_path in candidates:
             entry = self._load(meta_path, first, instance, nargs)
             if entry is not None:
+                STATS.hits += 1
+                _touch(meta_path)  # NOTE: its modification time is its last use (eviction)
+                log.debug("amber: disk cache hit %s in %.1f ms", meta_path.with_suffix(".py"),
+                          entry.seconds * 1e3)
                 return entry
+        STATS.misses += 1
         return None
+
+    def compile_lock(self, first: str) -> Any:
+        """A context manager holding the lock of key `first` while one process compiles it
+        (see cachedir.py); yields whether the lock was had."""
+        if not self.writable:
+            return contextlib.nullcontext(False)
+        try:
+            self._make_dirs(self.root / first)
+        except OSError:
+            return contextlib.nullcontext(False)
+        return key_lock(self.root / first)
 
     def _load(self, meta_path: Path, first: str, instance: Any,
               nargs: int) -> CompiledFunction | None:
@@ -234,11 +287,25 @@ class DiskCache:
         try:
             self._make_dirs(folder)
             _atomic_write(folder / f"{key}.py", entry.source)
-            _atomic_write(folder / f"{key}.json", _seal(record))
+            _atomic_write(folder / f"{key}.json", sealed := _seal(record))
         except OSError as err:
             self._warn_unwritable(err)
             return None
+        STATS.stores += 1
+        log.debug("amber: disk cache stored %s (%d bytes)", folder / f"{key}.py",
+                  len(entry.source) + len(sealed))
+        self.enforce_limit()
         return folder / f"{key}.py"
+
+    def enforce_limit(self, limit: int | None | bool = True) -> tuple[int, int]:
+        """Evict least recently used entries if the directory is over `limit` bytes (True: the
+        `AMBER_CACHE_MAX_MB` limit). Returns (entries removed, bytes freed)."""
+        try:
+            removed, freed = evict(self.root, max_bytes() if limit is True else limit or None)
+        except OSError:
+            return 0, 0
+        STATS.evictions += removed
+        return removed, freed
 
     def _make_dirs(self, folder: Path) -> None:
         if not self.root.is_dir():
@@ -260,19 +327,25 @@ class DiskCache:
 
     # -- housekeeping ------------------------------------------------------------------------
     def entries(self) -> Iterator[EntryInfo]:
-        """Every entry's summary (damaged ones too, marked invalid)."""
+        """Every entry's summary, least recently used first (stale and damaged ones too)."""
         if not self.root.is_dir():
             return
-        for meta_path in sorted(self.root.glob("*/*.json")):
-            py_path = meta_path.with_suffix(".py")
-            size = sum(p.stat().st_size for p in (meta_path, py_path) if p.exists())
-            try:
-                record = _unseal(meta_path.read_text(encoding="utf-8"))
-                valid = source_hash(py_path.read_text(encoding="utf-8")) == record["source_sha256"]
-                yield EntryInfo(py_path, record["target"], record["signature"], record["created"],
-                                size, valid)
-            except Exception:  # damaged or foreign: listed so `amber cache clear` is found
-                yield EntryInfo(py_path, "?", "?", "?", size, False)
+        amber_version(self.root)  # NOTE: computes the fingerprint with this cache's memo
+        for stored in stored_entries(self.root):
+            yield _entry_info(stored)
+
+    def prune(self) -> tuple[int, int, int]:
+        """Delete stale and damaged entries, then evict to the size limit. Returns (stale or
+        damaged entries removed, entries evicted, bytes freed)."""
+        removed = freed = 0
+        for info in list(self.entries()):
+            if not info.valid:
+                StoredEntry(info.path.with_suffix(".json"), info.size, 0.0).delete()
+                removed, freed = removed + 1, freed + info.size
+        if self.root.is_dir():
+            remove_empty_folders(self.root)
+        evicted, evicted_bytes = self.enforce_limit()
+        return removed, evicted, freed + evicted_bytes
 
     def clear(self) -> int:
         """Delete every entry (and stray temporary files); returns how many entries went."""
@@ -283,7 +356,7 @@ class DiskCache:
             if not folder.is_dir() or len(folder.name) != _KEY_CHARS:
                 continue
             for path in folder.iterdir():
-                if path.suffix in (".py", ".json", ".tmp"):
+                if path.suffix in (".py", ".json", ".tmp", ".lock"):
                     removed += path.suffix == ".json"
                     path.unlink(missing_ok=True)
             try:
@@ -291,6 +364,33 @@ class DiskCache:
             except OSError:  # something that is not ours is in there: leave it
                 pass
         return removed
+
+
+def _entry_info(stored: StoredEntry) -> EntryInfo:
+    py_path = stored.code
+    try:
+        record = _unseal(stored.meta.read_text(encoding="utf-8"))
+        intact = source_hash(py_path.read_text(encoding="utf-8")) == record["source_sha256"]
+        return EntryInfo(py_path, record["target"], record["signature"], record["created"],
+                         stored.size, "ok" if intact else "damaged", stored.last_used)
+    except StaleEntry:
+        try:
+            record = json.loads(stored.meta.read_text(encoding="utf-8"))
+            return EntryInfo(py_path, str(record.get("target", "?")),
+                             str(record.get("signature", "?")), str(record.get("created", "?")),
+                             stored.size, "stale", stored.last_used)
+        except (OSError, ValueError, AttributeError):
+            pass
+    except Exception:  # NOTE: damaged: listed so that `amber cache prune` is found
+        pass
+    return EntryInfo(py_path, "?", "?", "?", stored.size, "damaged", stored.last_used)
+
+
+def _touch(path: Path) -> None:
+    try:
+        os.utime(path)
+    except OSError:  # a read-only cache still serves its entries
+        pass
 
 
 def _mtime(path: Path) -> float:

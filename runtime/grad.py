@@ -8,17 +8,20 @@ interpreter instead of generating code, so both modes give the same results.
 from __future__ import annotations
 
 import linecache
+import types
 from typing import Any, Hashable, Iterable
 
 import numpy as np
 
 from ..frontend.errors import CompileError
+from ..graph.gradient import COMPILE_TIME_ATTR, GRADIENT_ATTR, GradRequest
 from ..graph.ir import Loc
 from ..nn.cell import Cell, Parameter
 from .context import CompileOptions
 from .jit import JitFunction, _Jit
 from .paths import access
 from .pipeline import Artifact, compile_target
+from .tracebacks import user_facing
 
 
 def grad(fn: Any, grad_position: int | tuple[int, ...] | None = 0, weights: Any = None,
@@ -38,12 +41,19 @@ def value_and_grad(fn: Any, grad_position: int | tuple[int, ...] | None = 0, wei
     return GradFunction(fn, _spec(grad_position, weights, has_aux, value=True))
 
 
+setattr(grad, COMPILE_TIME_ATTR, True)
+setattr(value_and_grad, COMPILE_TIME_ATTR, True)
+
+
 class GradOperation:
     """MindSpore's `ops.GradOperation(get_all=False, get_by_list=False, sens_param=False)`:
     `GradOperation(...)(fn)` or `(fn, weights)` gives the gradient function. Neither flag: the
     gradient of the first input; `get_all`: a tuple for every input; `get_by_list`: a tuple for
     the weights; both: (inputs, weights). `sens_param`: the last argument is the adjoint of the
     output."""
+
+    __amber_compile_time__ = True
+    """Created and called inside compiled code, it runs while compiling (see COMPILE_TIME_ATTR)."""
 
     def __init__(self, get_all: bool = False, get_by_list: bool = False,
                  sens_param: bool = False) -> None:
@@ -54,26 +64,16 @@ class GradOperation:
             raise TypeError("GradOperation(get_by_list=True) needs the weights: "
                             "GradOperation(get_by_list=True)(net, net.trainable_params())")
         positions = "all" if self.get_all else (None if self.get_by_list else (0,))
-        return GradFunction(fn, _Spec(positions, not self.get_all, _weights(weights)
-                                      if self.get_by_list else None, False, False,
-                                      self.sens_param))
+        return GradFunction(fn, GradRequest(positions, not self.get_all, _weights(weights)
+                                            if self.get_by_list else None, False, False,
+                                            self.sens_param))
 
     def __repr__(self) -> str:
         return (f"GradOperation(get_all={self.get_all}, get_by_list={self.get_by_list}, "
                 f"sens_param={self.sens_param})")
 
 
-class _Spec:
-    """A `GradSpec` before compiling: weights are still Parameter objects."""
-    __slots__ = ("positions", "single", "weights", "has_aux", "value", "sens")
-
-    def __init__(self, positions: Any, single: bool, weights: tuple[Parameter, ...] | None,
-                 has_aux: bool, value: bool, sens: bool) -> None:
-        self.positions, self.single, self.weights = positions, single, weights
-        self.has_aux, self.value, self.sens = has_aux, value, sens
-
-
-def _spec(grad_position: Any, weights: Any, has_aux: bool, value: bool) -> _Spec:
+def _spec(grad_position: Any, weights: Any, has_aux: bool, value: bool) -> GradRequest:
     if grad_position is None and weights is None:
         raise ValueError("grad: grad_position and weights cannot both be None (nothing to "
                          "differentiate)")
@@ -84,7 +84,7 @@ def _spec(grad_position: Any, weights: Any, has_aux: bool, value: bool) -> _Spec
         raise TypeError(f"grad: grad_position must be an int, a non-empty tuple of ints or "
                         f"None, not {grad_position!r}")
     positions = (grad_position,) if isinstance(grad_position, int) else grad_position
-    return _Spec(positions, isinstance(grad_position, int),
+    return GradRequest(positions, isinstance(grad_position, int),
                  None if weights is None else _weights(weights), bool(has_aux), value, False)
 
 
@@ -98,42 +98,71 @@ def _weights(weights: Any) -> tuple[Parameter, ...]:
 
 
 class GradFunction(_Jit):
-    """The compiled gradient function of one `fn` (`__wrapped__`) and spec."""
+    """The compiled gradient function of one `fn` (`__wrapped__`: a function, a Cell, or
+    another gradient function: grad of grad) and request. Called inside compiled code, the
+    frontend compiles it into the caller's graph instead (`__amber_gradient__`)."""
 
-    def __init__(self, fn: Any, spec: _Spec, options: CompileOptions | None = None) -> None:
+    def __init__(self, fn: Any, spec: GradRequest, options: CompileOptions | None = None) -> None:
         super().__init__(False, options)
         forward = fn.__wrapped__ if isinstance(fn, JitFunction) else fn
         self.__wrapped__ = forward
-        self._instance = forward if isinstance(forward, Cell) else None
+        self._instance = forward if isinstance(forward, Cell) else \
+            forward._instance if isinstance(forward, GradFunction) else None
         self._spec = spec
         if spec.weights is not None and self._instance is None:
             raise TypeError("grad: weights are supported for a Cell (e.g. "
                             "grad(nn.WithLossCell(net, loss), None, net.trainable_params())); "
                             f"{getattr(forward, '__qualname__', forward)!r} is a function")
 
+    @property
+    def __amber_gradient__(self) -> tuple[Any, GradRequest]:
+        return self.__wrapped__, self._spec
+
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        return self._run(self._instance, args, kwargs)
+        try:
+            return self._run(self._instance, args, kwargs)
+        except CompileError as err:
+            raise user_facing(err)  # AMBER_TRACEBACK_FILTERING=off shows amber's frames too
 
     # -- what jit asks of its targets -----------------------------------------------------------
     def _target(self, instance: Any) -> Any:
-        return self.__wrapped__
+        forward = self.__wrapped__
+        if not isinstance(forward, GradFunction):
+            return forward
+        # NOTE: grad of grad: compile a call of the inner gradient function, which the
+        # frontend differentiates in place; this function's own transform runs on the result.
+        if instance is None:
+            return _calling(forward)
+        return types.MethodType(_calling_method(forward), instance)
 
     def _function(self, instance: Any) -> Any:
-        return type(instance).construct if instance is not None else self.__wrapped__
+        forward = self.__wrapped__
+        if isinstance(forward, GradFunction):
+            return forward._function(instance)
+        return type(instance).construct if instance is not None else forward
 
     def _title(self, instance: Any) -> str:
+        forward = self.__wrapped__
+        if isinstance(forward, GradFunction):
+            return f"grad_{forward._title(instance)}"
         name = f"{type(instance).__qualname__}.construct" if instance is not None else \
-            getattr(self.__wrapped__, "__qualname__", "function")
+            getattr(forward, "__qualname__", "function")
         return f"grad_{name}"
 
     def _cache_token(self, options: CompileOptions) -> str:
+        return f"{options.cache_token()} {self._token()}"
+
+    def _token(self) -> str:
+        """This gradient function's request (and its inner one's) in words stable across
+        processes."""
         spec = self._spec
         weights = None
         if spec.weights is not None:  # NOTE: which weights, named stably across processes
             names = {id(p): n for n, p in self._instance.parameters_and_names()}
             weights = [names.get(id(w), "?") for w in spec.weights]
         parts = (spec.positions, spec.single, weights, spec.has_aux, spec.value, spec.sens)
-        return f"{options.cache_token()} grad{parts!r}"
+        inner = self.__wrapped__._token() if isinstance(self.__wrapped__, GradFunction) else ""
+        return f"grad{parts!r}{inner}"
 
     def _cache_key(self, instance: Any, key: Hashable) -> Hashable:
         return key
@@ -154,7 +183,7 @@ class GradFunction(_Jit):
         if spec.sens and not args:
             raise TypeError(f"{self._title(instance)}: sens_param=True needs the output's "
                             "adjoint as the last argument")
-        return compile_target(self.__wrapped__, forward_args, kwargs, options, title=title,
+        return compile_target(self._target(instance), forward_args, kwargs, options, title=title,
                               signature=signature,
                               transform=lambda graph: self._differentiate(graph, instance,
                                                                           len(forward_args)),
@@ -179,6 +208,20 @@ class GradFunction(_Jit):
 
     def __repr__(self) -> str:
         return f"<amber grad function of {self._title(self._instance)}>"
+
+
+def _calling(gradient: GradFunction) -> Any:
+    """A function calling `gradient` (what grad of grad compiles)."""
+    def call_gradient(*args):  # type: ignore[no-untyped-def]
+        return gradient(*args)
+    return call_gradient
+
+
+def _calling_method(gradient: GradFunction) -> Any:
+    """A method calling `gradient`, bound to its Cell (so its parameters are reachable)."""
+    def call_gradient(self, *args):  # type: ignore[no-untyped-def]
+        return gradient(*args)
+    return call_gradient
 
 
 def _resolve_weights(graph: Any, instance: Any, weights: Iterable[Parameter]) -> tuple:

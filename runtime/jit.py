@@ -21,13 +21,15 @@ from ..frontend.errors import CompileError
 from . import context as _ctx
 from .compiled import CompiledFunction, as_plain_array
 from .context import GRAPH_MODE, CompileOptions, get_context
-from .diskcache import DiskCache, first_key
+from .diskcache import DiskCache
 from .records import target_source
 from .guards import GuardPlan
 from .keys import call_key, describe_key, key_components, persistable, what_changed
 from .loader import fake_filename, load_function
 from .paths import access
 from .pipeline import Artifact, compile_target
+from .tracebacks import user_facing
+from . import log
 from .warn import warn_user
 
 RECOMPILE_WARNING = 8
@@ -40,6 +42,9 @@ class JitStats:
     specializations: int = 0
     compiles: int = 0
     disk_hits: int = 0
+    disk_misses: int = 0
+    """Disk lookups that found nothing usable (then compiled, or read after another process
+    compiled the key)."""
     seconds: float = 0.0
     """Time spent making specializations (disk lookups, compiles, loading the code)."""
 
@@ -177,18 +182,32 @@ class _Jit:
         title, signature = self._title(instance), describe_key(key)
         disk, first = self._disk_slot(ctx, instance, key, options, signature)
         # NOTE: save_graphs asks to see the stages, so it compiles even when disk has the code
-        lookup = disk is not None and first is not None and not ctx.save_graphs
-        entry = disk.lookup(first, instance, len(args)) if lookup else None
-        if entry is not None:
-            self.stats.disk_hits += 1
+        if disk is None or first is None or ctx.save_graphs:
+            entry = self._compile_and_store(None, None, instance, args, kwargs, options, title,
+                                            signature)
         else:
-            entry, artifact = self._compile(instance, args, kwargs, options, title, signature)
-            if disk and first and artifact is not None:
-                files = [_source_file(self._function(instance))]
-                path = disk.store(first, entry, artifact.sources, title, signature, files)
-                entry.cache_path = None if path is None else str(path)
+            entry = disk.lookup(first, instance, len(args))
+            if entry is None:
+                self.stats.disk_misses += 1
+                with disk.compile_lock(first):  # NOTE: one process compiles, the others wait
+                    entry = disk.lookup(first, instance, len(args))  # ... and find its entry
+                    if entry is None:
+                        entry = self._compile_and_store(disk, first, instance, args, kwargs,
+                                                        options, title, signature)
+            if entry.origin == "disk":
+                self.stats.disk_hits += 1
         self._count(instance, key, entry, title)
         self.stats.seconds += time.perf_counter() - start
+        return entry
+
+    def _compile_and_store(self, disk: DiskCache | None, first: str | None, instance: Any,
+                           args: tuple, kwargs: dict, options: CompileOptions, title: str,
+                           signature: str) -> CompiledFunction:
+        entry, artifact = self._compile(instance, args, kwargs, options, title, signature)
+        if disk is not None and first is not None and artifact is not None:
+            files = [_source_file(self._function(instance))]
+            path = disk.store(first, entry, artifact.sources, title, signature, files)
+            entry.cache_path = None if path is None else str(path)
         return entry
 
     def _disk_slot(self, ctx: _ctx.Context, instance: Any, key: Hashable,
@@ -202,8 +221,8 @@ class _Jit:
         name = f"{getattr(func, '__module__', '?')}.{getattr(func, '__qualname__', '?')}"
         if instance is not None:
             name += f"@{type(instance).__module__}.{type(instance).__qualname__}"
-        return (DiskCache(ctx.resolved_cache_dir()),
-                first_key(name, source, signature, self._cache_token(options)))
+        disk = DiskCache(ctx.resolved_cache_dir())
+        return disk, disk.first_key(name, source, signature, self._cache_token(options))
 
     def _cache_token(self, options: CompileOptions) -> str:
         """What besides the source and signature the compiled code depends on."""
@@ -241,6 +260,12 @@ class _Jit:
             if shape is not None:
                 parts[f"parameter {path}"] = f"{dtype}{list(shape)}"
         self._history.append(parts)
+        if entry.origin == "compiled":
+            changed = what_changed(self._history[-2:]) if len(self._history) > 1 else []
+            reason = "first call" if len(self._history) == 1 else \
+                "new " + "; ".join(changed or ["(nothing visible in the arguments)"])
+            log.info("amber: compiled %s%s in %.1f ms (%s)", title, describe_key(key),
+                     entry.seconds * 1e3, reason)
         if self.stats.recompiles >= RECOMPILE_WARNING and not self._warned:
             self._warned = True
             changing = what_changed(self._history) or ["(nothing visible in the arguments)"]
@@ -325,7 +350,10 @@ class JitMethod(_Jit):
         return self if instance is None else types.MethodType(self, instance)
 
     def __call__(self, instance: Any, *args: Any, **kwargs: Any) -> Any:
-        return self._run(instance, args, kwargs)
+        try:
+            return self._run(instance, args, kwargs)
+        except CompileError as err:
+            raise user_facing(err)  # AMBER_TRACEBACK_FILTERING=off shows amber's frames too
 
     def _target(self, instance: Any) -> Any:
         return instance
@@ -365,7 +393,10 @@ class JitFunction(_Jit):
             self.__wrapped__ = target
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        return self._run(self._instance, args, kwargs)
+        try:
+            return self._run(self._instance, args, kwargs)
+        except CompileError as err:
+            raise user_facing(err)  # AMBER_TRACEBACK_FILTERING=off shows amber's frames too
 
     def __get__(self, instance: Any, owner: type | None = None) -> Any:
         if instance is None or self._instance is not None:

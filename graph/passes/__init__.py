@@ -6,7 +6,7 @@ This is the only list of passes: an explicit name -> function table and one tupl
 from __future__ import annotations
 
 from .. import ir
-from . import cse, dce, fold_constants, fuse, licm, plan_memory, simplify
+from . import cse, dce, fold_constants, fuse, licm, plan_memory, scale_operand, simplify
 from .manager import Pass, PassError, PassHook, PassManager, PassReport, Step
 
 PASSES: dict[str, Pass] = {
@@ -16,6 +16,7 @@ PASSES: dict[str, Pass] = {
     "dce": dce.run,
     "licm": licm.run,
     "fuse": fuse.run,
+    "scale_operand": scale_operand.run,
     "plan_memory": plan_memory.run,
 }
 
@@ -25,7 +26,7 @@ PIPELINES: dict[int, tuple[Step, ...]] = {
     0: (),
     1: (CLEANUPS,),  # a group: repeated until a round changes nothing
     # NOTE: plan_memory comes last: in-place marks assume no pass reorders nodes after it
-    2: ((*CLEANUPS, "licm", "fuse"), "plan_memory"),
+    2: ((*CLEANUPS, "licm", "fuse", "scale_operand"), "plan_memory"),
 }
 
 DEFAULT_LEVEL = 2

@@ -110,6 +110,10 @@ def _item_of_tuple(node: Node, scratch: Block) -> Value | None:
     return inner.inputs[index] if -len(inner.inputs) <= index < len(inner.inputs) else None
 
 
+def _lone_depend(node: Node, scratch: Block) -> Value | None:
+    return node.inputs[0] if len(node.inputs) == 1 else None
+
+
 RULES: dict[OpDef, tuple[Rule, ...]] = {
     ew.add: (_keep(0, 1, 0, integer_only=True),   # x + 0 -> x   (integers only)
              _keep(1, 0, 0, integer_only=True),   # 0 + x -> x   (integers only)
@@ -128,9 +132,10 @@ RULES: dict[OpDef, tuple[Rule, ...]] = {
     shaping.cast: (_same_dtype_cast,),            # cast(x, x.dtype) -> x
     ew.select: (_constant_select,),               # select(true, a, b) -> a
     pyops.tuple_getitem: (_item_of_tuple,),       # (a, b)[0] -> a
+    pyops.depend: (_lone_depend,),                # depend(x) -> x  (ordered after nothing)
 }
 
-SAME_MEMORY = (_item_of_tuple, _transpose_twice)
+SAME_MEMORY = (_item_of_tuple, _transpose_twice, _lone_depend)
 """Rules whose result shares memory exactly as the node's did (the item itself; transposes are
 always views), so the aliasing guard does not apply to them."""
 

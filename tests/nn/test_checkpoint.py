@@ -97,3 +97,81 @@ def test_save_a_list_of_parameters(tmp_path):
         amber.save_checkpoint([amber.Parameter(np.ones(2))], path)
     with pytest.raises(TypeError, match="expected a Cell, a dict or a list"):
         amber.save_checkpoint(3, path)
+
+
+def test_saved_by_parameter_name_with_optimizer_state_and_resumes_exactly(tmp_path):
+    """Saving a train step keeps the optimizer state under MindSpore's names; loading it into a
+    fresh one continues exactly where the first left off."""
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((4, 1, 5, 5)).astype(np.float32)
+    y = np.array([0, 1, 2, 1], np.int32)
+
+    def make():
+        amber.set_seed(0)
+        net = Small()
+        loss = nn.WithLossCell(net, nn.SoftmaxCrossEntropyWithLogits(True, "mean"))
+        return net, nn.TrainOneStepCell(loss, nn.Adam(net.trainable_params(), [0.01] * 10))
+
+    net, step = make()
+    step.set_train()
+    for _ in range(2):
+        step(x, y)
+    path = tmp_path / "train.ckpt"
+    amber.save_checkpoint(step, path, append_dict={"epoch": 2, "note": "adam"})
+    saved = amber.load_checkpoint(path)
+    assert {"conv.weight", "bn.moving_mean", "moment1.conv.weight", "moment2.fc.bias",
+            "beta1_power", "global_step", "learning_rate"} <= set(saved)
+    assert saved["epoch"] == 2 and saved["note"] == "adam"
+    assert saved["global_step"][0] == 2
+    expected = [float(step(x, y)) for _ in range(2)]
+
+    other_net, other = make()
+    other.set_train()
+    not_loaded, unused = amber.load_param_into_net(other, saved)
+    assert not_loaded == [] and unused == ["epoch", "note"]
+    got = [float(other(x, y)) for _ in range(2)]
+    assert got == expected
+    for a, b in zip(net.get_parameters(), other_net.get_parameters()):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_net_only_checkpoint_and_filters(tmp_path):
+    net = Small()
+    path = tmp_path / "net.ckpt"
+    amber.save_checkpoint(net, path, choice_func=lambda name: not name.startswith("bn."))
+    assert sorted(amber.load_checkpoint(path)) == ["conv.bias", "conv.weight", "fc.bias",
+                                                    "fc.weight"]
+    assert sorted(amber.load_checkpoint(path, filter_prefix="conv")) == ["fc.bias", "fc.weight"]
+    assert sorted(amber.load_checkpoint(path, specify_prefix=["fc."])) == ["fc.bias",
+                                                                          "fc.weight"]
+    assert list(amber.load_checkpoint(path, choice_func=lambda n: n == "fc.bias")) == ["fc.bias"]
+
+
+def test_a_mismatch_loads_nothing(tmp_path):
+    net = Small()
+    before = [np.array(p) for p in net.get_parameters()]
+    params = {name: np.ones_like(p) for name, p in net.parameters_dict().items()}
+    params["fc.bias"] = np.ones(4, np.float32)
+    with pytest.raises(ValueError, match="'fc.bias' has shape \\(4,\\) in the checkpoint but "
+                                         "\\(3,\\) in the net; nothing was loaded"):
+        amber.load_param_into_net(net, params)
+    params["fc.bias"] = np.ones(3, np.complex64)
+    with pytest.raises(TypeError, match="'fc.bias' is complex64 in the checkpoint"):
+        amber.load_param_into_net(net, params)
+    for p, b in zip(net.get_parameters(), before):
+        np.testing.assert_array_equal(p, b)
+
+
+def test_loading_never_unpickles(tmp_path):
+    evil = tmp_path / "evil.npz"
+    np.savez(evil, weight=np.array([object()], dtype=object))  # needs pickle to read back
+    with pytest.raises(ValueError, match="cannot be read safely"):
+        amber.load_checkpoint(evil)
+    with pytest.raises(ValueError, match="not an amber checkpoint"):
+        (tmp_path / "junk.ckpt").write_bytes(b"\x80\x04junk")
+        amber.load_checkpoint(tmp_path / "junk.ckpt")
+    with pytest.raises(ValueError, match="no checkpoint file"):
+        amber.load_checkpoint(tmp_path / "missing.ckpt")
+    with pytest.raises(TypeError, match="holds numbers, bools and strings only"):
+        amber.save_checkpoint({"w": np.array([object()], dtype=object)}, tmp_path / "o.ckpt")
+    assert not (tmp_path / "o.ckpt").exists()

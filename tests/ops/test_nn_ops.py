@@ -186,6 +186,22 @@ def test_gather_along_an_axis(axis):
         nn.gather.infer(type_of(params), type_of(indices), axis=3)
 
 
+def test_assign_add_and_sub_update_in_place():
+    param = np.ones((2, 3), np.float32)
+    out = FN["assign_add"](param, np.arange(3, dtype=np.float64))  # broadcasts, same-kind cast
+    assert out is param and param.dtype == np.float32
+    np.testing.assert_array_equal(param, [[1, 2, 3]] * 2)
+    assert nn.AssignSub()(param, np.float32(1)) is param
+    np.testing.assert_array_equal(param, [[0, 1, 2]] * 2)
+    for op in (nn.assign_add, nn.assign_sub):
+        assert op.effects and op.writes == 0 and op.same_object
+        assert op.infer(type_of(param), Tensor((3,), np.float32)) == type_of(param)
+    with pytest.raises(ValueError, match=r"assign_sub: value f32\[3,2\] does not broadcast"):
+        nn.assign_sub.infer(type_of(param), Tensor((3, 2), np.float32))
+    with pytest.raises(TypeError, match="assign_add: cannot write"):
+        nn.assign_add.infer(Tensor((2,), np.int32), Tensor((2,), np.float32))
+
+
 def test_assign_writes_in_place_and_returns_the_param():
     param = np.zeros((2, 3), np.float32)
     value = np.arange(6, dtype=np.float64).reshape(2, 3)
@@ -238,6 +254,8 @@ def samples():
         (FN["embedding"], (ids, rand(4, 3)), {}),
         (FN["gather"], (rand(3, 4), ids, 1), {}),
         (FN["assign"], (np.zeros(4, np.float32), rand(4)), {}),
+        (FN["assign_add"], (np.ones(4, np.float32), rand(4)), {}),
+        (FN["assign_sub"], (np.ones((2, 4), np.float32), rand(4)), {}),
     ]
     conv = {"stride": (2, 2), "pad_mode": "same", "groups": 2}
     pool = {"kernel_size": (3, 3), "stride": (2, 2), "padding": (1, 1, 1, 1), "pad_mode": "pad"}
