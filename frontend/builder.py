@@ -18,6 +18,7 @@ from ..nn.cell import Cell
 from . import calls, control, expressions, loops, statements
 from .context import Compiler, DeadPath, Frame, Prepared, Rules
 from .errors import CompileError, CompileTypeError, arity_message
+from .targets import FunctionWithRoot
 from .guards import Guard
 from .scope import convert_default
 from .source import error_at
@@ -60,6 +61,9 @@ def build_graph(target: Any, args: tuple, kwargs: dict | None = None, *,
     elif isinstance(target, types.MethodType) and isinstance(target.__self__, Cell):
         func, root = target.__func__, target.__self__
         name = f"{type(root).__name__}.{func.__name__}"
+    elif isinstance(target, FunctionWithRoot):  # a function reading its globals' cells
+        func, root = target.function, target.root
+        name = getattr(func, "__qualname__", "function")
     elif isinstance(target, types.FunctionType | types.MethodType):
         func, root = target, None
         name = getattr(target, "__qualname__", "function")
@@ -70,7 +74,8 @@ def build_graph(target: Any, args: tuple, kwargs: dict | None = None, *,
     limit = sys.getrecursionlimit()
     sys.setrecursionlimit(max(limit, RECURSION_LIMIT))
     try:
-        _build(compiler, func, tuple(args), dict(kwargs or {}))
+        _build(compiler, func, tuple(args), dict(kwargs or {}),
+               takes_self=not isinstance(target, FunctionWithRoot))
     except CompileError:
         raise
     except RecursionError as exc:
@@ -99,14 +104,14 @@ def _located(compiler: Compiler, message: str, hint: str) -> CompileError:
     return error_at(frame.parsed, node, message.replace("this line", f"`{line}`"), hint)
 
 
-def _build(compiler: Compiler, func: Any, args: tuple, kwargs: dict) -> None:
+def _build(compiler: Compiler, func: Any, args: tuple, kwargs: dict, takes_self: bool) -> None:
     if isinstance(func, types.MethodType):
         self_value, func = func.__self__, func.__func__
         args = (self_value, *args)
     # NOTE: kept on the stack: errors name its position; bound to the root cell, so a
     # construct that calls the root again is reported as recursion
-    frame = compiler.push_frame(func, compiler.root)
-    bound = _bind_inputs(compiler, frame, func, args, kwargs)
+    frame = compiler.push_frame(func, compiler.root if takes_self else None)
+    bound = _bind_inputs(compiler, frame, func, args, kwargs, takes_self)
     for name, value in bound.items():
         frame.scope.bind(name, value, frame.fdef.lineno)
     try:
@@ -131,13 +136,13 @@ def _record_return_line(compiler: Compiler, prepared: Prepared) -> None:
         compiler.graph.return_loc = Loc(parsed.file, last.lineno, last.col_offset, text)
 
 
-def _bind_inputs(compiler: Compiler, frame: Frame, func: Any, args: tuple, kwargs: dict
-                 ) -> dict[str, Any]:
+def _bind_inputs(compiler: Compiler, frame: Frame, func: Any, args: tuple, kwargs: dict,
+                 takes_self: bool = True) -> dict[str, Any]:
     """Bind the call's arguments to the function's parameters; arrays become graph inputs."""
     params = list(inspect.signature(func).parameters.values())
     converted: list[Any] = []
     offset = 0
-    if compiler.root is not None:
+    if compiler.root is not None and takes_self:
         converted.append(Ref(compiler.root, ""))
         offset = 1
     positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]

@@ -86,6 +86,9 @@ def call_gradient(f: Frame, func: Any, args: list[Any], kwargs: dict[str, Any]) 
     forward, request = getattr(_object(func), GRADIENT_ATTR)
     args = list(args)
     sens = None
+    if request.sens and "sens" in kwargs:
+        kwargs = dict(kwargs)
+        args.append(kwargs.pop("sens"))
     if request.sens:
         if not args:
             raise f.error("a gradient function made with sens_param=True needs the output's "
@@ -122,7 +125,7 @@ def call_gradient(f: Frame, func: Any, args: list[Any], kwargs: dict[str, Any]) 
                      "ops that have gradients") from None
     _refresh_last_effect(f, block)
     if request.value:
-        return result, found[1]
+        return result, found[1]  # NOTE: the output as the forward made it (with its aux)
     return found
 
 

@@ -63,6 +63,10 @@ def outside_value(f: Frame, value: Any, description: str, reader: Any) -> Any:
     """A global or closure value as the frontend holds it, guarded unless it is a module."""
     if isinstance(value, ModuleType):
         return value
+    if isinstance(value, np.ndarray) and f.compiler.path_of(value) is not None:
+        # NOTE: a Parameter of the compiled root (a function compiled with its cells as
+        # root, see runtime/roots.py) is read like self's, as a graph input
+        return wrap(f, value, f.compiler.path_of(value), None)
     if isinstance(value, np.ndarray) or jit_wrapped(value) is not None:
         # NOTE: a module-level array is baked in as a constant and a jit function's wrapped
         # code is inlined, so their identity is guarded.
@@ -72,9 +76,17 @@ def outside_value(f: Frame, value: Any, description: str, reader: Any) -> Any:
     f.compiler.guard(description, reader, structure(value))
     if isinstance(value, Cell):
         return Ref(value, None)
+    if isinstance(value, tuple | list) and _rooted(f, value):
+        return wrap(f, tuple(value), None, None)  # e.g. a global list of the model's weights
     if isinstance(value, list):
         return tuple(value)
     return value
+
+
+def _rooted(f: Frame, value: tuple | list) -> bool:
+    """True if the sequence holds arrays, each a Parameter of the compiled root."""
+    arrays = [v for v in value if isinstance(v, np.ndarray)]
+    return bool(arrays) and all(f.compiler.path_of(v) is not None for v in arrays)
 
 
 def ref_attribute(f: Frame, ref: Ref, name: str) -> Any:

@@ -10,6 +10,8 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from ..common.markers import COMPILE_TIME_ATTR, GRADIENT_ATTR  # noqa: F401 (re-exported)
+
 from .analysis import differentiable
 from .autodiff import differentiate
 from .ir import Builder, Graph, InsertPoint, Loc, Node, Value
@@ -17,13 +19,10 @@ from .types import AnyType, Tensor, TupleType, Type
 
 ALL = "all"
 """`GradSpec.positions` for every positional argument (`GradOperation(get_all=True)`)."""
+FIRST = "first"
+"""`GradSpec.positions` for the first positional argument if there is one (GradOperation's
+default; with no arguments the gradient is `()`)."""
 
-GRADIENT_ATTR = "__amber_gradient__"
-"""An object whose type has this attribute is a gradient function: `obj.__amber_gradient__` is
-its `(forward, GradRequest)`. The frontend compiles a call to it into the caller's graph."""
-COMPILE_TIME_ATTR = "__amber_compile_time__"
-"""A callable with this attribute (`grad`, `value_and_grad`, `GradOperation`) makes gradient
-functions: called inside compiled code, it runs while compiling."""
 
 
 @dataclass(frozen=True)
@@ -36,6 +35,7 @@ class GradRequest:
     has_aux: bool = False
     value: bool = False
     sens: bool = False
+    single_weight: bool = False
 
 
 @dataclass(frozen=True)
@@ -57,19 +57,26 @@ class GradSpec:
     bare, not in a tuple; `weights`: parameters whose gradients follow (None: none);
     `has_aux`: the function returns (output, *aux) and only the output is differentiated;
     `value`: also return the forward value (`value_and_grad`); `sens`: the last argument is
-    the adjoint of the output (else the output must be a scalar, seeded with 1)."""
+    the adjoint of the output (else the output must be a scalar, seeded with 1);
+    `single_weight`: one Parameter was given as the weights, so its gradient is returned bare.
+    The structure is MindSpore's: inputs' gradients (bare for an int position, a tuple for a
+    tuple of positions or get_all), the weights' gradients, both as a pair when both are
+    asked for; has_aux: (gradients, aux); value: (output, gradients), the output whole (with
+    its aux values)."""
     positions: tuple[int, ...] | str | None = (0,)
     single: bool = True
     weights: tuple[Weight, ...] | None = None
     has_aux: bool = False
     value: bool = False
     sens: bool = False
+    single_weight: bool = False
 
     def token(self) -> str:
         """A text standing for this spec in cache keys."""
         weights = None if self.weights is None else [
             (list(w.paths), list(w.shape), w.dtype) for w in self.weights]
-        return repr((self.positions, self.single, weights, self.has_aux, self.value, self.sens))
+        return repr((self.positions, self.single, weights, self.has_aux, self.value, self.sens,
+                     self.single_weight))
 
 
 class GradSpecError(ValueError):
@@ -128,10 +135,10 @@ def gradient_of(graph: Graph, b: Builder, result: Value, spec: GradSpec | GradRe
     found = dict(zip(wrt, differentiate(graph, seeds, wrt, nodes)))
     grads = _pack(spec, [_input_gradient(b, group, found) for group in inputs],
                   [_weight_gradient(b, w, found) for w in weights])
-    if spec.has_aux:
-        grads = (grads, aux)
     if spec.value:
-        grads = (result, grads)
+        return result, grads
+    if spec.has_aux:
+        return grads, aux
     return grads
 
 
@@ -196,13 +203,18 @@ def position_groups(spec: GradSpec | GradRequest, nargs: int, arrays: Any, loc: 
     if spec.positions is None:
         return []
     every = spec.positions == ALL
+    if every:
+        positions: Sequence[int] = range(nargs)
+    elif spec.positions == FIRST:
+        positions = (0,) if nargs else ()
+    else:
+        positions = spec.positions
     groups = []
-    for p in range(nargs) if every else spec.positions:
-        if not -nargs <= p < nargs:
+    for p in positions:
+        if not 0 <= p < nargs:
             raise GradSpecError(f"grad_position {p} is out of range: the function is called "
                                 f"with {nargs} positional argument(s)",
                                 "count positions from 0", loc)
-        p %= nargs
         group = arrays(p)
         if not group and not every:
             raise GradSpecError(f"argument {p} is not an array, so it has no gradient (amber "
@@ -260,7 +272,7 @@ def _pack(spec: GradSpec | GradRequest, inputs: list[Structure], weights: list[V
     """MindSpore's structure: inputs' gradients (bare for an int position), weights'
     gradients as a tuple, or (inputs, weights) when both are asked for."""
     by_input = inputs[0] if spec.single and len(inputs) == 1 else tuple(inputs)
-    by_weight = tuple(weights)
+    by_weight = weights[0] if spec.single_weight else tuple(weights)
     if spec.positions is None:
         return by_weight
     if spec.weights is None:

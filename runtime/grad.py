@@ -14,13 +14,15 @@ from typing import Any, Hashable, Iterable
 import numpy as np
 
 from ..frontend.errors import CompileError
-from ..graph.gradient import COMPILE_TIME_ATTR, GRADIENT_ATTR, GradRequest
+from ..graph.gradient import ALL, COMPILE_TIME_ATTR, FIRST, GRADIENT_ATTR, GradRequest
 from ..graph.ir import Loc
 from ..nn.cell import Cell, Parameter
 from .context import CompileOptions
 from .jit import JitFunction, _Jit
 from .paths import access
 from .pipeline import Artifact, compile_target
+from ..frontend.targets import FunctionWithRoot
+from .roots import FunctionRoot, RootOf
 from .tracebacks import user_facing
 
 
@@ -60,13 +62,11 @@ class GradOperation:
         self.get_all, self.get_by_list, self.sens_param = get_all, get_by_list, sens_param
 
     def __call__(self, fn: Any, weights: Any = None) -> GradFunction:
-        if self.get_by_list and weights is None:
-            raise TypeError("GradOperation(get_by_list=True) needs the weights: "
-                            "GradOperation(get_by_list=True)(net, net.trainable_params())")
-        positions = "all" if self.get_all else (None if self.get_by_list else (0,))
-        return GradFunction(fn, GradRequest(positions, not self.get_all, _weights(weights)
-                                            if self.get_by_list else None, False, False,
-                                            self.sens_param))
+        positions = ALL if self.get_all else (None if self.get_by_list else FIRST)
+        found, single = _weights(() if weights is None else weights)
+        return GradFunction(fn, GradRequest(
+            positions, not self.get_all, found if self.get_by_list else None, False, False,
+            self.sens_param, single and self.get_by_list))
 
     def __repr__(self) -> str:
         return (f"GradOperation(get_all={self.get_all}, get_by_list={self.get_by_list}, "
@@ -79,22 +79,39 @@ def _spec(grad_position: Any, weights: Any, has_aux: bool, value: bool) -> GradR
                          "differentiate)")
     if isinstance(grad_position, bool) or not (
             grad_position is None or isinstance(grad_position, int) or
-            isinstance(grad_position, tuple) and grad_position and
+            isinstance(grad_position, tuple) and
             all(isinstance(p, int) and not isinstance(p, bool) for p in grad_position)):
-        raise TypeError(f"grad: grad_position must be an int, a non-empty tuple of ints or "
-                        f"None, not {grad_position!r}")
+        raise TypeError(f"grad: grad_position must be an int, a tuple of ints or None, not "
+                        f"{grad_position!r}")
+    if not isinstance(has_aux, bool):
+        raise TypeError(f"grad: has_aux must be a bool, not {has_aux!r}")
     positions = (grad_position,) if isinstance(grad_position, int) else grad_position
-    return GradRequest(positions, isinstance(grad_position, int),
-                 None if weights is None else _weights(weights), bool(has_aux), value, False)
+    if positions is not None:
+        if not positions:
+            raise ValueError("grad: grad_position is an empty tuple (nothing to differentiate)")
+        if any(p < 0 for p in positions):
+            raise ValueError(f"grad: grad_position must be >= 0, got {grad_position!r}")
+        if len(set(positions)) != len(positions):
+            raise ValueError(f"grad: grad_position {grad_position!r} repeats a position")
+    found, single = (None, False) if weights is None else _weights(weights)
+    return GradRequest(positions, isinstance(grad_position, int), found, has_aux, value, False,
+                       single)
 
 
-def _weights(weights: Any) -> tuple[Parameter, ...]:
-    items = (weights,) if isinstance(weights, np.ndarray) else tuple(weights)
+def _weights(weights: Any) -> tuple[tuple[Parameter, ...], bool]:
+    """The Parameters to differentiate, and whether one was given bare (its gradient is then
+    returned bare, as MindSpore does)."""
+    single = isinstance(weights, np.ndarray)
+    try:
+        items = (weights,) if single else tuple(weights)
+    except TypeError:
+        raise TypeError(f"grad: weights must be a Parameter, a list or a ParameterTuple, not a "
+                        f"{type(weights).__name__}") from None
     for i, w in enumerate(items):
         if not isinstance(w, Parameter):
             raise TypeError(f"grad: weights[{i}] is a {type(w).__name__}, not a Parameter "
                             "(pass net.trainable_params() or a ParameterTuple)")
-    return items
+    return items, single
 
 
 class GradFunction(_Jit):
@@ -106,19 +123,28 @@ class GradFunction(_Jit):
         super().__init__(False, options)
         forward = fn.__wrapped__ if isinstance(fn, JitFunction) else fn
         self.__wrapped__ = forward
-        self._instance = forward if isinstance(forward, Cell) else \
-            forward._instance if isinstance(forward, GradFunction) else None
         self._spec = spec
-        if spec.weights is not None and self._instance is None:
-            raise TypeError("grad: weights are supported for a Cell (e.g. "
-                            "grad(nn.WithLossCell(net, loss), None, net.trainable_params())); "
-                            f"{getattr(forward, '__qualname__', forward)!r} is a function")
+        self._roots = None if isinstance(forward, Cell | GradFunction) else RootOf(forward)
+
+    @property
+    def _instance(self) -> Any:
+        """What the compiled code reads Parameters from: the Cell differentiated, or the
+        cells and Parameters a plain function reaches (None if it reaches none)."""
+        forward = self.__wrapped__
+        if isinstance(forward, Cell):
+            return forward
+        if isinstance(forward, GradFunction):
+            return forward._instance
+        return self._roots.get()
 
     @property
     def __amber_gradient__(self) -> tuple[Any, GradRequest]:
         return self.__wrapped__, self._spec
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if self._spec.sens and "sens" in kwargs:  # NOTE: MindSpore also takes sens by keyword
+            kwargs = dict(kwargs)
+            args = (*args, kwargs.pop("sens"))
         try:
             return self._run(self._instance, args, kwargs)
         except CompileError as err:
@@ -127,25 +153,30 @@ class GradFunction(_Jit):
     # -- what jit asks of its targets -----------------------------------------------------------
     def _target(self, instance: Any) -> Any:
         forward = self.__wrapped__
-        if not isinstance(forward, GradFunction):
+        if isinstance(forward, Cell):
             return forward
-        # NOTE: grad of grad: compile a call of the inner gradient function, which the
-        # frontend differentiates in place; this function's own transform runs on the result.
+        # NOTE: grad of grad compiles a call of the inner gradient function, which the
+        # frontend differentiates in place (this function's own transform runs on the
+        # result); a plain function reaching cells is called as a method of their root.
+        if isinstance(forward, GradFunction):
+            forward = _calling(forward)
         if instance is None:
-            return _calling(forward)
-        return types.MethodType(_calling_method(forward), instance)
+            return forward
+        if isinstance(instance, Cell) and not isinstance(instance, FunctionRoot):
+            return types.MethodType(_calling_method(forward), instance)
+        return FunctionWithRoot(forward, instance)
 
     def _function(self, instance: Any) -> Any:
         forward = self.__wrapped__
         if isinstance(forward, GradFunction):
             return forward._function(instance)
-        return type(instance).construct if instance is not None else forward
+        return type(forward).construct if isinstance(forward, Cell) else forward
 
     def _title(self, instance: Any) -> str:
         forward = self.__wrapped__
         if isinstance(forward, GradFunction):
             return f"grad_{forward._title(instance)}"
-        name = f"{type(instance).__qualname__}.construct" if instance is not None else \
+        name = f"{type(forward).__qualname__}.construct" if isinstance(forward, Cell) else \
             getattr(forward, "__qualname__", "function")
         return f"grad_{name}"
 
@@ -160,7 +191,8 @@ class GradFunction(_Jit):
         if spec.weights is not None:  # NOTE: which weights, named stably across processes
             names = {id(p): n for n, p in self._instance.parameters_and_names()}
             weights = [names.get(id(w), "?") for w in spec.weights]
-        parts = (spec.positions, spec.single, weights, spec.has_aux, spec.value, spec.sens)
+        parts = (spec.positions, spec.single, weights, spec.has_aux, spec.value, spec.sens,
+                 spec.single_weight)
         inner = self.__wrapped__._token() if isinstance(self.__wrapped__, GradFunction) else ""
         return f"grad{parts!r}{inner}"
 
@@ -196,7 +228,7 @@ class GradFunction(_Jit):
         weights = None if spec.weights is None else _resolve_weights(graph, instance,
                                                                       spec.weights)
         full = GradSpec(spec.positions, spec.single, weights, spec.has_aux, spec.value,
-                        spec.sens)
+                        spec.sens, spec.single_weight)
         try:
             grad_graph(graph, full, nargs)
         except GradSpecError as err:
@@ -207,21 +239,26 @@ class GradFunction(_Jit):
                          "with ops that have gradients") from None
 
     def __repr__(self) -> str:
-        return f"<amber grad function of {self._title(self._instance)}>"
+        # NOTE: with its address: a guard on a gradient function is by identity, so compiled
+        # code guarded by one is never stored on disk (another process has another object)
+        return f"<amber grad function of {self._title(self._instance)} at {id(self):#x}>"
 
 
-def _calling(gradient: GradFunction) -> Any:
-    """A function calling `gradient` (what grad of grad compiles)."""
+def _calling(function: Any) -> Any:
+    """A function calling `function` (grad of grad compiles a call of the inner gradient)."""
     def call_gradient(*args):  # type: ignore[no-untyped-def]
-        return gradient(*args)
+        return function(*args)
     return call_gradient
 
 
-def _calling_method(gradient: GradFunction) -> Any:
-    """A method calling `gradient`, bound to its Cell (so its parameters are reachable)."""
+def _calling_method(function: Any) -> Any:
+    """A method calling `function`, bound to the Cell its Parameters are read from."""
     def call_gradient(self, *args):  # type: ignore[no-untyped-def]
-        return gradient(*args)
+        return function(*args)
     return call_gradient
+
+
+
 
 
 def _resolve_weights(graph: Any, instance: Any, weights: Iterable[Parameter]) -> tuple:

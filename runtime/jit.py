@@ -28,6 +28,8 @@ from .keys import call_key, describe_key, key_components, persistable, what_chan
 from .loader import fake_filename, load_function
 from .paths import access
 from .pipeline import Artifact, compile_target
+from ..frontend.targets import FunctionWithRoot
+from .roots import FunctionRoot, RootOf
 from .tracebacks import user_facing
 from . import log
 from .warn import warn_user
@@ -387,14 +389,17 @@ class JitFunction(_Jit):
         self._instance = None if _is_function(target) else target
         self._method = False
         """True once read through an instance: the instance argument of `_run` is `self`."""
+        self._roots = RootOf(target) if isinstance(target, types.FunctionType) else None
+        """A plain function's cells and Parameters (globals, closures), compiled as its `self`."""
         if self._instance is None:
             functools.update_wrapper(self, target)
         else:
             self.__wrapped__ = target
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        instance = self._instance if self._roots is None else self._roots.get()
         try:
-            return self._run(self._instance, args, kwargs)
+            return self._run(instance, args, kwargs)
         except CompileError as err:
             raise user_facing(err)  # AMBER_TRACEBACK_FILTERING=off shows amber's frames too
 
@@ -405,17 +410,19 @@ class JitFunction(_Jit):
         return BoundJit(self, instance)
 
     def _target(self, instance: Any) -> Any:
+        if isinstance(instance, FunctionRoot):
+            return FunctionWithRoot(self.__wrapped__, instance)
         if self._method and instance is not None:
             return types.MethodType(self.__wrapped__, instance)
         return self.__wrapped__ if instance is None else instance
 
     def _function(self, instance: Any) -> Any:
-        if instance is None or self._method:
+        if instance is None or self._method or isinstance(instance, FunctionRoot):
             return self.__wrapped__
         return plain_function(type(instance).construct)
 
     def _eager(self, instance: Any, args: tuple, kwargs: dict) -> Any:
-        if instance is None:
+        if instance is None or isinstance(instance, FunctionRoot):
             return self.__wrapped__(*args, **kwargs)
         if self._method:
             return self.__wrapped__(instance, *args, **kwargs)
@@ -428,7 +435,7 @@ class JitFunction(_Jit):
         return instance(*args, **kwargs)
 
     def _title(self, instance: Any) -> str:
-        if instance is None:
+        if instance is None or isinstance(instance, FunctionRoot):
             return getattr(self.__wrapped__, "__qualname__", "function")
         name = self.__wrapped__.__name__ if self._method else "construct"
         return f"{type(instance).__qualname__}.{name}"

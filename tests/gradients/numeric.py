@@ -56,5 +56,6 @@ def close(got: Any, want: Any, rtol: float = 1e-5, atol: float = 1e-6) -> None:
         for g, w in zip(got, want):
             close(g, w, rtol, atol)
         return
+    assert not isinstance(got, tuple | list), f"expected one array, got a {type(got).__name__}"
     np.testing.assert_allclose(np.asarray(got, np.float64), np.asarray(want, np.float64),
                                rtol=rtol, atol=atol)

@@ -268,3 +268,70 @@ def test_a_bad_position_inside_compiled_code_is_refused_at_the_users_line():
     with pytest.raises(amber.CompileError, match="out of range") as info:
         amber.jit(out_of_range)(np.ones(3))
     assert "line of the error" in str(info.value)
+
+
+class DropoutMlp(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Dense(4, 8)
+        self.drop = nn.Dropout(p=0.5)
+        self.fc2 = nn.Dense(8, 3)
+
+    def construct(self, x):
+        return self.fc2(self.drop(ops.tanh(self.fc1(x))))
+
+
+def test_training_step_through_dropout_uses_one_mask_and_equals_eager():
+    x = RNG.standard_normal((6, 4)).astype(np.float32)
+    y = RNG.integers(0, 3, 6).astype(np.int32)
+
+    def make():
+        amber.set_seed(0)
+        loss = nn.SoftmaxCrossEntropyWithLogits(sparse=True, reduction="mean")
+        step = TrainStep(nn.WithLossCell(DropoutMlp(), loss))
+        return step.set_train(True)
+
+    eager, compiled = make(), make()
+    step = amber.jit(compiled)
+    for _ in range(3):
+        numeric.close(step(x, y), eager.construct(x, y), rtol=1e-6, atol=1e-6)
+    for a, b in zip(eager.trainable_params(), compiled.trainable_params()):
+        numeric.close(b, a, rtol=1e-6, atol=1e-6)
+
+
+amber.set_seed(3)
+MODEL = Mlp()
+LOSS = nn.SoftmaxCrossEntropyWithLogits(sparse=True, reduction="mean")
+PARAMS = MODEL.trainable_params()
+
+
+def forward_fn(x, y):
+    logits = MODEL(x)
+    return LOSS(logits, y), logits
+
+
+GRAD_FN = amber.value_and_grad(forward_fn, None, PARAMS, has_aux=True)
+
+
+def train_step(x, y):
+    """MindSpore 2.x's functional training step: value_and_grad of a function over a model
+    defined at module level, then an in-place SGD update, all in one compiled function."""
+    (loss, logits), grads = GRAD_FN(x, y)
+    for w, g in zip(PARAMS, grads):
+        w -= 0.1 * g
+    return loss, logits.argmax(-1)
+
+
+def test_functional_training_step_over_a_global_model_equals_eager():
+    x = RNG.standard_normal((6, 4)).astype(np.float32)
+    y = RNG.integers(0, 3, 6).astype(np.int32)
+    start = [np.array(p) for p in PARAMS]
+    eager = [train_step(x, y) for _ in range(3)]
+    after_eager = [np.array(p) for p in PARAMS]
+    for p, s in zip(PARAMS, start):
+        p[...] = s
+    step = amber.jit(train_step)
+    compiled = [step(x, y) for _ in range(3)]
+    numeric.close(compiled, eager, rtol=1e-6, atol=1e-6)
+    numeric.close(list(PARAMS), after_eager, rtol=1e-6, atol=1e-6)
+    assert step.stats.compiles == 1

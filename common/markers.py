@@ -1,0 +1,9 @@
+"""Attribute names by which one layer recognises objects made by a layer above it, without
+importing it (the frontend and the runtime's roots see gradient functions this way)."""
+
+GRADIENT_ATTR = "__amber_gradient__"
+"""An object whose type has this attribute is a gradient function: `obj.__amber_gradient__` is
+its `(forward, GradRequest)`. The frontend compiles a call to it into the caller's graph."""
+COMPILE_TIME_ATTR = "__amber_compile_time__"
+"""A callable with this attribute (`grad`, `value_and_grad`, `GradOperation`) makes gradient
+functions: called inside compiled code, it runs while compiling."""
