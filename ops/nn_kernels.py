@@ -273,7 +273,12 @@ def dropout_kernel(x: np.ndarray, generator: np.random.Generator, *, p: float = 
 
 
 def assign_kernel(param: np.ndarray, value: np.ndarray) -> np.ndarray:
-    """Write `value` into the existing array `param` and hand `param` on."""
+    """Write `value` into the existing array `param` and hand `param` on. Leading sizes of 1
+    beyond param's rank are dropped, as `param[...] = value` does (a shape-(1,) value fits a
+    0-d param)."""
+    extra = np.ndim(value) - param.ndim
+    if extra > 0 and np.shape(value)[:extra] == (1,) * extra:
+        value = np.reshape(value, np.shape(value)[extra:])
     np.copyto(param, value)
     return param
 
