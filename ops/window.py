@@ -10,11 +10,11 @@ from typing import Any, Mapping
 import numpy as np
 
 from .elementwise import helper_call, optional, unsupported
-from .nn_kernels import (avg_pool2d_grad, avg_pool2d_kernel, conv2d_gemm, conv2d_grad_input,
-                         conv2d_grad_weight, conv2d_kernel, first_maxima, fold_planes, im2col,
-                         max_pool2d_grad, max_pool2d_kernel, max_pool2d_pick, max_pool_blocks,
-                         pad_hw, pool_divisor, scatter_windows, window_pads, window_reduce,
-                         window_view)
+from .nn_kernels import (add_windows, avg_pool2d_grad, avg_pool2d_kernel, conv2d_gemm,
+                         conv2d_grad_input, conv2d_grad_weight, conv2d_kernel, first_maxima,
+                         fold_planes, im2col, image_block, max_pool2d_grad, max_pool2d_kernel,
+                         max_pool2d_pick, max_pool_blocks, max_pool_blocks_grad, pad_hw,
+                         pool_divisor, scatter_windows, window_pads, window_reduce, window_view)
 from .opdef import REQUIRED, GradContext, OpDef, OpFunction, Primitive, Spelling
 from .types import (UNKNOWN, Dim, Tensor, Type, dim_add, dim_floordiv, expect_tensor, known,
                     may_equal, mean_dtype, result_dtype)
@@ -229,7 +229,7 @@ conv2d_grad_input = OpDef(
     "conv2d_grad_input", ("g", "weight"), kernel=conv2d_grad_input,
     infer=_window_grad_infer("x_shape"), attrs={"x_shape": REQUIRED, **_CONV2D},
     emit=helper_call(conv2d_grad_input, "g, weight", {"x_shape": REQUIRED, **_CONV2D}),
-    helpers=(window_pads, scatter_windows, conv2d_grad_input), fresh=True,
+    helpers=(window_pads, add_windows, image_block, conv2d_grad_input), fresh=True,
     grad=_conv2d_grad_input_grad)
 """conv2d's gradient with respect to its input (a transposed convolution)."""
 
@@ -246,7 +246,7 @@ conv2d_grad_weight = OpDef(
     "conv2d_grad_weight", ("x", "g"), kernel=conv2d_grad_weight,
     infer=_window_grad_infer("w_shape"), attrs={"w_shape": REQUIRED, **_CONV2D},
     emit=helper_call(conv2d_grad_weight, "x, g", {"w_shape": REQUIRED, **_CONV2D}),
-    helpers=(window_pads, window_view, conv2d_grad_weight), fresh=True,
+    helpers=(window_pads, pad_hw, im2col, image_block, conv2d_grad_weight), fresh=True,
     grad=_conv2d_grad_weight_grad)
 """conv2d's gradient with respect to its weight."""
 
@@ -300,7 +300,8 @@ max_pool2d = OpDef(
 max_pool2d_grad = OpDef(
     "max_pool2d_grad", ("x", "out", "g"), kernel=max_pool2d_grad, infer=_like_input_infer(0),
     attrs=_MAX_POOL, emit=helper_call(max_pool2d_grad, "x, out, g", _MAX_POOL),
-    helpers=(window_pads, window_view, scatter_windows, first_maxima, max_pool2d_grad),
+    helpers=(window_pads, window_view, add_windows, scatter_windows, first_maxima,
+             max_pool_blocks_grad, max_pool2d_grad),
     fresh=True, grad=lambda ad: (None, None, ad.op("max_pool2d_pick", ad.input(0), ad.input(1),
                                                     ad.g, **ad.attrs)))
 """max_pool2d's gradient: each window's adjoint at the element it chose."""
@@ -342,7 +343,8 @@ avg_pool2d_grad = OpDef(
     "avg_pool2d_grad", ("g",), kernel=avg_pool2d_grad, infer=_window_grad_infer("x_shape"),
     attrs={"x_shape": REQUIRED, **_AVG_POOL},
     emit=helper_call(avg_pool2d_grad, "g", {"x_shape": REQUIRED, **_AVG_POOL}),
-    helpers=(window_pads, pool_divisor, scatter_windows, avg_pool2d_grad), fresh=True,
+    helpers=(window_pads, pool_divisor, add_windows, scatter_windows, avg_pool2d_grad),
+    fresh=True,
     grad=lambda ad: (ad.op("avg_pool2d", ad.g, **{k: v for k, v in ad.attrs.items()
                                                   if k != "x_shape"}),))
 """avg_pool2d's gradient: each window's adjoint, divided as the forward divided, spread back."""
