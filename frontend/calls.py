@@ -15,7 +15,7 @@ from ..graph import Value
 from ..graph.types import type_of
 from ..nn.cell import Cell
 from ..common.tensor import Tensor
-from ..ops import METHODS, NUMPY, OpFunction, Primitive
+from ..ops import METHODS, NUMPY, Dyn, OpDef, OpFunction, Primitive, lookup
 from ..ops.composite import PUBLIC as COMPOSITE
 from ..ops.primitive import CONSTEXPR_FLAG
 from . import aliases, gradients
@@ -257,6 +257,7 @@ def apply_op(f: Frame, spelling: OpFunction | Primitive, args: list[Any],
         inputs, attrs = spelling.bind(*py_args, **py_kwargs)
     except (TypeError, ValueError) as exc:
         raise f.error(str(exc), f"check the arguments of {name}", kind=kind_for(exc)) from exc
+    inputs, attrs = symbolic_shape(spelling.op, inputs, attrs)
     for key, value in attrs.items():
         if _holds_runtime(value):
             raise f.error(f"{name}: argument `{key}` must be a compile-time constant, but "
@@ -272,6 +273,36 @@ def apply_op(f: Frame, spelling: OpFunction | Primitive, args: list[Any],
         return known
     values = [_input(f, x) for x in inputs]
     return f.op(spelling.op, *values, **attrs)
+
+
+_DIM = lookup("dim")
+
+
+def symbolic_shape(op: OpDef, inputs: tuple, attrs: dict[str, Any]) -> tuple[tuple, dict]:
+    """A `shape` attribute's run-time entries that are symbolic sizes (`x.shape[0]` of an
+    f32[N,...] array is `dim(value=N)`) become the size itself, so the result's type says N
+    rather than "?" and generated code spells the size as the variable read at entry."""
+    shape = attrs.get("shape")
+    if not (isinstance(shape, tuple) and op.inputs and op.inputs[-1] == "*dims"):
+        return inputs, attrs
+    first = len(op.inputs) - 1
+    dims = inputs[first:]
+    sizes = [v.producer.attrs["value"] if isinstance(v, Value) and v.producer is not None
+             and v.producer.op is _DIM else None for v in dims]
+    if not any(isinstance(d, Dyn) and sizes[d.k] is not None for d in shape) or \
+            len(shape) == 1 and isinstance(shape[0], Dyn) and sizes[shape[0].k] is None:
+        return inputs, attrs
+    kept: list[Any] = []
+    entries = []
+    for d in shape:
+        if isinstance(d, Dyn) and sizes[d.k] is not None:
+            entries.append(sizes[d.k])
+        elif isinstance(d, Dyn):
+            entries.append(Dyn(len(kept)))
+            kept.append(dims[d.k])
+        else:
+            entries.append(d)
+    return (*inputs[:first], *kept), {**attrs, "shape": tuple(entries)}
 
 
 NOT_ARRAYS = ("xs", "items", "more", "args", "dims", "idx", "bounds", "after", "generator")
