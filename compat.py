@@ -29,20 +29,23 @@ from typing import Any
 __all__ = ["alias_mindspore", "MindSporeAlias"]
 
 ALIAS = "mindspore"
-TARGET = __name__.rsplit(".", 1)[0]  # "amber"
+TARGET = (__spec__.name if __spec__ else __name__).rsplit(".", 1)[0]
+"""The package aliased: "amber" (also when this file runs as `python -m amber.compat`)."""
 
 
 class _Existing(importlib.abc.Loader):
-    """Hands out an already imported amber module under the MindSpore name."""
+    """Hands out an already imported amber module under the MindSpore name (the module keeps
+    its own `__spec__`, which the import system overwrites while loading)."""
 
     def __init__(self, module: ModuleType) -> None:
         self.module = module
+        self.spec = module.__spec__
 
     def create_module(self, spec: Any) -> ModuleType:
         return self.module
 
     def exec_module(self, module: ModuleType) -> None:
-        return None
+        module.__spec__ = self.spec
 
 
 class MindSporeAlias(importlib.abc.MetaPathFinder):
@@ -60,7 +63,8 @@ class MindSporeAlias(importlib.abc.MetaPathFinder):
                     f"amber has no counterpart of {fullname} (imported as {real}); see the "
                     f"'Coming from MindSpore' table in amber's README", name=fullname) from None
             raise
-        return importlib.util.spec_from_loader(fullname, _Existing(module))
+        return importlib.util.spec_from_loader(fullname, _Existing(module),
+                                               is_package=hasattr(module, "__path__"))
 
 
 def alias_mindspore() -> None:

@@ -8,6 +8,6 @@ from .initializer import (Constant, HeNormal, HeUniform, Initializer, Normal, On
                           TruncatedNormal, Uniform, XavierNormal, XavierUniform, Zero)
 from .seed import get_generator, get_seed, set_seed
 
-__all__ = ["dtype", "initializer", "parameter", "tensor", "Initializer", "Constant", "HeNormal", "HeUniform", "Normal",
-           "One", "TruncatedNormal", "Uniform", "XavierNormal", "XavierUniform", "Zero",
-           "set_seed", "get_seed", "get_generator"]
+__all__ = ["dtype", "initializer", "parameter", "tensor", "Initializer", "Constant", "HeNormal",
+           "HeUniform", "Normal", "One", "TruncatedNormal", "Uniform", "XavierNormal",
+           "XavierUniform", "Zero", "set_seed", "get_seed", "get_generator"]

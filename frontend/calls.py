@@ -21,7 +21,7 @@ from ..ops.primitive import CONSTEXPR_FLAG
 from . import aliases, gradients
 from .arrays import NOT_HANDLED, numpy_override, write_out
 from .containers import dict_method, list_method
-from .context import Frame, call_identity
+from .context import Frame, NeedsUnrolling, call_identity
 from .errors import CompileError, CompileTypeError, arity_message, kind_for
 from .expressions import elements, evaluate, format_at_run_time
 from .operators import operand, python_result, to_python
@@ -230,12 +230,21 @@ def _numpy_call(f: Frame, func: Any, args: list[Any], kwargs: dict[str, Any]) ->
                   "amber.ops.NUMPY)")
 
 
+def _unroll_if_looping(f: Frame) -> type[CompileError]:
+    """Inside a loop being built, a value needed at compile time may be run-time only because
+    the loop carries it (a sequence growing each iteration): NeedsUnrolling lets an enclosing
+    `for` over a short constant range unroll, as MindSpore's graph mode does; anywhere else
+    (or if unrolling does not help) it is the same CompileError."""
+    return NeedsUnrolling if f.compiler.loop_seeds else CompileError
+
+
 def _python_call(f: Frame, func: Any, args: list[Any], kwargs: dict[str, Any], what: str
                  ) -> Any:
     """Run `func` while compiling on compile-time arguments."""
     if has_runtime(args) or has_runtime(kwargs):
         raise f.error(f"{what} needs compile-time arguments, got run-time values",
-                      "compute it from compile-time values (shapes, attributes, constants)")
+                      "compute it from compile-time values (shapes, attributes, constants)",
+                      kind=_unroll_if_looping(f))
     try:
         result = func(*(to_python(a) for a in args), **{k: to_python(v)
                                                           for k, v in kwargs.items()})
@@ -263,7 +272,7 @@ def apply_op(f: Frame, spelling: OpFunction | Primitive, args: list[Any],
             raise f.error(f"{name}: argument `{key}` must be a compile-time constant, but "
                           f"{_runtime_part(value)}",
                           "compute it from shapes (x.shape, ops.shape(x)), attributes of self or "
-                          "constants, not from array data")
+                          "constants, not from array data", kind=_unroll_if_looping(f))
     inputs = _array_operands(f, spelling.op, inputs)
     folded = _fold(spelling, inputs, attrs)
     if folded is not None:

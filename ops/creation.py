@@ -249,9 +249,19 @@ def _ms_arange(values: dict[str, Any]) -> dict[str, Any]:
 def _mnp_arange(values: dict[str, Any]) -> dict[str, Any]:
     start, stop, step = values.pop("start"), values.pop("stop"), values.pop("step")
     start, stop = (0, start) if stop is None else (start, stop)
-    values["end"], values["step"] = stop, 1 if step is None else step
-    values["start"] = start
+    step = 1 if step is None else step
+    if values["dtype"] is None and all(type(v) is int for v in (start, stop, step)):
+        values["dtype"] = np.dtype(np.int32)  # mindspore.numpy: int bounds make int32
+    values["start"], values["end"], values["step"] = start, stop, step
     return _ms_arange(values)
+
+
+def _ms_hot_values(values: dict[str, Any]) -> dict[str, Any]:
+    """MindSpore makes Python float on/off values float32 (NumPy would make float64)."""
+    for key in ("on_value", "off_value"):
+        if type(values[key]) is float:
+            values[key] = np.float32(values[key])
+    return values
 
 
 def _copy_infer(x: Type) -> Type:
@@ -299,7 +309,8 @@ FUNCTIONS = (
     spell("full_like", full_like, "input, fill_value, *, dtype=None", dtype_or_none, input="x"),
     spell("arange", arange, "start=0, end=None, step=1, *, dtype=None", _ms_arange),
     spell("eye", eye, "n, m=None, dtype=None", _ms_float32),
-    spell("one_hot", one_hot, "indices, depth, on_value=1, off_value=0, axis=-1"),
+    spell("one_hot", one_hot, "indices, depth, on_value=1, off_value=0, axis=-1",
+          _ms_hot_values),
 )
 NUMPY = (
     spell("zeros", zeros, "shape, dtype=float", _np_dtype),
@@ -331,5 +342,6 @@ PRIMITIVES = (
     primitive("ZerosLike", zeros_like, call="input_x", input_x="x"),
     primitive("OnesLike", ones_like, call="input_x", input_x="x"),
     primitive("Eye", eye, call="n, m, t", fix=_ms_float32, t="dtype"),
-    primitive("OneHot", one_hot, "axis=-1", "indices, depth, on_value, off_value"),
+    primitive("OneHot", one_hot, "axis=-1", "indices, depth, on_value, off_value",
+              _ms_hot_values),
 )

@@ -7,12 +7,12 @@ from __future__ import annotations
 
 from types import ModuleType
 
-from . import (activations, adjoint, creation, elementwise, indexing, joining, losses, nn,
-               normalization, python, reduce, resize, shaping, sorting, window)
+from . import (activations, adjoint, creation, division, elementwise, indexing, joining, losses,
+               nn, normalization, python, reduce, resize, shaping, sorting, window)
 from .opdef import OpDef, OpFunction, Primitive
 
-FAMILIES: tuple[ModuleType, ...] = (python, elementwise, activations, reduce, sorting, shaping,
-                                    joining, indexing, creation, nn, window, resize,
+FAMILIES: tuple[ModuleType, ...] = (python, elementwise, division, activations, reduce, sorting,
+                                    shaping, joining, indexing, creation, nn, window, resize,
                                     normalization, losses, adjoint)
 
 

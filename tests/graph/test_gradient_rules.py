@@ -34,7 +34,7 @@ SAMPLES: dict[str, list[tuple[tuple, dict]]] = {
     **{name: [((np.ones((2, 3)),), {})] for name in ("log", "sqrt", "rsqrt", "reciprocal")},
     **{name: [((np.ones((2, 3)), np.ones((3,))), {}), ((np.ones((2, 1)), np.ones((1, 3))), {}),
               ((np.ones((2, 3)), 2.5), {})]
-       for name in ("add", "sub", "mul", "div", "maximum", "minimum", "mod")},
+       for name in ("add", "sub", "mul", "div", "maximum", "minimum", "mod", "mindspore_div")},
     "pow": [((np.ones((2, 3)), np.ones((3,))), {}), ((np.ones((2, 3)), 3), {})],
     "select": [((np.array([True, False, True]), np.ones((2, 3)), np.ones((3,))), {})],
     "clip": [((np.ones((2, 3)), -0.5, 0.5), {}), ((np.ones((2, 3)), None, np.zeros(3)), {})],
@@ -159,8 +159,8 @@ SAMPLES: dict[str, list[tuple[tuple, dict]]] = {
 ADJOINT_PAIRS = ("max_pool2d_grad", "max_pool2d_pick")
 """Ops whose other inputs must stay consistent (`out` is max pooling's result), checked by
 `test_max_pool_gradient_and_pick_are_adjoint` instead of finite differences."""
-UNUSUAL_DOMAIN = {"log", "sqrt", "rsqrt", "reciprocal", "pow", "div", "mod", "batch_norm",
-                  "nll_loss"}
+UNUSUAL_DOMAIN = {"log", "sqrt", "rsqrt", "reciprocal", "pow", "div", "mindspore_div", "mod",
+                  "batch_norm", "nll_loss"}
 """Ops whose float inputs are drawn away from zero and positive (their rules are exact there)."""
 
 

@@ -57,6 +57,8 @@ SAMPLES: dict[str, list[tuple[tuple, dict]]] = {  # op name -> [(inputs, attrs),
        ("add", "sub", "mul", "div", "maximum", "minimum", "eq", "ne", "lt", "le", "gt", "ge",
         "logical_and", "logical_or", "logical_xor")},
     "floordiv": [((A, B), {}), ((7, 2), {}), ((-7, 2.5), {})],
+    "mindspore_div": [((A, B), {}), ((I, 3), {}), ((I, -3), {"integers": "truncate"}),
+                      ((I, A), {"integers": "truncate"}), ((A, 2), {})],
     "mod": [((A, B), {}), ((-7, 2), {}), ((I, 3), {})],
     "pow": [((np.abs(A), B), {}), ((2, 10), {}), ((I, 2), {})],
     **{name: [((I, 6), {}), ((M, M), {}), ((6, 3), {})] for name in
