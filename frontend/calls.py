@@ -20,6 +20,7 @@ from ..ops.composite import PUBLIC as COMPOSITE
 from ..ops.primitive import CONSTEXPR_FLAG
 from . import aliases, gradients
 from .arrays import NOT_HANDLED, numpy_override, write_out
+from .closures import call_closure
 from .containers import dict_method, list_method
 from .context import Frame, NeedsUnrolling, call_identity
 from .errors import CompileError, CompileTypeError, arity_message, kind_for
@@ -27,8 +28,7 @@ from .expressions import elements, evaluate, format_at_run_time
 from .operators import operand, python_result, to_python
 from .pybuiltins import BUILTINS
 from .scope import bind_arguments
-from .sequences import as_sequence
-from .values import (BoundMethod, DictMethod, ListMethod, PyList, Ref, TensorMethod, describe,
+from .values import (BoundMethod, Closure, DictMethod, ListMethod, PyList, Ref, TensorMethod, describe,
                      has_runtime, jit_wrapped, python_name)
 
 COMPOSITE_CLASSES = frozenset(v for v in COMPOSITE.values() if isinstance(v, type))
@@ -86,6 +86,8 @@ def call_value(f: Frame, func: Any, args: list[Any], kwargs: dict[str, Any]) -> 
         return list_method(f, func, args, kwargs)
     if isinstance(func, DictMethod):
         return dict_method(f, func, args, kwargs)
+    if isinstance(func, Closure):
+        return call_closure(f, func, args, kwargs)
     if isinstance(func, Ref):
         return _call_object(f, func, args, kwargs)
     if isinstance(func, OpFunction | Primitive):
