@@ -19,12 +19,13 @@ import harness  # noqa: E402  (sets one BLAS thread before NumPy loads)
 
 import amber  # noqa: E402
 
+import dynamic  # noqa: E402
 import forward  # noqa: E402
 import native  # noqa: E402
 import startup  # noqa: E402
 import train  # noqa: E402
 
-SUITES = {"forward": forward, "train": train, "native": native}
+SUITES = {"forward": forward, "train": train, "dynamic": dynamic, "native": native}
 """Suite name -> module with TITLE and `workloads(quick) -> list[Workload]` (and optionally
 `report()`, printing more after its table)."""
 
