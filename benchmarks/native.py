@@ -28,7 +28,7 @@ from harness import Workload
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "samples"))
-from rnn import EarlyStopRNN  # noqa: E402
+from rnn import EarlyStopRNN, example_inputs as sample_rnn_inputs  # noqa: E402
 
 TITLE = "Native tier: loops over small tensors (amber auto vs its NumPy backend, JAX, torch)"
 
@@ -227,12 +227,14 @@ def workloads(quick: bool) -> list[Workload]:
     early = EarlyStopRNN(RNN_INPUT, RNN_HIDDEN, threshold=20.0)
     rows.append(_rnn_row(f"RNN while, hidden {RNN_HIDDEN}, early stop", early,
                          _rnn_inputs(RNN_STEPS, ramp=True), 5 * scale))
+    rows.append(_rnn_row("RNN sample (samples/rnn.py: hidden 16, batch 2, early stop)",
+                         EarlyStopRNN(), *sample_rnn_inputs(), 10 * scale))
     for hidden in SCALING_HIDDEN:
         for steps in SCALING_STEPS:
             if quick and steps != RNN_STEPS:
                 continue
             net = EarlyStopRNN(RNN_INPUT, hidden, threshold=NO_STOP)
-            calls = max(1, int(2e5 // (hidden * steps))) * scale
+            calls = max(1, int(2e4 // (hidden * steps))) * scale
             rows.append(_rnn_row(f"RNN scaling, hidden {hidden}, {steps} steps", net,
                                  _rnn_inputs(steps, ramp=False), calls, peers=False))
     return rows
