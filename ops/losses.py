@@ -8,7 +8,7 @@ import numpy as np
 
 from .elementwise import helper_call, optional, unsupported
 from .nn_kernels import (log_softmax_kernel, nll_loss_kernel, softmax_cross_entropy_kernel,
-                         softmax_kernel)
+                         softmax_kernel, sparse_xent_grad)
 from .opdef import Dyn, GradContext, OpDef, OpFunction, Primitive
 from .types import (Dim, Tensor, Type, broadcast_shapes, check_axis, expect_integer, expect_tensor,
                     float_dtype, known, may_equal, mean_dtype, result_dtype)
@@ -99,11 +99,11 @@ def _softmax_cross_entropy_grad(ad: GradContext) -> tuple[Any, ...]:
     sparse); d labels = -log_softmax(logits) * g."""
     logits = ad.input(0)
     t = ad.types[0]
+    if ad.attrs["sparse"]:  # NOTE: one kernel, in the logits' dtype (no one-hot array)
+        per = _per_sample(ad, ad.g, t.shape[:-1])
+        return ad.op("sparse_softmax_cross_entropy_grad", logits, ad.input(1), per), None
     per = ad.op("expand_dims", _per_sample(ad, ad.g, t.shape[:-1]), axis=-1)
     probs = ad.op("softmax", logits, axis=-1)
-    if ad.attrs["sparse"]:
-        hot = ad.op("one_hot", ad.input(1), 1.0, 0.0, depth=t.shape[-1], axis=-1)
-        return (probs - hot) * per, None
     labels = ad.input(1)
     mass = ad.op("sum", labels, axis=-1, keepdims=True)
     dlabels = -ad.op("log_softmax", logits, axis=-1) * per if ad.wants(1) else None
@@ -116,6 +116,36 @@ softmax_cross_entropy = OpDef(
     emit=helper_call(softmax_cross_entropy_kernel, "logits, labels", _XENT),
     helpers=(log_softmax_kernel, softmax_cross_entropy_kernel), grad=_softmax_cross_entropy_grad)
 """MindSpore SoftmaxCrossEntropyWithLogits(sparse, reduction) on logits [..., C]."""
+
+
+def _sparse_xent_grad_infer(logits: Type, labels: Type, per: Type) -> Tensor:
+    op = "sparse_softmax_cross_entropy_grad"
+    expect_tensor(op, "logits", logits, min_rank=1)
+    expect_integer(op, "labels", labels)
+    return Tensor(logits.shape, float_dtype(op, logits))
+
+
+def _sparse_xent_grad_grad(ad: GradContext) -> tuple[Any, ...]:
+    """Linear in `per`; in the logits, softmax's Jacobian (symmetric) times per * u."""
+    logits, per, u = ad.input(0), ad.input(2), ad.g
+    rank = ad.types[0].rank
+    per_b = ad.op("expand_dims", per, axis=-1) if ad.types[2].rank else per
+    probs = ad.op("softmax", logits, axis=-1)
+    pu = probs * u
+    dlogits = (pu - probs * ad.op("sum", pu, axis=-1, keepdims=True)) * per_b
+    dper = None
+    if ad.wants(2):
+        full = ad.op("sparse_softmax_cross_entropy_grad", logits, ad.input(1), 1.0) * u
+        axes = tuple(range(rank)) if not ad.types[2].rank else (rank - 1,)
+        dper = ad.op("sum", full, axis=axes)
+    return dlogits, None, dper
+
+
+sparse_softmax_cross_entropy_grad = OpDef(
+    "sparse_softmax_cross_entropy_grad", ("logits", "labels", "per"), kernel=sparse_xent_grad,
+    infer=_sparse_xent_grad_infer, emit="sparse_xent_grad(logits, labels, per)",
+    helpers=(sparse_xent_grad,), fresh=True, grad=_sparse_xent_grad_grad)
+"""softmax_cross_entropy(sparse=True)'s gradient: (softmax(logits) - one_hot(labels)) * per."""
 
 
 _NLL = {"reduction": "mean", "ignore_index": -100}
@@ -254,7 +284,8 @@ class LogSoftmax(Primitive):
     binder = Softmax.binder
 
 
-OPS = (softmax, log_softmax, softmax_cross_entropy, nll_loss, mse_loss)
+OPS = (softmax, log_softmax, softmax_cross_entropy, sparse_softmax_cross_entropy_grad, nll_loss,
+       mse_loss)
 FUNCTIONS = (
     OpFunction("softmax", softmax, _bind_softmax),
     OpFunction("log_softmax", log_softmax, _bind_log_softmax),

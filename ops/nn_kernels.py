@@ -92,6 +92,17 @@ def pad_hw(x: np.ndarray, pads: tuple[int, int, int, int], fill: int | float) ->
     return out
 
 
+IM2COL_BYTES = 1 << 20
+"""A convolution's im2col columns are made this many bytes at a time (whole images, at least
+one): small enough to stay in cache until the GEMM reads them, and a bound on the memory."""
+
+
+def gemm_step(columns: int, positions: int, itemsize: int, budget: int = 1 << 20) -> int:
+    """How many images' im2col columns ([columns, positions] each) fit in `budget` bytes (at
+    least one): how many to make at a time (IM2COL_BYTES)."""
+    return max(1, budget // max(1, columns * positions * itemsize))
+
+
 def im2col(x: np.ndarray, kernel: tuple[int, int], out_size: tuple[int, int],
            stride: tuple[int, int] = (1, 1), dilation: tuple[int, int] = (1, 1),
            pads: tuple[int, int, int, int] = (0, 0, 0, 0)) -> np.ndarray:
@@ -123,6 +134,65 @@ def conv2d_gemm(x: np.ndarray, weight: np.ndarray, *bias: np.ndarray, kernel: tu
         b = b.reshape(-1, 1)
         out = np.add(out, b, out=out if out.dtype == np.result_type(out, b) else None)
     return out.reshape(n, o, oh, ow)
+
+
+def conv2d_weight_gemm(x: np.ndarray, g: np.ndarray, *, w_shape: tuple[int, ...],
+                       kernel: tuple[int, int], out_size: tuple[int, int], step: int,
+                       stride: tuple[int, int] = (1, 1), dilation: tuple[int, int] = (1, 1),
+                       pads: tuple[int, int, int, int] = (0, 0, 0, 0)) -> np.ndarray:
+    """conv2d's weight gradient (one group): the sum over images of g[n] @ cols[n].T, with the
+    im2col columns made `step` images at a time (still in cache for the GEMM)."""
+    n, o = g.shape[:2]
+    gm = g.reshape(n, o, -1)
+    total = None
+    for i in range(0, n, step):
+        cols = im2col(x[i:i + step], kernel, out_size, stride, dilation, pads)
+        part = np.matmul(gm[i:i + step], cols.transpose(0, 2, 1)).sum(axis=0)
+        total = part if total is None else np.add(total, part, out=total)
+    return total.reshape(w_shape)
+
+
+def conv2d_input_gemm(g: np.ndarray, weight: np.ndarray, *, x_shape: tuple[int, ...],
+                      kernel: tuple[int, int], out_size: tuple[int, int], step: int,
+                      stride: tuple[int, int] = (1, 1), dilation: tuple[int, int] = (1, 1),
+                      pads: tuple[int, int, int, int] = (0, 0, 0, 0)) -> np.ndarray:
+    """conv2d's input gradient (one group): the columns weight.T @ g[n], `step` images at a
+    time, added back over their windows (col2im)."""
+    n, c, h, w = x_shape
+    o = weight.shape[0]
+    (kh, kw), (oh, ow), (sh, sw), (dh, dw) = kernel, out_size, stride, dilation
+    top, bottom, left, right = pads
+    matrix = weight.reshape(o, -1).T
+    gm = g.reshape(n, o, oh * ow)
+    out = np.zeros((n, c, h + top + bottom, w + left + right), np.result_type(g, weight))
+    for i in range(0, n, step):
+        cols = np.matmul(matrix, gm[i:i + step]).reshape(-1, c, kh, kw, oh, ow)
+        part = out[i:i + step]
+        for a in range(kh):
+            for b in range(kw):
+                part[:, :, a * dh:a * dh + sh * oh:sh, b * dw:b * dw + sw * ow:sw] += \
+                    cols[:, :, a, b]
+    return out[:, :, top:top + h, left:left + w] if any(pads) else out
+
+
+def max_pool_blocks_grad(x: np.ndarray, out: np.ndarray, g: np.ndarray,
+                         kernel: tuple[int, int]) -> np.ndarray:
+    """max_pool_blocks' gradient: each block's adjoint to the first element (in row-major
+    order) equal to the block's maximum, by one strided pass per position in the block."""
+    (kh, kw), (oh, ow) = kernel, out.shape[2:]
+    exact = x.shape[2] == oh * kh and x.shape[3] == ow * kw
+    dx = (np.empty if exact else np.zeros)(x.shape, np.result_type(g))
+    taken = None
+    for i in range(kh):
+        for j in range(kw):
+            hit = x[:, :, i:oh * kh:kh, j:ow * kw:kw] == out
+            if taken is None:
+                taken = hit
+            else:
+                hit &= ~taken
+                taken |= hit
+            np.multiply(g, hit, out=dx[:, :, i:oh * kh:kh, j:ow * kw:kw])
+    return dx
 
 
 def fold_planes(combine: np.ufunc, planes: list[np.ndarray]) -> np.ndarray:
@@ -174,6 +244,18 @@ def pool_divisor(size: tuple[int, int], out_size: tuple[int, int], kernel_size: 
     rows = np.minimum(top + kh, h) - np.maximum(top, 0)
     cols = np.minimum(left + kw, w) - np.maximum(left, 0)
     return np.multiply.outer(rows, cols)
+
+
+def sparse_xent_grad(logits: np.ndarray, labels: np.ndarray, per: object) -> np.ndarray:
+    """(softmax(logits) - one_hot(labels)) * per[..., None] in the logits' dtype: the gradient
+    of sparse softmax cross-entropy, with `per` each sample's loss adjoint (or one for all)."""
+    p = np.exp(logits - logits.max(axis=-1, keepdims=True))
+    p /= p.sum(axis=-1, keepdims=True)
+    flat = p.reshape(-1, p.shape[-1])
+    flat[np.arange(flat.shape[0]), np.asarray(labels).reshape(-1)] -= 1
+    per = np.asarray(per)
+    p *= per[..., None] if per.ndim else per
+    return p
 
 
 def batch_norm_kernel(x: np.ndarray, mean: np.ndarray, variance: np.ndarray, gamma: np.ndarray,
@@ -323,6 +405,10 @@ def conv2d_grad_input(g: np.ndarray, weight: np.ndarray, *, x_shape: tuple[int, 
     n, o, oh, ow = g.shape
     _, cg, kh, kw = weight.shape
     pads = window_pads(x_shape[2:], (kh, kw), stride, dilation, pad_mode, padding)
+    if groups == 1:  # NOTE: what generated code runs (see window.py), so both agree exactly
+        step = gemm_step(cg * kh * kw, oh * ow, np.result_type(g, weight).itemsize)
+        return conv2d_input_gemm(g, weight, x_shape=x_shape, kernel=(kh, kw), out_size=(oh, ow),
+                                 step=step, stride=stride, dilation=dilation, pads=pads)
     matrix = weight.reshape(groups, o // groups, cg * kh * kw)
     cols = np.matmul(matrix.transpose(0, 2, 1), g.reshape(n, groups, o // groups, oh * ow))
     cols = cols.reshape(n, groups * cg, kh, kw, oh, ow)
@@ -340,6 +426,11 @@ def conv2d_grad_weight(x: np.ndarray, g: np.ndarray, *, w_shape: tuple[int, ...]
     o, cg, kh, kw = w_shape
     oh, ow = g.shape[2:]
     pads = window_pads(x.shape[2:], (kh, kw), stride, dilation, pad_mode, padding)
+    if groups == 1:  # NOTE: what generated code runs (see window.py), so both agree exactly
+        step = gemm_step(cg * kh * kw, oh * ow, x.dtype.itemsize)
+        return conv2d_weight_gemm(x, g, w_shape=w_shape, kernel=(kh, kw), out_size=(oh, ow),
+                                  step=step, stride=stride, dilation=dilation,
+                                  pads=pads).astype(np.result_type(x, g), copy=False)
     windows = window_view(x, (kh, kw), stride, dilation, pads, 0, "conv2d")
     cols = windows.reshape(n, groups, cg, oh, ow, kh, kw)
     grads = g.reshape(n, groups, o // groups, oh, ow)

@@ -96,6 +96,9 @@ SAMPLES: dict[str, list[tuple[tuple, dict]]] = {
         ((np.ones((4, 3)), np.ones((4, 3))), {"sparse": False, "reduction": "none"}),
         ((np.ones((2, 4, 3)), np.array([[0, 2, 1, 2], [1, 1, 0, 2]])),
          {"sparse": True, "reduction": "sum"})],
+    "sparse_softmax_cross_entropy_grad": [
+        ((np.ones((4, 3)), np.array([0, 2, 1, 2]), np.ones(())), {}),
+        ((np.ones((2, 4, 3)), np.array([[0, 2, 1, 2], [1, 1, 0, 2]]), np.ones((2, 4))), {})],
     "nll_loss": [((np.ones((4, 3)), np.array([0, 2, 1, -100])), {}),
                  ((np.ones((4, 3)), np.array([0, 2, 1, 1]), np.array([0.5, 2.0, 1.0])),
                   {"reduction": "sum"}),

@@ -266,6 +266,7 @@ def samples():
         (window.avg_pool2d_grad, (rand(*pooled.shape),), {"x_shape": x4.shape, **pool,
                                                       "count_include_pad": False}),
         (nn.dropout_mask, (x4, gen(5)), {"p": 0.25}),
+        (losses.sparse_softmax_cross_entropy_grad, (logits, ids, np.float32(0.25)), {}),
     ]
     return [(f.op, *f.bind(*args, **kwargs)) for f, args, kwargs in bound] + [
         (op, args, op.full_attrs(attrs)) for op, args, attrs in gradients]
