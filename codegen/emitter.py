@@ -159,7 +159,10 @@ class Emitter:
                 return [py.aug_assign(self.st.name(out), low.augmented, self.render(node))]
             return [py.expr_stmt(self.render(node))]
         if kind is Kind.VAR:
-            return [py.assign(self.st.name(out), self.render(node))]
+            name, value = self.st.name(out), self.render(node)
+            if isinstance(value, ast.Name) and value.id == name:
+                return []  # NOTE: `x = x` (a `depend` sharing its input's variable)
+            return [py.assign(name, value)]
         if kind is Kind.NONE:
             return [py.expr_stmt(self.render(node))]
         return []  # constants, undefined values and inlined expressions have no statement

@@ -19,6 +19,9 @@ from .namer import UNUSED, Namer, same_variable
 from .template import placeholders
 
 _REBIND = "rebind"
+_ALIAS = "alias"
+_ALIASES = (pyops.depend, pyops.stop_gradient)
+"""Ops whose result is their first input itself, spelled `x`."""
 
 
 class Kind(enum.Enum):
@@ -391,6 +394,10 @@ def _propose(graph: Graph, storage: Storage) -> list[_Edge]:
             for init, out in zip(node.inits, node.outputs):
                 propose(init, out, "init", init in storage.unbound)
             _propose_yields(node.body, node.outputs, propose, storage)
+        elif node.op in _ALIASES and kind[node.output] is Kind.VAR:
+            # NOTE: `depend(x, ...)` is x itself: sharing x's variable needs no statement,
+            # and never copies an x that may be unbound (see Emitter.op_statements)
+            propose(node.inputs[0], node.output, _ALIAS, force=True)
         elif kind[node.outputs[0]] is Kind.VAR and (node.is_region or
                                                      storage.lowered[node].inplace is None):
             out = node.output

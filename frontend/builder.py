@@ -16,11 +16,12 @@ from ..graph.ir import Loc
 from ..graph.verifier import IRVerifyError, verify
 from ..nn.cell import Cell
 from . import calls, control, expressions, loops, statements
+from .aliases import note_input
 from .context import Compiler, DeadPath, Frame, Prepared, Rules
 from .errors import CompileError, CompileTypeError, arity_message
 from .targets import FunctionWithRoot
 from .guards import Guard
-from .scope import convert_default
+from .scope import bind_arguments
 from .source import error_at
 from .values import ArgRoot, PyList, Ref, jit_wrapped
 
@@ -160,8 +161,7 @@ def _bind_inputs(compiler: Compiler, frame: Frame, func: Any, args: tuple, kwarg
                           kind=CompileTypeError)
         err.at_call = True  # NOTE: the runtime moves it to the user's call
         raise err from None
-    bound.apply_defaults()
-    return {k: convert_default(v) for k, v in bound.arguments.items()}
+    return bind_arguments(frame, func, bound)
 
 
 def _input(compiler: Compiler, frame: Frame, value: Any, path: str, hint: str) -> Any:
@@ -170,6 +170,7 @@ def _input(compiler: Compiler, frame: Frame, value: Any, path: str, hint: str) -
         if value.dtype == object:
             raise frame.error(f"argument {path} is an object array", node=frame.fdef)
         v = compiler.graph.body.add_param(Tensor(np.shape(value), value.dtype), hint)
+        note_input(compiler.memory, v, value)
         compiler.inputs.append((path, v))
         return v
     if isinstance(value, np.random.Generator):
@@ -181,10 +182,14 @@ def _input(compiler: Compiler, frame: Frame, value: Any, path: str, hint: str) -
     if isinstance(value, tuple | list):
         items = [_input(compiler, frame, x, f"{path}.{i}", f"{hint}_{i}")
                  for i, x in enumerate(value)]
-        return tuple(items) if isinstance(value, tuple) else PyList(items)
+        if isinstance(value, tuple):
+            return tuple(items)
+        return compiler.mark_foreign(PyList(items), f"argument {hint}")
     if isinstance(value, dict):
-        return {k: _input(compiler, frame, x, f"{path}.{k}", f"{hint}_{k}") if _spellable(k)
-                else _unnamed(frame, x, f"{path}[{k!r}]") for k, x in value.items()}
+        return compiler.mark_foreign(
+            {k: _input(compiler, frame, x, f"{path}.{k}", f"{hint}_{k}") if _spellable(k)
+             else _unnamed(frame, x, f"{path}[{k!r}]") for k, x in value.items()},
+            f"argument {hint}")
     if isinstance(value, Cell):  # NOTE: its arrays become inputs by path, e.g. `1.fc.weight`
         return Ref(value, path, ArgRoot(value, path, hint))
     raise frame.error(f"argument {path} is a {type(value).__name__}, which compiled code "

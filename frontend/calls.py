@@ -16,14 +16,16 @@ from ..graph.types import type_of
 from ..nn.cell import Cell
 from ..ops import NUMPY, OpFunction, Primitive
 from . import aliases, gradients
+from .arrays import NOT_HANDLED, numpy_override, write_out
+from .containers import dict_method, list_method
 from .context import Frame, call_identity
 from .errors import CompileError, CompileTypeError, arity_message, kind_for
 from .expressions import elements, evaluate, format_at_run_time
-from .operators import from_python, to_python
+from .operators import operand, python_result, to_python
 from .pybuiltins import BUILTINS
-from .scope import convert_default
+from .scope import bind_arguments
 from .sequences import as_sequence
-from .values import (BoundMethod, ListMethod, PyList, Ref, TensorMethod, describe,
+from .values import (BoundMethod, DictMethod, ListMethod, PyList, Ref, TensorMethod, describe,
                      has_runtime, jit_wrapped, python_name)
 
 MAX_INLINE_DEPTH = 64
@@ -58,8 +60,6 @@ def call(f: Frame, node: gast.Call) -> Any:
             kwargs.update(value)
         else:
             raise f.error(f"`**` needs a dict, got {describe(value)}", node=kw.value)
-    if isinstance(func, ListMethod) and isinstance(func.target, Value):
-        return _runtime_list_method(f, func, args, kwargs, node)
     return call_value(f, func, args, kwargs)
 
 
@@ -76,7 +76,9 @@ def call_value(f: Frame, func: Any, args: list[Any], kwargs: dict[str, Any]) -> 
     if isinstance(func, BoundMethod):
         return inline(f, func.function, [func.receiver, *args], kwargs, method=True)
     if isinstance(func, ListMethod):
-        return _list_method(f, func, args, kwargs)
+        return list_method(f, func, args, kwargs)
+    if isinstance(func, DictMethod):
+        return dict_method(f, func, args, kwargs)
     if isinstance(func, Ref):
         return _call_object(f, func, args, kwargs)
     if isinstance(func, OpFunction | Primitive):
@@ -91,9 +93,15 @@ def call_value(f: Frame, func: Any, args: list[Any], kwargs: dict[str, Any]) -> 
             raise f.error(f"{func.__name__}(): {exc}", "pass the arguments Python's "
                           f"{func.__name__} takes", kind=CompileTypeError) from None
         return handler(f, *args, **kwargs)
+    found = numpy_override(f, func, args, kwargs)
+    if found is not NOT_HANDLED:
+        return found
     spelling = NUMPY_BY_ID.get(id(func))
     if spelling is not None:
-        return apply_op(f, spelling, args, kwargs)
+        if "out" not in kwargs:
+            return apply_op(f, spelling, args, kwargs)
+        out = kwargs.pop("out")
+        return write_out(f, apply_op(f, spelling, args, kwargs), out)
     if _is_numpy(func):
         return _numpy_call(f, func, args, kwargs)
     if isinstance(func, types.FunctionType):
@@ -185,7 +193,7 @@ def _python_call(f: Frame, func: Any, args: list[Any], kwargs: dict[str, Any], w
                                                           for k, v in kwargs.items()})
     except Exception as exc:  # NOTE: the user's code would raise this at run time
         f.raise_at_runtime(type(exc), str(exc))
-    return from_python(result)
+    return python_result(f, result, (args, kwargs))
 
 
 # -- ops ----------------------------------------------------------------------------------
@@ -207,6 +215,7 @@ def apply_op(f: Frame, spelling: OpFunction | Primitive, args: list[Any],
                           f"{_runtime_part(value)}",
                           "compute it from shapes (x.shape, ops.shape(x)), attributes of self or "
                           "constants, not from array data")
+    inputs = _array_operands(f, spelling.op, inputs)
     folded = _fold(spelling, inputs, attrs)
     if folded is not None:
         return folded
@@ -215,6 +224,27 @@ def apply_op(f: Frame, spelling: OpFunction | Primitive, args: list[Any],
         return known
     values = [_input(f, x) for x in inputs]
     return f.op(spelling.op, *values, **attrs)
+
+
+NOT_ARRAYS = ("xs", "items", "more", "args", "dims", "idx", "bounds", "after", "generator")
+"""Op inputs that take a sequence (or Python values) as it is; a list or tuple anywhere else
+is an array operand, converted as NumPy converts it (`np.maximum(x, [1, 2])`)."""
+
+
+def _array_operands(f: Frame, op: Any, inputs: tuple) -> tuple:
+    """Lists and tuples where the op takes an array made arrays, as NumPy does; in a sequence
+    of arrays (`np.concatenate([x, [1.0, 2.0]])`), its items."""
+    names = [n for n in op.inputs]
+    out = []
+    for k, x in enumerate(inputs):
+        name = names[min(k, len(names) - 1)] if names else "*"
+        if isinstance(x, list | tuple):
+            if name.lstrip("*") not in NOT_ARRAYS:
+                x = operand(f, tuple(x))
+            elif name == "xs":
+                x = tuple(operand(f, tuple(i)) if isinstance(i, list | tuple) else i for i in x)
+        out.append(x)
+    return tuple(out)
 
 
 def _unwrap(v: Any) -> Any:
@@ -284,40 +314,6 @@ def _fold(spelling: Any, inputs: tuple, attrs: dict[str, Any]) -> Any:
     return None if isinstance(result, np.ndarray) else result
 
 
-# -- lists --------------------------------------------------------------------------------
-
-def _list_method(f: Frame, method: ListMethod, args: list[Any], kwargs: dict[str, Any]
-                 ) -> Any:
-    """A method of a compile-time list, run while compiling."""
-    items = method.target.items
-    if method.name == "extend":
-        items.extend(as_sequence(f, args[0]))
-        return None
-    if method.name in ("index", "count") and has_runtime(args):
-        raise f.error(f"list.{method.name} needs compile-time values")
-    try:
-        return getattr(items, method.name)(*args, **kwargs)
-    except (IndexError, ValueError, TypeError) as exc:
-        f.raise_at_runtime(type(exc), str(exc))
-
-
-def _runtime_list_method(f: Frame, method: ListMethod, args: list[Any],
-                         kwargs: dict[str, Any], node: gast.Call) -> None:
-    """`xs.append(v)` on a run-time list: a `list_append` node; `xs` names its result."""
-    if method.name not in ("append", "extend") or kwargs:
-        raise f.error(f"list.{method.name} is not supported on a list built at run time",
-                      "append to it, or build the list with compile-time loops")
-    target = node.func.value
-    if not isinstance(target, gast.Name):
-        raise f.error("append to a run-time list through a plain variable name")
-    items = [args[0]] if method.name == "append" else as_sequence(f, args[0])
-    value = method.target
-    for item in items:
-        value = f.op("list_append", value, f.materialise(item))
-    f.scope.bind(target.id, value, node.lineno)
-    return None
-
-
 # -- cells and Python functions -----------------------------------------------------------
 
 def _call_object(f: Frame, ref: Ref, args: list[Any], kwargs: dict[str, Any]) -> Any:
@@ -385,10 +381,9 @@ def inline(f: Frame, func: types.FunctionType, args: list[Any], kwargs: dict[str
                                     str(exc), skip),
                       "pass the arguments its definition asks for",
                       kind=CompileTypeError) from None
-    bound.apply_defaults()
     frame = compiler.push_frame(func, receiver)
-    for name, value in bound.arguments.items():
-        frame.scope.bind(name, convert_default(value))
+    for name, value in bind_arguments(frame, func, bound).items():
+        frame.scope.bind(name, value)
     passed = aliases.enter(f, frame)
     saved_loc = f.builder.loc
     try:

@@ -16,7 +16,7 @@ from ..nn.cell import Cell
 from ..ops import OpDef
 from ..ops import python as pyops
 from . import names
-from .aliases import Memory, after_write
+from .aliases import Memory, after_write, note_input
 from .canonicalize import canonicalize, result_body, returns_none
 from .check import check_supported
 from .errors import CompileError, kind_for
@@ -173,6 +173,10 @@ class Compiler:
         """The `seeds.Seeds` of the loop regions being built, innermost last."""
         self.last_effect: dict[Block, Node] = {}
         self.failure: tuple[Frame, gast.AST] | None = None
+        self.foreign: dict[int, tuple[Any, str]] = {}
+        """id -> (object, where it comes from) for compile-time lists and dicts that belong to
+        the caller (arguments, attributes, globals, default values): compiled code cannot
+        change them for the caller, so writing into them is refused (see `Frame.writable`)."""
         self._prepared: dict[types.CodeType, Prepared] = {}
         self._paths: dict[int, str] | None = None
 
@@ -213,6 +217,11 @@ class Compiler:
             self.source_titles.append(func.__qualname__)
         return prepared
 
+    def mark_foreign(self, obj: Any, where: str) -> Any:
+        """Record that the list or dict `obj` belongs to the caller (`where`); returns it."""
+        self.foreign.setdefault(id(obj), (obj, where))
+        return obj
+
     def guard(self, description: str, read: Any, expected: Any) -> None:
         """Record that the graph depends on a compile-time value."""
         if description not in self.guards:
@@ -232,6 +241,7 @@ class Compiler:
         if found is None:
             t = AnyType() if isinstance(value, np.random.Generator) else type_of(value)
             found = self.graph.body.add_param(t, path.replace(".", "_"))
+            note_input(self.memory, found, value)
             self.params[path] = found
         return found
 
@@ -309,6 +319,17 @@ class Frame:
         if kind is not CompileError:
             err = kind(err.message, err.file, err.line, err.col, err.source_line, err.hint)
         return err
+
+    def writable(self, container: Any) -> None:
+        """CompileError unless writing into the compile-time list or dict `container` is
+        invisible outside the compiled call (it was not passed in or read from outside)."""
+        found = self.compiler.foreign.get(id(container))
+        if found is not None and found[0] is container:
+            raise self.error(f"this changes a {type(container).__name__.replace('PyList', 'list')}"
+                             f" that belongs to the caller ({found[1]}); compiled code cannot "
+                             "change the caller's object",
+                             "copy it first (`items = list(items)`, `d = dict(d)`) and return "
+                             "the new one")
 
     def read_unusable(self, value: Unusable) -> CompileError:
         return self.error(value.message, value.hint)

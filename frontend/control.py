@@ -11,6 +11,7 @@ import gast
 
 from ..graph import IF, AnyType, Block, InsertPoint, Node, TupleType, Type, Value
 from . import names
+from .containers import LIST_MUTATORS
 from .context import DeadPath, Frame, MergeConflict, Scope, tuple_items
 from .errors import CompileError
 from .guards import same_value
@@ -18,7 +19,6 @@ from .operators import condition_value
 from .values import (MISSING, PyList, Unusable, absent, describe, has_runtime, is_undefined,
                      kind_name, truth, widen)
 
-LIST_MUTATORS = ("append", "extend", "insert", "pop", "reverse", "clear")
 
 
 @dataclass
@@ -140,6 +140,11 @@ class Merger:
         if same_structure(a, b):
             return rebuild(a, [self._merge(name, x, y) for (_, x), (_, y) in
                                zip(items_of(a), items_of(b))])
+        if isinstance(a, dict) and isinstance(b, dict) and not names.is_synthetic(name):
+            raise self.f.error(f"`{name}` is a dict with keys {sorted(a, key=repr)} on one path "
+                               f"and {sorted(b, key=repr)} on the other",
+                               "give the dict the same keys on every path (set them before the "
+                               "`if`)", kind=MergeConflict)
         return self._output(name, a, b)
 
     def _split(self, v: Any, side: int) -> Any:
@@ -321,6 +326,7 @@ def prepare_lists(f: Frame, stmts: list[gast.stmt]) -> None:
     for name in sorted(mutated_lists(stmts)):
         value = f.scope.get(name)
         if isinstance(value, PyList):
+            f.writable(value)
             runtime = f.materialise(value)
             for other, bound in list(f.scope.vars.items()):
                 if bound is value:

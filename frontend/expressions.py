@@ -19,10 +19,10 @@ from .operators import binary, compare, from_python, to_python, unary
 from .names import target_names
 from .scope import lookup, ref_attribute
 from .sequences import as_sequence, getitem
-from .values import (MISSING, BoundMethod, ListMethod, PyList, Ref, SuperRef, TensorMethod,
-                     describe, has_runtime, python_name, truth)
+from .containers import DICT_METHODS, LIST_METHODS
+from .values import (MISSING, BoundMethod, DictMethod, ListMethod, PyList, Ref, SuperRef,
+                     TensorMethod, describe, has_runtime, python_name, truth)
 
-LIST_METHODS = ("append", "extend", "insert", "pop", "reverse", "clear", "index", "count")
 
 
 def evaluate(f: Frame, node: gast.expr) -> Any:
@@ -68,7 +68,9 @@ def attribute(f: Frame, base: Any, name: str) -> Any:
         if name in LIST_METHODS:
             return ListMethod(base, name)
         raise f.error(f"lists have no supported method '{name}'")
-    if isinstance(base, BoundMethod | TensorMethod | ListMethod):
+    if isinstance(base, dict) and name in DICT_METHODS:
+        return DictMethod(base, name)
+    if isinstance(base, BoundMethod | TensorMethod | ListMethod | DictMethod):
         raise f.error(f"attributes of {describe(base)} are not supported")
     try:
         return from_python(getattr(to_python(base), name))

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 import gast
+import numpy as np
 
 from ..graph import (FOR, INDEX_TYPE, WHILE, AnyType, Block, InsertPoint, ListType, Node, Tensor,
                      TupleType, Type, Value)
@@ -43,6 +44,9 @@ class Carry:
     """For a dict carried item by item: its keys (None for a tuple)."""
     param: Value | None = None
     """This round's block parameter (state "var")."""
+    kind: str = aliases.BOTTOM
+    """For a 0-d array variable (state "var"): whether it is an array or a NumPy scalar on
+    entry and at the end of every iteration (see `aliases.zero_d_kind`)."""
     shares: frozenset[Any] = frozenset()
     """What the variable was found to alias at the end of an iteration besides what it started
     as: other carries (as `Carry`s) and arrays from outside the loop (see `_shared`)."""
@@ -92,7 +96,7 @@ def _carry(f: Frame, name: str, init: Any) -> Carry:
                      items=[_carry(f, name, x) for x in init.values()],
                      keys=tuple(init))
     if isinstance(init, Value):
-        return Carry(name, init, CarryState.VAR, init.type)
+        return Carry(name, init, CarryState.VAR, init.type, kind=_kind_of(f, init))
     return Carry(name, init, CarryState.CONST)
 
 
@@ -164,13 +168,14 @@ def _entry(f: Frame, c: Carry, block: Block) -> Any:
     c.param = None
     if c.state == CarryState.VAR:
         c.param = block.add_param(c.type, _hint(c.name))
+        f.compiler.memory.zero_d[c.param] = c.kind
         return c.param
     if c.state == CarryState.CONST:
         return c.init
     if c.state == CarryState.UNBOUND:
         return c.init if isinstance(c.init, Unusable) else MISSING
     items = [_entry(f, item, block) for item in c.items]
-    if all(x is MISSING for x in items):
+    if items and all(x is MISSING for x in items):  # NOTE: `()` and `{}` are bound values
         return MISSING
     return c.container([f.undefined(c.name) if x is MISSING else x for x in items])
 
@@ -210,12 +215,20 @@ def _settle_one(f: Frame, c: Carry, end: Any) -> bool:
         parts = c.parts(end)
         if parts is not None:
             return all([_settle_one(f, item, e) for item, e in zip(c.items, parts)])
+        if c.keys is not None and isinstance(end, dict):
+            raise f.error(f"the dict `{c.name}` has keys {list(c.keys)} before the loop but "
+                          f"{list(end)} after an iteration, and the number of iterations is "
+                          "known only at run time",
+                          "create every key before the loop (e.g. with a zeros array)",
+                          kind=NeedsUnrolling)
         c.state, c.type, c.items = CarryState.VAR, _widen(f, c, _static(f, c.name, c.init), end), []
+        c.kind = aliases.join_kinds(_kind_of(f, c.init), _kind_of(f, end))
         return False
     if c.state == CarryState.CONST:
         if end is c.init or not has_runtime(end) and same_constant(end, c.init):
             return True
         c.state, c.type = CarryState.VAR, _widen(f, c, _static(f, c.name, c.init), end)
+        c.kind = aliases.join_kinds(_kind_of(f, c.init), _kind_of(f, end))
         return False
     if c.state == CarryState.UNBOUND:
         if end is MISSING or end is c.init or is_undefined(end):
@@ -227,14 +240,24 @@ def _settle_one(f: Frame, c: Carry, end: Any) -> bool:
             _settle_one(f, c, end)
         else:
             c.state, c.type = CarryState.VAR, _static(f, c.name, end)
+            c.kind = _kind_of(f, end)
         return False
     if end is MISSING or is_undefined(end):
         return True
-    new = _widen(f, c, c.type, end)
-    if new == c.type:
+    new, kind = _widen(f, c, c.type, end), aliases.join_kinds(c.kind, _kind_of(f, end))
+    if new == c.type and kind == c.kind:
         return True
-    c.type = new
+    c.type, c.kind = new, kind
     return False
+
+
+def _kind_of(f: Frame, v: Any) -> str:
+    """What `v` is as a loop-carried 0-d value (see `aliases.zero_d_kind`)."""
+    if isinstance(v, Value):
+        return aliases.zero_d_kind(f, v)
+    if _nothing_to_carry(f, v):
+        return aliases.BOTTOM
+    return aliases.ARRAY if isinstance(v, np.ndarray) else aliases.SCALAR
 
 
 def _static(f: Frame, name: str, v: Any) -> Type:
@@ -254,11 +277,15 @@ def _widen(f: Frame, c: Carry, before: Type, end: Any) -> Type:
     except TypeError:
         if names.is_synthetic(c.name):
             return AnyType()
-        hint = ("give it the dtype it ends with before the loop, e.g. "
-                f"`{c.name} = {c.name}.astype(np.{after.dtype})`"
-                if isinstance(before, Tensor) and isinstance(after, Tensor) else
-                "give it a value of the same kind before the loop (e.g. a zeros array instead "
-                "of None)")
+        if isinstance(before, Tensor) and isinstance(after, Tensor):
+            hint = ("give it the dtype it ends with before the loop, e.g. "
+                    f"`{c.name} = {c.name}.astype(np.{after.dtype})`")
+        elif isinstance(before, TupleType) and isinstance(after, TupleType):
+            hint = (f"a tuple that grows in a loop whose trip count is known only at run time "
+                    f"has no fixed length: make `{c.name}` a list and append to it")
+        else:
+            hint = ("give it a value of the same kind before the loop (e.g. a zeros array "
+                    "instead of None)")
         raise f.error(f"`{c.name}` is {kind_name(before)} before the loop but "
                       f"{kind_name(after)} after an iteration", hint, kind=NeedsUnrolling) from None
 

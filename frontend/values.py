@@ -77,6 +77,13 @@ class ListMethod:
 
 
 @dataclass(eq=False)
+class DictMethod:
+    """`d.update` and friends on a compile-time dict."""
+    target: dict
+    name: str
+
+
+@dataclass(eq=False)
 class RuntimeRange:
     """`range(a, b, c)` with a bound known only at run time: only a `for` can iterate it."""
     start: Any
@@ -144,7 +151,7 @@ def has_runtime(v: Any) -> bool:
         return any(has_runtime(x) for x in v.items)
     if isinstance(v, dict):
         return any(has_runtime(x) for x in v.values())
-    return isinstance(v, RuntimeRange | IndexedIter | TensorMethod | ListMethod)
+    return isinstance(v, RuntimeRange | IndexedIter | TensorMethod | ListMethod | DictMethod)
 
 
 def absent(v: Any, pending_is_none: bool) -> bool:

@@ -220,15 +220,17 @@ class Cell:
         object.__setattr__(self, name, value)
 
     def _assign_to_param(self, name: str, value: Any) -> None:
-        """MindSpore's rule: an array assigned to a Parameter attribute overwrites its data."""
-        if isinstance(value, np.ndarray):
+        """MindSpore's rule: an array (or a number, a NumPy scalar) assigned to a Parameter
+        attribute overwrites its data, cast to its dtype (`self.step = self.step + 1` on a 0-d
+        Parameter, whose sum is a NumPy scalar)."""
+        if isinstance(value, np.ndarray | np.generic | int | float):
             self._params[name].set_data(value)
         elif value is None:
             del self._params[name]
             object.__setattr__(self, name, None)
         else:
             raise TypeError(f"{self.cls_name}: {name!r} is a Parameter; assign a Parameter, an "
-                            f"array or None, not {type(value).__name__}")
+                            f"array, a number or None, not {type(value).__name__}")
 
     def __delattr__(self, name: str) -> None:
         self._params.pop(name, None)

@@ -9,14 +9,12 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from . import nn_kernels
 from .elementwise import helper_call, optional, unsupported
-from .nn_kernels import (avg_pool2d_grad, avg_pool2d_kernel, conv2d_gemm, conv2d_grad_input,
-                         conv2d_grad_weight, conv2d_input_gemm, conv2d_kernel, conv2d_weight_gemm,
-                         first_maxima, fold_planes, gemm_step, im2col, max_pool2d_grad, max_pool2d_kernel,
-                         max_pool2d_pick, max_pool_blocks, max_pool_blocks_grad,
-                         pad_hw, pool_divisor, scatter_windows, window_pads, window_reduce,
-                         window_view)
+from .nn_kernels import (add_windows, avg_pool2d_grad, avg_pool2d_kernel, conv2d_gemm,
+                         conv2d_grad_input, conv2d_grad_weight, conv2d_kernel, first_maxima,
+                         fold_planes, im2col, image_block, max_pool2d_grad, max_pool2d_kernel,
+                         max_pool2d_pick, max_pool_blocks, max_pool_blocks_grad, pad_hw,
+                         pool_divisor, scatter_windows, window_pads, window_reduce, window_view)
 from .opdef import REQUIRED, GradContext, OpDef, OpFunction, Primitive, Spelling
 from .types import (UNKNOWN, Dim, Tensor, Type, dim_add, dim_floordiv, expect_tensor, known,
                     may_equal, mean_dtype, result_dtype)
@@ -110,6 +108,9 @@ def _window_geometry(x: Tensor, kernel: tuple[int, int], attrs: Mapping[str, Any
     return pads, (size[0], size[1])
 
 
+IM2COL_BYTES = 1 << 20
+"""A convolution's im2col columns are made this many bytes at a time (whole images, at least
+one): small enough to stay in cache until the GEMM reads them, and a bound on the memory."""
 
 
 _WINDOW_DEFAULTS = {"stride": (1, 1), "dilation": (1, 1), "pads": (0, 0, 0, 0)}
@@ -164,7 +165,7 @@ def _conv2d_static(types: tuple[Type, ...], attrs: Mapping[str, Any]) -> Spellin
               "k": cg * kh * kw, "g": groups, "og": o // groups, "oh": oh, "ow": ow,
               "l": oh * ow}
     pixels = (kh, kw) == (1, 1) and not any(pads)  # NOTE: the columns are the pixels
-    step = gemm_step(values["k"], values["l"], x.dtype.itemsize, nn_kernels.IM2COL_BYTES)
+    step = max(1, IM2COL_BYTES // (values["k"] * values["l"] * x.dtype.itemsize))
     if groups == 1 and step < n and not pixels:
         return Spelling(_CONV2D_GEMM(values), {**values, "step": step},
                         (pad_hw, im2col, conv2d_gemm))
@@ -224,56 +225,12 @@ def _conv2d_grad_input_grad(ad: GradContext) -> tuple[Any, ...]:
             ad.op("conv2d_grad_weight", u, ad.input(0), w_shape=ad.types[1].shape, **attrs))
 
 
-def _gemm_geometry(x: Type, weight: Type, attrs: Mapping[str, Any], itemsize: int
-                   ) -> dict[str, Any] | None:
-    """The im2col geometry of a one-group convolution of static `x` by static `weight` (what
-    the gradients' GEMM spellings take; columns of `itemsize` bytes), or None."""
-    if attrs["groups"] != 1 or not _static_dims(x, weight):
-        return None
-    (_, cg, kh, kw) = weight.shape
-    pads, (oh, ow) = _window_geometry(x, (kh, kw), attrs)
-    step = gemm_step(cg * kh * kw, oh * ow, itemsize, nn_kernels.IM2COL_BYTES)
-    return {"kernel": (kh, kw), "out_size": (oh, ow), "stride": attrs["stride"],
-            "dilation": attrs["dilation"], "pads": pads, "step": step}
-
-
-_CONV2D_INPUT_GEMM = helper_call(conv2d_input_gemm, "g, weight, x_shape=x_shape, kernel=kernel, "
-                                 "out_size=out_size, step=step", _WINDOW_DEFAULTS)
-_CONV2D_WEIGHT_GEMM = helper_call(conv2d_weight_gemm, "x, g, w_shape=w_shape, kernel=kernel, "
-                                  "out_size=out_size, step=step", _WINDOW_DEFAULTS)
-
-
-def _conv2d_grad_input_static(types: tuple[Type, ...], attrs: Mapping[str, Any]
-                              ) -> Spelling | None:
-    """Static shapes, one group: columns by GEMM, images `step` at a time, then col2im."""
-    g, weight = types
-    x = Tensor(tuple(attrs["x_shape"]), g.dtype)
-    values = _gemm_geometry(x, weight, attrs, np.result_type(g.dtype, weight.dtype).itemsize)
-    if values is None:
-        return None
-    values["x_shape"] = tuple(attrs["x_shape"])
-    return Spelling(_CONV2D_INPUT_GEMM(values), values, (conv2d_input_gemm,))
-
-
-def _conv2d_grad_weight_static(types: tuple[Type, ...], attrs: Mapping[str, Any]
-                               ) -> Spelling | None:
-    """Static shapes, one group: im2col `step` images at a time, one batched GEMM each."""
-    x, g = types
-    weight = Tensor(tuple(attrs["w_shape"]), g.dtype)
-    values = _gemm_geometry(x, weight, attrs, x.dtype.itemsize)
-    if values is None:
-        return None
-    values["w_shape"] = tuple(attrs["w_shape"])
-    return Spelling(_CONV2D_WEIGHT_GEMM(values), values, (pad_hw, im2col, conv2d_weight_gemm))
-
-
 conv2d_grad_input = OpDef(
     "conv2d_grad_input", ("g", "weight"), kernel=conv2d_grad_input,
     infer=_window_grad_infer("x_shape"), attrs={"x_shape": REQUIRED, **_CONV2D},
     emit=helper_call(conv2d_grad_input, "g, weight", {"x_shape": REQUIRED, **_CONV2D}),
-    helpers=(window_pads, scatter_windows, gemm_step, conv2d_input_gemm, conv2d_grad_input),
-    fresh=True,
-    specialize=_conv2d_grad_input_static, grad=_conv2d_grad_input_grad)
+    helpers=(window_pads, add_windows, image_block, conv2d_grad_input), fresh=True,
+    grad=_conv2d_grad_input_grad)
 """conv2d's gradient with respect to its input (a transposed convolution)."""
 
 
@@ -289,9 +246,8 @@ conv2d_grad_weight = OpDef(
     "conv2d_grad_weight", ("x", "g"), kernel=conv2d_grad_weight,
     infer=_window_grad_infer("w_shape"), attrs={"w_shape": REQUIRED, **_CONV2D},
     emit=helper_call(conv2d_grad_weight, "x, g", {"w_shape": REQUIRED, **_CONV2D}),
-    helpers=(window_pads, window_view, gemm_step, pad_hw, im2col, conv2d_weight_gemm,
-             conv2d_grad_weight), fresh=True,
-    specialize=_conv2d_grad_weight_static, grad=_conv2d_grad_weight_grad)
+    helpers=(window_pads, pad_hw, im2col, image_block, conv2d_grad_weight), fresh=True,
+    grad=_conv2d_grad_weight_grad)
 """conv2d's gradient with respect to its weight."""
 
 
@@ -341,20 +297,12 @@ max_pool2d = OpDef(
 """NCHW max pooling; kernel_size/stride/dilation pairs, padding a 4-tuple."""
 
 
-def _max_pool2d_grad_static(types: tuple[Type, ...], attrs: Mapping[str, Any]
-                            ) -> Spelling | None:
-    """Non-overlapping windows without padding: one strided pass per window position."""
-    if _max_pool2d_static(types[:1], attrs) is None:
-        return None
-    return Spelling("max_pool_blocks_grad(x, out, g, kernel_size)",
-                    {"kernel_size": attrs["kernel_size"]}, (max_pool_blocks_grad,))
-
-
 max_pool2d_grad = OpDef(
     "max_pool2d_grad", ("x", "out", "g"), kernel=max_pool2d_grad, infer=_like_input_infer(0),
     attrs=_MAX_POOL, emit=helper_call(max_pool2d_grad, "x, out, g", _MAX_POOL),
-    helpers=(window_pads, window_view, scatter_windows, first_maxima, max_pool2d_grad),
-    specialize=_max_pool2d_grad_static, fresh=True, grad=lambda ad: (None, None, ad.op("max_pool2d_pick", ad.input(0), ad.input(1),
+    helpers=(window_pads, window_view, add_windows, scatter_windows, first_maxima,
+             max_pool_blocks_grad, max_pool2d_grad),
+    fresh=True, grad=lambda ad: (None, None, ad.op("max_pool2d_pick", ad.input(0), ad.input(1),
                                                     ad.g, **ad.attrs)))
 """max_pool2d's gradient: each window's adjoint at the element it chose."""
 
@@ -395,7 +343,8 @@ avg_pool2d_grad = OpDef(
     "avg_pool2d_grad", ("g",), kernel=avg_pool2d_grad, infer=_window_grad_infer("x_shape"),
     attrs={"x_shape": REQUIRED, **_AVG_POOL},
     emit=helper_call(avg_pool2d_grad, "g", {"x_shape": REQUIRED, **_AVG_POOL}),
-    helpers=(window_pads, pool_divisor, scatter_windows, avg_pool2d_grad), fresh=True,
+    helpers=(window_pads, pool_divisor, add_windows, scatter_windows, avg_pool2d_grad),
+    fresh=True,
     grad=lambda ad: (ad.op("avg_pool2d", ad.g, **{k: v for k, v in ad.attrs.items()
                                                   if k != "x_shape"}),))
 """avg_pool2d's gradient: each window's adjoint, divided as the forward divided, spread back."""

@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from amber.codegen import generate
 from amber.graph import Builder, Graph, InsertPoint
-from amber.ops import losses, nn, nn_kernels, normalization, window
+from amber.ops import losses, nn, normalization, window
 
 FAMILIES = (nn, window, normalization, losses)
 """The neural-network op families."""
@@ -61,7 +61,7 @@ def test_static_conv2d_matches_the_kernel(problem) -> None:
 
 
 def test_large_batches_make_columns_a_few_images_at_a_time(monkeypatch) -> None:
-    monkeypatch.setattr(nn_kernels, "IM2COL_BYTES", 4 * 9 * 16 * 3)  # three images' columns
+    monkeypatch.setattr(window, "IM2COL_BYTES", 4 * 9 * 16 * 3)  # three images' columns
     rng = np.random.default_rng(0)
     x = rng.standard_normal((7, 1, 6, 6), dtype=np.float32)
     weight = rng.standard_normal((2, 1, 3, 3), dtype=np.float32)

@@ -1,14 +1,33 @@
 """Realistic models: the textbook Network, LeNet-5, the residual block with optional down-sampling,
 RNN / LSTM with early stop, greedy decoding with break on an end token, an MLP with dropout in
 train and eval modes, BatchNorm training side effects, attention, an early-exit classifier."""
+import importlib.util
+import sys
+from pathlib import Path
+from types import ModuleType
+
 import numpy as np
 
 from amber import nn, ops
-from amber.samples.lenet import LeNet5
-from amber.samples.network import Network
-from amber.samples.resnet_block import ResidualBlock, ResidualStage
-from amber.samples.rnn import EarlyStopRNN
 from harness import i64, randn, runs
+
+SAMPLES = Path(__file__).resolve().parents[2] / "samples"
+"""The repository's samples, read from the checkout: the wheel does not ship them."""
+
+
+def _sample(name: str) -> ModuleType:
+    spec = importlib.util.spec_from_file_location(f"amber_sample_{name}", SAMPLES / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+LeNet5 = _sample("lenet").LeNet5
+Network = _sample("network").Network
+_resnet = _sample("resnet_block")
+ResidualBlock, ResidualStage = _resnet.ResidualBlock, _resnet.ResidualStage
+EarlyStopRNN = _sample("rnn").EarlyStopRNN
 
 XAVIER = "xavier_uniform"
 
