@@ -11,6 +11,7 @@ from typing import Any, Iterable, Iterator, Sequence
 
 from ..graph import FOR, IF, WHILE, Block, Graph, Loc, Node, NoneType, Value
 from ..ops import python as pyops
+from ..ops.shaping import dim_of
 from .inline import operands, plan_inlining
 from .literal import is_inline
 from ..graph.ir import INPLACE_ATTR
@@ -285,6 +286,8 @@ def _classify(graph: Graph, unbound: set[Value], lowered: dict[Node, Lowered]
             kind[out] = Kind.INLINE if is_inline(value) else Kind.MODULE
         elif node.op is pyops.undefined:
             kind[out] = Kind.UNDEFINED
+        elif node.op is dim_of:  # NOTE: a size read at entry, written where it is used
+            kind[out] = Kind.INLINE
         elif out.type == NoneType() and lowered[node].inplace is None:
             kind[out] = Kind.NONE
     kind.update(dict.fromkeys(_never_bound(graph), Kind.UNDEFINED))

@@ -14,7 +14,7 @@ import numpy as np
 from ..graph import Value
 from ..graph.types import type_of
 from ..nn.cell import Cell
-from ..ops import NUMPY, OpFunction, Primitive
+from ..ops import NUMPY, Dyn, OpDef, OpFunction, Primitive, lookup
 from . import aliases, gradients
 from .arrays import NOT_HANDLED, numpy_override, write_out
 from .containers import dict_method, list_method
@@ -209,6 +209,7 @@ def apply_op(f: Frame, spelling: OpFunction | Primitive, args: list[Any],
         inputs, attrs = spelling.bind(*py_args, **py_kwargs)
     except (TypeError, ValueError) as exc:
         raise f.error(str(exc), f"check the arguments of {name}", kind=kind_for(exc)) from exc
+    inputs, attrs = symbolic_shape(spelling.op, inputs, attrs)
     for key, value in attrs.items():
         if _holds_runtime(value):
             raise f.error(f"{name}: argument `{key}` must be a compile-time constant, but "
@@ -224,6 +225,36 @@ def apply_op(f: Frame, spelling: OpFunction | Primitive, args: list[Any],
         return known
     values = [_input(f, x) for x in inputs]
     return f.op(spelling.op, *values, **attrs)
+
+
+_DIM = lookup("dim")
+
+
+def symbolic_shape(op: OpDef, inputs: tuple, attrs: dict[str, Any]) -> tuple[tuple, dict]:
+    """A `shape` attribute's run-time entries that are symbolic sizes (`x.shape[0]` of an
+    f32[N,...] array is `dim(value=N)`) become the size itself, so the result's type says N
+    rather than "?" and generated code spells the size as the variable read at entry."""
+    shape = attrs.get("shape")
+    if not (isinstance(shape, tuple) and op.inputs and op.inputs[-1] == "*dims"):
+        return inputs, attrs
+    first = len(op.inputs) - 1
+    dims = inputs[first:]
+    sizes = [v.producer.attrs["value"] if isinstance(v, Value) and v.producer is not None
+             and v.producer.op is _DIM else None for v in dims]
+    if not any(isinstance(d, Dyn) and sizes[d.k] is not None for d in shape) or \
+            len(shape) == 1 and isinstance(shape[0], Dyn) and sizes[shape[0].k] is None:
+        return inputs, attrs
+    kept: list[Any] = []
+    entries = []
+    for d in shape:
+        if isinstance(d, Dyn) and sizes[d.k] is not None:
+            entries.append(sizes[d.k])
+        elif isinstance(d, Dyn):
+            entries.append(Dyn(len(kept)))
+            kept.append(dims[d.k])
+        else:
+            entries.append(d)
+    return (*inputs[:first], *kept), {**attrs, "shape": tuple(entries)}
 
 
 NOT_ARRAYS = ("xs", "items", "more", "args", "dims", "idx", "bounds", "after", "generator")

@@ -11,6 +11,8 @@ from typing import Any, Callable
 import gast
 
 from ..graph import ListType, Tensor, TupleType, Value
+from ..graph.types import UNKNOWN, Sym
+from ..ops.types import dim_mul
 from ..ops import METHODS, OPS
 from .context import DeadPath, Frame, tuple_items
 from .control import choose, short_circuit
@@ -114,8 +116,10 @@ def value_attribute(f: Frame, v: Value, name: str) -> Any:
         if name == "dtype":
             return t.dtype
         if name == "size":
-            static = all(isinstance(d, int) for d in t.shape)
-            return math.prod(t.shape) if static else f.op("size", v)
+            if all(isinstance(d, int) for d in t.shape):
+                return math.prod(t.shape)
+            size = dim_mul(*t.shape)
+            return f.op("size", v) if size == UNKNOWN else f.op("dim", value=size)
         if name == "T":
             return f.op("transpose", v, perm=None)
         if name in METHODS:
@@ -132,13 +136,15 @@ def value_attribute(f: Frame, v: Value, name: str) -> Any:
 
 
 def shape_of(f: Frame, v: Value) -> tuple[Any, ...]:
-    """x.shape: ints where the type knows the size, run-time values elsewhere."""
+    """x.shape: ints where the type knows the size, run-time values elsewhere: a symbolic size
+    is a `dim` node (its value at run time, which shape arguments turn back into the symbol),
+    an unknown one is read from the array."""
     dims = v.type.shape
     if all(isinstance(d, int) for d in dims):
         return tuple(dims)
-    shape = f.op("shape", v)
-    return tuple(d if isinstance(d, int) else f.op("tuple_getitem", shape, index=i)
-                 for i, d in enumerate(dims))
+    shape = f.op("shape", v) if UNKNOWN in dims else None
+    return tuple(d if isinstance(d, int) else f.op("dim", value=d) if isinstance(d, Sym) else
+                 f.op("tuple_getitem", shape, index=i) for i, d in enumerate(dims))
 
 
 def _binop(f: Frame, node: gast.BinOp) -> Any:

@@ -8,7 +8,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ..graph import AnyType, ListType, NoneType, Scalar, StrType, Tensor, TupleType, Value
-from ..ops import OPERATORS
+from ..ops import OPERATORS, lookup
 from .context import Frame, tuple_items
 from .values import PENDING, PyList, Ref, describe, has_runtime, truth
 
@@ -202,6 +202,9 @@ def unary(f: Frame, opname: str, v: Any) -> Any:
     return f.op(op, f.materialise(v))
 
 
+_DIM = lookup("dim")
+
+
 def compare(f: Frame, opname: str, a: Any, b: Any) -> Any:
     """One comparison `a <op> b` (chains are split by the caller)."""
     if opname in ("Is", "IsNot"):
@@ -221,7 +224,45 @@ def compare(f: Frame, opname: str, a: Any, b: Any) -> Any:
         return evaluate_python(f, PYTHON[opname], a, b)
     if not has_runtime(a) and not has_runtime(b):
         return evaluate_python(f, PYTHON[opname], a, b)
+    if opname in ("Eq", "NotEq") and _tuple_like(a) and _tuple_like(b):
+        same = _tuples_equal(f, *(tuple_items(f, v) if isinstance(v, Value) else v
+                                  for v in (a, b)))
+        return same if opname == "Eq" else not same if isinstance(same, bool) else \
+            f.op("not", same)
     return _node(f, opname, a, b)
+
+
+def _tuple_like(v: Any) -> bool:
+    return isinstance(v, tuple) or isinstance(v, Value) and isinstance(v.type, TupleType)
+
+
+def _tuples_equal(f: Frame, a: tuple, b: tuple) -> bool | Value:
+    """`a == b` of compile-time tuples holding run-time items (`x.shape == y.shape` with a
+    symbolic size): item by item, decided while compiling where it can be (equal constants,
+    one value, one symbolic size), the rest compared at run time."""
+    if len(a) != len(b):
+        return False
+    result: Any = True
+    for x, y in zip(a, b):
+        same = _same_item(x, y)
+        if same is None:
+            same = compare(f, "Eq", x, y)
+        if same is False:
+            return False
+        if same is not True:
+            same = same if same.type == Scalar(bool) else f.op("bool", same)
+            result = same if result is True else _node(f, "BitAnd", result, same)
+    return result
+
+
+def _same_item(x: Any, y: Any) -> bool | None:
+    """True if two items of compared tuples are surely equal (one run-time value, or one
+    symbolic size: `dim` nodes of the same size); None when only run time can tell."""
+    if x is y and isinstance(x, Value):
+        return True
+    sizes = [v.producer.attrs["value"] if isinstance(v, Value) and v.producer is not None
+             and v.producer.op is _DIM else None for v in (x, y)]
+    return True if sizes[0] is not None and sizes[0] == sizes[1] else None
 
 
 def identity(f: Frame, a: Any, b: Any) -> bool | Value:

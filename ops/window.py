@@ -16,6 +16,7 @@ from .nn_kernels import (add_windows, avg_pool2d_grad, avg_pool2d_kernel, conv2d
                          max_pool2d_pick, max_pool_blocks, max_pool_blocks_grad, pad_hw,
                          pool_divisor, scatter_windows, window_pads, window_reduce, window_view)
 from .opdef import REQUIRED, GradContext, OpDef, OpFunction, Primitive, Spelling
+from .symbolic import Sym
 from .types import (UNKNOWN, Dim, Tensor, Type, dim_add, dim_floordiv, expect_tensor, known,
                     may_equal, mean_dtype, result_dtype)
 
@@ -97,6 +98,12 @@ def _static_dims(*types: Type) -> bool:
     return all(isinstance(t, Tensor) and t.is_static and all(t.shape) for t in types)
 
 
+def _static_images(t: Type) -> bool:
+    """NCHW with static, non-empty C, H, W; the batch N may be symbolic (code for every N)."""
+    return isinstance(t, Tensor) and t.rank == 4 and _static_dims(Tensor(t.shape[1:], t.dtype)) \
+        and (isinstance(t.shape[0], Sym) or isinstance(t.shape[0], int) and t.shape[0] > 0)
+
+
 def _window_geometry(x: Tensor, kernel: tuple[int, int], attrs: Mapping[str, Any]
                      ) -> tuple[tuple[int, int, int, int], tuple[int, int]]:
     """(pads, (OH, OW)) of a window op over static `x`."""
@@ -154,9 +161,10 @@ def _conv2d_infer(x: Type, weight: Type, *bias: Type, stride: tuple[int, int],
 
 
 def _conv2d_static(types: tuple[Type, ...], attrs: Mapping[str, Any]) -> Spelling | None:
-    """Static shapes: the im2col geometry is fixed, so the GEMM is spelled out in the code."""
+    """Static shapes (but for a symbolic batch): the im2col geometry is fixed, so the GEMM is
+    spelled out in the code."""
     x, weight, *bias = types
-    if not _static_dims(x, weight, *bias):
+    if not (_static_images(x) and _static_dims(weight, *bias)):
         return None
     (n, c, _, _), (o, cg, kh, kw), groups = x.shape, weight.shape, attrs["groups"]
     pads, (oh, ow) = _window_geometry(x, (kh, kw), attrs)
@@ -166,7 +174,7 @@ def _conv2d_static(types: tuple[Type, ...], attrs: Mapping[str, Any]) -> Spellin
               "l": oh * ow}
     pixels = (kh, kw) == (1, 1) and not any(pads)  # NOTE: the columns are the pixels
     step = max(1, IM2COL_BYTES // (values["k"] * values["l"] * x.dtype.itemsize))
-    if groups == 1 and step < n and not pixels:
+    if groups == 1 and (isinstance(n, Sym) or step < n) and not pixels:
         return Spelling(_CONV2D_GEMM(values), {**values, "step": step},
                         (pad_hw, im2col, conv2d_gemm))
     if pixels:
@@ -279,7 +287,7 @@ def _max_pool2d_static(types: tuple[Type, ...], attrs: Mapping[str, Any]) -> Spe
     """Non-overlapping windows without padding: pooling by reshape (see `max_pool_blocks`)."""
     (x,) = types
     kernel = attrs["kernel_size"]
-    if not _static_dims(x) or attrs["stride"] != kernel or attrs["dilation"] != (1, 1):
+    if not _static_images(x) or attrs["stride"] != kernel or attrs["dilation"] != (1, 1):
         return None
     pads, _ = _window_geometry(x, kernel, attrs)
     if any(pads):
