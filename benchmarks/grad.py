@@ -1,8 +1,9 @@
 """Gradients: an MLP 784-256-128-10 and LeNet-5 (batch 64, softmax cross-entropy) and the
 early-stopping RNN's `while` loop (hidden 64, 50 steps), each `value_and_grad` over the loss cell
 with respect to every weight: amber (compiled) vs careful hand-written NumPy (preallocated
-buffers, the backward written out) vs pynative amber ("eager": the same graph interpreted op by
-op), and torch where installed. Notes give each version's backward/forward time ratio."""
+buffers, the backward written out, the weights read as they are at each call) vs pynative amber
+("eager": the same graph interpreted op by op), and torch where installed. Notes give each
+version's backward/forward time ratio; peak memory includes the RNN's tape."""
 from __future__ import annotations
 
 import sys
@@ -78,12 +79,13 @@ def _softmax_ce_backward(logits: np.ndarray, labels: np.ndarray, rows: np.ndarra
 
 
 class HandMlp:
-    """Forward keeping the activations, backward written out; buffers per batch size."""
+    """Forward keeping the activations, backward written out; buffers per batch size. The
+    weights are read as they are at each call (a gradient function for training cannot cache
+    transposed copies: the weights change every step)."""
 
     def __init__(self, net: Mlp) -> None:
-        self.w = [np.array(layer.weight) for layer in (net.fc1, net.fc2, net.fc3)]
-        self.b = [np.array(layer.bias) for layer in (net.fc1, net.fc2, net.fc3)]
-        self.wt = [w.T.copy() for w in self.w]
+        self.w = [layer.weight.view(np.ndarray) for layer in (net.fc1, net.fc2, net.fc3)]
+        self.b = [layer.bias.view(np.ndarray) for layer in (net.fc1, net.fc2, net.fc3)]
         self.rows = np.arange(BATCH)
         n = BATCH
         self.h = [np.empty((n, 256), np.float32), np.empty((n, 128), np.float32),
@@ -96,7 +98,7 @@ class HandMlp:
     def logits(self, x: np.ndarray) -> Any:
         a = x
         for i in range(3):
-            h = np.matmul(a, self.wt[i], out=self.h[i])
+            h = np.matmul(a, self.w[i].T, out=self.h[i])
             h += self.b[i]
             if i < 2:
                 np.maximum(h, 0, out=h)
@@ -145,10 +147,9 @@ class HandLeNet:
     by a max mask."""
 
     def __init__(self, net: LeNet5) -> None:
-        p = {name: np.array(v) for name, v in net.parameters_and_names()}
+        p = {name: v.view(np.ndarray) for name, v in net.parameters_and_names()}
         self.w1, self.w2 = p["conv1.weight"].reshape(6, 25), p["conv2.weight"].reshape(16, 150)
         self.f = [p["fc1.weight"], p["fc2.weight"], p["fc3.weight"]]
-        self.ft = [w.T.copy() for w in self.f]
         self.fb = [p["fc1.bias"], p["fc2.bias"], p["fc3.bias"]]
         n = BATCH
         shapes = {"cols1": (25, n * 784), "y1": (6, n * 784), "p1": (6, n, 14, 14),
@@ -178,7 +179,7 @@ class HandLeNet:
         np.copyto(flat.reshape(n, 16, 5, 5), p2.transpose(1, 0, 2, 3))
         a = flat
         for i, name in enumerate(("h1", "h2", "out")):
-            h = np.matmul(a, self.ft[i], out=b[name])
+            h = np.matmul(a, self.f[i].T, out=b[name])
             h += self.fb[i]
             if i < 2:
                 np.maximum(h, 0, out=h)
@@ -219,21 +220,20 @@ class HandRnn:
     the input and recurrent weight gradients are one GEMM each over all steps."""
 
     def __init__(self, rnn: EarlyStopRNN) -> None:
-        self.wih = np.array(rnn.input_to_hidden.weight)
-        self.bih = np.array(rnn.input_to_hidden.bias)
-        self.whh = np.array(rnn.hidden_to_hidden.weight)
-        self.wiht, self.whht = self.wih.T.copy(), self.whh.T.copy()
+        self.wih = rnn.input_to_hidden.weight.view(np.ndarray)
+        self.bih = rnn.input_to_hidden.bias.view(np.ndarray)
+        self.whh = rnn.hidden_to_hidden.weight.view(np.ndarray)
         self.threshold = rnn.threshold
         self.hs = np.zeros((RNN_STEPS + 1, RNN_BATCH, RNN_HIDDEN), np.float32)
         self.dpre = np.empty((RNN_STEPS, RNN_BATCH, RNN_HIDDEN), np.float32)
 
     def forward(self, x: np.ndarray) -> tuple[np.ndarray, int]:
-        xw = x @ self.wiht
+        xw = x @ self.wih.T
         xw += self.bih
         hs = self.hs
         t = 0
         while t < x.shape[0]:
-            h = np.matmul(hs[t], self.whht, out=hs[t + 1])
+            h = np.matmul(hs[t], self.whh.T, out=hs[t + 1])
             h += xw[t]
             np.tanh(h, out=h)
             t += 1

@@ -29,6 +29,11 @@ def register(sub: Any) -> argparse.ArgumentParser:
                         "--stage all with dot or svg needs --out-dir")
     parser.add_argument("--out-dir", metavar="DIR",
                         help="write one numbered file per stage into DIR instead of printing")
+    parser.add_argument("--grad", action="store_true",
+                        help="the gradient function instead: GradOperation(get_all=True, "
+                        "get_by_list=<the Cell's trainable parameters>, sens_param=<a "
+                        "non-scalar output>) (ir: the forward after the cleanups, then the "
+                        "backward)")
     parser.set_defaults(handler=run)
     return parser
 
@@ -43,18 +48,26 @@ def run(ns: argparse.Namespace) -> int:
     target = load_target(ns.spec, ns.input)
     if ns.out_dir:
         files = StageFiles(ns.out_dir, fmt)
-        _stages(target, stage, CompileOptions(ns.opt_level), _FileSink(files))
+        _stages(target, stage, CompileOptions(ns.opt_level), _FileSink(files), ns.grad)
         sys.stdout.write("".join(f"{path}\n" for path in files.written))
     else:
         sink = _TextSink(stage, fmt)
-        _stages(target, stage, CompileOptions(ns.opt_level), sink)
+        _stages(target, stage, CompileOptions(ns.opt_level), sink, ns.grad)
         sys.stdout.write("\n".join(text.rstrip("\n") + "\n" for text in sink.parts))
     return 0
 
 
-def _stages(target: Target, stage: str, options: CompileOptions, sink: Any) -> None:
-    """Run the pipeline as far as `stage` needs, handing each stage to `sink`."""
-    result = pipeline.build(target.compiled, target.args, {})
+def _stages(target: Target, stage: str, options: CompileOptions, sink: Any,
+            grad: bool = False) -> None:
+    """Run the pipeline as far as `stage` needs, handing each stage to `sink` (of the gradient
+    function, with `grad`)."""
+    args, title = target.args, target.title
+    if grad:
+        from ..runtime.grad import gradient_build
+        result = gradient_build(target.compiled, args)
+        args, title = result.args, f"grad_{title}"
+    else:
+        result = pipeline.build(target.compiled, args, {})
     graph = result.graph
     if stage in ("source", "all"):
         sink.source(result.sources, getattr(result, "source_titles", ()))
@@ -69,8 +82,8 @@ def _stages(target: Target, stage: str, options: CompileOptions, sink: Any) -> N
     if stage in ("opt-ir", "all"):
         sink.graph("opt-ir", graph)
     if stage in ("code", "all"):
-        signature = describe_key(call_key(target.args, {}))
-        sink.code(pipeline.generate(graph, target.title, signature).source)
+        signature = describe_key(call_key(args, {}))
+        sink.code(pipeline.generate(graph, title, signature).source)
 
 
 class _TextSink:

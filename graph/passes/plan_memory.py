@@ -4,17 +4,15 @@ at it, so chains like `relu(x @ w.T + b) * s` run on one buffer (`np.maximum(t, 
 Marks `node.attrs[INPLACE_ATTR] = k` (codegen emits the op's `inplace` spelling with `out` =
 input k and gives the result input k's name). Input k qualifies only when it is a private
 buffer: made in the same block by an op that allocates a fresh array (or by an in-place op over
-one, or a transpose of a private buffer read by nothing else), with the result's exact shape
-(static, or symbolic: one symbol is one size in a call) and dtype (rank >= 1: 0-d results are
-NumPy scalars), read afterwards by nobody, and never seen by anything that could keep it: no
-block result, tuple, list, view-making op, effect that stores it, graph input, parameter or
-constant. Every call allocates its own buffers, so compiled functions stay re-entrant and
-thread-safe. Assumes ops' `fresh` and `inplace` declarations are true, and that no pass runs
-after it.
+one), with the result's exact shape (static, or symbolic: one symbol is one size in a call)
+and dtype (rank >= 1: 0-d results are NumPy scalars), read afterwards by nobody, and never
+seen by anything that could keep it: no block
+result, tuple, list, view-making op, effect that stores it, graph input, parameter or constant.
+Every call allocates its own buffers, so compiled functions stay re-entrant and thread-safe.
+Assumes ops' `fresh` and `inplace` declarations are true, and that no pass runs after it.
 """
 from __future__ import annotations
 
-from ...ops import shaping
 from ..ir import INPLACE_ATTR, Block, Graph, Node, Value
 from ..rewriter import Rewriter
 from ..types import Tensor
@@ -51,12 +49,8 @@ def _reusable_input(node: Node, block: Block, position: int) -> int | None:
 
 def _private(value: Value, block: Block) -> bool:
     producer = value.producer
-    if producer is None or producer.parent is not block or producer.is_region:
-        return False
-    if producer.op is shaping.transpose:  # NOTE: a view of a private buffer no one else reads
-        (source,) = producer.inputs
-        return len(source.uses) == 1 and _private(source, block)
-    return producer.op.fresh or INPLACE_ATTR in producer.attrs
+    return producer is not None and producer.parent is block and not producer.is_region and \
+        (producer.op.fresh or INPLACE_ATTR in producer.attrs)
 
 
 def _dies_at(value: Value, node: Node, block: Block, position: int) -> bool:

@@ -18,9 +18,8 @@ def test_dense(check_pass):
         }
     """, """
         graph @f(%x: f32[2,3], %w: f32[5,3], %b: f32[5]) {
-          %0 = transpose(%x) : f32[3,2]
-          %1 = matmul(%w, %0) : f32[5,2]
-          %h = transpose(%1) : f32[2,5]
+          %0 = transpose(%w) : f32[3,5]
+          %h = matmul(%x, %0) : f32[2,5]
           %h_1 = add(%h, %b) : f32[2,5]
           %r = relu(%h_1) : f32[2,5]
           return %r
