@@ -14,7 +14,7 @@ from typing import Any, Callable, Protocol
 
 import numpy as np
 
-from ..graph import NoneType, Scalar, StrType, Tensor, Value
+from ..graph import ListType, NoneType, Scalar, StrType, Tensor, Value
 from ..ops import indexing
 from ..ops import python as pyops
 from . import names
@@ -150,6 +150,8 @@ def zero_d_kind(f: Frame, v: Value) -> str:
     t = v.type
     if isinstance(t, NO_MEMORY):
         kind = SCALAR
+    elif isinstance(t, ListType):
+        kind = _list_kind(f, v)
     elif not isinstance(t, Tensor):
         kind = BOTTOM if _is_undefined(v) else MIXED
     elif t.rank:
@@ -183,7 +185,38 @@ def _zero_d_kind(f: Frame, v: Value) -> str:
         if source is not None and source.op is pyops.make_tuple:
             return zero_d_kind(f, source.inputs[node.attrs["index"]])
         return MIXED
+    if node.op is indexing.getitem and isinstance(node.inputs[0].type, ListType):
+        return zero_d_kind(f, node.inputs[0])  # NOTE: an item: the kind of the list's items
     return _sampled(f, node)
+
+
+LIST_ITEMS = {"list_new": slice(None), "list_append": slice(0, 2), "list_insert": slice(0, 3, 2),
+              "setitem": slice(0, 2), "list_extend": slice(0, 2), "list_concat": slice(0, 2),
+              "list_copy": slice(0, 1), "list_delete": slice(0, 1)}
+"""List op -> the inputs whose items it holds (lists by their item kind, items by theirs)."""
+
+
+def _list_kind(f: Frame, v: Value) -> str:
+    """The kind of a run-time list's 0-d items (an append of an array keeps it an array)."""
+    node = v.producer
+    if node is None or node.is_region:
+        return _zero_d_kind(f, v)
+    if node.op is pyops.constant:
+        return _join_all_kinds(ARRAY if isinstance(x, np.ndarray) else SCALAR
+                               for x in node.attrs["value"])
+    if node.op.same_object:
+        return zero_d_kind(f, node.inputs[0])
+    held = LIST_ITEMS.get(node.op.name)
+    if held is None:
+        return MIXED
+    return _join_all(f, node.inputs[held])
+
+
+def _join_all_kinds(kinds: Any) -> str:
+    kind = BOTTOM
+    for k in kinds:
+        kind = join_kinds(kind, k)
+    return kind
 
 
 def _join_all(f: Frame, values: Any) -> str:

@@ -14,7 +14,7 @@ from .aliases import ARRAY, MIXED, SCALAR, own_array, zero_d_kind
 from .context import Frame
 from .expressions import shape_of
 from .operators import as_array, is_sequence, to_python
-from .values import PyList, describe, has_runtime
+from .values import describe, has_runtime
 
 NOT_HANDLED: Any = object()
 """What an override returns to leave the call to the registry's spelling."""

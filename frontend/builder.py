@@ -15,8 +15,9 @@ from ..graph import AnyType, Graph, InsertPoint, Tensor
 from ..graph.ir import Loc
 from ..graph.verifier import IRVerifyError, verify
 from ..nn.cell import Cell
-from . import calls, control, expressions, loops, statements
+from . import calls, closures, control, expressions, loops, statements
 from .aliases import note_input
+from .canonicalize import own_returns
 from .context import Compiler, DeadPath, Frame, Prepared, Rules
 from .errors import CompileError, CompileTypeError, arity_message
 from .targets import FunctionWithRoot
@@ -26,14 +27,18 @@ from .source import error_at
 from .values import ArgRoot, PyList, Ref, jit_wrapped
 
 RULES = Rules(
-    expressions={**expressions.HANDLERS, **calls.HANDLERS},
-    statements={**statements.HANDLERS, **control.HANDLERS, **loops.HANDLERS},
-    evaluate=expressions.evaluate,
+    expressions={**expressions.HANDLERS, **calls.HANDLERS, **closures.EXPRESSIONS},
+    statements={**statements.HANDLERS, **control.HANDLERS, **loops.HANDLERS,
+                **closures.STATEMENTS},
+    evaluate=expressions.evaluate, condition=expressions.condition,
     run_block=statements.run_block, run_function=statements.run_function,
     assign=statements.assign_target, call=calls.call_value)
 """The handler tables the frontend's modules declare, assembled once (see `Rules`)."""
 
 SCALARS = (bool, int, float, str, type(None))
+CALLABLES = (types.FunctionType, types.BuiltinFunctionType, types.MethodType, np.ufunc, type)
+"""Functions and classes an argument may be (`f(x, np.tanh)`, `f(n, range)`): called while
+compiling like any other."""
 RECURSION_LIMIT = 4000
 """The frontend recurses once per nesting level of the user's code (a long `elif` chain is
 that many nested ifs): it may go this deep while building."""
@@ -135,7 +140,7 @@ def _record_return_line(compiler: Compiler, prepared: Prepared) -> None:
     return elsewhere makes the canonical return synthetic: no single line to name)."""
     parsed = prepared.parsed
     last = parsed.node.body[-1]
-    early = sum(isinstance(n, gast.Return) for n in gast.walk(parsed.node)) > 1
+    early = len(own_returns(parsed.node.body)) > 1
     if isinstance(last, gast.Return) and not early:
         text = parsed.lines[last.lineno - 1].strip() if last.lineno <= len(parsed.lines) else ""
         compiler.graph.return_loc = Loc(parsed.file, last.lineno, last.col_offset, text)
@@ -200,6 +205,8 @@ def _input(compiler: Compiler, frame: Frame, value: Any, path: str, hint: str,
             f"argument {hint}")
     if isinstance(value, Cell):  # NOTE: its arrays become inputs by path, e.g. `1.fc.weight`
         return Ref(value, path, ArgRoot(value, path, hint))
+    if isinstance(value, CALLABLES):
+        return value  # NOTE: a compile-time value: the runtime specializes on its identity
     raise frame.error(f"argument {path} is a {type(value).__name__}, which compiled code "
                       "cannot take", "pass arrays, Python numbers, strings, None, cells, or "
                       "tuples, lists and dicts of them", node=frame.fdef)

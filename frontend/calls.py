@@ -17,6 +17,7 @@ from ..nn.cell import Cell
 from ..ops import NUMPY, Dyn, OpDef, OpFunction, Primitive, lookup
 from . import aliases, gradients
 from .arrays import NOT_HANDLED, numpy_override, write_out
+from .closures import call_closure
 from .containers import dict_method, list_method
 from .context import Frame, call_identity
 from .errors import CompileError, CompileTypeError, arity_message, kind_for
@@ -24,8 +25,7 @@ from .expressions import elements, evaluate, format_at_run_time
 from .operators import operand, python_result, to_python
 from .pybuiltins import BUILTINS
 from .scope import bind_arguments
-from .sequences import as_sequence
-from .values import (BoundMethod, DictMethod, ListMethod, PyList, Ref, TensorMethod, describe,
+from .values import (BoundMethod, Closure, DictMethod, ListMethod, PyList, Ref, TensorMethod, describe,
                      has_runtime, jit_wrapped, python_name)
 
 MAX_INLINE_DEPTH = 64
@@ -79,6 +79,8 @@ def call_value(f: Frame, func: Any, args: list[Any], kwargs: dict[str, Any]) -> 
         return list_method(f, func, args, kwargs)
     if isinstance(func, DictMethod):
         return dict_method(f, func, args, kwargs)
+    if isinstance(func, Closure):
+        return call_closure(f, func, args, kwargs)
     if isinstance(func, Ref):
         return _call_object(f, func, args, kwargs)
     if isinstance(func, OpFunction | Primitive):

@@ -9,7 +9,8 @@ from typing import Any
 
 from ..graph import ListType, Scalar, Tensor, Value
 from .aliases import replace_object
-from .context import Frame
+from .context import Frame, NeedsUnrolling
+from .errors import CompileError
 from .operators import to_python
 from .sequences import as_sequence, getitem
 from .values import DictMethod, ListMethod, PyList, describe, has_runtime
@@ -56,11 +57,11 @@ def _runtime_list_method(f: Frame, items: Value, name: str, args: list[Any]) -> 
     if len(args) not in (arity if isinstance(arity, tuple) else (arity,)):
         raise f.error(f"list.{name}() got {len(args)} arguments")
     if name == "append":
-        f.op("list_append", items, f.materialise(args[0]))
+        f.op("list_append", items, _item(f, args[0]))
     elif name == "extend":
         extend(f, items, args[0])
     elif name == "insert":
-        f.op("list_insert", items, _index(f, args[0]), f.materialise(args[1]))
+        f.op("list_insert", items, _index(f, args[0]), _item(f, args[1]))
     elif name == "copy":
         return f.op("list_copy", items)
     else:
@@ -77,8 +78,20 @@ def extend(f: Frame, items: Value, more: Any) -> Value:
         return f.op("list_extend", items, more)
     value = items
     for item in as_sequence(f, more):
-        value = f.op("list_append", value, f.materialise(item))
+        value = f.op("list_append", value, _item(f, item))
     return value
+
+
+def _item(f: Frame, v: Any) -> Value:
+    """An item going into a list built at run time (in a loop or a branch); a compile-time
+    object (a function, a layer) asks for the loop to be unrolled instead."""
+    try:
+        return f.materialise(v)
+    except CompileError as err:
+        raise f.error(f"this list is built at run time (it grows in a loop or a branch), but "
+                      f"{err.message[0].lower()}{err.message[1:]}",
+                      "grow it in a loop over a tuple or a constant range instead",
+                      kind=NeedsUnrolling) from None
 
 
 def concat(f: Frame, a: Any, b: Any) -> Value:
@@ -92,6 +105,31 @@ def _index(f: Frame, i: Any) -> Value:
             isinstance(v.type, Tensor) and v.type.rank == 0 and v.type.dtype.kind in "iu"):
         raise f.error(f"list indices must be integers, not {describe(i)}")
     return v
+
+
+def delitem(f: Frame, base: Any, key: Any) -> Any:
+    """`del base[key]`; returns what the name holding `base` must now refer to."""
+    if isinstance(base, dict) and not has_runtime(key):
+        f.writable(base)
+        k = to_python(key)
+        if k not in base:
+            f.raise_at_runtime(KeyError, k)
+        new = {name: v for name, v in base.items() if name != k}
+        replace_object(f, base, new)
+        return new
+    if isinstance(base, PyList) and not has_runtime(key):
+        f.writable(base)
+        try:
+            del base.items[to_python(key)]
+        except (IndexError, TypeError) as exc:
+            f.raise_at_runtime(type(exc), str(exc))
+        return base
+    if isinstance(base, Value) and isinstance(base.type, ListType) and not isinstance(key, slice):
+        return f.op("list_delete", base, _index(f, key))
+    if isinstance(base, Value) and isinstance(base.type, Tensor):
+        f.raise_at_runtime(ValueError, "cannot delete array elements")
+    raise f.error(f"{describe(base)} does not support deleting items here",
+                  "build a new one without the item")
 
 
 # -- dicts ----------------------------------------------------------------------------------------

@@ -10,14 +10,14 @@ from typing import Any, Callable
 
 import gast
 
-from ..graph import ListType, Tensor, TupleType, Value
+from ..graph import ListType, Scalar, Tensor, TupleType, Value
 from ..graph.types import UNKNOWN, Sym
 from ..ops.types import dim_mul
 from ..ops import METHODS, OPS
 from .context import DeadPath, Frame, tuple_items
 from .control import choose, short_circuit
 from .errors import CompileError
-from .operators import binary, compare, from_python, to_python, unary
+from .operators import binary, compare, condition_value, from_python, to_python, unary
 from .names import target_names
 from .scope import lookup, ref_attribute
 from .sequences import as_sequence, getitem
@@ -154,7 +154,43 @@ def _binop(f: Frame, node: gast.BinOp) -> Any:
 
 
 def _unaryop(f: Frame, node: gast.UnaryOp) -> Any:
+    if isinstance(node.op, gast.Not):
+        return unary(f, "Not", condition(f, node.operand))
     return unary(f, type(node.op).__name__, evaluate(f, node.operand))
+
+
+def condition(f: Frame, node: gast.expr) -> Any:
+    """The truth of `node` used as a test. `a and b` / `a or b` give truth values instead of
+    operands there (Python only asks for the truth of what they give), so operands of
+    different kinds combine (`x is not None and x.sum() > 0`, a tensor and None); an array
+    whose truth is ambiguous raises where Python would, at run time."""
+    if isinstance(node, gast.BoolOp):
+        saved, f.at = f.at, node
+        try:
+            kind = type(node.op).__name__
+
+            def rest(values: list[gast.expr]) -> Callable[[], Any]:
+                def build() -> Any:
+                    value = truth_value(f, condition(f, values[0]))
+                    if len(values) == 1:
+                        return value
+                    return short_circuit(f, kind, value, rest(values[1:]))
+                return build
+            return rest(list(node.values))()
+        finally:
+            f.at = saved
+    if isinstance(node, gast.UnaryOp) and isinstance(node.op, gast.Not):
+        return unary(f, "Not", condition(f, node.operand))
+    return evaluate(f, node)
+
+
+def truth_value(f: Frame, v: Any) -> Any:
+    """Python's `bool(v)`: a Python bool when known now, else a run-time bool."""
+    known = truth(v)
+    if known is not None:
+        return known
+    cond = condition_value(f, v, at_run_time=True)
+    return cond if cond.type == Scalar(bool) else f.op("bool", cond)
 
 
 def _compare(f: Frame, node: gast.Compare) -> Any:
@@ -185,7 +221,7 @@ def _boolop(f: Frame, node: gast.BoolOp) -> Any:
 
 
 def _ifexp(f: Frame, node: gast.IfExp) -> Any:
-    test = evaluate(f, node.test)
+    test = condition(f, node.test)
     known = truth(test)
     if known is not None:
         return evaluate(f, node.body if known else node.orelse)
@@ -243,13 +279,35 @@ def _slice(f: Frame, node: gast.Slice) -> slice:
 
 
 def _listcomp(f: Frame, node: gast.ListComp) -> PyList:
+    return PyList(_comprehension(f, node, lambda: evaluate(f, node.elt)))
+
+
+def _genexp(f: Frame, node: gast.GeneratorExp) -> tuple[Any, ...]:
+    """A generator expression, built into the items it generates (what `sum(...)`,
+    `any(...)`, `tuple(...)` or a `for` consume), in order."""
+    return tuple(_comprehension(f, node, lambda: evaluate(f, node.elt)))
+
+
+def _dictcomp(f: Frame, node: gast.DictComp) -> dict[Any, Any]:
+    out: dict[Any, Any] = {}
+    for key, value in _comprehension(f, node, lambda: (evaluate(f, node.key),
+                                                        evaluate(f, node.value))):
+        if has_runtime(key):
+            raise f.error("dict keys must be compile-time values", node=node.key)
+        out[to_python(key)] = value
+    return out
+
+
+def _comprehension(f: Frame, node: Any, element: Callable[[], Any]) -> list[Any]:
+    """The elements of a comprehension over compile-time sequences (unrolled while building);
+    its loop variables are its own, as in Python 3."""
     bound = set().union(*(target_names(g.target) for g in node.generators))
     saved = {name: f.scope.get(name) for name in bound}
     out: list[Any] = []
 
     def generate(i: int) -> None:
         if i == len(node.generators):
-            out.append(evaluate(f, node.elt))
+            out.append(element())
             return
         gen = node.generators[i]
         for item in as_sequence(f, evaluate(f, gen.iter)):
@@ -264,7 +322,7 @@ def _listcomp(f: Frame, node: gast.ListComp) -> PyList:
                 f.scope.unbind(name)
             else:
                 f.scope.vars[name] = value
-    return PyList(out)
+    return out
 
 
 def _filter(f: Frame, cond: gast.expr) -> bool:
@@ -317,6 +375,7 @@ HANDLERS: dict[type, Callable[[Frame, Any], Any]] = {
     gast.BinOp: _binop, gast.UnaryOp: _unaryop, gast.Compare: _compare, gast.BoolOp: _boolop,
     gast.IfExp: _ifexp, gast.Tuple: _tuple, gast.List: _list, gast.Dict: _dict,
     gast.Subscript: _subscript, gast.Slice: _slice, gast.ListComp: _listcomp,
+    gast.GeneratorExp: _genexp, gast.DictComp: _dictcomp,
     gast.JoinedStr: _joinedstr,
 }
 """Expression handlers by node class; `builder.py` adds calls (`calls.HANDLERS`)."""

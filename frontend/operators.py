@@ -100,7 +100,7 @@ def _constant_args(exc: Exception) -> tuple[Any, ...]:
 
 def is_sequence(v: Any) -> bool:
     """A Python list or tuple (as NumPy sees one where it wants an array)."""
-    return isinstance(v, tuple | PyList) or isinstance(v, Value) and isinstance(
+    return isinstance(v, tuple | list | PyList) or isinstance(v, Value) and isinstance(
         v.type, TupleType | ListType)
 
 
@@ -193,7 +193,7 @@ def unary(f: Frame, opname: str, v: Any) -> Any:
         known = truth(v)
         if known is not None:
             return not known
-        return f.op("not", condition_value(f, v))
+        return f.op("not", condition_value(f, v, at_run_time=True))
     if not has_runtime(v):
         return evaluate_python(f, PYTHON[opname], v)
     op = OPERATORS.get(opname)
@@ -287,10 +287,20 @@ def identity(f: Frame, a: Any, b: Any) -> bool | Value:
     return to_python(a) is to_python(b)
 
 
-def condition_value(f: Frame, v: Any) -> Value:
-    """A run-time value usable as a condition (Python truthiness); CompileError otherwise."""
+AMBIGUOUS = ("The truth value of an array with more than one element is ambiguous. Use a.any() "
+             "or a.all()")
+
+
+def condition_value(f: Frame, v: Any, at_run_time: bool = False) -> Value:
+    """A run-time value usable as a condition (Python truthiness); CompileError otherwise, or,
+    `at_run_time`, for an array whose truth is ambiguous, NumPy's ValueError raised when this
+    point runs (a branch that never runs may hold such a test, as in Python)."""
     t = v.type
     if isinstance(t, Tensor):
+        ambiguous = all(isinstance(d, int) for d in t.shape) and _size(t.shape) > 1 or any(
+            isinstance(d, int) and d != 1 for d in t.shape)
+        if ambiguous and at_run_time:
+            f.raise_at_runtime(ValueError, AMBIGUOUS)
         if all(isinstance(d, int) for d in t.shape) and _size(t.shape) > 1:
             raise f.error(f"the truth value of an array with more than one element is ambiguous"
                           f" ({t})", "use .any() or .all()")

@@ -34,6 +34,8 @@ def lookup(f: Frame, name: str) -> Any:
     if name in f.locals:
         # NOTE: Python raises only when this path runs, so the error is compiled, not reported.
         f.raise_at_runtime(UnboundLocalError, UNBOUND_MESSAGE.format(name))
+    if f.outer is not None:  # a function defined in compiled code: the enclosing one's names
+        return lookup(f.outer, name)
     cells = dict(zip(f.func.__code__.co_freevars, f.func.__closure__ or ()))
     if name in cells:
         return _closure_value(f, name, cells[name])

@@ -10,8 +10,8 @@ import numpy as np
 from ..graph import ListType, Scalar, Tensor, TupleType, Value
 from ..nn.cell import Parameter
 from . import control, names
-from .aliases import ARRAY, MIXED, own_array, zero_d_kind
-from .containers import extend
+from .aliases import ARRAY, MIXED, own_array, replace_object, zero_d_kind
+from .containers import delitem, extend
 from .context import DeadPath, Frame, Mark, MergeConflict
 from .expressions import attribute, evaluate
 from .names import RESULT
@@ -28,7 +28,7 @@ MAX_TAILS = 4
 def run_function(f: Frame) -> Any:
     """Build the body of `f`; returns the value of its final `return` (DeadPath if no path
     reaches it)."""
-    run_block(f, f.body, frozenset([RESULT]))
+    run_block(f, f.body, frozenset([RESULT]) | f.captured)
     if f.scope.dead:
         raise DeadPath
     value = f.scope.get(RESULT)
@@ -204,9 +204,10 @@ def augmented(f: Frame, opname: str, old: Any, rhs: Any, in_place: bool = False)
     code; a NumPy scalar is immutable, so it is rebound instead), in-place extension for lists,
     plain rebinding for everything else."""
     if isinstance(old, PyList) and opname == "Add" and not isinstance(rhs, Value):
-        f.writable(old)
-        old.items.extend(as_sequence(f, rhs))
-        return old
+        f.writable(old)  # NOTE: extended in place: every name holding the list sees it
+        new = PyList(old.items + as_sequence(f, rhs))
+        replace_object(f, old, new)
+        return new
     if isinstance(old, Value) and isinstance(old.type, ListType) and opname == "Add":
         return extend(f, old, rhs)  # NOTE: `items += more` extends the list in place
     if in_place and isinstance(old, np.ndarray):
@@ -253,7 +254,7 @@ def _pass(f: Frame, stmt: gast.Pass) -> None:
 
 
 def _assert(f: Frame, stmt: gast.Assert) -> None:
-    test = evaluate(f, stmt.test)
+    test = f.condition(stmt.test)
     known = truth(test)
     if known is True:
         return
@@ -262,7 +263,7 @@ def _assert(f: Frame, stmt: gast.Assert) -> None:
         raise f.error("an assert message must be known when compiling", node=stmt.msg)
     if known is False:
         f.raise_at_runtime(AssertionError, *(() if message is None else (str(message),)))
-    f.op("assert", condition_value(f, test), f.materialise(
+    f.op("assert", condition_value(f, test, at_run_time=True), f.materialise(
         None if message is None else str(message)))
 
 
@@ -288,6 +289,22 @@ def _raise(f: Frame, stmt: gast.Raise) -> None:
     f.raise_at_runtime(cls, *args)
 
 
+def _delete(f: Frame, stmt: gast.Delete) -> None:
+    """`del name`, `del d[key]`, `del items[i]`."""
+    for target in stmt.targets:
+        if isinstance(target, gast.Name):
+            lookup(f, target.id)  # NOTE: deleting an unbound name raises, as reading it does
+            f.scope.unbind(target.id)
+        elif isinstance(target, gast.Subscript):
+            base = evaluate(f, target.value)
+            _store(f, target.value, delitem(f, base, evaluate(f, target.slice)))
+        elif isinstance(target, gast.Tuple | gast.List):
+            _delete(f, gast.Delete(targets=target.elts))
+        else:
+            raise f.error(f"`del` of {type(target).__name__} is not supported in compiled code",
+                          "rebind the name instead", node=target)
+
+
 def _return(f: Frame, stmt: gast.Return) -> None:
     raise f.error("internal: a return statement survived canonicalization", node=stmt)
 
@@ -295,6 +312,7 @@ def _return(f: Frame, stmt: gast.Return) -> None:
 HANDLERS: dict[type, Callable[[Frame, Any], None]] = {
     gast.Assign: _assign, gast.AnnAssign: _ann_assign, gast.AugAssign: _aug_assign,
     gast.Expr: _expr, gast.Pass: _pass, gast.Assert: _assert, gast.Raise: _raise,
+    gast.Delete: _delete,
     gast.Return: _return,
 }
 """Statement handlers by node class; `builder.py` adds if (`control`) and loops (`loops`)."""

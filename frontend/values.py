@@ -49,6 +49,21 @@ class BoundMethod:
 
 
 @dataclass(eq=False)
+class Closure:
+    """A function defined inside compiled code (`lambda`, nested `def`): its AST as a def,
+    the node it was defined by (its identity), the frame that defined it (whose variables it
+    reads when called) and its default values."""
+    node: Any
+    key: Any
+    outer: Any
+    defaults: dict[str, Any]
+
+    @property
+    def name(self) -> str:
+        return self.node.name
+
+
+@dataclass(eq=False)
 class SuperRef:
     """`super()` inside a method of `cls` called on `receiver` (a `Ref`)."""
     cls: type
@@ -256,6 +271,8 @@ def describe(v: Any) -> str:
         return f"{type(v.obj).__name__} object" + (where if v.path else "")
     if isinstance(v, BoundMethod):
         return f"method {v.function.__qualname__}"
+    if isinstance(v, Closure):
+        return f"function {v.name}"
     if isinstance(v, PyList):
         return "list"
     if isinstance(v, IndexedIter | RuntimeRange):

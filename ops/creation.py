@@ -14,6 +14,7 @@ from .elementwise import as_tensor, checked, dtype_or_none, np_call, primitive, 
 from .opdef import NO_GRAD, REQUIRED, Dyn, GradContext, OpDef
 from .shaping import (broadcasts_to, normalize_axis, resolve_shape, route_shape, shape_dims,
                     shape_text)
+from .symbolic import Sym
 from .types import UNKNOWN, Dim, Scalar, Tensor, Type
 
 FLOAT64 = np.dtype(np.float64)
@@ -158,7 +159,7 @@ def _one_hot_infer(indices: Type, on_value: Type, off_value: Type, *, depth: int
     t = as_tensor("one_hot", indices)
     if t.dtype.kind not in "iu":
         raise TypeError(f"one_hot: indices must be integers, got {t}")
-    if type(depth) is not int or depth < 0:
+    if not (type(depth) is int and depth >= 0 or isinstance(depth, Sym)):
         raise ValueError(f"one_hot: depth must be a non-negative int, got {depth!r}")
     on, off = as_tensor("one_hot", on_value), as_tensor("one_hot", off_value)
     if on.rank or off.rank:

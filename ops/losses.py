@@ -11,9 +11,9 @@ from .nn_kernels import (check_class_ids, log_softmax_kernel, nll_loss_kernel,
                          softmax_cross_entropy_grad_kernel, softmax_cross_entropy_kernel,
                          softmax_cross_entropy_with_grad_kernel, softmax_kernel)
 from .opdef import Dyn, GradContext, OpDef, OpFunction, Primitive
-from .types import (Dim, Scalar, Tensor, TupleType, Type, broadcast_shapes, check_axis,
-                    expect_integer, expect_tensor, float_dtype, known, may_equal, mean_dtype,
-                    result_dtype)
+from .types import (UNKNOWN, Dim, Scalar, Tensor, TupleType, Type, broadcast_shapes, check_axis,
+                    dim_mul, expect_integer, expect_tensor, float_dtype, known, may_equal,
+                    mean_dtype, result_dtype)
 
 
 REDUCTIONS = ("none", "mean", "sum")
@@ -69,9 +69,12 @@ def _per_sample(ad: GradContext, g: Any, batch: tuple[Dim, ...]) -> Any:
         return g
     if reduction == "sum":
         return g
-    if not known(*batch):
+    count = dim_mul(*batch)
+    if isinstance(count, int):
+        return g / max(count, 1)
+    if count == UNKNOWN:
         raise NotImplementedError("the gradient of a mean loss over a run-time batch size")
-    return g / max(int(np.prod(batch, dtype=np.int64)), 1)
+    return g / ad.op("maximum", ad.op("dim", value=count), 1)  # NOTE: a symbolic batch
 
 
 _XENT = {"sparse": False, "reduction": "none"}

@@ -94,7 +94,7 @@ def _list_concat_grad(ad: GradContext) -> tuple[Any, ...]:
 
 def _list_delete_grad(ad: GradContext) -> tuple[Any, ...]:
     item = ad.types[0].element
-    if not (isinstance(item, Tensor) and item.is_static):
+    if not (isinstance(item, Tensor) and item.is_symbolic):
         raise NotImplementedError("the gradient of deleting from a list whose items' shapes "
                                   "are not known")
     zero = ad.op("zeros", shape=item.shape, dtype=item.dtype)

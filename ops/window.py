@@ -191,8 +191,10 @@ def _conv2d_static(types: tuple[Type, ...], attrs: Mapping[str, Any]) -> Spellin
     return Spelling(f"({product}).reshape(n, o, oh, ow)", values, (pad_hw, im2col))
 
 
-def _static(op: str, t: Type) -> tuple[int, ...]:
-    if not (isinstance(t, Tensor) and t.is_static):
+def _static(op: str, t: Type) -> tuple[Dim, ...]:
+    """A shape for a gradient op's attribute: static or symbolic (generated code computes a
+    symbolic one from the entry sizes), never unknown."""
+    if not (isinstance(t, Tensor) and t.is_symbolic):
         raise NotImplementedError(f"the gradient of {op} on arrays of run-time shape")
     return t.shape
 
@@ -342,7 +344,8 @@ avg_pool2d = OpDef(
     "avg_pool2d", ("x",), kernel=avg_pool2d_kernel, infer=_avg_pool2d_infer,
     emit=helper_call(avg_pool2d_kernel, "x", _AVG_POOL), attrs=_AVG_POOL,
     helpers=(window_pads, window_view, window_reduce, pool_divisor, avg_pool2d_kernel), fresh=True,
-    grad=lambda ad: (ad.op("avg_pool2d_grad", ad.g, x_shape=ad.types[0].shape, **ad.attrs),))
+    grad=lambda ad: (ad.op("avg_pool2d_grad", ad.g, x_shape=_static("avg_pool2d", ad.types[0]),
+                           **ad.attrs),))
 """NCHW average pooling; `count_include_pad=False` divides by the unpadded pixels and
 `divisor_override` (0 = none) replaces the divisor."""
 

@@ -202,8 +202,9 @@ class _Jit:
         try:
             entry = self._specialize(instance, skey, args, kwargs, shapes)
         except (CompileError, NotImplementedError) as err:
-            if not (shapes and self.dynamic_shapes.automatic):
-                raise
+            if not (shapes and self.dynamic_shapes.automatic) or self.dynamic_shapes.declared(
+                    self._function(instance), instance, args, kwargs):
+                raise  # NOTE: sizes the user declared symbolic are not given up silently
             self.dynamic_shapes.refuse()
             first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
             warn_user(f"amber: {self._title(instance)} cannot be compiled for symbolic sizes "

@@ -75,6 +75,7 @@ SAMPLES: dict[str, list[tuple[tuple, dict]]] = {
                      {"index": (slice(1, None),)})],
     "index_zero": [((np.ones((3, 4)),), {"index": (slice(1, None),)})],
     "copy": [((np.ones((3, 4)),), {})],
+    "sum_to": [((np.ones((2, 3)),), {"shape": (1, 3)}), ((np.ones((2, 3)),), {"shape": (3,)})],
     "split_like": [((np.ones((2, 5)), [np.ones((2, 2)), np.ones((2, 3))]), {"axis": 1})],
     "unstack": [((np.ones((3, 2)),), {"axis": 0}), ((np.ones((3, 2)),), {"axis": 1})],
     "reshape": [((np.ones((2, 3)),), {"shape": (3, 2)}), ((np.ones((2, 3)),), {"shape": (-1,)})],

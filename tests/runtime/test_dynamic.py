@@ -223,3 +223,28 @@ def test_a_bad_call_is_reported_as_before_not_made_symbolic() -> None:
     messages = calls(fast, (np.ones((3, 4), np.float32),))
     assert any("arg 0 axis 0 (2, then 3)" in m for m in messages)
     assert fast.dynamic_shapes.learned == {"0": {0}}
+
+
+def _train_step() -> nn.TrainOneStepCell:
+    amber.set_seed(0)
+    net = LeNet5()
+    loss = nn.WithLossCell(net, nn.SoftmaxCrossEntropyWithLogits(sparse=True, reduction="mean"))
+    return nn.TrainOneStepCell(loss, nn.SGD(net.trainable_params(), learning_rate=0.1))
+
+
+def test_a_train_step_compiles_once_for_every_batch_size_with_the_last_short_one() -> None:
+    """Forward, backward (conv and pooling gradients, the mean loss's 1/N) and the update,
+    one graph for batches of 8, then the epoch's short batch of 5, then 1."""
+    step, eager = _train_step(), _train_step()
+    step.set_inputs(amber.Tensor(shape=[None, 1, 32, 32], dtype=F32),
+                    amber.Tensor(shape=[None], dtype=amber.int32))
+    fast = amber.jit(step)
+    rng = np.random.default_rng(0)
+    for n in (8, 5, 1, 8):
+        x = rng.standard_normal((n, 1, 32, 32), dtype=np.float32)
+        y = rng.integers(0, 10, n).astype(np.int32)
+        np.testing.assert_allclose(fast(x, y), eager.construct(x, y), rtol=1e-6)
+        for got, want in zip(step.trainable_params(), eager.trainable_params()):
+            np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-7)
+    assert fast.stats.specializations == 1
+    assert "x_shape=(n, 6, 14, 14)" in fast.code  # the conv gradient's shape, at entry size
