@@ -7,7 +7,6 @@ import sys
 from typing import Any, Callable
 
 from ..runtime import CompileOptions, pipeline
-from ..runtime.keys import call_key, describe_key
 from ..runtime.stages import GRAPH_FORMATS, StageFiles, render_graph, sources_text
 from .errors import ToolError, UsageError
 from .target import Target, add_target_args, load_target
@@ -45,7 +44,7 @@ def run(ns: argparse.Namespace) -> int:
     if fmt != "text" and stage == "all" and not ns.out_dir:
         raise UsageError(f"--stage all --format {fmt} writes one file per stage: add "
                          "--out-dir DIR")
-    target = load_target(ns.spec, ns.input)
+    target = load_target(ns.spec, ns.input, ns.dynamic)
     if ns.out_dir:
         files = StageFiles(ns.out_dir, fmt)
         _stages(target, stage, CompileOptions(ns.opt_level), _FileSink(files), ns.grad)
@@ -60,14 +59,15 @@ def run(ns: argparse.Namespace) -> int:
 def _stages(target: Target, stage: str, options: CompileOptions, sink: Any,
             grad: bool = False) -> None:
     """Run the pipeline as far as `stage` needs, handing each stage to `sink` (of the gradient
-    function, with `grad`)."""
-    args, title = target.args, target.title
+    function, with `grad`: static shapes, the example arguments' own)."""
     if grad:
         from ..runtime.grad import gradient_build
-        result = gradient_build(target.compiled, args)
-        args, title = result.args, f"grad_{title}"
+        from ..runtime.keys import call_key, describe_key
+        result = gradient_build(target.compiled, target.args)
+        title, signature = f"grad_{target.title}", describe_key(call_key(result.args, {}))
     else:
-        result = pipeline.build(target.compiled, args, {})
+        result = pipeline.build(target.compiled, target.args, {}, shapes=target.shapes())
+        title, signature = target.title, target.signature()
     graph = result.graph
     if stage in ("source", "all"):
         sink.source(result.sources, getattr(result, "source_titles", ()))
@@ -82,7 +82,6 @@ def _stages(target: Target, stage: str, options: CompileOptions, sink: Any,
     if stage in ("opt-ir", "all"):
         sink.graph("opt-ir", graph)
     if stage in ("code", "all"):
-        signature = describe_key(call_key(args, {}))
         sink.code(pipeline.generate(graph, title, signature).source)
 
 
