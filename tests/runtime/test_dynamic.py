@@ -216,6 +216,24 @@ def test_identity_of_a_symbolic_size_is_refused_not_guessed() -> None:
         amber.jit(size_is_one, dynamic=True)(x, 1)
 
 
+def per_sample_nll(logits: np.ndarray, labels: np.ndarray) -> tuple:
+    loss = ops.nll_loss(ops.log_softmax(logits), labels, reduction="none")
+    return loss, loss.shape
+
+
+def test_two_symbols_that_broadcast_give_the_broadcast_shape() -> None:
+    """logits [N,4] and labels [M] sized apart (5 and 1): the kernel broadcasts the one label,
+    so the loss has N entries, not M (a shape rule that took the labels' size said (1,))."""
+    fast = amber.jit(per_sample_nll, dynamic={"logits": 0, "labels": 0})
+    for n in (5, 6, 1):
+        x = np.random.default_rng(n).standard_normal((n, 4)).astype(np.float32)
+        y = np.array([2])
+        got, want = fast(x, y), per_sample_nll(x, y)
+        np.testing.assert_allclose(got[0], want[0], rtol=1e-6)
+        assert got[1] == want[1] == (n,)
+    assert fast.stats.specializations == 2  # NOTE: (5, 1) names N and M; (1, 1) shares N
+
+
 def test_the_disk_cache_serves_symbolic_code_to_a_new_process(tmp_path, monkeypatch) -> None:
     monkeypatch.setenv("AMBER_CACHE_DIR", str(tmp_path))
     first = amber.jit(lambda_free_double, dynamic=True)
