@@ -388,12 +388,16 @@ class _Builder:
     def plan_fusion(self, block: Block) -> None:
         """Mark the block's values computed where they are read: an elementwise array read once,
         by an elementwise op of the same shape later in the block, and a number read once, by
-        an op (not a region) later in the block; with nothing between that writes an array,
+        an op (not a region) later in the block, unless its expression reads an array and that
+        op computes an array; with nothing between that writes an array,
         has an effect or is a region, and (for a value whose op may raise) nothing at all."""
+        reads_arrays: set[Value] = set()  # inlined numbers whose expression reads an array
         for position, node in enumerate(block.nodes):
             if node.is_region or len(node.outputs) != 1 or node.op is pyops.constant:
                 continue
             out = node.output
+            if any(is_array(v.type) or v in reads_arrays for v in node.inputs):
+                reads_arrays.add(out)
             if len(out.uses) != 1:
                 continue
             user = out.uses[0].user
@@ -414,7 +418,11 @@ class _Builder:
                 if node.op.elementwise and not user.is_region and user.op.elementwise \
                         and user.output.type.shape == out.type.shape:
                     self.fused[out] = _Fused(node)
-            elif not node.op.same_object and node.op.writes is None:
+            elif not node.op.same_object and node.op.writes is None and not (
+                    out in reads_arrays and any(is_array(o.type) for o in user.outputs)):
+                # NOTE: a number read by an op computing an array is read inside its element
+                # loop: inlined, an expression reading an array (a sum) would run per element
+                # and see the elements that loop already overwrote in place
                 self.inlined.add(out)
 
 

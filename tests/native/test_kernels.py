@@ -244,3 +244,22 @@ def test_a_kernel_numba_cannot_compile_falls_back_with_one_warning(numba, monkey
         np.testing.assert_array_equal(got, tanh_loop(x))
     finally:
         object.__setattr__(elementwise.tanh, "numba", "np.tanh(R(x))")
+
+
+def feedback(b, k):
+    while k < 3:
+        k = k + 1
+        b = b + b.sum() * 0.1  # the second sum reads the result of the first, updated in place
+        b = b + b.sum() * 0.1
+    return b, k
+
+
+def test_a_sum_read_by_an_elementwise_op_is_computed_once_before_its_loop(numba) -> None:
+    """Found by the random programs: the sum was written inside the element loop of an add
+    overwriting its operand in place, so later elements saw a different sum."""
+    b = np.array([2.0, -3.0, 0.25], np.float32)
+    fast = amber.jit(feedback, backend="numba")
+    got, want = fast(b, 0), feedback(b, 0)
+    assert "@numba.njit(" in fast.code
+    same_bits(got[0], want[0])
+    assert got[1] == want[1]
