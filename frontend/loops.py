@@ -8,11 +8,12 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 import gast
+import numpy as np
 
 from ..graph import (FOR, INDEX_TYPE, WHILE, AnyType, Block, InsertPoint, ListType, Node, Tensor,
                      TupleType, Type, Value)
 from . import aliases, names
-from .context import Frame, Mark, NeedsUnrolling, Scope, tuple_items
+from .context import DtypeChange, Frame, Mark, NeedsUnrolling, Scope, tuple_items
 from .control import (Branch, branch_on, changed_names, defined_in, mutated_lists,
                       prepare_lists, run_branch, same_constant)
 from .errors import CompileError
@@ -259,8 +260,16 @@ def _widen(f: Frame, c: Carry, before: Type, end: Any) -> Type:
                 if isinstance(before, Tensor) and isinstance(after, Tensor) else
                 "give it a value of the same kind before the loop (e.g. a zeros array instead "
                 "of None)")
+        kind = DtypeChange if _widens_dtype(before, after) else NeedsUnrolling
         raise f.error(f"`{c.name}` is {kind_name(before)} before the loop but "
-                      f"{kind_name(after)} after an iteration", hint, kind=NeedsUnrolling) from None
+                      f"{kind_name(after)} after an iteration", hint, kind=kind) from None
+
+
+def _widens_dtype(before: Type, after: Type) -> bool:
+    """True if only the dtype changed, to one that holds the old one (so peeling settles)."""
+    return (isinstance(before, Tensor) and isinstance(after, Tensor)
+            and before.rank == after.rank and before.dtype != after.dtype
+            and np.promote_types(before.dtype, after.dtype) == after.dtype)
 
 
 def _leaf_ends(f: Frame, c: Carry, end: Any) -> list[tuple[Carry, Any]]:
@@ -400,7 +409,7 @@ def _while_region(f: Frame, node: gast.While, header: frozenset[str]) -> None:
             with seeding.round():
                 cond, body, stable = _while_round(f, node, header, carries, cond_block,
                                                   body_block)
-        except NeedsUnrolling:
+        except CompileError:
             _discard(cond_block, body_block)  # NOTE: the loop is built again another way
             raise
         if cond is None:
@@ -463,7 +472,10 @@ def build_for(f: Frame, node: gast.For) -> None:
     after all when its body indexes layers by the index and the range is constant)."""
     live = f.live_after()
     iterable = f.evaluate(node.iter)
-    header = loop_live(node.body, live, set())
+    targets = names.target_names(node.target)
+    # NOTE: the targets are bound afresh at the top of every iteration: live at the header
+    # (carried from one iteration to the next) only when read after the loop
+    header = (loop_live(node.body, live, set()) - targets) | (targets & live)
     if is_compile_time_sequence(iterable):
         _unroll(f, node, as_sequence(f, iterable), header)
         return
@@ -515,7 +527,7 @@ def _for_region(f: Frame, node: gast.For, it: Any, header: frozenset[str],
             with seeding.round():
                 body = run_branch(f, build, _entry_scope(f, carries, body_block), body_block)
                 stable = _settle(f, carries, body, header, frozenset(targets))
-        except NeedsUnrolling:
+        except CompileError:
             _discard(body_block)  # NOTE: the loop is built again another way
             raise
         if not stable:
