@@ -24,9 +24,12 @@ Fix = Callable[[dict[str, Any]], dict[str, Any]]
 # ---- shared machinery: dtype probes, named errors, spellings --------------------------------
 
 def sample(t: Type) -> Any:
-    """A tiny concrete value of type `t` (ones, so no op divides by zero or overflows)."""
+    """A tiny concrete value of type `t` (ones, so no op divides by zero or overflows); of
+    shape (), a NumPy scalar, as run-time 0-d values mostly are (`x.sum()`, `x[i]`; NumPy 1.24
+    promotes them differently from 0-d arrays in a few operators)."""
     if isinstance(t, Tensor):
-        return np.ones((1,) * t.rank, t.dtype)
+        return np.ones((1,) * t.rank, t.dtype)[()] if t.rank == 0 else np.ones((1,) * t.rank,
+                                                                                t.dtype)
     if isinstance(t, Scalar):
         return t.kind(1)
     if isinstance(t, NoneType):

@@ -31,7 +31,8 @@ CODE_EXCERPT_LINES = 80
 # calling the program), not the user's line; an error's note must point at the innermost frame
 # outside them (an error inside a layer is reported at the user's call of the layer).
 _NOT_USER_CODE = tuple(os.path.dirname(m.__file__) + os.sep
-                     for m in (np, amber.ops, amber.common, amber.nn)) + (__file__,)
+                     for m in (np, amber.ops, amber.common, amber.nn)) + (
+    __file__, "<__array_function__ internals>")  # NOTE: NumPy 1.24's dispatch frame
 
 
 @dataclass(frozen=True)
