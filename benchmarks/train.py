@@ -231,7 +231,7 @@ def torch_step(net: nn.Cell, kind: str) -> Callable[..., Any] | None:
         loss = F.cross_entropy(model(torch.from_numpy(x)), torch.from_numpy(labels).long())
         loss.backward()
         opt.step()
-        return loss.detach().numpy(), p[first].detach().numpy()
+        return loss.detach().numpy(), lambda: p[first].detach().numpy()
     return step
 
 
@@ -282,8 +282,55 @@ def jax_step(net: nn.Cell, kind: str) -> Callable[..., Any] | None:
 
     def step(x: np.ndarray, labels: np.ndarray) -> tuple[Any, np.ndarray]:
         loss, state["p"] = update(state["p"], x, labels)
-        return np.asarray(loss), np.asarray(state["p"][first])
+        loss.block_until_ready()  # NOTE: JAX dispatches asynchronously
+        return loss, lambda: np.asarray(state["p"][first])
     return step
+
+
+def mindspore_step(net: nn.Cell, kind: str) -> Callable[..., Any] | None:
+    """The same model in MindSpore GRAPH_MODE (weights copied): its own TrainOneStepCell."""
+    if not _installed("mindspore"):
+        return None
+    import mindspore as ms
+    from mindspore import nn as msnn
+    ms.set_context(mode=ms.GRAPH_MODE, device_target="CPU")
+
+    class Model(msnn.Cell):
+        def __init__(self) -> None:
+            super().__init__()
+            if kind == "lenet":
+                self.conv1 = msnn.Conv2d(1, 6, 5, pad_mode="valid")
+                self.conv2 = msnn.Conv2d(6, 16, 5, pad_mode="valid")
+                self.pool = msnn.MaxPool2d(kernel_size=2, stride=2)
+                self.fc1 = msnn.Dense(400, 120)
+                self.fc2 = msnn.Dense(120, 84)
+                self.fc3 = msnn.Dense(84, 10)
+            else:
+                self.fc1 = msnn.Dense(784, 256)
+                self.fc2 = msnn.Dense(256, 128)
+                self.fc3 = msnn.Dense(128, 10)
+            self.relu = msnn.ReLU()
+
+        def construct(self, x):
+            if kind == "lenet":
+                x = self.pool(self.relu(self.conv1(x)))
+                x = self.pool(self.relu(self.conv2(x)))
+                x = x.reshape(x.shape[0], -1)
+            x = self.relu(self.fc1(x))
+            return self.fc3(self.relu(self.fc2(x)))
+
+    model = Model()
+    theirs = dict(model.parameters_and_names())
+    for name, p in net.parameters_and_names():
+        theirs[name].set_data(ms.Tensor(np.array(p)))
+    loss = msnn.WithLossCell(model, msnn.SoftmaxCrossEntropyWithLogits(sparse=True,
+                                                                       reduction="mean"))
+    step = msnn.TrainOneStepCell(loss, msnn.SGD(model.trainable_params(), LR))
+    first = theirs["fc1.weight" if kind == "mlp" else "conv1.weight"]
+
+    def run(x: np.ndarray, labels: np.ndarray) -> tuple[Any, Any]:
+        return step(ms.Tensor(x), ms.Tensor(labels)).asnumpy(), lambda: first.asnumpy()
+    return run
 
 
 # -- the suite -----------------------------------------------------------------------------------
@@ -313,7 +360,8 @@ def _versions(make: Callable[[], nn.Cell], kind: str, hand: Callable[..., Any]
         return amber_step(x, y), getattr(amber_net, first).weight
 
     versions = {"eager": eager, "amber": compiled, "numpy": hand(fresh(), BATCH)}
-    for label, peer in (("torch", torch_step), ("jax", jax_step)):
+    for label, peer in (("torch", torch_step), ("jax", jax_step),
+                        ("mindspore", mindspore_step)):
         fn = peer(fresh(), kind)
         if fn is not None:
             versions[label] = fn
@@ -326,7 +374,8 @@ def workloads(quick: bool) -> list[Workload]:
     labels = rng.integers(0, 10, BATCH).astype(np.int32)
     x_mlp = rng.standard_normal((BATCH, 784), dtype=np.float32)
     x_lenet = rng.standard_normal((BATCH, 1, 32, 32), dtype=np.float32)
-    compare = lambda out: [np.asarray(out[0]), np.asarray(out[1])]  # noqa: E731
+    compare = lambda out: [np.asarray(out[0]), np.asarray(out[1]() if callable(out[1])  # noqa: E731
+                                                          else out[1])]
     calls = 2 if quick else 8
     return [
         Workload("train step, MLP 784-256-128-10, batch 64", _versions(MLP, "mlp", HandMLPStep),

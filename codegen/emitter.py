@@ -5,6 +5,7 @@ each branch or loop body, and a marker before each run of statements from one us
 from __future__ import annotations
 
 import ast
+from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -13,9 +14,19 @@ from ..graph import FOR, IF, WHILE, Block, Graph, Loc, Node, Value
 from ..ops import python as pyops
 from . import pyast as py
 from .inline import AND, OR
-from .literal import ConstantPool, literal
+from ..ops.symbolic import Sym
+from .literal import ConstantPool, literal, size_expression
 from .prelude import unbound_local
 from .storage import Kind, Storage
+
+@dataclass(frozen=True)
+class EntrySize:
+    """A symbolic size the function reads at entry: `name = <input>.shape[axis]`."""
+    symbol: str
+    name: str
+    input: int
+    axis: int
+
 
 LocKey = tuple[str, int] | None
 Chunk = tuple[Loc | None, list[ast.stmt]]
@@ -45,8 +56,12 @@ class Emitter:
 
     def __init__(self, storage: Storage, pool: ConstantPool,
                  frees: dict[Block, dict[int, list[str]]],
-                 marker_text: Callable[[int], str]) -> None:
+                 marker_text: Callable[[int], str],
+                 sizes: Sequence[EntrySize] = ()) -> None:
         self.st, self.pool, self.frees, self.marker_text = storage, pool, frees, marker_text
+        self.sizes = tuple(sizes)
+        """The symbolic sizes the code reads, each bound once at entry (`n = x.shape[0]`)."""
+        self.size_names = {s.symbol: py.name(s.name) for s in self.sizes}
         self.markers: list[Loc] = []
         self.context: LocKey = None
         """The user line the last emitted block ended in."""
@@ -60,6 +75,9 @@ class Emitter:
         attributed to `graph.return_loc` if set."""
         params = [self.st.name(v) for v in graph.inputs]
         body = self.block(graph.body, None)
+        entry = [py.assign(s.name, py.subscript(py.attr(self.st.name(graph.inputs[s.input]),
+                                                        "shape"), py.const(s.axis)))
+                 for s in self.sizes]
         if graph.outputs:
             values = [self.result(v) for v in graph.outputs]
             ret = py.return_(values[0] if len(values) == 1 else py.tuple_(values))
@@ -68,7 +86,7 @@ class Emitter:
             if loc is not None and _key(loc) != self.context:
                 body.append(self.marker(loc))
             body.append(ret)
-        return py.function(fn_name, params, body)
+        return py.function(fn_name, params, entry + body)
 
     def marker(self, loc: Loc) -> ast.stmt:
         """A statement standing for the comment `# file:line: source` (see `markers`)."""
@@ -87,7 +105,10 @@ class Emitter:
             self.helpers.add(unbound_local)
             return py.call(unbound_local.__name__, [py.const(self.st.unbound_name(value))])
         if kind is Kind.INLINE:
-            return literal(self.st.constant(value))
+            constant = self.st.constant(value)
+            if isinstance(constant, Sym):  # NOTE: a `dim` node: the variable read at entry
+                return size_expression(constant, self.size_names)
+            return literal(constant)
         if kind is Kind.MODULE:
             return self.pool.ref(self.st.constant(value), value.name)
         if kind is Kind.NONE:
@@ -110,7 +131,7 @@ class Emitter:
         hint = node.outputs[0].name or node.name
         out = None if low.inplace is None else py.name(self.st.name(node.inputs[low.inplace]))
         return low.form.fill([self.expr(v) for v in node.inputs],
-                             lambda value: self.pool.ref(value, hint), out)
+                             lambda value: self.pool.ref(value, hint), out, self.size_names)
 
     def if_expression(self, node: Node) -> ast.expr:
         form = self.st.ifs[node]
@@ -159,7 +180,10 @@ class Emitter:
                 return [py.aug_assign(self.st.name(out), low.augmented, self.render(node))]
             return [py.expr_stmt(self.render(node))]
         if kind is Kind.VAR:
-            return [py.assign(self.st.name(out), self.render(node))]
+            name, value = self.st.name(out), self.render(node)
+            if isinstance(value, ast.Name) and value.id == name:
+                return []  # NOTE: `x = x` (a `depend` sharing its input's variable)
+            return [py.assign(name, value)]
         if kind is Kind.NONE:
             return [py.expr_stmt(self.render(node))]
         return []  # constants, undefined values and inlined expressions have no statement

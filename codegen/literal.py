@@ -11,6 +11,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from ..ops import Dyn
+from ..ops.symbolic import SYMBOL_NAME, Sym
 from . import pyast as py
 from .namer import Namer, readable
 
@@ -38,7 +39,22 @@ def is_inline(value: Any) -> bool:
         return value.size <= INLINE_ARRAY_SIZE
     if isinstance(value, type):
         return nameable(value)
-    return isinstance(value, _SCALARS + (Dyn,))
+    return isinstance(value, _SCALARS + (Dyn, Sym))
+
+
+SIZE_PREFIX = "__amber_size_"
+"""Generated code reads symbolic size N from a variable bound at the function's entry; until
+codegen names it, expressions hold the placeholder `__amber_size_N`."""
+
+
+def size_expression(value: Sym, names: dict[str, ast.Name] | None = None) -> ast.expr:
+    """A symbolic size as an expression over the size placeholders (`N//2-2`), or over the
+    variables `names` holding the sizes."""
+    tree = ast.parse(str(value), mode="eval").body
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and SYMBOL_NAME.match(node.id):
+            node.id = names[node.id].id if names is not None else SIZE_PREFIX + node.id
+    return tree
 
 
 def _has_dyn(value: Any) -> bool:
@@ -68,6 +84,8 @@ def literal(value: Any, dyn: Sequence[ast.expr] = (), hoist: Hoist | None = None
     if isinstance(value, Dyn):
         assert value.k < len(dyn), f"{value!r} refers past the {len(dyn)} variadic inputs"
         return py.copy_expr(dyn[value.k])
+    if isinstance(value, Sym):
+        return size_expression(value)
     if isinstance(value, slice):
         parts = (value.start, value.stop, value.step)
         if subscript:

@@ -12,7 +12,8 @@ from typing import Any
 
 from ..graph import Graph, Loc, Node
 from . import pyast as py
-from .emitter import Emitter, return_loc
+from ..graph.sizes import size_sources
+from .emitter import EntrySize, Emitter, return_loc
 from .frees import plan_frees
 from .hazards import find_hazards
 from .helpers import collect_helpers, helper_source
@@ -59,7 +60,8 @@ def generate(graph: Graph, *, title: str = "", signature: str = "",
     fn_name = namer.fresh(graph.name or "forward")
     storage = _allocate(graph, lowered, namer)
     pool = ConstantPool(namer)
-    emitter = Emitter(storage, pool, plan_frees(graph, storage), _MARKER.format)
+    emitter = Emitter(storage, pool, plan_frees(graph, storage), _MARKER.format,
+                      _entry_sizes(graph, lowered, namer))
     function = py.to_source(py.module([emitter.function(graph, fn_name)]))
     helpers += [fn for fn in PRELUDE if fn in emitter.helpers]
     header = _header(graph, title, signature, version or __version__, pool)
@@ -68,6 +70,17 @@ def generate(graph: Graph, *, title: str = "", signature: str = "",
     body, line_map = _place_comments(function, emitter.markers, prefix.count("\n") + 1)
     return GeneratedCode(prefix + body, fn_name, tuple(storage.name(v) for v in graph.inputs),
                          line_map, pool.externals())
+
+
+def _entry_sizes(graph: Graph, lowered: dict[Node, Lowered], namer: Namer) -> list[EntrySize]:
+    """The symbolic sizes the code reads, each named after its symbol (`n` for N) and read
+    from the first input holding it as a whole dim."""
+    used = set().union(*(low.form.sizes for low in lowered.values()))
+    sources = size_sources([v.type for v in graph.inputs])
+    missing = used - set(sources)
+    assert not missing, f"codegen: no input of @{graph.name} holds the size(s) {sorted(missing)}"
+    return [EntrySize(s.symbol, namer.fresh(s.symbol.lower()), s.input, s.axis)
+            for s in sources.values() if s.symbol in used]
 
 
 def _allocate(graph: Graph, lowered: dict[Node, Lowered], namer: Namer) -> Storage:

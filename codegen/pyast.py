@@ -30,6 +30,10 @@ def attr(value: ast.expr | str, field: str) -> ast.Attribute:
     return ast.Attribute(value=base, attr=field, ctx=ast.Load())
 
 
+def subscript(value: ast.expr, index: ast.expr) -> ast.Subscript:
+    return ast.Subscript(value=value, slice=index, ctx=ast.Load())
+
+
 def call(func: ast.expr | str, args: Sequence[ast.expr] = (), **kwargs: ast.expr) -> ast.Call:
     fn = name(func) if isinstance(func, str) else func
     keywords = [ast.keyword(arg=k, value=v) for k, v in kwargs.items()]

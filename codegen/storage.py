@@ -11,6 +11,7 @@ from typing import Any, Iterable, Iterator, Sequence
 
 from ..graph import FOR, IF, WHILE, Block, Graph, Loc, Node, NoneType, Value
 from ..ops import python as pyops
+from ..ops.shaping import dim_of
 from .inline import operands, plan_inlining
 from .literal import is_inline
 from ..graph.ir import INPLACE_ATTR
@@ -19,6 +20,9 @@ from .namer import UNUSED, Namer, same_variable
 from .template import placeholders
 
 _REBIND = "rebind"
+_ALIAS = "alias"
+_ALIASES = (pyops.depend, pyops.stop_gradient)
+"""Ops whose result is their first input itself, spelled `x`."""
 
 
 class Kind(enum.Enum):
@@ -282,6 +286,8 @@ def _classify(graph: Graph, unbound: set[Value], lowered: dict[Node, Lowered]
             kind[out] = Kind.INLINE if is_inline(value) else Kind.MODULE
         elif node.op is pyops.undefined:
             kind[out] = Kind.UNDEFINED
+        elif node.op is dim_of:  # NOTE: a size read at entry, written where it is used
+            kind[out] = Kind.INLINE
         elif out.type == NoneType() and lowered[node].inplace is None:
             kind[out] = Kind.NONE
     kind.update(dict.fromkeys(_never_bound(graph), Kind.UNDEFINED))
@@ -391,6 +397,10 @@ def _propose(graph: Graph, storage: Storage) -> list[_Edge]:
             for init, out in zip(node.inits, node.outputs):
                 propose(init, out, "init", init in storage.unbound)
             _propose_yields(node.body, node.outputs, propose, storage)
+        elif node.op in _ALIASES and kind[node.output] is Kind.VAR:
+            # NOTE: `depend(x, ...)` is x itself: sharing x's variable needs no statement,
+            # and never copies an x that may be unbound (see Emitter.op_statements)
+            propose(node.inputs[0], node.output, _ALIAS, force=True)
         elif kind[node.outputs[0]] is Kind.VAR and (node.is_region or
                                                      storage.lowered[node].inplace is None):
             out = node.output

@@ -14,8 +14,9 @@ from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
 from ..ops import OpDef, Spelling
+from ..ops.symbolic import SYMBOL_NAME
 from . import pyast as py
-from .literal import Hoist, literal
+from .literal import SIZE_PREFIX, Hoist, literal
 
 _ALWAYS_VISIBLE = frozenset(dir(builtins)) | {"np"}
 _INPUT_PREFIX = "__amber_in"
@@ -62,13 +63,19 @@ class Form:
     that compute something (anything else would compute it twice, or maybe not at all)."""
     constants: tuple[Any, ...]
     """Attribute values too large to write inline, standing in the tree as placeholders."""
+    sizes: frozenset[str] = frozenset()
+    """The symbolic sizes the expression reads (`N` of `x.reshape(N, 400)`)."""
 
-    def fill(self, args: Sequence[ast.expr], hoist: Hoist, out: ast.expr | None = None
-             ) -> ast.expr:
-        """The expression with `args` (and the in-place buffer `out`) put in."""
+    def fill(self, args: Sequence[ast.expr], hoist: Hoist, out: ast.expr | None = None,
+             sizes: Mapping[str, ast.expr] | None = None) -> ast.expr:
+        """The expression with `args` (and the in-place buffer `out`, and the variables
+        holding its symbolic sizes) put in."""
         names = {_INPUT.format(i): arg for i, arg in enumerate(args)}
         if out is not None:
             names[_OUT] = out
+        for size in self.sizes:
+            assert sizes is not None and size in sizes, f"no variable holds the size {size}"
+            names[SIZE_PREFIX + size] = sizes[size]
         names.update((_CONST.format(k), hoist(v)) for k, v in enumerate(self.constants))
         return _Substitute(names).visit(self.tree)
 
@@ -107,7 +114,9 @@ def prepare(op: OpDef, spelling: Spelling, n_inputs: int, inplace: bool = False)
                         ", neither an input, an attribute, np, a builtin nor one of its helpers")
     order, conditional = _reads(tree)
     once = {i for i in order if order.count(i) == 1} - conditional
-    return Form(tree, tuple(order), frozenset(once), tuple(constants))
+    sizes = {n.id[len(SIZE_PREFIX):] for n in ast.walk(tree)
+             if isinstance(n, ast.Name) and n.id.startswith(SIZE_PREFIX)}
+    return Form(tree, tuple(order), frozenset(once), tuple(constants), frozenset(sizes))
 
 
 def render(op: OpDef, attrs: Mapping[str, Any], args: Sequence[ast.expr], hoist: Hoist,
@@ -195,6 +204,8 @@ class _Filler(py.Copier):
             return py.tuple_([py.copy_expr(e) for e in self.items])
         if node.id in self.attrs:
             return self.literal(self.attrs[node.id], False)
+        if SYMBOL_NAME.match(node.id):  # NOTE: a symbolic size written into the template text
+            return ast.Name(id=SIZE_PREFIX + node.id, ctx=node.ctx)
         self.free.add(node.id)
         return ast.Name(id=node.id, ctx=node.ctx)
 

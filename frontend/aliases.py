@@ -6,11 +6,17 @@ reuses or moves a read from before it. A name bound to another value that may sh
 `depend(value, x2)`: the same object, read only once the write happened."""
 from __future__ import annotations
 
+import itertools
+import math
+import warnings
 from dataclasses import dataclass, field
 from typing import Any, Callable, Protocol
 
-from ..graph import NoneType, Scalar, StrType, Tensor, Value
+import numpy as np
+
+from ..graph import ListType, NoneType, Scalar, StrType, Tensor, Value
 from ..ops import indexing
+from ..ops import python as pyops
 from . import names
 from .values import MISSING, PyList, has_runtime
 
@@ -21,6 +27,10 @@ class Frame(Protocol):
     scope: Any
 
     def op(self, op: Any, *inputs: Value, name: str = "", **attrs: Any) -> Value: ...
+
+    def writable(self, container: Any) -> None: ...
+
+    def error(self, message: str, hint: str = "") -> Exception: ...
 
 NO_MEMORY = (Scalar, NoneType, StrType)
 """Types of values that never share memory with anything (immutable Python objects)."""
@@ -37,6 +47,9 @@ class Memory:
     """Graph input of an instance array -> the scope name holding its current version."""
     defaults: dict[str, Any] = field(default_factory=dict)
     """State name -> the graph input (its version until the first write); `Scope.fallback`."""
+    zero_d: dict[Value, Any] = field(default_factory=dict)
+    """0-d value -> ARRAY, SCALAR, MIXED or BOTTOM (see `zero_d_kind`); inputs and loop
+    parameters are entered by whoever makes them."""
 
 
 def roots(f: Frame, v: Value) -> frozenset[Value]:
@@ -103,6 +116,161 @@ def share(f: Frame, param: Value, init: Any, others: list[Value]) -> None:
     f.compiler.memory.extra[param] = found
 
 
+# -- 0-d values: arrays or NumPy scalars --------------------------------------------------------
+
+ARRAY, SCALAR, MIXED = "array", "scalar", "mixed"
+"""What a 0-d value is at run time: an ndarray (a write through any name reaches it, as
+`b = np.array(3); t = b; t -= 1` changes b), an immutable NumPy scalar (`x.sum()`, `x[0]`,
+`a + 1`; `t -= 1` rebinds t), or one or the other depending on the path taken."""
+BOTTOM = "bottom"
+"""No value (an unbound name): the identity of `join_kinds`."""
+SAMPLE_LIMIT = 100_000
+"""Inputs with more elements than this are sampled with each dimension cut to 2."""
+
+
+def note_input(memory: Memory, v: Value, obj: Any) -> Value:
+    """Graph input `v` carries `obj`: an array, or a NumPy scalar (immutable)."""
+    memory.zero_d[v] = ARRAY if isinstance(obj, np.ndarray) else SCALAR
+    return v
+
+
+def join_kinds(a: str, b: str) -> str:
+    """The kind of a value that is `a` on one path and `b` on another."""
+    return b if a == BOTTOM else a if b in (BOTTOM, a) else MIXED
+
+
+def zero_d_kind(f: Frame, v: Value) -> str:
+    """What the 0-d value `v` is at run time (ARRAY, SCALAR, MIXED; BOTTOM if unbound);
+    Python scalars, strings and None count as SCALAR (immutable), arrays of rank >= 1 as
+    ARRAY. Decided like NumPy by running the producing op's kernel on sample inputs."""
+    memo = f.compiler.memory.zero_d
+    found = memo.get(v)
+    if found is not None:
+        return found
+    t = v.type
+    if isinstance(t, NO_MEMORY):
+        kind = SCALAR
+    elif isinstance(t, ListType):
+        kind = _list_kind(f, v)
+    elif not isinstance(t, Tensor):
+        kind = BOTTOM if _is_undefined(v) else MIXED
+    elif t.rank:
+        kind = ARRAY
+    else:
+        kind = _zero_d_kind(f, v)
+    memo[v] = kind
+    return kind
+
+
+def _is_undefined(v: Value) -> bool:
+    return v.producer is not None and v.producer.op is pyops.undefined
+
+
+def _zero_d_kind(f: Frame, v: Value) -> str:
+    node = v.producer
+    if node is None:  # NOTE: inputs and loop parameters are entered when made; else unknown
+        region = getattr(v.owner, "owner_node", None)
+        slot = region.slot_of(v) if region is not None else None
+        if slot is None:
+            return MIXED
+        return _join_all(f, region.incoming(slot))
+    if node.is_region:
+        return _join_all(f, node.incoming(v.index))
+    if node.op is pyops.constant:
+        return ARRAY if isinstance(node.attrs["value"], np.ndarray) else SCALAR
+    if node.op.same_object or node.op.writes is not None:
+        return zero_d_kind(f, node.inputs[0])
+    if node.op is pyops.tuple_getitem:
+        source = node.inputs[0].producer
+        if source is not None and source.op is pyops.make_tuple:
+            return zero_d_kind(f, source.inputs[node.attrs["index"]])
+        return MIXED
+    if node.op is indexing.getitem and isinstance(node.inputs[0].type, ListType):
+        return zero_d_kind(f, node.inputs[0])  # NOTE: an item: the kind of the list's items
+    return _sampled(f, node)
+
+
+LIST_ITEMS = {"list_new": slice(None), "list_append": slice(0, 2), "list_insert": slice(0, 3, 2),
+              "setitem": slice(0, 2), "list_extend": slice(0, 2), "list_concat": slice(0, 2),
+              "list_copy": slice(0, 1), "list_delete": slice(0, 1)}
+"""List op -> the inputs whose items it holds (lists by their item kind, items by theirs)."""
+
+
+def _list_kind(f: Frame, v: Value) -> str:
+    """The kind of a run-time list's 0-d items (an append of an array keeps it an array)."""
+    node = v.producer
+    if node is None or node.is_region:
+        return _zero_d_kind(f, v)
+    if node.op is pyops.constant:
+        return _join_all_kinds(ARRAY if isinstance(x, np.ndarray) else SCALAR
+                               for x in node.attrs["value"])
+    if node.op.same_object:
+        return zero_d_kind(f, node.inputs[0])
+    held = LIST_ITEMS.get(node.op.name)
+    if held is None:
+        return MIXED
+    return _join_all(f, node.inputs[held])
+
+
+def _join_all_kinds(kinds: Any) -> str:
+    kind = BOTTOM
+    for k in kinds:
+        kind = join_kinds(kind, k)
+    return kind
+
+
+def _join_all(f: Frame, values: Any) -> str:
+    kind = BOTTOM
+    for value in values:
+        kind = join_kinds(kind, zero_d_kind(f, value))
+    return kind
+
+
+def _sampled(f: Frame, node: Any) -> str:
+    """Run the op's kernel on sample inputs of the right types and kinds: ARRAY or SCALAR when
+    every choice for MIXED inputs gives the same answer, else MIXED."""
+    if node.effectful:
+        return MIXED
+    choices = []
+    for x in node.inputs:
+        options = _samples(f, x)
+        if not options:
+            return MIXED
+        choices.append(options)
+    attrs = {k: a for k, a in node.attrs.items() if not k.startswith("__")}
+    found = set()
+    for combo in itertools.product(*choices):
+        try:
+            with warnings.catch_warnings(), np.errstate(all="ignore"):
+                warnings.simplefilter("ignore")
+                out = node.op.kernel(*combo, **attrs)
+        except Exception:  # NOTE: any failure on made-up data: nothing is known
+            return MIXED
+        found.add(ARRAY if isinstance(out, np.ndarray) else SCALAR)
+    return found.pop() if len(found) == 1 else MIXED
+
+
+def _samples(f: Frame, x: Value) -> list[Any]:
+    """Values standing for `x` when sampling a kernel (both kinds for a MIXED 0-d value)."""
+    t = x.type
+    if isinstance(t, Scalar):
+        return [t.kind(0)]  # NOTE: zeros: always a valid index
+    if isinstance(t, NoneType):
+        return [None]
+    if isinstance(t, StrType):
+        return [""]
+    if not isinstance(t, Tensor):
+        return []
+    if t.rank:
+        shape = tuple(d if isinstance(d, int) else 1 for d in t.shape)
+        if math.prod(shape) > SAMPLE_LIMIT:
+            shape = tuple(min(d, 2) for d in shape)
+        return [np.zeros(shape, t.dtype)]
+    kind = zero_d_kind(f, x)
+    array, scalar = np.zeros((), t.dtype), t.dtype.type(0)
+    return [array] if kind == ARRAY else [scalar] if kind == SCALAR else [array, scalar]
+
+
 # -- writes -------------------------------------------------------------------------------------
 
 def writes_in(block: Any) -> bool:
@@ -164,6 +332,68 @@ def _substitute(v: Any, version: Callable[[Value], Value], lists: dict[int, PyLi
     return v
 
 
+# -- compile-time containers ------------------------------------------------------------------
+
+def holds_container(v: Any) -> bool:
+    """True if `v` is or holds a compile-time list or dict (which a write may replace)."""
+    if isinstance(v, PyList | dict):
+        return True
+    return isinstance(v, tuple) and any(holds_container(x) for x in v)
+
+
+def replace_object(f: Frame, old: Any, new: Any) -> None:
+    """A compile-time dict is updated functionally (a branch or loop body never changes the one
+    bound outside it): after `d[k] = v` built `new` from `old`, every name holding `old`, also
+    inside tuples, lists and dicts, holds `new`, as every name of one Python dict sees a write."""
+    memo: dict[int, Any] = {id(old): new}
+    for name, value in list(f.scope.vars.items()):
+        changed = _replace(value, memo)
+        if changed is not value:
+            f.scope.vars[name] = changed
+
+
+def own_array(f: Frame, array: np.ndarray) -> Value:
+    """An array built while compiling (`np.array([1.0, 2.0])`) that is about to be written in
+    place: a fresh run-time copy of it, which every name holding the array now holds."""
+    f.writable(array)
+    for value in f.scope.vars.values():
+        for other in _arrays_in(value):
+            if other is not array and np.may_share_memory(other, array):
+                raise f.error("this writes into an array built while compiling that another "
+                              "name views (e.g. `v = a[1:]`)",
+                              "copy it first (`a = a.copy()`), or build it from run-time values")
+    copy = f.op("copy", f.op("constant", value=array))
+    replace_object(f, array, copy)
+    return copy
+
+
+def _arrays_in(v: Any) -> list[np.ndarray]:
+    if isinstance(v, np.ndarray):
+        return [v]
+    items = v.items if isinstance(v, PyList) else v.values() if isinstance(v, dict) else \
+        v if isinstance(v, tuple) else ()
+    return [a for x in items for a in _arrays_in(x)]
+
+
+def _replace(v: Any, memo: dict[int, Any]) -> Any:
+    """`v` with the objects keyed (by id) in `memo` replaced, rebuilding what holds them."""
+    if id(v) in memo:
+        return memo[id(v)]
+    if isinstance(v, tuple) and v:
+        items = tuple(_replace(x, memo) for x in v)
+        out = v if all(a is b for a, b in zip(items, v)) else items
+    elif isinstance(v, dict) and v:
+        items = {k: _replace(x, memo) for k, x in v.items()}
+        out = v if all(items[k] is x for k, x in v.items()) else items
+    elif isinstance(v, PyList) and v.items:
+        items = [_replace(x, memo) for x in v.items]
+        out = v if all(a is b for a, b in zip(items, v.items)) else PyList(items)
+    else:
+        return v
+    memo[id(v)] = out
+    return out
+
+
 # -- instance arrays and inlined calls ----------------------------------------------------------
 
 def current(f: Frame, key: str, value: Value) -> Value:
@@ -178,11 +408,12 @@ def current(f: Frame, key: str, value: Value) -> Value:
 
 
 def enter(f: Frame, callee: Frame) -> dict[str, tuple[str, Any]]:
-    """Give an inlined callee the caller's run-time names (as `names.OUTER` names) and the
-    instance arrays' versions, so its writes reach them; returns what `leave` needs."""
+    """Give an inlined callee the caller's run-time names and containers (as `names.OUTER`
+    names) and the instance arrays' versions, so its writes reach them; returns what `leave`
+    needs."""
     passed: dict[str, tuple[str, Any]] = {}
     for name, value in f.scope.vars.items():
-        if value is MISSING or not (has_runtime(value) or isinstance(value, PyList)):
+        if value is MISSING or not (has_runtime(value) or holds_container(value)):
             continue
         inner = name if names.is_state(name) else names.OUTER.format(name)
         callee.scope.vars[inner] = value

@@ -15,24 +15,30 @@ from ..graph import AnyType, Graph, InsertPoint, Tensor
 from ..graph.ir import Loc
 from ..graph.verifier import IRVerifyError, verify
 from ..nn.cell import Cell
-from . import calls, control, expressions, loops, statements
+from . import calls, closures, control, expressions, loops, statements
+from .aliases import note_input
+from .canonicalize import own_returns
 from .context import Compiler, DeadPath, Frame, Prepared, Rules
 from .errors import CompileError, CompileTypeError, arity_message
 from .targets import FunctionWithRoot
 from .guards import Guard
-from .scope import convert_default
+from .scope import bind_arguments
 from .source import error_at
 from .values import ArgRoot, PyList, Ref, jit_wrapped
 
 RULES = Rules(
-    expressions={**expressions.HANDLERS, **calls.HANDLERS},
-    statements={**statements.HANDLERS, **control.HANDLERS, **loops.HANDLERS},
-    evaluate=expressions.evaluate,
+    expressions={**expressions.HANDLERS, **calls.HANDLERS, **closures.EXPRESSIONS},
+    statements={**statements.HANDLERS, **control.HANDLERS, **loops.HANDLERS,
+                **closures.STATEMENTS},
+    evaluate=expressions.evaluate, condition=expressions.condition,
     run_block=statements.run_block, run_function=statements.run_function,
     assign=statements.assign_target, call=calls.call_value)
 """The handler tables the frontend's modules declare, assembled once (see `Rules`)."""
 
 SCALARS = (bool, int, float, str, type(None))
+CALLABLES = (types.FunctionType, types.BuiltinFunctionType, types.MethodType, np.ufunc, type)
+"""Functions and classes an argument may be (`f(x, np.tanh)`, `f(n, range)`): called while
+compiling like any other."""
 RECURSION_LIMIT = 4000
 """The frontend recurses once per nesting level of the user's code (a long `elif` chain is
 that many nested ifs): it may go this deep while building."""
@@ -50,10 +56,13 @@ class BuildResult:
 
 
 def build_graph(target: Any, args: tuple, kwargs: dict | None = None, *,
-                fallback: bool = False) -> BuildResult:
+                fallback: bool = False, shapes: dict[str, tuple] | None = None) -> BuildResult:
     """Compile `type(target).construct` with self=target (a Cell) or a plain function `target`
     for a call with `args` and `kwargs`. Raises CompileError for anything it cannot compile.
-    (`fallback` is accepted for the runtime, which implements falling back to eager mode.)"""
+    (`fallback` is accepted for the runtime, which implements falling back to eager mode.)
+    `shapes` maps an array argument's input path (`0`, `x`, `1.2`) to the shape its type
+    takes instead of the example's: symbolic sizes (`("N", 1, 32, 32)`) make code for every
+    value of them."""
     if isinstance(target, Cell):
         # NOTE: `construct` itself may be decorated with `amber.jit` (MindSpore 2.x style)
         func, root = jit_wrapped(type(target).construct) or type(target).construct, target
@@ -74,7 +83,7 @@ def build_graph(target: Any, args: tuple, kwargs: dict | None = None, *,
     limit = sys.getrecursionlimit()
     sys.setrecursionlimit(max(limit, RECURSION_LIMIT))
     try:
-        _build(compiler, func, tuple(args), dict(kwargs or {}),
+        _build(compiler, func, tuple(args), dict(kwargs or {}), dict(shapes or {}),
                takes_self=not isinstance(target, FunctionWithRoot))
     except CompileError:
         raise
@@ -104,14 +113,15 @@ def _located(compiler: Compiler, message: str, hint: str) -> CompileError:
     return error_at(frame.parsed, node, message.replace("this line", f"`{line}`"), hint)
 
 
-def _build(compiler: Compiler, func: Any, args: tuple, kwargs: dict, takes_self: bool) -> None:
+def _build(compiler: Compiler, func: Any, args: tuple, kwargs: dict,
+           shapes: dict[str, tuple], takes_self: bool) -> None:
     if isinstance(func, types.MethodType):
         self_value, func = func.__self__, func.__func__
         args = (self_value, *args)
     # NOTE: kept on the stack: errors name its position; bound to the root cell, so a
     # construct that calls the root again is reported as recursion
     frame = compiler.push_frame(func, compiler.root if takes_self else None)
-    bound = _bind_inputs(compiler, frame, func, args, kwargs, takes_self)
+    bound = _bind_inputs(compiler, frame, func, args, kwargs, shapes, takes_self)
     for name, value in bound.items():
         frame.scope.bind(name, value, frame.fdef.lineno)
     try:
@@ -130,14 +140,14 @@ def _record_return_line(compiler: Compiler, prepared: Prepared) -> None:
     return elsewhere makes the canonical return synthetic: no single line to name)."""
     parsed = prepared.parsed
     last = parsed.node.body[-1]
-    early = sum(isinstance(n, gast.Return) for n in gast.walk(parsed.node)) > 1
+    early = len(own_returns(parsed.node.body)) > 1
     if isinstance(last, gast.Return) and not early:
         text = parsed.lines[last.lineno - 1].strip() if last.lineno <= len(parsed.lines) else ""
         compiler.graph.return_loc = Loc(parsed.file, last.lineno, last.col_offset, text)
 
 
 def _bind_inputs(compiler: Compiler, frame: Frame, func: Any, args: tuple, kwargs: dict,
-                 takes_self: bool = True) -> dict[str, Any]:
+                 shapes: dict[str, tuple], takes_self: bool = True) -> dict[str, Any]:
     """Bind the call's arguments to the function's parameters; arrays become graph inputs."""
     params = list(inspect.signature(func).parameters.values())
     converted: list[Any] = []
@@ -148,8 +158,8 @@ def _bind_inputs(compiler: Compiler, frame: Frame, func: Any, args: tuple, kwarg
     positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
     for i, arg in enumerate(args):
         hint = positional[i + offset].name if i + offset < len(positional) else f"arg{i}"
-        converted.append(_input(compiler, frame, arg, str(i), hint))
-    named = {k: _input(compiler, frame, v, k, k) for k, v in kwargs.items()}
+        converted.append(_input(compiler, frame, arg, str(i), hint, shapes))
+    named = {k: _input(compiler, frame, v, k, k, shapes) for k, v in kwargs.items()}
     try:
         bound = inspect.signature(func).bind(*converted, **named)
     except TypeError as exc:
@@ -160,16 +170,19 @@ def _bind_inputs(compiler: Compiler, frame: Frame, func: Any, args: tuple, kwarg
                           kind=CompileTypeError)
         err.at_call = True  # NOTE: the runtime moves it to the user's call
         raise err from None
-    bound.apply_defaults()
-    return {k: convert_default(v) for k, v in bound.arguments.items()}
+    return bind_arguments(frame, func, bound)
 
 
-def _input(compiler: Compiler, frame: Frame, value: Any, path: str, hint: str) -> Any:
+def _input(compiler: Compiler, frame: Frame, value: Any, path: str, hint: str,
+           shapes: dict[str, tuple]) -> Any:
     """One call argument: arrays become graph inputs; Python values stay compile-time."""
     if isinstance(value, np.ndarray | np.generic):
         if value.dtype == object:
             raise frame.error(f"argument {path} is an object array", node=frame.fdef)
-        v = compiler.graph.body.add_param(Tensor(np.shape(value), value.dtype), hint)
+        shape = shapes.get(path, np.shape(value))
+        assert len(shape) == np.ndim(value), f"argument {path}: shape {shape} for {value.shape}"
+        v = compiler.graph.body.add_param(Tensor(shape, value.dtype), hint)
+        note_input(compiler.memory, v, value)
         compiler.inputs.append((path, v))
         return v
     if isinstance(value, np.random.Generator):
@@ -179,14 +192,21 @@ def _input(compiler: Compiler, frame: Frame, value: Any, path: str, hint: str) -
     if isinstance(value, SCALARS):
         return value
     if isinstance(value, tuple | list):
-        items = [_input(compiler, frame, x, f"{path}.{i}", f"{hint}_{i}")
+        items = [_input(compiler, frame, x, f"{path}.{i}", f"{hint}_{i}", shapes)
                  for i, x in enumerate(value)]
-        return tuple(items) if isinstance(value, tuple) else PyList(items)
+        if isinstance(value, tuple):
+            return tuple(items)
+        return compiler.mark_foreign(PyList(items), f"argument {hint}")
     if isinstance(value, dict):
-        return {k: _input(compiler, frame, x, f"{path}.{k}", f"{hint}_{k}") if _spellable(k)
-                else _unnamed(frame, x, f"{path}[{k!r}]") for k, x in value.items()}
+        return compiler.mark_foreign(
+            {k: _input(compiler, frame, x, f"{path}.{k}", f"{hint}_{k}", shapes)
+             if _spellable(k) else _unnamed(frame, x, f"{path}[{k!r}]")
+             for k, x in value.items()},
+            f"argument {hint}")
     if isinstance(value, Cell):  # NOTE: its arrays become inputs by path, e.g. `1.fc.weight`
         return Ref(value, path, ArgRoot(value, path, hint))
+    if isinstance(value, CALLABLES):
+        return value  # NOTE: a compile-time value: the runtime specializes on its identity
     raise frame.error(f"argument {path} is a {type(value).__name__}, which compiled code "
                       "cannot take", "pass arrays, Python numbers, strings, None, cells, or "
                       "tuples, lists and dicts of them", node=frame.fdef)

@@ -14,16 +14,18 @@ import numpy as np
 from ..graph import Value
 from ..graph.types import type_of
 from ..nn.cell import Cell
-from ..ops import NUMPY, OpFunction, Primitive
+from ..ops import NUMPY, Dyn, OpDef, OpFunction, Primitive, lookup
 from . import aliases, gradients
+from .arrays import NOT_HANDLED, numpy_override, write_out
+from .closures import call_closure
+from .containers import dict_method, list_method
 from .context import Frame, call_identity
 from .errors import CompileError, CompileTypeError, arity_message, kind_for
 from .expressions import elements, evaluate, format_at_run_time
-from .operators import from_python, to_python
+from .operators import operand, python_result, to_python
 from .pybuiltins import BUILTINS
-from .scope import convert_default
-from .sequences import as_sequence
-from .values import (BoundMethod, ListMethod, PyList, Ref, TensorMethod, describe,
+from .scope import bind_arguments
+from .values import (BoundMethod, Closure, DictMethod, ListMethod, PyList, Ref, TensorMethod, describe,
                      has_runtime, jit_wrapped, python_name)
 
 MAX_INLINE_DEPTH = 64
@@ -58,8 +60,6 @@ def call(f: Frame, node: gast.Call) -> Any:
             kwargs.update(value)
         else:
             raise f.error(f"`**` needs a dict, got {describe(value)}", node=kw.value)
-    if isinstance(func, ListMethod) and isinstance(func.target, Value):
-        return _runtime_list_method(f, func, args, kwargs, node)
     return call_value(f, func, args, kwargs)
 
 
@@ -76,7 +76,11 @@ def call_value(f: Frame, func: Any, args: list[Any], kwargs: dict[str, Any]) -> 
     if isinstance(func, BoundMethod):
         return inline(f, func.function, [func.receiver, *args], kwargs, method=True)
     if isinstance(func, ListMethod):
-        return _list_method(f, func, args, kwargs)
+        return list_method(f, func, args, kwargs)
+    if isinstance(func, DictMethod):
+        return dict_method(f, func, args, kwargs)
+    if isinstance(func, Closure):
+        return call_closure(f, func, args, kwargs)
     if isinstance(func, Ref):
         return _call_object(f, func, args, kwargs)
     if isinstance(func, OpFunction | Primitive):
@@ -91,9 +95,15 @@ def call_value(f: Frame, func: Any, args: list[Any], kwargs: dict[str, Any]) -> 
             raise f.error(f"{func.__name__}(): {exc}", "pass the arguments Python's "
                           f"{func.__name__} takes", kind=CompileTypeError) from None
         return handler(f, *args, **kwargs)
+    found = numpy_override(f, func, args, kwargs)
+    if found is not NOT_HANDLED:
+        return found
     spelling = NUMPY_BY_ID.get(id(func))
     if spelling is not None:
-        return apply_op(f, spelling, args, kwargs)
+        if "out" not in kwargs:
+            return apply_op(f, spelling, args, kwargs)
+        out = kwargs.pop("out")
+        return write_out(f, apply_op(f, spelling, args, kwargs), out)
     if _is_numpy(func):
         return _numpy_call(f, func, args, kwargs)
     if isinstance(func, types.FunctionType):
@@ -185,7 +195,7 @@ def _python_call(f: Frame, func: Any, args: list[Any], kwargs: dict[str, Any], w
                                                           for k, v in kwargs.items()})
     except Exception as exc:  # NOTE: the user's code would raise this at run time
         f.raise_at_runtime(type(exc), str(exc))
-    return from_python(result)
+    return python_result(f, result, (args, kwargs))
 
 
 # -- ops ----------------------------------------------------------------------------------
@@ -201,12 +211,14 @@ def apply_op(f: Frame, spelling: OpFunction | Primitive, args: list[Any],
         inputs, attrs = spelling.bind(*py_args, **py_kwargs)
     except (TypeError, ValueError) as exc:
         raise f.error(str(exc), f"check the arguments of {name}", kind=kind_for(exc)) from exc
+    inputs, attrs = symbolic_shape(spelling.op, inputs, attrs)
     for key, value in attrs.items():
         if _holds_runtime(value):
             raise f.error(f"{name}: argument `{key}` must be a compile-time constant, but "
                           f"{_runtime_part(value)}",
                           "compute it from shapes (x.shape, ops.shape(x)), attributes of self or "
                           "constants, not from array data")
+    inputs = _array_operands(f, spelling.op, inputs)
     folded = _fold(spelling, inputs, attrs)
     if folded is not None:
         return folded
@@ -215,6 +227,57 @@ def apply_op(f: Frame, spelling: OpFunction | Primitive, args: list[Any],
         return known
     values = [_input(f, x) for x in inputs]
     return f.op(spelling.op, *values, **attrs)
+
+
+_DIM = lookup("dim")
+
+
+def symbolic_shape(op: OpDef, inputs: tuple, attrs: dict[str, Any]) -> tuple[tuple, dict]:
+    """A `shape` attribute's run-time entries that are symbolic sizes (`x.shape[0]` of an
+    f32[N,...] array is `dim(value=N)`) become the size itself, so the result's type says N
+    rather than "?" and generated code spells the size as the variable read at entry."""
+    shape = attrs.get("shape")
+    if not (isinstance(shape, tuple) and op.inputs and op.inputs[-1] == "*dims"):
+        return inputs, attrs
+    first = len(op.inputs) - 1
+    dims = inputs[first:]
+    sizes = [v.producer.attrs["value"] if isinstance(v, Value) and v.producer is not None
+             and v.producer.op is _DIM else None for v in dims]
+    if not any(isinstance(d, Dyn) and sizes[d.k] is not None for d in shape) or \
+            len(shape) == 1 and isinstance(shape[0], Dyn) and sizes[shape[0].k] is None:
+        return inputs, attrs
+    kept: list[Any] = []
+    entries = []
+    for d in shape:
+        if isinstance(d, Dyn) and sizes[d.k] is not None:
+            entries.append(sizes[d.k])
+        elif isinstance(d, Dyn):
+            entries.append(Dyn(len(kept)))
+            kept.append(dims[d.k])
+        else:
+            entries.append(d)
+    return (*inputs[:first], *kept), {**attrs, "shape": tuple(entries)}
+
+
+NOT_ARRAYS = ("xs", "items", "more", "args", "dims", "idx", "bounds", "after", "generator")
+"""Op inputs that take a sequence (or Python values) as it is; a list or tuple anywhere else
+is an array operand, converted as NumPy converts it (`np.maximum(x, [1, 2])`)."""
+
+
+def _array_operands(f: Frame, op: Any, inputs: tuple) -> tuple:
+    """Lists and tuples where the op takes an array made arrays, as NumPy does; in a sequence
+    of arrays (`np.concatenate([x, [1.0, 2.0]])`), its items."""
+    names = [n for n in op.inputs]
+    out = []
+    for k, x in enumerate(inputs):
+        name = names[min(k, len(names) - 1)] if names else "*"
+        if isinstance(x, list | tuple):
+            if name.lstrip("*") not in NOT_ARRAYS:
+                x = operand(f, tuple(x))
+            elif name == "xs":
+                x = tuple(operand(f, tuple(i)) if isinstance(i, list | tuple) else i for i in x)
+        out.append(x)
+    return tuple(out)
 
 
 def _unwrap(v: Any) -> Any:
@@ -284,40 +347,6 @@ def _fold(spelling: Any, inputs: tuple, attrs: dict[str, Any]) -> Any:
     return None if isinstance(result, np.ndarray) else result
 
 
-# -- lists --------------------------------------------------------------------------------
-
-def _list_method(f: Frame, method: ListMethod, args: list[Any], kwargs: dict[str, Any]
-                 ) -> Any:
-    """A method of a compile-time list, run while compiling."""
-    items = method.target.items
-    if method.name == "extend":
-        items.extend(as_sequence(f, args[0]))
-        return None
-    if method.name in ("index", "count") and has_runtime(args):
-        raise f.error(f"list.{method.name} needs compile-time values")
-    try:
-        return getattr(items, method.name)(*args, **kwargs)
-    except (IndexError, ValueError, TypeError) as exc:
-        f.raise_at_runtime(type(exc), str(exc))
-
-
-def _runtime_list_method(f: Frame, method: ListMethod, args: list[Any],
-                         kwargs: dict[str, Any], node: gast.Call) -> None:
-    """`xs.append(v)` on a run-time list: a `list_append` node; `xs` names its result."""
-    if method.name not in ("append", "extend") or kwargs:
-        raise f.error(f"list.{method.name} is not supported on a list built at run time",
-                      "append to it, or build the list with compile-time loops")
-    target = node.func.value
-    if not isinstance(target, gast.Name):
-        raise f.error("append to a run-time list through a plain variable name")
-    items = [args[0]] if method.name == "append" else as_sequence(f, args[0])
-    value = method.target
-    for item in items:
-        value = f.op("list_append", value, f.materialise(item))
-    f.scope.bind(target.id, value, node.lineno)
-    return None
-
-
 # -- cells and Python functions -----------------------------------------------------------
 
 def _call_object(f: Frame, ref: Ref, args: list[Any], kwargs: dict[str, Any]) -> Any:
@@ -385,10 +414,9 @@ def inline(f: Frame, func: types.FunctionType, args: list[Any], kwargs: dict[str
                                     str(exc), skip),
                       "pass the arguments its definition asks for",
                       kind=CompileTypeError) from None
-    bound.apply_defaults()
     frame = compiler.push_frame(func, receiver)
-    for name, value in bound.arguments.items():
-        frame.scope.bind(name, convert_default(value))
+    for name, value in bind_arguments(frame, func, bound).items():
+        frame.scope.bind(name, value)
     passed = aliases.enter(f, frame)
     saved_loc = f.builder.loc
     try:

@@ -47,8 +47,9 @@ The output (a fresh `gast.FunctionDef`, decorators stripped) has exactly this sh
   no flag. Statements after an unconditional return/break/continue/raise are dropped (dead), so
   a `raise` is the last statement of its block (only the final `return` may follow it).
 - Everything else is untouched: `elif` chains (nested ifs), assert, raise, pass, print, and/or,
-  ternaries, comprehensions. Loops have no `else` (rejected by check). New nodes carry the line
-  and column of the statement they came from.
+  ternaries, comprehensions. A loop's `else` block becomes `if not __amber_brk{k}: <else>`
+  after the loop (just the block when the loop cannot break). New nodes carry the line and
+  column of the statement they came from.
 """
 from __future__ import annotations
 
@@ -106,7 +107,7 @@ class _Canonicalizer:
 
     def run(self) -> gast.FunctionDef:
         fn, body = self.fn, _prune(self.fn.body)
-        returns = [n for s in body for n in gast.walk(s) if isinstance(n, gast.Return)]
+        returns = own_returns(body)
         if not returns or (len(returns) == 1 and body[-1] is returns[0]):
             final = body.pop() if returns else _at(gast.Return(value=_const(None)), body[-1])
             fn.body = self.block(body, tail_fn=False, tail_loop=False).stmts + [final]
@@ -149,9 +150,8 @@ class _Canonicalizer:
         if isinstance(stmt, gast.If):
             return self.if_(stmt, tail_fn, tail_loop)
         if isinstance(stmt, (gast.While, gast.For)) and stmt.orelse:
-            raise error_at(self.parsed, stmt, "a loop with an `else` block is not supported",
-                           "set a flag before `break` and test it after the loop")
-        if isinstance(stmt, gast.While):
+            result = self.loop_else(stmt, tail_fn, tail_loop)
+        elif isinstance(stmt, gast.While):
             result = self.while_(stmt)
         elif isinstance(stmt, gast.For):
             result = self.for_(stmt)
@@ -237,6 +237,22 @@ class _Canonicalizer:
         loop_stmt = gast.For(target=_name(item, store=True), iter=stmt.iter, body=[guarded],
                              orelse=[], type_comment=None)
         return _Result([_assign(loop.brk, _const(False)), loop_stmt], exits)
+
+    def loop_else(self, stmt: gast.While | gast.For, tail_fn: bool, tail_loop: bool
+                  ) -> _Result:
+        """A loop with an `else` block: the block runs after the loop unless a `break` (or a
+        `return`, which also sets the break flag) ended it, so `if not <break flag>: <else>`,
+        rewritten in the enclosing context (its break/continue belong to the outer loop)."""
+        orelse, stmt.orelse = stmt.orelse, []
+        number = self.namer.loops  # NOTE: the number the loop is about to get
+        jumps = _jumps(stmt.body)
+        loop = self.while_(stmt) if isinstance(stmt, gast.While) else self.for_(stmt)
+        after = self.block(orelse, tail_fn, tail_loop)
+        if not jumps & {"break", "return"}:
+            return _Result(loop.stmts + after.stmts, loop.flags | after.flags, after.leaves)
+        guarded = gast.If(test=_not(BREAK_FLAG.format(number)),
+                          body=after.stmts or [gast.Pass()], orelse=[])
+        return _Result(loop.stmts + [_at(guarded, orelse[0])], loop.flags | after.flags)
 
     def range_bounds(self, stmt: gast.For) -> tuple[gast.expr, gast.expr, gast.expr] | None:
         """(start, stop, step) of `for <name> in range(...)` with the builtin range, else None."""
@@ -419,11 +435,24 @@ def result_body(parsed: Any, fdef: gast.FunctionDef) -> list[gast.stmt]:
 def returns_none(fdef: gast.FunctionDef) -> bool:
     """True if some path of the function may return None: a bare `return`, `return None`, or
     falling off the end. The return value placeholder then merges as None."""
-    returns = [n for n in gast.walk(fdef) if isinstance(n, gast.Return)]
+    returns = own_returns(fdef.body)
     if any(r.value is None or isinstance(r.value, gast.Constant) and r.value.value is None
            for r in returns):
         return True
     return _falls_through(fdef.body)
+
+
+def own_returns(stmts: list[gast.stmt]) -> list[gast.Return]:
+    """The `return` statements of this function (not of functions defined inside it)."""
+    found: list[gast.Return] = []
+    todo: list[gast.AST] = list(stmts)
+    while todo:
+        node = todo.pop()
+        if isinstance(node, gast.Return):
+            found.append(node)
+        if not isinstance(node, gast.FunctionDef | gast.Lambda | gast.ClassDef):
+            todo.extend(gast.iter_child_nodes(node))
+    return sorted(found, key=lambda r: (r.lineno, r.col_offset))
 
 
 def _falls_through(stmts: list[gast.stmt]) -> bool:

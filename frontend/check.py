@@ -21,24 +21,17 @@ UNSUPPORTED: dict[type, tuple[str, str]] = {
     gast.TryStar: ("try/except*", "validate inputs before calling the model"),
     gast.With: ("`with`", "enter the context outside the compiled function"),
     gast.AsyncWith: ("`async with`", "enter the context outside the compiled function"),
-    gast.Lambda: ("`lambda`", "define a module-level function with def and call it"),
     gast.AsyncFunctionDef: ("`async def`", "define a plain helper function at module level"),
     gast.Await: ("`await`", "compiled code is synchronous: await outside the model"),
     gast.AsyncFor: ("`async for`", "iterate with a plain for loop"),
-    gast.Delete: ("`del`", "rebind the name (or stop using it) instead of deleting it"),
     gast.Match: ("`match`", "use if/elif/else"),
     gast.NamedExpr: ("the walrus operator `:=`", "assign on its own line before the expression"),
-    gast.GeneratorExp: ("a generator expression", "use a list comprehension [... for ...]"),
     gast.SetComp: ("a set comprehension", "use a list comprehension [... for ...]"),
-    gast.DictComp: ("a dict comprehension", "build a tuple or list instead"),
-    gast.FunctionDef: ("a nested `def`", "define the helper at module level (or as a method)"),
     gast.ClassDef: ("a class definition", "define the class at module level"),
     gast.Import: ("`import`", "import at the top of the module"),
     gast.ImportFrom: ("`from ... import`", "import at the top of the module"),
     gast.TypeAlias: ("a `type` alias", "define the alias at module level"),
 }
-
-LOOP_ELSE_HINT = "not supported yet: set a flag before `break` and test it after the loop"
 
 
 def check_supported(parsed: ParsedFunction) -> None:
@@ -67,10 +60,6 @@ def _check_node(parsed: ParsedFunction, node: gast.AST) -> None:
     if isinstance(node, gast.comprehension) and node.is_async:
         raise error_at(parsed, node.target, f"`async for` is not supported inside {where}",
                        "iterate with a plain for loop")
-    if isinstance(node, (gast.While, gast.For)) and node.orelse:
-        kind = "while" if isinstance(node, gast.While) else "for"
-        raise error_at(parsed, _else_location(parsed, node),
-                       f"`{kind} ... else` is not supported inside {where}", LOOP_ELSE_HINT)
     if isinstance(node, (gast.Assign, gast.For, gast.AugAssign, gast.AnnAssign)):
         targets = node.targets if isinstance(node, gast.Assign) else [node.target]
         for target in targets:
@@ -99,15 +88,3 @@ def _check_target(parsed: ParsedFunction, target: gast.expr, top: bool) -> None:
                        "unpack with one `*rest` and index the rest")
     for elt in target.elts:
         _check_target(parsed, elt.value if isinstance(elt, gast.Starred) else elt, top=False)
-
-
-def _else_location(parsed: ParsedFunction, loop: gast.While | gast.For) -> gast.AST:
-    """The `else:` keyword of a loop (the AST does not record it): search the lines between
-    the body and the else block, falling back to the loop itself."""
-    start = loop.body[-1].end_lineno or loop.body[-1].lineno
-    for line in range(loop.orelse[0].lineno, start, -1):
-        text = parsed.lines[line - 1] if line <= len(parsed.lines) else ""
-        if text.lstrip().startswith("else"):
-            col = len(text.encode("utf-8")) - len(text.lstrip().encode("utf-8"))
-            return gast.Pass(lineno=line, col_offset=col)
-    return loop

@@ -16,7 +16,7 @@ from ..nn.cell import Cell
 from ..ops import OpDef
 from ..ops import python as pyops
 from . import names
-from .aliases import Memory, after_write
+from .aliases import Memory, after_write, note_input
 from .canonicalize import canonicalize, result_body, returns_none
 from .check import check_supported
 from .errors import CompileError, kind_for
@@ -110,6 +110,8 @@ class Prepared:
     locals: frozenset[str]
     returns_none: bool
     body: list[gast.stmt]
+    captured: frozenset[str] = frozenset()
+    """Names that functions nested in this one read (see `nested_reads`)."""
 
 
 class Mark:
@@ -146,6 +148,7 @@ class Rules:
     expressions: Mapping[type, Callable[[Frame, Any], Any]]
     statements: Mapping[type, Callable[[Frame, Any], None]]
     evaluate: Callable[[Frame, gast.expr], Any]
+    condition: Callable[[Frame, gast.expr], Any]
     run_block: Callable[[Frame, list, frozenset], None]
     run_function: Callable[[Frame], Any]
     assign: Callable[[Frame, gast.expr, Any], None]
@@ -181,7 +184,13 @@ class Compiler:
         """The `seeds.Seeds` of the loop regions being built, innermost last."""
         self.last_effect: dict[Block, Node] = {}
         self.failure: tuple[Frame, gast.AST] | None = None
+        self.foreign: dict[int, tuple[Any, str]] = {}
+        """id -> (object, where it comes from) for compile-time lists and dicts that belong to
+        the caller (arguments, attributes, globals, default values): compiled code cannot
+        change them for the caller, so writing into them is refused (see `Frame.writable`)."""
         self._prepared: dict[types.CodeType, Prepared] = {}
+        self.nested: dict[gast.AST, Prepared] = {}
+        """Functions defined inside compiled code, prepared (see `closures.prepare`)."""
         self._paths: dict[int, str] | None = None
 
     def push_frame(self, func: types.FunctionType, receiver: Any = None) -> Frame:
@@ -214,12 +223,17 @@ class Compiler:
             params = _parameter_names(fdef.args)
             local = frozenset(params | names.assigned_names(fdef.body))
             prepared = Prepared(parsed, fdef, local, returns_none(parsed.node),
-                                result_body(parsed, fdef))
+                                result_body(parsed, fdef), nested_reads(fdef))
             self._prepared[code] = prepared
         if prepared.parsed.source not in self.sources:
             self.sources.append(prepared.parsed.source)
             self.source_titles.append(func.__qualname__)
         return prepared
+
+    def mark_foreign(self, obj: Any, where: str) -> Any:
+        """Record that the list or dict `obj` belongs to the caller (`where`); returns it."""
+        self.foreign.setdefault(id(obj), (obj, where))
+        return obj
 
     def guard(self, description: str, read: Any, expected: Any) -> None:
         """Record that the graph depends on a compile-time value."""
@@ -240,6 +254,7 @@ class Compiler:
         if found is None:
             t = AnyType() if isinstance(value, np.random.Generator) else type_of(value)
             found = self.graph.body.add_param(t, path.replace(".", "_"))
+            note_input(self.memory, found, value)
             self.params[path] = found
         return found
 
@@ -283,6 +298,11 @@ class Frame:
         self.live: tuple[list, int, frozenset[str]] | None = None
         self.caller: Loc | None = None
         """The line that called this function (None for the function being compiled)."""
+        self.outer: Frame | None = None
+        """For a function defined inside compiled code: the frame that defined it, whose
+        variables its names fall back to."""
+        self.captured = prepared.captured
+        """Names a nested function may read when called: always live here."""
 
     @property
     def builder(self) -> Builder:
@@ -292,6 +312,11 @@ class Frame:
     def evaluate(self, node: gast.expr) -> Any:
         """The value of expression `node` in this frame."""
         return self.compiler.rules.evaluate(self, node)
+
+    def condition(self, node: gast.expr) -> Any:
+        """The truth of `node` as a test (`if`, `while`, a ternary, `not`): a Python bool or a
+        run-time bool; `and`/`or` combine truth values (see expressions.condition)."""
+        return self.compiler.rules.condition(self, node)
 
     def run_block(self, stmts: list[gast.stmt], live_out: frozenset[str]) -> None:
         """Build `stmts` in order (stops where the path ends)."""
@@ -318,6 +343,17 @@ class Frame:
             err = kind(err.message, err.file, err.line, err.col, err.source_line, err.hint)
         return err
 
+    def writable(self, container: Any) -> None:
+        """CompileError unless writing into the compile-time list or dict `container` is
+        invisible outside the compiled call (it was not passed in or read from outside)."""
+        found = self.compiler.foreign.get(id(container))
+        if found is not None and found[0] is container:
+            raise self.error(f"this changes a {type(container).__name__.replace('PyList', 'list')}"
+                             f" that belongs to the caller ({found[1]}); compiled code cannot "
+                             "change the caller's object",
+                             "copy it first (`items = list(items)`, `d = dict(d)`) and return "
+                             "the new one")
+
     def read_unusable(self, value: Unusable) -> CompileError:
         return self.error(value.message, value.hint)
 
@@ -333,9 +369,9 @@ class Frame:
     def live_after(self) -> frozenset[str]:
         """Names read after the current statement (before being bound again)."""
         if self.live is None:
-            return frozenset()
+            return self.captured
         stmts, index, live_out = self.live
-        return frozenset(names.live_in(stmts[index + 1:], set(live_out)))
+        return frozenset(names.live_in(stmts[index + 1:], set(live_out))) | self.captured
 
     # -- building -----------------------------------------------------------------------
     def op(self, op: OpDef | str, *inputs: Value, name: str = "", **attrs: Any) -> Value:
@@ -414,6 +450,18 @@ def call_identity(func: types.FunctionType, receiver: Any = None) -> tuple[types
     (a `Ref`'s object), so `construct` of two different cells is two calls, not recursion."""
     obj = getattr(receiver, "obj", receiver)
     return func.__code__, None if receiver is None else id(obj)
+
+
+def nested_reads(fdef: gast.FunctionDef) -> frozenset[str]:
+    """Names the functions nested in `fdef` (lambdas, defs) read: a call of one may read them
+    at any later point, so they are kept live (merged after branches, carried in loops)."""
+    found: set[str] = set()
+    for stmt in fdef.body:
+        for node in gast.walk(stmt):
+            if isinstance(node, gast.FunctionDef | gast.Lambda):
+                found |= names.read_names(node.body if isinstance(node, gast.FunctionDef)
+                                          else node)
+    return frozenset(found)
 
 
 def _parameter_names(args: gast.arguments) -> set[str]:

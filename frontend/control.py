@@ -11,14 +11,15 @@ import gast
 
 from ..graph import IF, AnyType, Block, InsertPoint, Node, TupleType, Type, Value
 from . import names
-from .context import DeadPath, Frame, MergeConflict, Scope, tuple_items
+from .aliases import replace_object
+from .containers import LIST_MUTATORS
+from .context import DeadPath, Frame, MergeConflict, NeedsUnrolling, Scope, tuple_items
 from .errors import CompileError
 from .guards import same_value
 from .operators import condition_value
 from .values import (MISSING, PyList, Unusable, absent, describe, has_runtime, is_undefined,
                      kind_name, truth, widen)
 
-LIST_MUTATORS = ("append", "extend", "insert", "pop", "reverse", "clear")
 
 
 @dataclass
@@ -79,6 +80,10 @@ def same_constant(a: Any, b: Any) -> bool:
     return same_value(a, b)
 
 
+CONTAINERS = (tuple, dict, PyList)
+"""Compile-time containers merged and carried item by item."""
+
+
 class _Out:
     """Stands for output `k` of the region being built, until the node exists."""
     __slots__ = ("k",)
@@ -87,32 +92,39 @@ class _Out:
         self.k = k
 
 
-def fill(v: Any, outs: list[Value]) -> Any:
+def fill(v: Any, outs: list[Value], memo: dict[int, Any] | None = None) -> Any:
+    """`v` with the region's outputs in place of its `_Out`s; `memo` (id -> filled) keeps one
+    list or dict held by several names one object."""
     if isinstance(v, _Out):
         return outs[v.k]
-    if isinstance(v, tuple):
-        return tuple(fill(x, outs) for x in v)
-    if isinstance(v, dict):
-        return {k: fill(x, outs) for k, x in v.items()}
-    return v
+    if not isinstance(v, CONTAINERS) or not v:
+        return v
+    memo = {} if memo is None else memo
+    if id(v) not in memo:
+        memo[id(v)] = rebuild(v, [fill(x, outs, memo) for _, x in items_of(v)])
+    return memo[id(v)]
 
 
 def same_structure(a: Any, b: Any) -> bool:
-    """Two compile-time containers merged item by item: tuples of one length, dicts with the
-    same keys."""
-    if isinstance(a, tuple) and isinstance(b, tuple):
-        return len(a) == len(b)
+    """Two compile-time containers merged item by item: tuples and lists of one length, dicts
+    with the same keys."""
+    if isinstance(a, tuple) and isinstance(b, tuple) or isinstance(a, PyList) and isinstance(
+            b, PyList):
+        return len(items_of(a)) == len(items_of(b))
     return isinstance(a, dict) and isinstance(b, dict) and a.keys() == b.keys()
 
 
-def items_of(v: tuple | dict) -> list[tuple[Any, Any]]:
+def items_of(v: tuple | dict | PyList) -> list[tuple[Any, Any]]:
+    if isinstance(v, PyList):
+        return list(enumerate(v.items))
     return list(v.items()) if isinstance(v, dict) else list(enumerate(v))
 
 
-def rebuild(like: tuple | dict, items: list[Any]) -> tuple | dict:
+def rebuild(like: tuple | dict | PyList, items: list[Any]) -> tuple | dict | PyList:
     """A container of `like`'s kind and keys holding `items`."""
+    if isinstance(like, PyList):
+        return PyList(list(items))
     return dict(zip(like.keys(), items)) if isinstance(like, dict) else tuple(items)
-
 
 class Merger:
     """Merges what two branches bind into If outputs (the phis)."""
@@ -122,6 +134,9 @@ class Merger:
         self.yields: list[tuple[Value, Value]] = []
         self.types: list[Type] = []
         self.names: list[str] = []
+        self.shared: dict[tuple[int, int, int], Any] = {}
+        """(how, id, id) -> what a list or dict merged to: every name holding the same one
+        (`e = d`) still holds one object after the if."""
 
     def merge(self, name: str, a: Any, b: Any) -> Any:
         if self.then.dead:
@@ -129,6 +144,14 @@ class Merger:
         if self.else_.dead:
             return self._one_side(name, a, 0)
         return self._merge(name, a, b)
+
+    def _memo(self, how: int, a: Any, b: Any, make: Callable[[], Any]) -> Any:
+        if not isinstance(a, dict | PyList) and not isinstance(b, dict | PyList):
+            return make()
+        key = (how, id(a), id(b))
+        if key not in self.shared:
+            self.shared[key] = make()
+        return self.shared[key]
 
     def _merge(self, name: str, a: Any, b: Any) -> Any:
         if a is b or isinstance(a, Unusable):
@@ -145,9 +168,14 @@ class Merger:
             return a
         a, b = self._split(a, 0), self._split(b, 1)
         if same_structure(a, b):
-            return rebuild(a, [self._merge(name, x, y) for (_, x), (_, y) in
-                               zip(items_of(a), items_of(b))])
-        return self._output(name, a, b)
+            return self._memo(0, a, b, lambda: rebuild(a, [
+                self._merge(name, x, y) for (_, x), (_, y) in zip(items_of(a), items_of(b))]))
+        if isinstance(a, dict) and isinstance(b, dict) and not names.is_synthetic(name):
+            raise self.f.error(f"`{name}` is a dict with keys {sorted(a, key=repr)} on one path "
+                               f"and {sorted(b, key=repr)} on the other",
+                               "give the dict the same keys on every path (set them before the "
+                               "`if`)", kind=MergeConflict)
+        return self._memo(1, a, b, lambda: self._output(name, a, b))
 
     def _split(self, v: Any, side: int) -> Any:
         """A run-time tuple as a compile-time tuple of its items (read where it is defined),
@@ -160,8 +188,9 @@ class Merger:
     def _one_side(self, name: str, v: Any, side: int) -> Any:
         """The other branch never ends: keep `v`, as an output if it was made in the branch."""
         branch = (self.then, self.else_)[side]
-        if isinstance(v, tuple | dict):
-            return rebuild(v, [self._one_side(name, x, side) for _, x in items_of(v)])
+        if isinstance(v, CONTAINERS):
+            return self._memo(2 + side, v, None, lambda: rebuild(v, [
+                self._one_side(name, x, side) for _, x in items_of(v)]))
         if isinstance(v, Value) and not defined_in(v, branch.block) or not has_runtime(v):
             return v
         return self._half(name, v, side)
@@ -169,8 +198,9 @@ class Merger:
     def _half(self, name: str, v: Any, side: int) -> Any:
         """`v` bound on one side only: the other side yields `undefined`."""
         v = self._split(v, side)
-        if isinstance(v, tuple | dict):
-            return rebuild(v, [self._half(name, x, side) for _, x in items_of(v)])
+        if isinstance(v, CONTAINERS):
+            return self._memo(4 + side, v, None, lambda: rebuild(v, [
+                self._half(name, x, side) for _, x in items_of(v)]))
         blocks = (self.then.block, self.else_.block)
         try:
             value = self.f.new_block_value(blocks[side], v)
@@ -239,7 +269,7 @@ def build_if(f: Frame, node: gast.If, tail: list[gast.stmt] | None = None,
     (`live_out`: the names live after them)."""
     live = f.live_after() if tail is None else live_out
     tail = tail or []
-    branch_on(f, f.evaluate(node.test), node.body + tail, node.orelse + tail, live,
+    branch_on(f, f.condition(node.test), node.body + tail, node.orelse + tail, live,
               node.lineno)
 
 
@@ -250,7 +280,7 @@ def branch_on(f: Frame, test: Any, body: list[gast.stmt], orelse: list[gast.stmt
     if known is not None:
         f.run_block(body if known else orelse, live)
         return
-    cond = condition_value(f, test)
+    cond = condition_value(f, test, at_run_time=True)
     prepare_lists(f, body + orelse)
     before = f.scope
     then = run_branch(f, lambda: f.run_block(body, live))
@@ -270,8 +300,9 @@ def branch_on(f: Frame, test: Any, body: list[gast.stmt], orelse: list[gast.stmt
         else_.block.drop_all_uses()
         raise
     outs = merger.finish(cond)
+    memo: dict[int, Any] = {}
     for name, value in merged.items():
-        value = fill(value, outs)
+        value = fill(value, outs, memo)
         if value is MISSING:
             f.scope.unbind(name)
         else:
@@ -288,7 +319,7 @@ def changed_names(before: Scope, *after: Scope) -> list[str]:
 
 def choose(f: Frame, test: Any, then_fn: Callable[[], Any], else_fn: Callable[[], Any]) -> Any:
     """`then_fn() if test else else_fn()` for a run-time `test`: an If region."""
-    cond = condition_value(f, test)
+    cond = condition_value(f, test, at_run_time=True)
     then = run_branch(f, then_fn)
     else_ = run_branch(f, else_fn)
     merger = Merger(f, then, else_)
@@ -299,13 +330,14 @@ def choose(f: Frame, test: Any, then_fn: Callable[[], Any], else_fn: Callable[[]
     outs = merger.finish(cond)
     if then.dead and else_.dead:
         raise DeadPath
+    memo: dict[int, Any] = {}
     for name, version in changed.items():
-        version = fill(version, outs)
+        version = fill(version, outs, memo)
         if version is MISSING:
             f.scope.unbind(name)
         else:
             f.scope.bind(name, version, f.scope.lines.get(name, 0))
-    value = fill(value, outs)
+    value = fill(value, outs, memo)
     if isinstance(value, Unusable):
         raise f.read_unusable(value)
     return value
@@ -323,19 +355,25 @@ def short_circuit(f: Frame, kind: str, left: Any, right: Callable[[], Any]) -> A
 
 
 def prepare_lists(f: Frame, stmts: list[gast.stmt]) -> None:
-    """Compile-time lists changed inside a region become run-time lists before it (under
-    every name bound to the list: `ys = xs` sees `xs.append`)."""
-    for name in sorted(mutated_lists(stmts)):
+    """Compile-time lists whose length a method changes inside a region (`xs.append`) become
+    run-time lists before it, under every name and in every container holding them (`ys = xs`
+    sees `xs.append`). Item assignment needs no run-time list: a list is then updated like a
+    dict, and merged and carried item by item."""
+    for name in sorted(resized_lists(stmts)):
         value = f.scope.get(name)
         if isinstance(value, PyList):
-            runtime = f.materialise(value)
-            for other, bound in list(f.scope.vars.items()):
-                if bound is value:
-                    f.scope.bind(other, runtime, f.scope.lines.get(other, 0))
+            f.writable(value)
+            try:
+                runtime = f.materialise(value)
+            except CompileError as err:  # NOTE: e.g. a list of functions: only unrolling can
+                raise f.error(f"the list `{name}` changes inside a run-time loop or branch, "
+                              f"but {err.message[0].lower()}{err.message[1:]}", err.hint,
+                              kind=NeedsUnrolling) from None
+            replace_object(f, value, runtime)
 
 
-def mutated_lists(stmts: list[gast.stmt]) -> set[str]:
-    """Names `x` in `x.append(...)`, `x[i] = v` and friends inside `stmts`."""
+def resized_lists(stmts: list[gast.stmt]) -> set[str]:
+    """Names `x` in `x.append(...)` and the other calls of list methods that change it."""
     found: set[str] = set()
     for stmt in stmts:
         for node in gast.walk(stmt):
@@ -343,7 +381,12 @@ def mutated_lists(stmts: list[gast.stmt]) -> set[str]:
                     and node.func.attr in LIST_MUTATORS and isinstance(node.func.value,
                                                                        gast.Name)):
                 found.add(node.func.value.id)
-    return found | names.mutated_names(stmts)
+    return found
+
+
+def mutated_lists(stmts: list[gast.stmt]) -> set[str]:
+    """Names `x` in `x.append(...)`, `x[i] = v` and friends inside `stmts`."""
+    return resized_lists(stmts) | names.mutated_names(stmts)
 
 
 HANDLERS: dict[type, Callable[[Frame, Any], None]] = {gast.If: build_if}

@@ -10,19 +10,21 @@ from typing import Any, Callable
 
 import gast
 
-from ..graph import ListType, Tensor, TupleType, Value
+from ..graph import ListType, Scalar, Tensor, TupleType, Value
+from ..graph.types import UNKNOWN, Sym
+from ..ops.types import dim_mul
 from ..ops import METHODS, OPS
 from .context import DeadPath, Frame, tuple_items
 from .control import choose, short_circuit
 from .errors import CompileError
-from .operators import binary, compare, from_python, to_python, unary
+from .operators import binary, compare, condition_value, from_python, to_python, unary
 from .names import target_names
 from .scope import lookup, ref_attribute
 from .sequences import as_sequence, getitem
-from .values import (MISSING, BoundMethod, ListMethod, PyList, Ref, SuperRef, TensorMethod,
-                     describe, has_runtime, python_name, truth)
+from .containers import DICT_METHODS, LIST_METHODS
+from .values import (MISSING, BoundMethod, DictMethod, ListMethod, PyList, Ref, SuperRef,
+                     TensorMethod, describe, has_runtime, python_name, truth)
 
-LIST_METHODS = ("append", "extend", "insert", "pop", "reverse", "clear", "index", "count")
 
 
 def evaluate(f: Frame, node: gast.expr) -> Any:
@@ -68,7 +70,9 @@ def attribute(f: Frame, base: Any, name: str) -> Any:
         if name in LIST_METHODS:
             return ListMethod(base, name)
         raise f.error(f"lists have no supported method '{name}'")
-    if isinstance(base, BoundMethod | TensorMethod | ListMethod):
+    if isinstance(base, dict) and name in DICT_METHODS:
+        return DictMethod(base, name)
+    if isinstance(base, BoundMethod | TensorMethod | ListMethod | DictMethod):
         raise f.error(f"attributes of {describe(base)} are not supported")
     try:
         return from_python(getattr(to_python(base), name))
@@ -112,8 +116,10 @@ def value_attribute(f: Frame, v: Value, name: str) -> Any:
         if name == "dtype":
             return t.dtype
         if name == "size":
-            static = all(isinstance(d, int) for d in t.shape)
-            return math.prod(t.shape) if static else f.op("size", v)
+            if all(isinstance(d, int) for d in t.shape):
+                return math.prod(t.shape)
+            size = dim_mul(*t.shape)
+            return f.op("size", v) if size == UNKNOWN else f.op("dim", value=size)
         if name == "T":
             return f.op("transpose", v, perm=None)
         if name in METHODS:
@@ -130,13 +136,15 @@ def value_attribute(f: Frame, v: Value, name: str) -> Any:
 
 
 def shape_of(f: Frame, v: Value) -> tuple[Any, ...]:
-    """x.shape: ints where the type knows the size, run-time values elsewhere."""
+    """x.shape: ints where the type knows the size, run-time values elsewhere: a symbolic size
+    is a `dim` node (its value at run time, which shape arguments turn back into the symbol),
+    an unknown one is read from the array."""
     dims = v.type.shape
     if all(isinstance(d, int) for d in dims):
         return tuple(dims)
-    shape = f.op("shape", v)
-    return tuple(d if isinstance(d, int) else f.op("tuple_getitem", shape, index=i)
-                 for i, d in enumerate(dims))
+    shape = f.op("shape", v) if UNKNOWN in dims else None
+    return tuple(d if isinstance(d, int) else f.op("dim", value=d) if isinstance(d, Sym) else
+                 f.op("tuple_getitem", shape, index=i) for i, d in enumerate(dims))
 
 
 def _binop(f: Frame, node: gast.BinOp) -> Any:
@@ -146,7 +154,43 @@ def _binop(f: Frame, node: gast.BinOp) -> Any:
 
 
 def _unaryop(f: Frame, node: gast.UnaryOp) -> Any:
+    if isinstance(node.op, gast.Not):
+        return unary(f, "Not", condition(f, node.operand))
     return unary(f, type(node.op).__name__, evaluate(f, node.operand))
+
+
+def condition(f: Frame, node: gast.expr) -> Any:
+    """The truth of `node` used as a test. `a and b` / `a or b` give truth values instead of
+    operands there (Python only asks for the truth of what they give), so operands of
+    different kinds combine (`x is not None and x.sum() > 0`, a tensor and None); an array
+    whose truth is ambiguous raises where Python would, at run time."""
+    if isinstance(node, gast.BoolOp):
+        saved, f.at = f.at, node
+        try:
+            kind = type(node.op).__name__
+
+            def rest(values: list[gast.expr]) -> Callable[[], Any]:
+                def build() -> Any:
+                    value = truth_value(f, condition(f, values[0]))
+                    if len(values) == 1:
+                        return value
+                    return short_circuit(f, kind, value, rest(values[1:]))
+                return build
+            return rest(list(node.values))()
+        finally:
+            f.at = saved
+    if isinstance(node, gast.UnaryOp) and isinstance(node.op, gast.Not):
+        return unary(f, "Not", condition(f, node.operand))
+    return evaluate(f, node)
+
+
+def truth_value(f: Frame, v: Any) -> Any:
+    """Python's `bool(v)`: a Python bool when known now, else a run-time bool."""
+    known = truth(v)
+    if known is not None:
+        return known
+    cond = condition_value(f, v, at_run_time=True)
+    return cond if cond.type == Scalar(bool) else f.op("bool", cond)
 
 
 def _compare(f: Frame, node: gast.Compare) -> Any:
@@ -177,7 +221,7 @@ def _boolop(f: Frame, node: gast.BoolOp) -> Any:
 
 
 def _ifexp(f: Frame, node: gast.IfExp) -> Any:
-    test = evaluate(f, node.test)
+    test = condition(f, node.test)
     known = truth(test)
     if known is not None:
         return evaluate(f, node.body if known else node.orelse)
@@ -235,13 +279,35 @@ def _slice(f: Frame, node: gast.Slice) -> slice:
 
 
 def _listcomp(f: Frame, node: gast.ListComp) -> PyList:
+    return PyList(_comprehension(f, node, lambda: evaluate(f, node.elt)))
+
+
+def _genexp(f: Frame, node: gast.GeneratorExp) -> tuple[Any, ...]:
+    """A generator expression, built into the items it generates (what `sum(...)`,
+    `any(...)`, `tuple(...)` or a `for` consume), in order."""
+    return tuple(_comprehension(f, node, lambda: evaluate(f, node.elt)))
+
+
+def _dictcomp(f: Frame, node: gast.DictComp) -> dict[Any, Any]:
+    out: dict[Any, Any] = {}
+    for key, value in _comprehension(f, node, lambda: (evaluate(f, node.key),
+                                                        evaluate(f, node.value))):
+        if has_runtime(key):
+            raise f.error("dict keys must be compile-time values", node=node.key)
+        out[to_python(key)] = value
+    return out
+
+
+def _comprehension(f: Frame, node: Any, element: Callable[[], Any]) -> list[Any]:
+    """The elements of a comprehension over compile-time sequences (unrolled while building);
+    its loop variables are its own, as in Python 3."""
     bound = set().union(*(target_names(g.target) for g in node.generators))
     saved = {name: f.scope.get(name) for name in bound}
     out: list[Any] = []
 
     def generate(i: int) -> None:
         if i == len(node.generators):
-            out.append(evaluate(f, node.elt))
+            out.append(element())
             return
         gen = node.generators[i]
         for item in as_sequence(f, evaluate(f, gen.iter)):
@@ -256,7 +322,7 @@ def _listcomp(f: Frame, node: gast.ListComp) -> PyList:
                 f.scope.unbind(name)
             else:
                 f.scope.vars[name] = value
-    return PyList(out)
+    return out
 
 
 def _filter(f: Frame, cond: gast.expr) -> bool:
@@ -309,6 +375,7 @@ HANDLERS: dict[type, Callable[[Frame, Any], Any]] = {
     gast.BinOp: _binop, gast.UnaryOp: _unaryop, gast.Compare: _compare, gast.BoolOp: _boolop,
     gast.IfExp: _ifexp, gast.Tuple: _tuple, gast.List: _list, gast.Dict: _dict,
     gast.Subscript: _subscript, gast.Slice: _slice, gast.ListComp: _listcomp,
+    gast.GeneratorExp: _genexp, gast.DictComp: _dictcomp,
     gast.JoinedStr: _joinedstr,
 }
 """Expression handlers by node class; `builder.py` adds calls (`calls.HANDLERS`)."""

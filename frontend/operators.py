@@ -5,8 +5,10 @@ from __future__ import annotations
 import operator as pyop
 from typing import Any, Callable
 
+import numpy as np
+
 from ..graph import AnyType, ListType, NoneType, Scalar, StrType, Tensor, TupleType, Value
-from ..ops import OPERATORS
+from ..ops import OPERATORS, lookup
 from .context import Frame, tuple_items
 from .values import PENDING, PyList, Ref, describe, has_runtime, truth
 
@@ -57,9 +59,34 @@ def evaluate_python(f: Frame, fn: Callable[..., Any], *args: Any) -> Any:
     """`fn(*args)` at compile time; an exception is compiled as a run-time raise, since Python
     would raise only when this code runs."""
     try:
-        return from_python(fn(*(to_python(a) for a in args)))
+        result = fn(*(to_python(a) for a in args))
     except Exception as exc:  # NOTE: any Python error, re-raised by the compiled code
         f.raise_at_runtime(type(exc), *_constant_args(exc))
+    return python_result(f, result, args)
+
+
+def python_result(f: Frame, result: Any, inputs: Any) -> Any:
+    """A result Python computed while compiling, as the frontend holds it: lists become
+    compile-time lists, iterators tuples; a new array becomes a run-time copy of it, so that a
+    write through any of its names (in a loop, a branch or a helper) is tracked like every
+    other array's; a view of an array the caller owns (a global) stays the caller's."""
+    if isinstance(result, np.ndarray) and result.dtype.kind in "biufc":
+        for owner in _arrays_in(inputs):
+            if np.may_share_memory(owner, result):
+                found = f.compiler.foreign.get(id(owner))
+                return f.compiler.mark_foreign(result, found[1] if found else "a global")
+        return f.op("copy", f.constant(result))
+    return from_python(result)
+
+
+def _arrays_in(v: Any) -> list[np.ndarray]:
+    if isinstance(v, np.ndarray):
+        return [v]
+    if isinstance(v, dict):
+        v = tuple(v.values())
+    if isinstance(v, PyList):
+        v = v.items
+    return [a for x in v for a in _arrays_in(x)] if isinstance(v, tuple | list) else []
 
 
 def _constant_args(exc: Exception) -> tuple[Any, ...]:
@@ -68,6 +95,48 @@ def _constant_args(exc: Exception) -> tuple[Any, ...]:
         return args
     return (str(exc),)
 
+
+# -- NumPy's conversion of lists and tuples to arrays ---------------------------------------------
+
+def is_sequence(v: Any) -> bool:
+    """A Python list or tuple (as NumPy sees one where it wants an array)."""
+    return isinstance(v, tuple | list | PyList) or isinstance(v, Value) and isinstance(
+        v.type, TupleType | ListType)
+
+
+def as_array(f: Frame, v: Any, dtype: Any = None) -> Any:
+    """`np.asarray(v, dtype)` for a list or tuple, nested, whose items may be run-time values:
+    a compile-time array when every item is known, else the items (as arrays) stacked."""
+    if not has_runtime(v):
+        try:
+            return np.asarray(to_python(v), dtype=dtype)
+        except Exception as exc:  # NOTE: NumPy's own complaint, at run time as eagerly
+            f.raise_at_runtime(type(exc), str(exc))
+    if isinstance(v, Value) and isinstance(v.type, ListType):
+        raise f.error("a list built at run time cannot be turned into an array",
+                      "build it with compile-time loops, or stack the items with np.stack")
+    items = [as_array(f, x) if is_sequence(x) else x for x in _items(f, v)]
+    parts = tuple(x if isinstance(x, Value) and isinstance(x.type, Tensor) else
+                  f.op("asarray", f.materialise(x)) for x in items)
+    stacked = f.op("stack", f.op("make_tuple", *parts), axis=0)
+    if dtype is not None and np.dtype(dtype) != stacked.type.dtype:
+        return f.op("cast", stacked, dtype=np.dtype(dtype))
+    return stacked
+
+
+def operand(f: Frame, v: Any) -> Any:
+    """An operand of an arithmetic operator or a NumPy function: lists and tuples become
+    arrays, as NumPy converts them."""
+    return as_array(f, v) if is_sequence(v) else v
+
+
+def _items(f: Frame, v: Any) -> list[Any]:
+    if isinstance(v, PyList):
+        return list(v.items)
+    return list(tuple_items(f, v) if isinstance(v, Value) else v)
+
+
+# -- operators ----------------------------------------------------------------------------------
 
 def binary(f: Frame, opname: str, a: Any, b: Any) -> Any:
     """`a <op> b` for a binary arithmetic operator (AST class name, e.g. "Add")."""
@@ -90,6 +159,8 @@ def _sequence_op(f: Frame, opname: str, a: Any, b: Any) -> Any:
             return a + b
         if isinstance(a, PyList) and isinstance(b, PyList):
             return PyList(a.items + b.items)
+        if _is_list(a) and _is_list(b):  # NOTE: one of them is built at run time
+            return f.op("list_concat", f.materialise(a), f.materialise(b))
     if opname == "Mult":
         if isinstance(b, tuple | PyList):
             a, b = b, a
@@ -98,7 +169,17 @@ def _sequence_op(f: Frame, opname: str, a: Any, b: Any) -> Any:
     return None
 
 
+def _is_array(v: Any) -> bool:
+    return isinstance(v, np.ndarray) or isinstance(v, Value) and isinstance(v.type, Tensor)
+
+
+def _is_list(v: Any) -> bool:
+    return isinstance(v, PyList) or isinstance(v, Value) and isinstance(v.type, ListType)
+
+
 def _node(f: Frame, opname: str, a: Any, b: Any) -> Value:
+    if _is_array(a) and is_sequence(b) or _is_array(b) and is_sequence(a):
+        a, b = operand(f, a), operand(f, b)  # NOTE: `x * (1.0, 2.0)`, as NumPy converts it
     op = OPERATORS.get(opname)
     if op is None:
         raise f.error(f"the operator `{SYMBOLS.get(opname, opname)}` is not supported on "
@@ -112,13 +193,16 @@ def unary(f: Frame, opname: str, v: Any) -> Any:
         known = truth(v)
         if known is not None:
             return not known
-        return f.op("not", condition_value(f, v))
+        return f.op("not", condition_value(f, v, at_run_time=True))
     if not has_runtime(v):
         return evaluate_python(f, PYTHON[opname], v)
     op = OPERATORS.get(opname)
     if op is None:
         raise f.error(f"the operator `{SYMBOLS[opname]}` is not supported on {describe(v)}")
     return f.op(op, f.materialise(v))
+
+
+_DIM = lookup("dim")
 
 
 def compare(f: Frame, opname: str, a: Any, b: Any) -> Any:
@@ -129,6 +213,10 @@ def compare(f: Frame, opname: str, a: Any, b: Any) -> Any:
             return same if opname == "Is" else f.op("not", same)
         return same if opname == "Is" else not same
     if opname in ("In", "NotIn"):
+        if isinstance(b, dict) and not has_runtime(a):
+            # NOTE: a dict's keys are known while compiling, whatever its values are
+            return evaluate_python(f, lambda key, d: key in d, a, dict.fromkeys(b)) == (
+                opname == "In")
         if has_runtime(a) or has_runtime(b):
             raise f.error(f"`{SYMBOLS[opname]}` needs compile-time values, got {describe(a)} "
                           f"and {describe(b)}",
@@ -136,7 +224,45 @@ def compare(f: Frame, opname: str, a: Any, b: Any) -> Any:
         return evaluate_python(f, PYTHON[opname], a, b)
     if not has_runtime(a) and not has_runtime(b):
         return evaluate_python(f, PYTHON[opname], a, b)
+    if opname in ("Eq", "NotEq") and _tuple_like(a) and _tuple_like(b):
+        same = _tuples_equal(f, *(tuple_items(f, v) if isinstance(v, Value) else v
+                                  for v in (a, b)))
+        return same if opname == "Eq" else not same if isinstance(same, bool) else \
+            f.op("not", same)
     return _node(f, opname, a, b)
+
+
+def _tuple_like(v: Any) -> bool:
+    return isinstance(v, tuple) or isinstance(v, Value) and isinstance(v.type, TupleType)
+
+
+def _tuples_equal(f: Frame, a: tuple, b: tuple) -> bool | Value:
+    """`a == b` of compile-time tuples holding run-time items (`x.shape == y.shape` with a
+    symbolic size): item by item, decided while compiling where it can be (equal constants,
+    one value, one symbolic size), the rest compared at run time."""
+    if len(a) != len(b):
+        return False
+    result: Any = True
+    for x, y in zip(a, b):
+        same = _same_item(x, y)
+        if same is None:
+            same = compare(f, "Eq", x, y)
+        if same is False:
+            return False
+        if same is not True:
+            same = same if same.type == Scalar(bool) else f.op("bool", same)
+            result = same if result is True else _node(f, "BitAnd", result, same)
+    return result
+
+
+def _same_item(x: Any, y: Any) -> bool | None:
+    """True if two items of compared tuples are surely equal (one run-time value, or one
+    symbolic size: `dim` nodes of the same size); None when only run time can tell."""
+    if x is y and isinstance(x, Value):
+        return True
+    sizes = [v.producer.attrs["value"] if isinstance(v, Value) and v.producer is not None
+             and v.producer.op is _DIM else None for v in (x, y)]
+    return True if sizes[0] is not None and sizes[0] == sizes[1] else None
 
 
 def identity(f: Frame, a: Any, b: Any) -> bool | Value:
@@ -161,10 +287,20 @@ def identity(f: Frame, a: Any, b: Any) -> bool | Value:
     return to_python(a) is to_python(b)
 
 
-def condition_value(f: Frame, v: Any) -> Value:
-    """A run-time value usable as a condition (Python truthiness); CompileError otherwise."""
+AMBIGUOUS = ("The truth value of an array with more than one element is ambiguous. Use a.any() "
+             "or a.all()")
+
+
+def condition_value(f: Frame, v: Any, at_run_time: bool = False) -> Value:
+    """A run-time value usable as a condition (Python truthiness); CompileError otherwise, or,
+    `at_run_time`, for an array whose truth is ambiguous, NumPy's ValueError raised when this
+    point runs (a branch that never runs may hold such a test, as in Python)."""
     t = v.type
     if isinstance(t, Tensor):
+        ambiguous = all(isinstance(d, int) for d in t.shape) and _size(t.shape) > 1 or any(
+            isinstance(d, int) and d != 1 for d in t.shape)
+        if ambiguous and at_run_time:
+            f.raise_at_runtime(ValueError, AMBIGUOUS)
         if all(isinstance(d, int) for d in t.shape) and _size(t.shape) > 1:
             raise f.error(f"the truth value of an array with more than one element is ambiguous"
                           f" ({t})", "use .any() or .all()")

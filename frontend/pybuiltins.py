@@ -10,6 +10,7 @@ import numpy as np
 
 from ..graph import ListType, NoneType, Scalar, StrType, Tensor, TupleType, Value
 from ..ops import METHODS
+from .containers import dict_builtin
 from .context import Frame, tuple_items
 from .control import short_circuit
 from .expressions import attribute
@@ -291,7 +292,8 @@ BUILTINS: dict[Any, Callable[..., Any]] = {
     next: _unsupported("next", "loop with for instead"),
     slice: lambda f, *args: slice(*args),
     round: _round,
-    **{fn: _iter_python(fn.__name__, fn) for fn in (str, type, divmod, pow, dict, sorted,
+    dict: dict_builtin,
+    **{fn: _iter_python(fn.__name__, fn) for fn in (str, type, divmod, pow, sorted,
                                                        repr, format, hash, callable, ord, chr)},
 }
 """builtin -> handler(frame, *args, **kwargs)."""

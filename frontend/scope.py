@@ -15,7 +15,7 @@ from ..graph import AnyType, Value
 from ..graph.types import type_of
 from ..nn.cell import Cell
 from ..ops import OpFunction, Primitive
-from .aliases import current
+from .aliases import current, note_input
 from .context import Frame
 from .guards import ArgReader, AttrReader, ItemsReader, NamespaceReader, structure
 from .values import MISSING, ArgRoot, BoundMethod, PyList, Ref, Unusable, jit_wrapped
@@ -34,6 +34,8 @@ def lookup(f: Frame, name: str) -> Any:
     if name in f.locals:
         # NOTE: Python raises only when this path runs, so the error is compiled, not reported.
         f.raise_at_runtime(UnboundLocalError, UNBOUND_MESSAGE.format(name))
+    if f.outer is not None:  # a function defined in compiled code: the enclosing one's names
+        return lookup(f.outer, name)
     cells = dict(zip(f.func.__code__.co_freevars, f.func.__closure__ or ()))
     if name in cells:
         return _closure_value(f, name, cells[name])
@@ -72,7 +74,7 @@ def outside_value(f: Frame, value: Any, description: str, reader: Any) -> Any:
         # code is inlined, so their identity is guarded.
         raw = NamespaceReader(reader.namespace, reader.name, reader.is_cell, raw=True)
         f.compiler.guard(description, raw, value)
-        return value
+        return f.compiler.mark_foreign(value, description)
     f.compiler.guard(description, reader, structure(value))
     if isinstance(value, Cell):
         return Ref(value, None)
@@ -80,6 +82,8 @@ def outside_value(f: Frame, value: Any, description: str, reader: Any) -> Any:
         return wrap(f, tuple(value), None, None)  # e.g. a global list of the model's weights
     if isinstance(value, list):
         return tuple(value)
+    if isinstance(value, dict):
+        f.compiler.mark_foreign(value, description)
     return value
 
 
@@ -131,6 +135,7 @@ def array_input(f: Frame, arg: ArgRoot | None, path: str, value: Any) -> Value:
             return current(f, f"argument {path}", found)
     t = AnyType() if isinstance(value, np.random.Generator) else type_of(value)
     found = f.compiler.graph.body.add_param(t, arg.hint + path[len(arg.path):])
+    note_input(f.compiler.memory, found, value)
     f.compiler.inputs.append((path, found))
     return current(f, f"argument {path}", found)
 
@@ -155,7 +160,8 @@ def wrap(f: Frame, value: Any, path: str | None, parent: Ref | None) -> Any:
         return tuple(wrap(f, v, _item_path(value, i, v, path, parent), parent)
                      for i, v in enumerate(value))
     if isinstance(value, dict):
-        return {k: wrap(f, v, _key_path(path, k), parent) for k, v in value.items()}
+        items = {k: wrap(f, v, _key_path(path, k), parent) for k, v in value.items()}
+        return f.compiler.mark_foreign(items, f"self.{path}" if path else "an attribute")
     if isinstance(value, Cell) or _is_plain_object(value):
         return Ref(value, path, parent.arg if parent is not None else None)
     return value
@@ -201,8 +207,19 @@ def container_items(f: Frame, ref: Ref) -> list[Any]:
             for i, item in enumerate(items)]
 
 
-def convert_default(value: Any) -> Any:
-    """A Python default argument as a compile-time value (lists become compile-time lists)."""
-    if isinstance(value, list):
-        return PyList(list(value))
-    return value
+def bind_arguments(f: Frame, func: Any, bound: inspect.BoundArguments) -> dict[str, Any]:
+    """The parameters' values (passed, or defaults) as compile-time values: a default list
+    becomes a compile-time list; a default list, dict or array is the function's own object,
+    shared by every call, so writes into it are refused (see `Frame.writable`)."""
+    passed = set(bound.arguments)
+    bound.apply_defaults()
+    params = bound.signature.parameters
+    out = {}
+    for name, value in bound.arguments.items():
+        shared = name not in passed and params[name].default is value
+        if isinstance(value, list) and name not in passed:
+            value = PyList(list(value))
+        if shared and isinstance(value, PyList | dict | np.ndarray):
+            f.compiler.mark_foreign(value, f"the default value of `{name}`")
+        out[name] = value
+    return out

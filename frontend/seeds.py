@@ -70,7 +70,7 @@ def _signature(c: Any) -> Any:
                 value if isinstance(value, PLAIN) else id(value))
     if c.state == CarryState.TUPLE:
         return (c.name, CarryState.TUPLE, c.keys, tuple(_signature(x) for x in c.items))
-    return (c.name, c.state, c.type)
+    return (c.name, c.state, c.type, c.kind)
 
 
 def adopt(carries: list[Any], seed: Seed, fresh: Callable[[str], Any]) -> list[Any]:
@@ -90,7 +90,7 @@ def adopt(carries: list[Any], seed: Seed, fresh: Callable[[str], Any]) -> list[A
 
 def _adopt(c: Any, s: Any) -> None:
     if s.state == CarryState.VAR and c.state is not CarryState.TUPLE:
-        c.state, c.type = CarryState.VAR, s.type
+        c.state, c.type, c.kind = CarryState.VAR, s.type, s.kind
     elif s.state == CarryState.TUPLE and c.state == CarryState.TUPLE and c.keys == s.keys and len(
             c.items) == len(s.items):
         for item, settled in zip(c.items, s.items):

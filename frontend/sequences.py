@@ -8,6 +8,7 @@ import numpy as np
 
 from ..graph import ListType, Tensor, TupleType, Value
 from ..ops.indexing import split_index
+from .aliases import own_array, replace_object
 from .context import Frame, NeedsUnrolling, tuple_items
 from .operators import ITERATORS, binary, evaluate_python, to_python
 from .scope import container_items, wrap
@@ -182,14 +183,35 @@ def _index_part(k: Any) -> Any:
 def setitem(f: Frame, base: Any, key: Any, value: Any) -> Any:
     """`base[key] = value`; returns the value the name holding `base` must now refer to."""
     if isinstance(base, PyList) and not has_runtime(key):
+        f.writable(base)
+        items = list(base.items)
         try:
-            base.items[to_python(key)] = value
-        except (IndexError, TypeError) as exc:
+            if isinstance(key, slice):
+                items[key] = as_sequence(f, value)
+            else:
+                items[to_python(key)] = value
+        except (IndexError, TypeError, ValueError) as exc:
             f.raise_at_runtime(type(exc), str(exc))
-        return base
+        # NOTE: like a dict, a new list that every name holding the old one now holds, so a
+        # branch or loop body never changes the one bound outside it (its items are merged
+        # and carried one by one)
+        new = PyList(items)
+        replace_object(f, base, new)
+        return new
     if isinstance(base, dict) and not has_runtime(key):
-        # NOTE: a new dict, so a branch or loop body never changes the one bound outside it
-        return {**base, to_python(key): value}
+        f.writable(base)
+        # NOTE: a new dict, so a branch or loop body never changes the one bound outside it;
+        # every name holding the old one now holds the new one (see aliases.replace_object)
+        new = {**base, to_python(key): value}
+        replace_object(f, base, new)
+        return new
+    if isinstance(base, PyList):  # NOTE: a run-time index: the list is made at run time
+        f.writable(base)
+        runtime = f.materialise(base)
+        replace_object(f, base, runtime)
+        base = runtime
+    if isinstance(base, np.ndarray):
+        base = own_array(f, base)  # NOTE: an array built while compiling, written from now on
     if isinstance(base, Value) and isinstance(base.type, Tensor | ListType):
         index, dyn = split_index(_index_key(key))
         values = [f.materialise(_index_part(d)) for d in dyn]

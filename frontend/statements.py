@@ -8,9 +8,11 @@ from typing import Any, Callable
 import gast
 import numpy as np
 
-from ..graph import Tensor, Value
+from ..graph import ListType, Scalar, Tensor, TupleType, Value
 from ..nn.cell import Parameter
 from . import control, names
+from .aliases import ARRAY, MIXED, own_array, replace_object, zero_d_kind
+from .containers import delitem, extend
 from .context import DeadPath, DtypeChange, Frame, Mark, MergeConflict
 from .errors import CompileError
 from .expressions import attribute, evaluate
@@ -30,7 +32,7 @@ MAX_PEELS = 3
 def run_function(f: Frame) -> Any:
     """Build the body of `f`; returns the value of its final `return` (DeadPath if no path
     reaches it)."""
-    run_block(f, f.body, frozenset([RESULT]))
+    run_block(f, f.body, frozenset([RESULT]) | f.captured)
     if f.scope.dead:
         raise DeadPath
     value = f.scope.get(RESULT)
@@ -163,12 +165,34 @@ def _assign_attribute(f: Frame, target: gast.Attribute, base: Any, value: Any) -
         current = getattr(base.obj, target.attr, None)
         if isinstance(current, Parameter):
             param = array_input(f, base.arg, base.child(target.attr), current)
-            f.op("assign", param, f.materialise(value))
+            f.op("assign", param, _parameter_data(f, target.attr, current, value))
             return
     raise f.error(f"assigning to attribute '{target.attr}' of {describe(base)} inside compiled "
                   "code is not supported",
                   "keep state in Parameters and update them with ops.assign, or return the "
                   "value", node=target)
+
+
+def _parameter_data(f: Frame, name: str, param: Parameter, value: Any) -> Value:
+    """What `self.<name> = value` writes into the Parameter: MindSpore's `set_data` rule (the
+    same shape, a dtype of the same kind), as eager code checks it."""
+    data = f.materialise(value)
+    t = data.type
+    if isinstance(t, Scalar):
+        shape, dtype = (), np.asarray(t.kind(0)).dtype
+    elif isinstance(t, Tensor):
+        shape, dtype = t.shape, t.dtype
+    else:
+        raise f.error(f"'{name}' is a Parameter; assign an array or a number, not "
+                      f"{describe(value)}")
+    if len(shape) != param.ndim or any(isinstance(d, int) and d != s
+                                       for d, s in zip(shape, param.shape)):
+        raise f.error(f"Parameter '{name}' has shape {param.shape}; assigning a value of "
+                      f"shape {tuple(shape)} to it fails", "assign a value of the same shape")
+    if not np.can_cast(dtype, param.dtype, casting="same_kind"):
+        raise f.error(f"Parameter '{name}' is {param.dtype}; a {dtype} value cannot be "
+                      "written into it", f"cast it first: .astype(np.{param.dtype})")
+    return data
 
 
 def _aug_assign(f: Frame, stmt: gast.AugAssign) -> None:
@@ -181,7 +205,17 @@ def _aug_assign(f: Frame, stmt: gast.AugAssign) -> None:
     elif isinstance(target, gast.Subscript):
         base = evaluate(f, target.value)
         key = evaluate(f, target.slice)
-        new = augmented(f, opname, getitem(f, base, key), rhs)
+        old = getitem(f, base, key)
+        if isinstance(base, Value) and isinstance(base.type, Tensor):
+            new = augmented(f, opname, old, rhs)  # `x[i] += v`: the result goes back into x
+        else:  # an item of a list, dict or tuple: `item += v` runs on the item itself
+            new = augmented(f, opname, old, rhs, in_place=True)
+            if wrote_in_place(old, new):
+                if isinstance(base, tuple) or isinstance(base, Value) and isinstance(
+                        base.type, TupleType):
+                    f.raise_at_runtime(TypeError,
+                                       "'tuple' object does not support item assignment")
+                return  # NOTE: every holder of the item sees the write (aliases.after_write)
         _store(f, target.value, setitem(f, base, key, new))
     elif isinstance(target, gast.Attribute):
         base = evaluate(f, target.value)
@@ -191,16 +225,39 @@ def _aug_assign(f: Frame, stmt: gast.AugAssign) -> None:
         raise f.error("unsupported augmented assignment target", node=target)
 
 
+def wrote_in_place(old: Any, new: Any) -> bool:
+    """`new` is `old`'s array written in place (by `augmented`)."""
+    node = new.producer if isinstance(new, Value) else None
+    return node is not None and node.op.writes is not None and node.inputs[0] is old
+
+
 def augmented(f: Frame, opname: str, old: Any, rhs: Any, in_place: bool = False) -> Any:
     """`old <op>= rhs`: NumPy's in-place rules for arrays (the result keeps old's shape and
     dtype; with `in_place` it is written into old's buffer, so aliases see it as in eager
-    code), in-place extension for lists, plain rebinding for everything else."""
+    code; a NumPy scalar is immutable, so it is rebound instead), in-place extension for lists,
+    plain rebinding for everything else."""
     if isinstance(old, PyList) and opname == "Add" and not isinstance(rhs, Value):
-        old.items.extend(as_sequence(f, rhs))
-        return old
+        f.writable(old)  # NOTE: extended in place: every name holding the list sees it
+        new = PyList(old.items + as_sequence(f, rhs))
+        replace_object(f, old, new)
+        return new
+    if isinstance(old, Value) and isinstance(old.type, ListType) and opname == "Add":
+        return extend(f, old, rhs)  # NOTE: `items += more` extends the list in place
+    if in_place and isinstance(old, np.ndarray):
+        old = own_array(f, old)  # NOTE: an array built while compiling, written from now on
     new = binary(f, opname, old, rhs)
     if not (isinstance(old, Value) and isinstance(old.type, Tensor) and isinstance(new, Value)):
         return new
+    if in_place:
+        kind = zero_d_kind(f, old)
+        if kind == MIXED:
+            raise f.error("this 0-d value is a NumPy array on some paths and a NumPy scalar "
+                          "on others, so an in-place operator would change other names only "
+                          "on some paths",
+                          "write it as an assignment (`x = x + ...`), or make it an array "
+                          "on every path with np.asarray")
+        if kind != ARRAY:
+            return new  # NOTE: `s += 1` on a NumPy scalar rebinds s, as `s = s + 1`
     want, got = old.type, new.type
     if isinstance(got, Tensor) and len(got.shape) != len(want.shape) or any(
             isinstance(a, int) and isinstance(b, int) and a != b
@@ -214,8 +271,7 @@ def augmented(f: Frame, opname: str, old: Any, rhs: Any, in_place: bool = False)
                           "assign to a new variable instead, or cast with .astype")
         if not in_place:
             new = f.op("cast", new, dtype=want.dtype)
-    if in_place and want.rank:
-        # NOTE: 0-d results may be NumPy scalars (immutable), so those are rebound instead.
+    if in_place:
         return f.op("setitem", old, new, index=(Ellipsis,))
     return new
 
@@ -231,7 +287,7 @@ def _pass(f: Frame, stmt: gast.Pass) -> None:
 
 
 def _assert(f: Frame, stmt: gast.Assert) -> None:
-    test = evaluate(f, stmt.test)
+    test = f.condition(stmt.test)
     known = truth(test)
     if known is True:
         return
@@ -240,7 +296,7 @@ def _assert(f: Frame, stmt: gast.Assert) -> None:
         raise f.error("an assert message must be known when compiling", node=stmt.msg)
     if known is False:
         f.raise_at_runtime(AssertionError, *(() if message is None else (str(message),)))
-    f.op("assert", condition_value(f, test), f.materialise(
+    f.op("assert", condition_value(f, test, at_run_time=True), f.materialise(
         None if message is None else str(message)))
 
 
@@ -266,6 +322,22 @@ def _raise(f: Frame, stmt: gast.Raise) -> None:
     f.raise_at_runtime(cls, *args)
 
 
+def _delete(f: Frame, stmt: gast.Delete) -> None:
+    """`del name`, `del d[key]`, `del items[i]`."""
+    for target in stmt.targets:
+        if isinstance(target, gast.Name):
+            lookup(f, target.id)  # NOTE: deleting an unbound name raises, as reading it does
+            f.scope.unbind(target.id)
+        elif isinstance(target, gast.Subscript):
+            base = evaluate(f, target.value)
+            _store(f, target.value, delitem(f, base, evaluate(f, target.slice)))
+        elif isinstance(target, gast.Tuple | gast.List):
+            _delete(f, gast.Delete(targets=target.elts))
+        else:
+            raise f.error(f"`del` of {type(target).__name__} is not supported in compiled code",
+                          "rebind the name instead", node=target)
+
+
 def _return(f: Frame, stmt: gast.Return) -> None:
     raise f.error("internal: a return statement survived canonicalization", node=stmt)
 
@@ -273,6 +345,7 @@ def _return(f: Frame, stmt: gast.Return) -> None:
 HANDLERS: dict[type, Callable[[Frame, Any], None]] = {
     gast.Assign: _assign, gast.AnnAssign: _ann_assign, gast.AugAssign: _aug_assign,
     gast.Expr: _expr, gast.Pass: _pass, gast.Assert: _assert, gast.Raise: _raise,
+    gast.Delete: _delete,
     gast.Return: _return,
 }
 """Statement handlers by node class; `builder.py` adds if (`control`) and loops (`loops`)."""

@@ -49,6 +49,21 @@ class BoundMethod:
 
 
 @dataclass(eq=False)
+class Closure:
+    """A function defined inside compiled code (`lambda`, nested `def`): its AST as a def,
+    the node it was defined by (its identity), the frame that defined it (whose variables it
+    reads when called) and its default values."""
+    node: Any
+    key: Any
+    outer: Any
+    defaults: dict[str, Any]
+
+    @property
+    def name(self) -> str:
+        return self.node.name
+
+
+@dataclass(eq=False)
 class SuperRef:
     """`super()` inside a method of `cls` called on `receiver` (a `Ref`)."""
     cls: type
@@ -73,6 +88,13 @@ class PyList:
 class ListMethod:
     """`items.append` and friends on a compile-time list or a run-time list value."""
     target: PyList | Value
+    name: str
+
+
+@dataclass(eq=False)
+class DictMethod:
+    """`d.update` and friends on a compile-time dict."""
+    target: dict
     name: str
 
 
@@ -144,7 +166,7 @@ def has_runtime(v: Any) -> bool:
         return any(has_runtime(x) for x in v.items)
     if isinstance(v, dict):
         return any(has_runtime(x) for x in v.values())
-    return isinstance(v, RuntimeRange | IndexedIter | TensorMethod | ListMethod)
+    return isinstance(v, RuntimeRange | IndexedIter | TensorMethod | ListMethod | DictMethod)
 
 
 def absent(v: Any, pending_is_none: bool) -> bool:
@@ -249,6 +271,8 @@ def describe(v: Any) -> str:
         return f"{type(v.obj).__name__} object" + (where if v.path else "")
     if isinstance(v, BoundMethod):
         return f"method {v.function.__qualname__}"
+    if isinstance(v, Closure):
+        return f"function {v.name}"
     if isinstance(v, PyList):
         return "list"
     if isinstance(v, IndexedIter | RuntimeRange):

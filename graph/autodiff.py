@@ -164,7 +164,7 @@ class _Transform:
         """A zero adjoint for `value`, readable in `scope`."""
         t = value.type
         b = scope.builder
-        if isinstance(t, Tensor) and t.is_static:
+        if isinstance(t, Tensor) and t.is_symbolic:  # NOTE: a symbolic size is fine in `shape`
             return b.op("zeros", shape=t.shape, dtype=t.dtype if differentiable(t) else
                         np.dtype(np.float64))
         if isinstance(t, Scalar):
@@ -491,6 +491,13 @@ class _RuleContext:
         return _fit(self.scope.builder, self.value_of(adjoint), value.type)
 
 
+def _undecided(shape: tuple, target: tuple) -> bool:
+    """Whether summing `shape` back to `target` depends on sizes only a call knows: a target
+    dim that is not an int and not the same as the adjoint's (it may be 1 at run time)."""
+    lead = len(shape) - len(target)
+    return any(not isinstance(t, int) and t != shape[lead + i] for i, t in enumerate(target))
+
+
 def _fit(b: Builder, g: Value, target: Type) -> Value:
     """`g` summed over the axes broadcasting added to reach `target`'s shape, cast to its dtype."""
     if isinstance(target, Scalar):
@@ -503,7 +510,9 @@ def _fit(b: Builder, g: Value, target: Type) -> Value:
     if isinstance(g.type, Scalar):
         return b.op("full", g, shape=target.shape, dtype=target.dtype)
     shape = g.type.shape
-    if shape != target.shape:
+    if shape != target.shape and target.is_symbolic and _undecided(shape, target.shape):
+        g = b.op("sum_to", g, shape=target.shape)  # NOTE: a symbolic size may be 1
+    elif shape != target.shape:
         lead = len(shape) - target.rank
         axes = tuple(range(lead)) + tuple(
             lead + i for i, d in enumerate(target.shape) if d == 1 and shape[lead + i] != 1)

@@ -6,7 +6,9 @@ from __future__ import annotations
 from typing import Any
 
 from ..ops import python as pyops
+from ..ops.symbolic import holds_symbols, substitute
 from .ir import FOR, IF, WHILE, Block, Graph, Node, Value
+from .sizes import bind_sizes, size_sources
 
 
 class Unbound:
@@ -29,7 +31,9 @@ def run_graph(graph: Graph, *args: Any) -> Any:
     if len(args) != len(graph.inputs):
         raise TypeError(f"graph @{graph.name} takes {len(graph.inputs)} argument(s), "
                         f"got {len(args)}")
-    results = _Interpreter().call(graph.body, args)
+    types = [v.type for v in graph.inputs]
+    sizes = bind_sizes(types, args) if size_sources(types) else {}
+    results = _Interpreter(sizes).call(graph.body, args)
     for value in results:
         if isinstance(value, Unbound):
             raise value.error()  # NOTE: returning an unbound variable reads it, as in Python
@@ -39,10 +43,12 @@ def run_graph(graph: Graph, *args: Any) -> Any:
 
 
 class _Interpreter:
-    """Holds the run-time value of every SSA value seen so far (blocks may read outer ones)."""
+    """Holds the run-time value of every SSA value seen so far (blocks may read outer ones) and
+    the call's symbolic sizes, put into attributes before kernels see them."""
 
-    def __init__(self) -> None:
+    def __init__(self, sizes: dict[str, int] | None = None) -> None:
         self.env: dict[Value, Any] = {}
+        self.sizes = sizes or {}
 
     def call(self, block: Block, args: Any) -> list[Any]:
         """Bind `block`'s params to `args`, run its nodes in order, return its results."""
@@ -70,6 +76,8 @@ class _Interpreter:
         inputs = [self.read(v) for v in node.inputs]
         # NOTE: `__`-prefixed attributes are codegen hints (INPLACE_ATTR), not op arguments
         attrs = {k: v for k, v in node.attrs.items() if not k.startswith("__")}
+        if holds_symbols(attrs):
+            attrs = substitute(attrs, self.sizes)
         return node.op.kernel(*inputs, **attrs)
 
     def read(self, value: Value) -> Any:

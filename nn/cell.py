@@ -182,6 +182,22 @@ class Cell:
         self.check_inputs(*inputs, **kwargs)
         return self.construct(*inputs, **kwargs)
 
+    def set_inputs(self, *inputs: Any) -> None:
+        """Declare the shapes of `construct`'s array arguments, MindSpore's way: one
+        `Tensor(shape=[None, 1, 32, 32], dtype=float32)` per argument, None for an axis of any
+        size (None for an argument leaves it unconstrained). Compiled with jit, the None axes
+        are symbolic sizes: one compile serves every batch size; a call whose fixed axes or
+        dtype differ is a ValueError."""
+        for i, spec in enumerate(inputs):
+            if spec is not None and not (hasattr(spec, "shape") and hasattr(spec, "dtype")):
+                raise TypeError(f"{self.cls_name}.set_inputs: input {i} must be a "
+                                f"Tensor(shape=..., dtype=...) or None, got {spec!r}")
+        object.__setattr__(self, "_input_specs", tuple(inputs))
+
+    def get_inputs(self) -> tuple[Any, ...] | None:
+        """What `set_inputs` declared (None if it was never called)."""
+        return self.__dict__.get("_input_specs")
+
     # -- registration ------------------------------------------------------------------------
 
     def __setattr__(self, name: str, value: Any) -> None:
@@ -225,15 +241,17 @@ class Cell:
         object.__setattr__(self, name, value)
 
     def _assign_to_param(self, name: str, value: Any) -> None:
-        """MindSpore's rule: an array assigned to a Parameter attribute overwrites its data."""
-        if isinstance(value, np.ndarray):
+        """MindSpore's rule: an array (or a number, a NumPy scalar) assigned to a Parameter
+        attribute overwrites its data, cast to its dtype (`self.step = self.step + 1` on a 0-d
+        Parameter, whose sum is a NumPy scalar)."""
+        if isinstance(value, np.ndarray | np.generic | int | float):
             self._params[name].set_data(value)
         elif value is None:
             del self._params[name]
             object.__setattr__(self, name, None)
         else:
             raise TypeError(f"{self.cls_name}: {name!r} is a Parameter; assign a Parameter, an "
-                            f"array or None, not {type(value).__name__}")
+                            f"array, a number or None, not {type(value).__name__}")
 
     def __delattr__(self, name: str) -> None:
         self._params.pop(name, None)

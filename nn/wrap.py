@@ -81,7 +81,7 @@ class TrainOneStepCell(Cell):
                 raise NonFiniteLossError("the loss is NaN or infinite; the parameters were not "
                                          "updated (lower the learning rate, check the data, or "
                                          "pass update_on_nonfinite=True)")
-        sens = ops.full_like(loss, self.sens)
+        sens = ops.full(loss.shape, self.sens, dtype=loss.dtype)  # NOTE: known when compiling
         grads = self.grad(self.network, self.weights)(*inputs, sens)
         self.optimizer(grads)
         return loss

@@ -53,6 +53,21 @@ def add_items(a: list, b: list) -> list:
     return [x + y for x, y in zip(a, b)]
 
 
+def summed_to(g: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+    """`g` summed over the axes broadcasting added to reach it from `shape`, decided by the
+    sizes of this call (a symbolic size may turn out to be 1)."""
+    lead = g.ndim - len(shape)
+    axes = tuple(range(lead)) + tuple(lead + i for i, d in enumerate(shape)
+                                      if d == 1 and g.shape[lead + i] != 1)
+    return (g.sum(axis=axes, keepdims=True) if axes else g).reshape(shape)
+
+
+def _sum_to_infer(g: Type, *, shape: tuple[Any, ...]) -> Type:
+    if not isinstance(g, Tensor) or len(shape) > g.rank:
+        raise TypeError(f"sum_to: cannot sum {g} to shape {shape}")
+    return Tensor(tuple(shape), g.dtype)
+
+
 def _dyn(ad: GradContext, first: int) -> tuple[Any, ...]:
     return tuple(ad.input(k) for k in range(first, len(ad.types)))
 
@@ -126,4 +141,11 @@ list_copy = OpDef(
     grad=lambda ad: (ad.g,))
 """A new list holding the same items (what a list was before later appends)."""
 
-OPS = (index_add, index_zero, split_like, unstack, list_zeros_like, list_add, list_copy)
+sum_to = OpDef(
+    "sum_to", ("g",), kernel=summed_to, infer=_sum_to_infer, emit="summed_to(g, shape)",
+    attrs={"shape": REQUIRED}, helpers=(summed_to,), fresh=True,
+    grad=lambda ad: (ad.op("broadcast_to", ad.g, shape=ad.types[0].shape),))
+"""`g` summed back to `shape` (undoing broadcasting) when only run time can tell which axes
+broadcasting stretched: a symbolic size in `shape` may be 1."""
+
+OPS = (index_add, index_zero, split_like, unstack, list_zeros_like, list_add, list_copy, sum_to)

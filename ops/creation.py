@@ -14,6 +14,7 @@ from .elementwise import as_tensor, checked, dtype_or_none, np_call, primitive, 
 from .opdef import NO_GRAD, REQUIRED, Dyn, GradContext, OpDef
 from .shaping import (broadcasts_to, normalize_axis, resolve_shape, route_shape, shape_dims,
                     shape_text)
+from .symbolic import Sym
 from .types import UNKNOWN, Dim, Scalar, Tensor, Type
 
 FLOAT64 = np.dtype(np.float64)
@@ -158,7 +159,7 @@ def _one_hot_infer(indices: Type, on_value: Type, off_value: Type, *, depth: int
     t = as_tensor("one_hot", indices)
     if t.dtype.kind not in "iu":
         raise TypeError(f"one_hot: indices must be integers, got {t}")
-    if type(depth) is not int or depth < 0:
+    if not (type(depth) is int and depth >= 0 or isinstance(depth, Sym)):
         raise ValueError(f"one_hot: depth must be a non-negative int, got {depth!r}")
     on, off = as_tensor("one_hot", on_value), as_tensor("one_hot", off_value)
     if on.rank or off.rank:
@@ -254,9 +255,33 @@ def _copy_infer(x: Type) -> Type:
 
 copy = OpDef("copy", ("x",), kernel=lambda x: x.copy(), infer=_copy_infer, emit="x.copy()",
              fresh=True, grad=lambda ad: (ad.g,))
-"""A copy of an array (`x.copy()`, `np.copy`)."""
+"""A copy of an array (`x.copy()`: a NumPy scalar stays a scalar)."""
 
-OPS = (zeros, ones, full, zeros_like, ones_like, full_like, arange, eye, one_hot, copy)
+
+def _array_infer(x: Type, *, dtype: np.dtype | None) -> Tensor:
+    t = as_tensor("array", x)
+    return Tensor(t.shape, t.dtype if dtype is None else dtype)
+
+
+def _array_grad(ad: GradContext) -> tuple[Any, ...]:
+    x = ad.types[0]
+    if isinstance(x, Tensor) and x.dtype != ad.out_type.dtype:
+        return (ad.op("cast", ad.g, dtype=x.dtype),)
+    return (ad.g,)
+
+
+array = OpDef("array", ("x",), kernel=lambda x, dtype: np.array(x, dtype=dtype),
+              infer=_array_infer, emit=np_call("np.array", "x", dtype=None),
+              attrs={"dtype": None}, fresh=True, grad=_array_grad)
+"""`np.array(x, dtype)`: a new array (0-d for a number or a NumPy scalar)."""
+asarray = OpDef("asarray", ("x",), kernel=lambda x, dtype: np.asarray(x, dtype=dtype),
+                infer=_array_infer, emit=np_call("np.asarray", "x", dtype=None),
+                attrs={"dtype": None}, grad=_array_grad)
+"""`np.asarray(x, dtype)`: `x` itself when it is an array of that dtype, else a new array."""
+
+OPS = (zeros, ones, full, zeros_like, ones_like, full_like, arange, eye, one_hot, copy, array,
+       asarray)
+METHODS = (spell("copy", copy, "x"),)
 
 FUNCTIONS = (
     spell("zeros", zeros, "size, dtype=None", _ms_float32, size="shape"),

@@ -7,11 +7,13 @@ from typing import Any
 import numpy as np
 
 from .elementwise import helper_call, optional, unsupported
-from .nn_kernels import (log_softmax_kernel, nll_loss_kernel, softmax_cross_entropy_kernel,
-                         softmax_kernel)
+from .nn_kernels import (check_class_ids, log_softmax_kernel, nll_loss_kernel,
+                         softmax_cross_entropy_grad_kernel, softmax_cross_entropy_kernel,
+                         softmax_cross_entropy_with_grad_kernel, softmax_kernel)
 from .opdef import Dyn, GradContext, OpDef, OpFunction, Primitive
-from .types import (Dim, Tensor, Type, broadcast_shapes, check_axis, expect_integer, expect_tensor,
-                    float_dtype, known, may_equal, mean_dtype, result_dtype)
+from .types import (UNKNOWN, Dim, Scalar, Tensor, TupleType, Type, broadcast_shapes, check_axis,
+                    dim_mul, expect_integer, expect_tensor, float_dtype, known, may_equal,
+                    mean_dtype, result_dtype)
 
 
 REDUCTIONS = ("none", "mean", "sum")
@@ -67,9 +69,12 @@ def _per_sample(ad: GradContext, g: Any, batch: tuple[Dim, ...]) -> Any:
         return g
     if reduction == "sum":
         return g
-    if not known(*batch):
+    count = dim_mul(*batch)
+    if isinstance(count, int):
+        return g / max(count, 1)
+    if count == UNKNOWN:
         raise NotImplementedError("the gradient of a mean loss over a run-time batch size")
-    return g / max(int(np.prod(batch, dtype=np.int64)), 1)
+    return g / ad.op("maximum", ad.op("dim", value=count), 1)  # NOTE: a symbolic batch
 
 
 _XENT = {"sparse": False, "reduction": "none"}
@@ -99,11 +104,11 @@ def _softmax_cross_entropy_grad(ad: GradContext) -> tuple[Any, ...]:
     sparse); d labels = -log_softmax(logits) * g."""
     logits = ad.input(0)
     t = ad.types[0]
+    if ad.attrs["sparse"]:
+        return ad.op("softmax_cross_entropy_grad", logits, ad.input(1), ad.g,
+                     reduction=ad.attrs["reduction"]), None
     per = ad.op("expand_dims", _per_sample(ad, ad.g, t.shape[:-1]), axis=-1)
     probs = ad.op("softmax", logits, axis=-1)
-    if ad.attrs["sparse"]:
-        hot = ad.op("one_hot", ad.input(1), 1.0, 0.0, depth=t.shape[-1], axis=-1)
-        return (probs - hot) * per, None
     labels = ad.input(1)
     mass = ad.op("sum", labels, axis=-1, keepdims=True)
     dlabels = -ad.op("log_softmax", logits, axis=-1) * per if ad.wants(1) else None
@@ -114,8 +119,66 @@ softmax_cross_entropy = OpDef(
     "softmax_cross_entropy", ("logits", "labels"), kernel=softmax_cross_entropy_kernel,
     infer=_softmax_cross_entropy_infer, attrs=_XENT, can_raise=True, fresh=True,
     emit=helper_call(softmax_cross_entropy_kernel, "logits, labels", _XENT),
-    helpers=(log_softmax_kernel, softmax_cross_entropy_kernel), grad=_softmax_cross_entropy_grad)
+    helpers=(log_softmax_kernel, check_class_ids, softmax_cross_entropy_kernel),
+    grad=_softmax_cross_entropy_grad)
 """MindSpore SoftmaxCrossEntropyWithLogits(sparse, reduction) on logits [..., C]."""
+
+
+def _xent_grad_infer(logits: Type, labels: Type, g: Type, *, reduction: str) -> Tensor:
+    loss = _softmax_cross_entropy_infer(logits, labels, sparse=True, reduction=reduction)
+    if isinstance(g, Scalar) and g.kind is float and not loss.shape:
+        return Tensor(logits.shape, logits.dtype)
+    expect_tensor("softmax_cross_entropy_grad", "g", g)
+    if len(g.shape) != len(loss.shape) or not all(map(may_equal, g.shape, loss.shape)):
+        raise ValueError(f"softmax_cross_entropy_grad: the loss's adjoint {g} does not match "
+                         f"the loss {loss}")
+    return Tensor(logits.shape, result_dtype(logits, g))
+
+
+def _xent_grad_expand(ad: GradContext) -> Any:
+    """The rule as simpler ops (softmax minus one-hot, times each sample's adjoint), for
+    derivatives of the gradient."""
+    t = ad.types[0]
+    per = ad.op("expand_dims", _per_sample(ad, ad.input(2), t.shape[:-1]), axis=-1)
+    one, zero = np.ones((), t.dtype), np.zeros((), t.dtype)
+    hot = ad.op("one_hot", ad.input(1), one, zero, depth=t.shape[-1], axis=-1)
+    return (ad.op("softmax", ad.input(0), axis=-1) - hot) * per
+
+
+softmax_cross_entropy_grad = OpDef(
+    "softmax_cross_entropy_grad", ("logits", "labels", "g"),
+    kernel=softmax_cross_entropy_grad_kernel, infer=_xent_grad_infer,
+    emit=helper_call(softmax_cross_entropy_grad_kernel, "logits, labels, g",
+                     {"reduction": "none"}),
+    attrs={"reduction": "none"},
+    helpers=(check_class_ids, softmax_cross_entropy_grad_kernel), can_raise=True,
+    fresh=True, expand=_xent_grad_expand)
+"""d softmax_cross_entropy(sparse=True) / d logits for the loss's adjoint `g`, in one kernel."""
+
+
+def _xent_with_grad_infer(logits: Type, labels: Type, g: Type, *, reduction: str) -> TupleType:
+    loss = _softmax_cross_entropy_infer(logits, labels, sparse=True, reduction=reduction)
+    return TupleType((loss, _xent_grad_infer(logits, labels, g, reduction=reduction)))
+
+
+def _xent_with_grad_expand(ad: GradContext) -> Any:
+    inputs = (ad.input(0), ad.input(1))
+    reduction = ad.attrs["reduction"]
+    loss = ad.op("softmax_cross_entropy", *inputs, sparse=True, reduction=reduction)
+    grad = ad.op("softmax_cross_entropy_grad", *inputs, ad.input(2), reduction=reduction)
+    return ad.op("make_tuple", loss, grad)
+
+
+softmax_cross_entropy_with_grad = OpDef(
+    "softmax_cross_entropy_with_grad", ("logits", "labels", "g"),
+    kernel=softmax_cross_entropy_with_grad_kernel, infer=_xent_with_grad_infer,
+    emit=helper_call(softmax_cross_entropy_with_grad_kernel, "logits, labels, g",
+                     {"reduction": "none"}),
+    attrs={"reduction": "none"},
+    helpers=(check_class_ids, softmax_cross_entropy_with_grad_kernel), can_raise=True,
+    fresh=True, expand=_xent_with_grad_expand)
+"""(sparse softmax cross entropy, its gradient) from one softmax: what a train step needs; made
+by the `fuse_loss_grad` pass from the loss and its gradient."""
 
 
 _NLL = {"reduction": "mean", "ignore_index": -100}
@@ -254,7 +317,8 @@ class LogSoftmax(Primitive):
     binder = Softmax.binder
 
 
-OPS = (softmax, log_softmax, softmax_cross_entropy, nll_loss, mse_loss)
+OPS = (softmax, log_softmax, softmax_cross_entropy, softmax_cross_entropy_grad,
+       softmax_cross_entropy_with_grad, nll_loss, mse_loss)
 FUNCTIONS = (
     OpFunction("softmax", softmax, _bind_softmax),
     OpFunction("log_softmax", log_softmax, _bind_log_softmax),

@@ -255,6 +255,8 @@ def _assign_infer(param: Type, value: Type, op: str = "assign") -> Tensor:
     if not isinstance(value, Tensor | Scalar):
         raise TypeError(f"{op}: value must be a tensor or a Python scalar, got {value}")
     shape = value.shape if isinstance(value, Tensor) else ()
+    while len(shape) > param.rank and shape[0] == 1:
+        shape = shape[1:]  # NOTE: leading 1s are dropped, as `param[...] = value` does
     try:
         fits = broadcast_shapes(param.shape, shape) == param.shape
     except ValueError:

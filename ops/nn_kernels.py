@@ -229,20 +229,72 @@ def log_softmax_kernel(x: np.ndarray, *, axis: int | tuple[int, ...] = -1) -> np
     return np.subtract(shifted, lse, out=shifted if shifted.dtype == lse.dtype else None)
 
 
+def check_class_ids(labels: np.ndarray, classes: int) -> None:
+    """Raise unless every label is a class id in [0, classes) (NumPy would wrap a negative one
+    around). One reduction: viewed as unsigned, a negative id is larger than any class."""
+    if labels.size and labels.view(labels.dtype.str.replace("i", "u")).max() >= classes:
+        raise ValueError(f"softmax_cross_entropy: sparse labels must be class ids in "
+                         f"[0, {classes}), got values in [{labels.min()}, {labels.max()}]")
+
+
 def softmax_cross_entropy_kernel(logits: np.ndarray, labels: np.ndarray, *, sparse: bool = False,
                                  reduction: str = "none") -> np.ndarray:
     """Cross entropy of softmax(logits) against one-hot/probability labels, or class ids when
     `sparse`; classes on the last axis."""
-    log_probs = log_softmax_kernel(logits, axis=-1)
     if sparse:
         classes = logits.shape[-1]
-        if labels.size and (labels.min() < 0 or labels.max() >= classes):
-            raise ValueError(f"softmax_cross_entropy: sparse labels must be class ids in "
-                             f"[0, {classes}), got values in [{labels.min()}, {labels.max()}]")
-        loss = -np.take_along_axis(log_probs, labels[..., None], axis=-1)[..., 0]
+        check_class_ids(labels, classes)
+        # NOTE: -log_softmax at the label is lse - shifted[label]: no whole log-softmax needed
+        shifted = logits - logits.max(axis=-1, keepdims=True)
+        lse = np.log(np.exp(shifted).sum(axis=-1))
+        rows = shifted.reshape(-1, classes)
+        picked = rows[np.arange(rows.shape[0]), labels.reshape(-1)].reshape(labels.shape)
+        loss = lse - picked
     else:
-        loss = -(labels * log_probs).sum(axis=-1)
+        loss = -(labels * log_softmax_kernel(logits, axis=-1)).sum(axis=-1)
     return loss if reduction == "none" else loss.sum() if reduction == "sum" else loss.mean()
+
+
+def softmax_cross_entropy_grad_kernel(logits: np.ndarray, labels: np.ndarray, g: np.ndarray, *,
+                                      reduction: str = "none") -> np.ndarray:
+    """d softmax_cross_entropy(sparse=True) / d logits for the loss's adjoint `g`: the softmax
+    with one taken off at each label, times each sample's adjoint (divided by the number of
+    samples for 'mean'); class ids checked as the loss checks them."""
+    classes = logits.shape[-1]
+    check_class_ids(labels, classes)
+    probs = np.exp(logits - logits.max(axis=-1, keepdims=True))
+    probs = probs.astype(np.result_type(probs, g), copy=False)
+    probs /= probs.sum(axis=-1, keepdims=True)
+    rows = probs.reshape(-1, classes)
+    rows[np.arange(rows.shape[0]), labels.reshape(-1)] -= 1
+    if reduction == "none":
+        probs *= np.expand_dims(g, -1)
+    else:
+        probs *= g / max(labels.size, 1) if reduction == "mean" else g
+    return probs
+
+
+def softmax_cross_entropy_with_grad_kernel(logits: np.ndarray, labels: np.ndarray,
+                                           g: np.ndarray, *, reduction: str = "none"
+                                           ) -> tuple[np.ndarray, np.ndarray]:
+    """(softmax_cross_entropy(sparse=True), its gradient for the adjoint `g`) from one softmax:
+    the same numbers the two kernels give apart."""
+    classes = logits.shape[-1]
+    check_class_ids(labels, classes)
+    shifted = logits - logits.max(axis=-1, keepdims=True)
+    probs = np.exp(shifted)
+    total = probs.sum(axis=-1, keepdims=True)
+    rows, ids = np.arange(labels.size), labels.reshape(-1)
+    loss = np.log(total[..., 0]) - shifted.reshape(-1, classes)[rows, ids].reshape(labels.shape)
+    loss = loss if reduction == "none" else loss.sum() if reduction == "sum" else loss.mean()
+    probs = probs.astype(np.result_type(probs, g), copy=False)
+    probs /= total
+    probs.reshape(-1, classes)[rows, ids] -= 1
+    if reduction == "none":
+        probs *= np.expand_dims(g, -1)
+    else:
+        probs *= g / max(labels.size, 1) if reduction == "mean" else g
+    return loss, probs
 
 
 def nll_loss_kernel(log_probs: np.ndarray, target: np.ndarray, *weight: np.ndarray,
@@ -273,7 +325,12 @@ def dropout_kernel(x: np.ndarray, generator: np.random.Generator, *, p: float = 
 
 
 def assign_kernel(param: np.ndarray, value: np.ndarray) -> np.ndarray:
-    """Write `value` into the existing array `param` and hand `param` on."""
+    """Write `value` into the existing array `param` and hand `param` on. Leading sizes of 1
+    beyond param's rank are dropped, as `param[...] = value` does (a shape-(1,) value fits a
+    0-d param)."""
+    extra = np.ndim(value) - param.ndim
+    if extra > 0 and np.shape(value)[:extra] == (1,) * extra:
+        value = np.reshape(value, np.shape(value)[extra:])
     np.copyto(param, value)
     return param
 
@@ -297,6 +354,19 @@ def embedding_kernel(ids: np.ndarray, table: np.ndarray) -> np.ndarray:
     return table[ids]
 
 
+def add_windows(cols: np.ndarray, out: np.ndarray, stride: tuple[int, int],
+                dilation: tuple[int, int]) -> np.ndarray:
+    """Add each window value of `cols` [N, C, KH, KW, OH, OW] back into `out` [N, C, H, W]
+    (padded) where the window read it (col2im); returns `out`."""
+    kh, kw, oh, ow = cols.shape[2:]
+    for i in range(kh):
+        for j in range(kw):
+            r, q = i * dilation[0], j * dilation[1]
+            out[:, :, r:r + stride[0] * oh:stride[0], q:q + stride[1] * ow:stride[1]] += \
+                cols[:, :, i, j]
+    return out
+
+
 def scatter_windows(cols: np.ndarray, shape: tuple[int, ...], kernel: tuple[int, int],
                     stride: tuple[int, int], dilation: tuple[int, int],
                     pads: tuple[int, int, int, int]) -> np.ndarray:
@@ -304,14 +374,16 @@ def scatter_windows(cols: np.ndarray, shape: tuple[int, ...], kernel: tuple[int,
     `cols` [N, C, KH, KW, OH, OW] added back where it was read; padding is dropped."""
     n, c, h, w = shape
     top, bottom, left, right = pads
-    kh, kw, oh, ow = cols.shape[2:]
     out = np.zeros((n, c, h + top + bottom, w + left + right), cols.dtype)
-    for i in range(kh):
-        for j in range(kw):
-            r, q = i * dilation[0], j * dilation[1]
-            out[:, :, r:r + stride[0] * oh:stride[0], q:q + stride[1] * ow:stride[1]] += \
-                cols[:, :, i, j]
+    add_windows(cols, out, stride, dilation)
     return out[:, :, top:top + h, left:left + w]
+
+
+def image_block(per_image: int, budget: int = 1 << 20) -> int:
+    """How many images a convolution gradient takes at a time for about `budget` bytes of
+    columns: a block stays in cache, and no whole-batch temporary is allocated (and
+    page-faulted in) on every call."""
+    return max(1, budget // max(per_image, 1))
 
 
 def conv2d_grad_input(g: np.ndarray, weight: np.ndarray, *, x_shape: tuple[int, ...],
@@ -319,14 +391,22 @@ def conv2d_grad_input(g: np.ndarray, weight: np.ndarray, *, x_shape: tuple[int, 
                       padding: tuple[int, int, int, int] = (0, 0, 0, 0),
                       pad_mode: str = "valid", dilation: tuple[int, int] = (1, 1),
                       groups: int = 1) -> np.ndarray:
-    """d conv2d / d x: each output's adjoint times the weights, added back over its window."""
+    """d conv2d / d x: each output's adjoint times the weights, added back over its window (a
+    block of images at a time)."""
     n, o, oh, ow = g.shape
     _, cg, kh, kw = weight.shape
-    pads = window_pads(x_shape[2:], (kh, kw), stride, dilation, pad_mode, padding)
-    matrix = weight.reshape(groups, o // groups, cg * kh * kw)
-    cols = np.matmul(matrix.transpose(0, 2, 1), g.reshape(n, groups, o // groups, oh * ow))
-    cols = cols.reshape(n, groups * cg, kh, kw, oh, ow)
-    return scatter_windows(cols, x_shape, (kh, kw), stride, dilation, pads)
+    _, c, h, w = x_shape
+    top, bottom, left, right = window_pads(x_shape[2:], (kh, kw), stride, dilation, pad_mode,
+                                           padding)
+    matrix = weight.reshape(groups, o // groups, cg * kh * kw).transpose(0, 2, 1)
+    dtype = np.result_type(g, weight)
+    out = np.zeros((n, c, h + top + bottom, w + left + right), dtype)
+    grads = g.reshape(n, groups, o // groups, oh * ow)
+    step = image_block(c * kh * kw * oh * ow * dtype.itemsize)
+    for i in range(0, n, step):
+        cols = np.matmul(matrix, grads[i:i + step])
+        add_windows(cols.reshape(-1, c, kh, kw, oh, ow), out[i:i + step], stride, dilation)
+    return out[:, :, top:top + h, left:left + w]
 
 
 def conv2d_grad_weight(x: np.ndarray, g: np.ndarray, *, w_shape: tuple[int, ...],
@@ -334,17 +414,22 @@ def conv2d_grad_weight(x: np.ndarray, g: np.ndarray, *, w_shape: tuple[int, ...]
                        padding: tuple[int, int, int, int] = (0, 0, 0, 0),
                        pad_mode: str = "valid", dilation: tuple[int, int] = (1, 1),
                        groups: int = 1) -> np.ndarray:
-    """d conv2d / d weight: the output adjoints against the input windows, summed over the
-    batch and the output positions."""
+    """d conv2d / d weight: the output adjoints against the input windows (im2col columns, a
+    block of images at a time), summed over the batch and the output positions."""
     n, c = x.shape[:2]
     o, cg, kh, kw = w_shape
     oh, ow = g.shape[2:]
     pads = window_pads(x.shape[2:], (kh, kw), stride, dilation, pad_mode, padding)
-    windows = window_view(x, (kh, kw), stride, dilation, pads, 0, "conv2d")
-    cols = windows.reshape(n, groups, cg, oh, ow, kh, kw)
-    grads = g.reshape(n, groups, o // groups, oh, ow)
-    out = np.einsum("ngopq,ngcpqij->gocij", grads, cols, optimize=True)
-    return out.reshape(w_shape).astype(np.result_type(x, g), copy=False)
+    k, length = cg * kh * kw, oh * ow
+    dtype = np.result_type(x, g)
+    out = np.zeros((groups, o // groups, k), dtype)
+    grads = g.reshape(n, groups, o // groups, length)
+    step = image_block(c * kh * kw * length * x.dtype.itemsize)
+    for i in range(0, n, step):
+        cols = im2col(x[i:i + step], (kh, kw), (oh, ow), stride, dilation, pads)
+        cols = cols.reshape(-1, groups, k, length).transpose(0, 1, 3, 2)
+        out += np.matmul(grads[i:i + step], cols).sum(axis=0)
+    return out.reshape(w_shape)
 
 
 def first_maxima(x: np.ndarray, out: np.ndarray, kernel_size: tuple[int, int],
@@ -372,10 +457,33 @@ def max_pool2d_grad(x: np.ndarray, out: np.ndarray, g: np.ndarray, *,
                     dilation: tuple[int, int] = (1, 1)) -> np.ndarray:
     """d max_pool2d / d x: each window's adjoint goes to the element it chose."""
     pads = window_pads(x.shape[2:], kernel_size, stride, dilation, pad_mode, padding)
+    if tuple(stride) == tuple(kernel_size) and tuple(dilation) == (1, 1) and not any(pads):
+        return max_pool_blocks_grad(x, out, g, kernel_size)
     masks = first_maxima(x, out, kernel_size, stride, dilation, pads)
     cols = masks * g[:, :, None, None]
     return scatter_windows(cols.astype(g.dtype, copy=False), x.shape, kernel_size, stride,
                            dilation, pads)
+
+
+def max_pool_blocks_grad(x: np.ndarray, out: np.ndarray, g: np.ndarray,
+                         kernel: tuple[int, int]) -> np.ndarray:
+    """`max_pool2d_grad` for non-overlapping windows (stride == kernel, no padding): one
+    strided plane per window position, each taking the adjoint where it holds its window's
+    first maximum (rows and columns a partial window would cover get nothing)."""
+    (kh, kw), (oh, ow) = kernel, out.shape[2:]
+    covered = x.shape[2] == oh * kh and x.shape[3] == ow * kw
+    dx = np.empty(x.shape, g.dtype) if covered else np.zeros(x.shape, g.dtype)
+    taken = None
+    for i in range(kh):
+        for j in range(kw):
+            hit = x[:, :, i:oh * kh:kh, j:ow * kw:kw] == out
+            if taken is None:
+                taken = hit
+            else:
+                np.greater(hit, taken, out=hit)  # NOTE: a maximum no earlier position took
+                taken |= hit
+            np.multiply(hit, g, out=dx[:, :, i:oh * kh:kh, j:ow * kw:kw])
+    return dx
 
 
 def max_pool2d_pick(x: np.ndarray, out: np.ndarray, u: np.ndarray, *,

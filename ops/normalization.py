@@ -9,8 +9,8 @@ import numpy as np
 from .elementwise import helper_call
 from .nn_kernels import batch_norm_kernel, batch_norm_train_kernel, layer_norm_kernel
 from .opdef import GradContext, OpDef, OpFunction
-from .types import (Scalar, Tensor, TupleType, Type, check_axis, expect_tensor, known, may_equal,
-                    mean_dtype, result_dtype)
+from .types import (UNKNOWN, Dim, Scalar, Tensor, TupleType, Type, check_axis, dim_mul,
+                    expect_tensor, known, may_equal, mean_dtype, result_dtype)
 
 
 def _channel_params(op: str, x: Tensor, **params: Type) -> None:
@@ -53,7 +53,17 @@ batch_norm = OpDef(
 """Inference batch norm over axis 1 with given (moving) statistics."""
 
 
-def _normalized_grad(ad: GradContext, x: Any, dxhat: Any, axes: tuple[int, ...], count: int,
+def _count(ad: GradContext, dims: list[Dim], what: str) -> Any:
+    """How many elements `dims` hold: an int, or the run-time value of a symbolic size."""
+    count = dim_mul(*dims)
+    if isinstance(count, int):
+        return count
+    if count == UNKNOWN:
+        raise NotImplementedError(f"the gradient of {what}")
+    return ad.op("dim", value=count)
+
+
+def _normalized_grad(ad: GradContext, x: Any, dxhat: Any, axes: tuple[int, ...], count: Any,
                      eps: float) -> tuple[Any, Any]:
     """For xhat = (x - mean) / sqrt(var + eps) over `axes` (biased variance, `count`
     elements): (dx given d xhat, xhat)."""
@@ -78,10 +88,7 @@ def _batch_norm_train_grad(ad: GradContext) -> tuple[Any, ...]:
     x, gamma = ad.input(0), ad.input(1)
     t = ad.types[0]
     axes = (0, *range(2, t.rank))
-    dims = [t.shape[a] for a in axes]
-    if not known(*dims):
-        raise NotImplementedError("the gradient of batch norm over a run-time batch size")
-    count = int(np.prod(dims, dtype=np.int64))
+    count = _count(ad, [t.shape[a] for a in axes], "batch norm over a run-time batch size")
     per = lambda v: ad.op("reshape", v, shape=_channels(t.rank))
     gy, gmean, gvar = ad.gs
     dx = dgamma = dbeta = None
@@ -92,9 +99,11 @@ def _batch_norm_train_grad(ad: GradContext) -> tuple[Any, ...]:
     if gmean is not None:
         part = per(gmean) / count + ad.op("zeros_like", x)
         dx = part if dx is None else dx + part
-    if gvar is not None and count > 1:
+    if gvar is not None and (not isinstance(count, int) or count > 1):
         centered = x - ad.op("mean", x, axis=axes, keepdims=True)
-        part = per(gvar) * centered * (2 / (count - 1))
+        scale = 2 / (count - 1) if isinstance(count, int) else ad.op(  # NOTE: 0 when count is 1
+            "select", count > 1, 2 / ad.op("maximum", count - 1, 1), 0.0)
+        part = per(gvar) * centered * scale
         dx = part if dx is None else dx + part
     return dx, dgamma, dbeta
 
@@ -128,10 +137,7 @@ def _layer_norm_grad(ad: GradContext) -> tuple[Any, ...]:
     x, gamma, g = ad.input(0), ad.input(1), ad.g
     t = ad.types[0]
     axes = tuple(range(ad.attrs["begin_norm_axis"] % t.rank, t.rank))
-    dims = [t.shape[a] for a in axes]
-    if not known(*dims):
-        raise NotImplementedError("the gradient of layer norm over run-time sizes")
-    count = int(np.prod(dims, dtype=np.int64))
+    count = _count(ad, [t.shape[a] for a in axes], "layer norm over run-time sizes")
     dx, xhat = _normalized_grad(ad, x, g * gamma, axes, count, ad.attrs["epsilon"])
     return dx, g * xhat, g
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from .opdef import NO_GRAD, REQUIRED, GradContext, OpDef, OpFunction, Primitive
+from .opdef import NO_GRAD, REQUIRED, Dyn, GradContext, OpDef, OpFunction, Primitive
 from .types import (AnyType, ListType, NoneType, Scalar, StrType, Tensor, TupleType, Type,
                     join_types, type_of)
 
@@ -37,6 +37,77 @@ def list_append_kernel(items: list, x: object) -> list:
     """Append in place and hand the same list on (the IR threads lists as values)."""
     items.append(x)
     return items
+
+
+def list_extend_kernel(items: list, more: list) -> list:
+    """Extend in place and hand the same list on."""
+    items.extend(more)
+    return items
+
+
+def list_delete_kernel(items: list, i: int) -> list:
+    """Delete item `i` in place and hand the same list on."""
+    del items[i]
+    return items
+
+
+def list_insert_kernel(items: list, i: int, x: object) -> list:
+    """Insert `x` before item `i` in place and hand the same list on."""
+    items.insert(i, x)
+    return items
+
+
+def _list_extend_infer(items: Type, more: Type) -> Type:
+    if not isinstance(items, ListType) or not isinstance(more, ListType):
+        raise TypeError(f"expected two lists, got {items} and {more}")
+    if isinstance(items.element, AnyType):
+        return more
+    return items if isinstance(more.element, AnyType) else ListType(
+        join_types([items.element, more.element]))
+
+
+def _list_delete_infer(items: Type, i: Type) -> Type:
+    if not isinstance(items, ListType) or i not in (Scalar(int), Scalar(bool)) and not (
+            isinstance(i, Tensor) and i.rank == 0 and i.dtype.kind in "iu"):
+        raise TypeError(f"expected a list and an integer index, got {items} and {i}")
+    return items
+
+
+def _list_insert_infer(items: Type, i: Type, x: Type) -> Type:
+    _list_delete_infer(items, i)
+    return _list_append_infer(items, x)
+
+
+def _split_at(ad: GradContext, n: Any) -> tuple[Any, Any]:
+    """The adjoint list cut in two at run-time length `n`."""
+    return (ad.op("getitem", ad.g, n, index=(slice(None, Dyn(0)),)),
+            ad.op("getitem", ad.g, n, index=(slice(Dyn(0), None),)))
+
+
+def _list_extend_grad(ad: GradContext) -> tuple[Any, ...]:
+    return _split_at(ad, ad.op("len", ad.g) - ad.op("len", ad.input(1)))
+
+
+def _list_concat_grad(ad: GradContext) -> tuple[Any, ...]:
+    return _split_at(ad, ad.op("len", ad.input(0)))
+
+
+def _list_delete_grad(ad: GradContext) -> tuple[Any, ...]:
+    item = ad.types[0].element
+    if not (isinstance(item, Tensor) and item.is_symbolic):
+        raise NotImplementedError("the gradient of deleting from a list whose items' shapes "
+                                  "are not known")
+    zero = ad.op("zeros", shape=item.shape, dtype=item.dtype)
+    where = ad.op("mod", ad.input(1), ad.op("len", ad.g) + 1)  # NOTE: `del l[-1]` undone
+    return ad.op("list_insert", ad.op("list_copy", ad.g), where, zero), None
+
+
+def _list_insert_grad(ad: GradContext) -> tuple[Any, ...]:
+    last, i = ad.op("len", ad.g) - 1, ad.input(1)
+    # NOTE: where `insert(i, x)` put x: i clipped to [0, n] (n + i for a negative i)
+    where = ad.op("select", i >= 0, ad.op("min", i, last), ad.op("max", last + i, 0))
+    rest = ad.op("list_delete", ad.op("list_copy", ad.g), where)
+    return rest, None, ad.op("getitem", ad.g, where, index=(Dyn(0),))
 
 
 def assert_that(cond: object, message: object) -> None:
@@ -133,6 +204,25 @@ list_append = OpDef(
     "list_append", ("items", "x"), kernel=list_append_kernel, infer=_list_append_infer,
     emit="list_append_kernel(items, x)", helpers=(list_append_kernel,), effects=True,
     writes=0, grad=_list_append_grad)
+list_extend = OpDef(
+    "list_extend", ("items", "more"), kernel=list_extend_kernel, infer=_list_extend_infer,
+    emit="list_extend_kernel(items, more)", helpers=(list_extend_kernel,), effects=True,
+    writes=0, grad=_list_extend_grad)
+"""`items.extend(more)` / `items += more` on a run-time list, in place."""
+list_concat = OpDef(
+    "list_concat", ("a", "b"), kernel=lambda a, b: a + b, infer=_list_extend_infer,
+    emit="a + b", effects=True, grad=_list_concat_grad)  # NOTE: effectful: a fresh list
+"""`a + b` for run-time lists: a new list."""
+list_delete = OpDef(
+    "list_delete", ("items", "i"), kernel=list_delete_kernel, infer=_list_delete_infer,
+    emit="list_delete_kernel(items, i)", helpers=(list_delete_kernel,), effects=True,
+    can_raise=True, writes=0, grad=_list_delete_grad)
+"""`del items[i]` on a run-time list, in place (`items.pop(i)` reads the item first)."""
+list_insert = OpDef(
+    "list_insert", ("items", "i", "x"), kernel=list_insert_kernel, infer=_list_insert_infer,
+    emit="list_insert_kernel(items, i, x)", helpers=(list_insert_kernel,), effects=True,
+    writes=0, grad=_list_insert_grad)
+"""`items.insert(i, x)` on a run-time list, in place."""
 length = OpDef("len", ("x",), kernel=len, infer=_len_infer, emit="len(x)", grad=NO_GRAD)
 to_int = OpDef("int", ("x",), kernel=int, infer=_to_python(int), emit="int(x)", can_raise=True,
                grad=NO_GRAD)
@@ -192,7 +282,7 @@ raise_ = OpDef(
 
 OPS = (constant, undefined, placeholder, stop_gradient, make_tuple, tuple_getitem, make_dict,
        depend,
-       list_new, list_append, length, to_int, to_float, to_bool, not_, builtin_min, builtin_max,
+       list_new, list_append, list_extend, list_concat, list_delete, list_insert, length, to_int, to_float, to_bool, not_, builtin_min, builtin_max,
        format_, print_, assert_, raise_)
 
 

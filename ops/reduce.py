@@ -73,7 +73,7 @@ def _kept(ad: GradContext, reduced: Any) -> Any:
 def _spread(ad: GradContext, reduced: Any) -> Any:
     """`reduced` broadcast back to the input's shape."""
     kept, t = _kept(ad, reduced), ad.types[0]
-    if isinstance(t, Tensor) and t.is_static:
+    if isinstance(t, Tensor) and t.is_symbolic:
         return ad.op("broadcast_to", kept, shape=t.shape)
     return kept * ad.op("ones_like", ad.input(0))
 

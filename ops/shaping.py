@@ -414,7 +414,7 @@ def _known_rank(x: Type) -> int | None:
 def shaped_like(ad: GradContext, g: Any, k: int = 0) -> Any:
     """`g` reshaped to input k's shape."""
     t = ad.types[k]
-    if isinstance(t, Tensor) and t.is_static:
+    if isinstance(t, Tensor) and t.is_symbolic:
         return ad.op("reshape", g, shape=t.shape)
     return ad.op("reshape", g, ad.op("shape", ad.input(k)), shape=(Dyn(0),))
 

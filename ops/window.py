@@ -10,12 +10,13 @@ from typing import Any, Mapping
 import numpy as np
 
 from .elementwise import helper_call, optional, unsupported
-from .nn_kernels import (avg_pool2d_grad, avg_pool2d_kernel, conv2d_gemm, conv2d_grad_input,
-                         conv2d_grad_weight, conv2d_kernel, first_maxima, fold_planes, im2col,
-                         max_pool2d_grad, max_pool2d_kernel, max_pool2d_pick, max_pool_blocks,
-                         pad_hw, pool_divisor, scatter_windows, window_pads, window_reduce,
-                         window_view)
+from .nn_kernels import (add_windows, avg_pool2d_grad, avg_pool2d_kernel, conv2d_gemm,
+                         conv2d_grad_input, conv2d_grad_weight, conv2d_kernel, first_maxima,
+                         fold_planes, im2col, image_block, max_pool2d_grad, max_pool2d_kernel,
+                         max_pool2d_pick, max_pool_blocks, max_pool_blocks_grad, pad_hw,
+                         pool_divisor, scatter_windows, window_pads, window_reduce, window_view)
 from .opdef import REQUIRED, GradContext, OpDef, OpFunction, Primitive, Spelling
+from .symbolic import Sym
 from .types import (UNKNOWN, Dim, Tensor, Type, dim_add, dim_floordiv, expect_tensor, known,
                     may_equal, mean_dtype, result_dtype)
 
@@ -97,6 +98,12 @@ def _static_dims(*types: Type) -> bool:
     return all(isinstance(t, Tensor) and t.is_static and all(t.shape) for t in types)
 
 
+def _static_images(t: Type) -> bool:
+    """NCHW with static, non-empty C, H, W; the batch N may be symbolic (code for every N)."""
+    return isinstance(t, Tensor) and t.rank == 4 and _static_dims(Tensor(t.shape[1:], t.dtype)) \
+        and (isinstance(t.shape[0], Sym) or isinstance(t.shape[0], int) and t.shape[0] > 0)
+
+
 def _window_geometry(x: Tensor, kernel: tuple[int, int], attrs: Mapping[str, Any]
                      ) -> tuple[tuple[int, int, int, int], tuple[int, int]]:
     """(pads, (OH, OW)) of a window op over static `x`."""
@@ -154,9 +161,10 @@ def _conv2d_infer(x: Type, weight: Type, *bias: Type, stride: tuple[int, int],
 
 
 def _conv2d_static(types: tuple[Type, ...], attrs: Mapping[str, Any]) -> Spelling | None:
-    """Static shapes: the im2col geometry is fixed, so the GEMM is spelled out in the code."""
+    """Static shapes (but for a symbolic batch): the im2col geometry is fixed, so the GEMM is
+    spelled out in the code."""
     x, weight, *bias = types
-    if not _static_dims(x, weight, *bias):
+    if not (_static_images(x) and _static_dims(weight, *bias)):
         return None
     (n, c, _, _), (o, cg, kh, kw), groups = x.shape, weight.shape, attrs["groups"]
     pads, (oh, ow) = _window_geometry(x, (kh, kw), attrs)
@@ -166,7 +174,7 @@ def _conv2d_static(types: tuple[Type, ...], attrs: Mapping[str, Any]) -> Spellin
               "l": oh * ow}
     pixels = (kh, kw) == (1, 1) and not any(pads)  # NOTE: the columns are the pixels
     step = max(1, IM2COL_BYTES // (values["k"] * values["l"] * x.dtype.itemsize))
-    if groups == 1 and step < n and not pixels:
+    if groups == 1 and (isinstance(n, Sym) or step < n) and not pixels:
         return Spelling(_CONV2D_GEMM(values), {**values, "step": step},
                         (pad_hw, im2col, conv2d_gemm))
     if pixels:
@@ -183,8 +191,10 @@ def _conv2d_static(types: tuple[Type, ...], attrs: Mapping[str, Any]) -> Spellin
     return Spelling(f"({product}).reshape(n, o, oh, ow)", values, (pad_hw, im2col))
 
 
-def _static(op: str, t: Type) -> tuple[int, ...]:
-    if not (isinstance(t, Tensor) and t.is_static):
+def _static(op: str, t: Type) -> tuple[Dim, ...]:
+    """A shape for a gradient op's attribute: static or symbolic (generated code computes a
+    symbolic one from the entry sizes), never unknown."""
+    if not (isinstance(t, Tensor) and t.is_symbolic):
         raise NotImplementedError(f"the gradient of {op} on arrays of run-time shape")
     return t.shape
 
@@ -229,7 +239,7 @@ conv2d_grad_input = OpDef(
     "conv2d_grad_input", ("g", "weight"), kernel=conv2d_grad_input,
     infer=_window_grad_infer("x_shape"), attrs={"x_shape": REQUIRED, **_CONV2D},
     emit=helper_call(conv2d_grad_input, "g, weight", {"x_shape": REQUIRED, **_CONV2D}),
-    helpers=(window_pads, scatter_windows, conv2d_grad_input), fresh=True,
+    helpers=(window_pads, add_windows, image_block, conv2d_grad_input), fresh=True,
     grad=_conv2d_grad_input_grad)
 """conv2d's gradient with respect to its input (a transposed convolution)."""
 
@@ -246,7 +256,7 @@ conv2d_grad_weight = OpDef(
     "conv2d_grad_weight", ("x", "g"), kernel=conv2d_grad_weight,
     infer=_window_grad_infer("w_shape"), attrs={"w_shape": REQUIRED, **_CONV2D},
     emit=helper_call(conv2d_grad_weight, "x, g", {"w_shape": REQUIRED, **_CONV2D}),
-    helpers=(window_pads, window_view, conv2d_grad_weight), fresh=True,
+    helpers=(window_pads, pad_hw, im2col, image_block, conv2d_grad_weight), fresh=True,
     grad=_conv2d_grad_weight_grad)
 """conv2d's gradient with respect to its weight."""
 
@@ -279,7 +289,7 @@ def _max_pool2d_static(types: tuple[Type, ...], attrs: Mapping[str, Any]) -> Spe
     """Non-overlapping windows without padding: pooling by reshape (see `max_pool_blocks`)."""
     (x,) = types
     kernel = attrs["kernel_size"]
-    if not _static_dims(x) or attrs["stride"] != kernel or attrs["dilation"] != (1, 1):
+    if not _static_images(x) or attrs["stride"] != kernel or attrs["dilation"] != (1, 1):
         return None
     pads, _ = _window_geometry(x, kernel, attrs)
     if any(pads):
@@ -300,7 +310,8 @@ max_pool2d = OpDef(
 max_pool2d_grad = OpDef(
     "max_pool2d_grad", ("x", "out", "g"), kernel=max_pool2d_grad, infer=_like_input_infer(0),
     attrs=_MAX_POOL, emit=helper_call(max_pool2d_grad, "x, out, g", _MAX_POOL),
-    helpers=(window_pads, window_view, scatter_windows, first_maxima, max_pool2d_grad),
+    helpers=(window_pads, window_view, add_windows, scatter_windows, first_maxima,
+             max_pool_blocks_grad, max_pool2d_grad),
     fresh=True, grad=lambda ad: (None, None, ad.op("max_pool2d_pick", ad.input(0), ad.input(1),
                                                     ad.g, **ad.attrs)))
 """max_pool2d's gradient: each window's adjoint at the element it chose."""
@@ -333,7 +344,8 @@ avg_pool2d = OpDef(
     "avg_pool2d", ("x",), kernel=avg_pool2d_kernel, infer=_avg_pool2d_infer,
     emit=helper_call(avg_pool2d_kernel, "x", _AVG_POOL), attrs=_AVG_POOL,
     helpers=(window_pads, window_view, window_reduce, pool_divisor, avg_pool2d_kernel), fresh=True,
-    grad=lambda ad: (ad.op("avg_pool2d_grad", ad.g, x_shape=ad.types[0].shape, **ad.attrs),))
+    grad=lambda ad: (ad.op("avg_pool2d_grad", ad.g, x_shape=_static("avg_pool2d", ad.types[0]),
+                           **ad.attrs),))
 """NCHW average pooling; `count_include_pad=False` divides by the unpadded pixels and
 `divisor_override` (0 = none) replaces the divisor."""
 
@@ -342,7 +354,8 @@ avg_pool2d_grad = OpDef(
     "avg_pool2d_grad", ("g",), kernel=avg_pool2d_grad, infer=_window_grad_infer("x_shape"),
     attrs={"x_shape": REQUIRED, **_AVG_POOL},
     emit=helper_call(avg_pool2d_grad, "g", {"x_shape": REQUIRED, **_AVG_POOL}),
-    helpers=(window_pads, pool_divisor, scatter_windows, avg_pool2d_grad), fresh=True,
+    helpers=(window_pads, pool_divisor, add_windows, scatter_windows, avg_pool2d_grad),
+    fresh=True,
     grad=lambda ad: (ad.op("avg_pool2d", ad.g, **{k: v for k, v in ad.attrs.items()
                                                   if k != "x_shape"}),))
 """avg_pool2d's gradient: each window's adjoint, divided as the forward divided, spread back."""

@@ -209,7 +209,8 @@ class GradFunction(_Jit):
         return run_graph(graph, *values)
 
     def _artifact(self, instance: Any, args: tuple, kwargs: dict, options: CompileOptions,
-                  title: str, signature: str, interpret: bool = False) -> Artifact:
+                  title: str, signature: str, interpret: bool = False,
+                  shapes: dict[str, tuple] | None = None) -> Artifact:
         spec = self._spec
         forward_args = args[:-1] if spec.sens else args
         if spec.sens and not args:
@@ -219,7 +220,7 @@ class GradFunction(_Jit):
                               signature=signature,
                               transform=lambda graph: self._differentiate(graph, instance,
                                                                           len(forward_args)),
-                              optimize_graph=not interpret)
+                              optimize_graph=not interpret, shapes=shapes)
 
     def _differentiate(self, graph: Any, instance: Any, nargs: int) -> None:
         from ..graph.autodiff import NotDifferentiable

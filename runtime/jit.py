@@ -3,8 +3,10 @@
 Each call computes the specialization key (argument shapes, dtypes and scalar values), finds the
 instance's binding for it (entry + gathered parameters), checks in one generated function that
 the guarded objects and the parameters are the same ones, and calls the generated function.
-Everything else (memory cache search, disk cache, compiling, recompile warnings) happens only
-when that check fails.
+Everything else (symbolic sizes, memory cache search, disk cache, compiling, recompile warnings)
+happens only when that check fails. Code compiled for symbolic sizes (see `dynamic.py`) is
+bound under each concrete key it serves, so a call of a size seen before costs what a static
+call does.
 """
 from __future__ import annotations
 
@@ -24,6 +26,7 @@ from .context import GRAPH_MODE, CompileOptions, get_context
 from .diskcache import DiskCache
 from .records import target_source
 from .guards import GuardPlan
+from .dynamic import DynamicShapes, Shapes
 from .keys import call_key, describe_key, key_components, persistable, what_changed
 from .loader import fake_filename, load_function
 from .paths import access
@@ -36,6 +39,9 @@ from .warn import warn_user
 
 RECOMPILE_WARNING = 8
 """After this many recompiles of one function, warn (once) naming what keeps changing."""
+
+MAX_BINDINGS = 512
+"""Concrete keys one instance keeps bound (symbolic code serves many); then they start over."""
 
 
 @dataclass
@@ -86,10 +92,13 @@ def _none() -> None:
 class _Jit:
     """What every jit object shares: the cache, the fast call path, compiling, statistics."""
 
-    def __init__(self, fallback: bool, options: CompileOptions | None) -> None:
+    def __init__(self, fallback: bool, options: CompileOptions | None,
+                 dynamic: Any = None) -> None:
         self.fallback = fallback
         self.options = options
         """Compile options of this target; None follows `set_context`."""
+        self.dynamic_shapes = DynamicShapes(dynamic)
+        """Which axes of the array arguments are symbolic sizes (see `dynamic.py`)."""
         self.stats = JitStats()
         self.last: CompiledFunction | None = None
         """The specialization the last call ran (what `.code`, `.graph`, `.ir` show)."""
@@ -139,20 +148,76 @@ class _Jit:
             raise
 
     def _bind(self, instance: Any, key: Hashable, args: tuple, kwargs: dict) -> _Binding:
-        """Slow path: find a cached entry that fits this instance, or make one."""
+        """Slow path: find a cached entry that fits this instance, or make one. Under symbolic
+        sizes the entry is found by the call's symbolic key, and bound under its concrete one."""
         with self._lock:
-            entries = self._cache.setdefault(self._cache_key(instance, key), [])
-            for entry in entries:
-                binding = _try_binding(entry, instance)
-                if binding is not None:
-                    break
-            else:
-                entry = self._specialize(instance, key, args, kwargs)
-                entries.append(entry)
-                binding = _try_binding(entry, instance)
-                assert binding is not None, f"{self._title(instance)}: new code does not fit"
-            self._state(instance).bindings[key] = binding
+            shapes, skey = self._signature(instance, key, args, kwargs)
+            binding = self._find(instance, skey)
+            if binding is None and self._learn(instance, args, kwargs):
+                shapes, skey = self._signature(instance, key, args, kwargs)
+                binding = self._find(instance, skey)
+            if binding is None:
+                binding = self._new_binding(instance, key, skey, shapes, args, kwargs)
+            bindings = self._state(instance).bindings
+            if len(bindings) >= MAX_BINDINGS:
+                bindings.clear()
+            bindings[key] = binding
             return binding
+
+    def _signature(self, instance: Any, key: Hashable, args: tuple,
+                   kwargs: dict) -> tuple[Shapes, Hashable]:
+        return self.dynamic_shapes.signature(self._function(instance), instance, key, args,
+                                             kwargs)
+
+    def _find(self, instance: Any, skey: Hashable) -> _Binding | None:
+        for entry in self._cache.get(self._cache_key(instance, skey), ()):
+            binding = _try_binding(entry, instance)
+            if binding is not None:
+                return binding
+        return None
+
+    def _learn(self, instance: Any, args: tuple, kwargs: dict) -> bool:
+        """Automatic mode, before compiling: axes that changed size become symbolic (with a
+        warning naming them); True if any did. A call whose own shapes do not compile (a
+        layer's input check, a shape rule) is an error to report, not a reason to go symbolic:
+        its graph is built first, and on a CompileError the axes stay as they were."""
+        dynamic = self.dynamic_shapes
+        before = {path: set(axes) for path, axes in dynamic.learned.items()}
+        news = dynamic.learn(self._cache_key(instance, None), args, kwargs)
+        if not news:
+            return False
+        try:
+            self._artifact(instance, args, kwargs, self.options or get_context().options,
+                           self._title(instance), "", interpret=True)
+        except CompileError:
+            dynamic.learned = before
+            return False
+        warn_user(f"amber: {self._title(instance)}: {news}")
+        return True
+
+    def _new_binding(self, instance: Any, key: Hashable, skey: Hashable, shapes: Shapes,
+                     args: tuple, kwargs: dict) -> _Binding:
+        """Compile for `skey` and bind; in automatic mode, a symbolic compile that fails falls
+        back to compiling this shape (and every later one) apart."""
+        try:
+            entry = self._specialize(instance, skey, args, kwargs, shapes)
+        except (CompileError, NotImplementedError) as err:
+            if not (shapes and self.dynamic_shapes.automatic) or self.dynamic_shapes.declared(
+                    self._function(instance), instance, args, kwargs):
+                raise  # NOTE: sizes the user declared symbolic are not given up silently
+            self.dynamic_shapes.refuse()
+            first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+            warn_user(f"amber: {self._title(instance)} cannot be compiled for symbolic sizes "
+                      f"({first}); compiling each shape separately")
+            skey, shapes = key, {}
+            found = self._find(instance, key)
+            if found is not None:
+                return found
+            entry = self._specialize(instance, key, args, kwargs, shapes)
+        self._cache.setdefault(self._cache_key(instance, skey), []).append(entry)
+        binding = _try_binding(entry, instance)
+        assert binding is not None, f"{self._title(instance)}: new code does not fit"
+        return binding
 
     def _state(self, instance: Any) -> _InstanceState:
         state = self._states.get(id(instance))
@@ -176,8 +241,8 @@ class _Jit:
             del self._states[ident]
 
     # -- specializing ------------------------------------------------------------------------
-    def _specialize(self, instance: Any, key: Hashable, args: tuple,
-                    kwargs: dict) -> CompiledFunction:
+    def _specialize(self, instance: Any, key: Hashable, args: tuple, kwargs: dict,
+                    shapes: Shapes | None = None) -> CompiledFunction:
         start = time.perf_counter()
         ctx = get_context()
         options = self.options or ctx.options
@@ -186,7 +251,7 @@ class _Jit:
         # NOTE: save_graphs asks to see the stages, so it compiles even when disk has the code
         if disk is None or first is None or ctx.save_graphs:
             entry = self._compile_and_store(None, None, instance, args, kwargs, options, title,
-                                            signature)
+                                            signature, shapes)
         else:
             entry = disk.lookup(first, instance, len(args))
             if entry is None:
@@ -195,7 +260,7 @@ class _Jit:
                     entry = disk.lookup(first, instance, len(args))  # ... and find its entry
                     if entry is None:
                         entry = self._compile_and_store(disk, first, instance, args, kwargs,
-                                                        options, title, signature)
+                                                        options, title, signature, shapes)
             if entry.origin == "disk":
                 self.stats.disk_hits += 1
         self._count(instance, key, entry, title)
@@ -204,8 +269,9 @@ class _Jit:
 
     def _compile_and_store(self, disk: DiskCache | None, first: str | None, instance: Any,
                            args: tuple, kwargs: dict, options: CompileOptions, title: str,
-                           signature: str) -> CompiledFunction:
-        entry, artifact = self._compile(instance, args, kwargs, options, title, signature)
+                           signature: str, shapes: Shapes | None = None) -> CompiledFunction:
+        entry, artifact = self._compile(instance, args, kwargs, options, title, signature,
+                                        shapes or {})
         if disk is not None and first is not None and artifact is not None:
             files = [_source_file(self._function(instance))]
             path = disk.store(first, entry, artifact.sources, title, signature, files)
@@ -231,11 +297,13 @@ class _Jit:
         return options.cache_token()
 
     def _compile(self, instance: Any, args: tuple, kwargs: dict, options: CompileOptions,
-                 title: str, signature: str) -> tuple[CompiledFunction, Artifact | None]:
+                 title: str, signature: str,
+                 shapes: Shapes) -> tuple[CompiledFunction, Artifact | None]:
         try:
-            artifact = self._artifact(instance, args, kwargs, options, title, signature)
+            artifact = self._artifact(instance, args, kwargs, options, title, signature,
+                                      shapes=shapes)
         except CompileError as err:
-            if not self.fallback:
+            if not self.fallback or shapes and self.dynamic_shapes.automatic:
                 raise
             warn_user(f"amber: {title} runs eagerly (jit fallback=True) because it cannot be "
                       f"compiled:\n{err}")
@@ -245,10 +313,13 @@ class _Jit:
         return entry_from_artifact(artifact, title, len(args)), artifact
 
     def _artifact(self, instance: Any, args: tuple, kwargs: dict, options: CompileOptions,
-                  title: str, signature: str) -> Artifact:
-        """Compile the target for these arguments."""
+                  title: str, signature: str, interpret: bool = False,
+                  shapes: Shapes | None = None) -> Artifact:
+        """Compile the target for these arguments (with `shapes`' symbolic sizes; only the
+        graph, not optimized, when `interpret`)."""
         return compile_target(self._target(instance), args, kwargs, options,
-                              fallback=self.fallback, title=title, signature=signature)
+                              fallback=self.fallback, title=title, signature=signature,
+                              optimize_graph=not interpret, shapes=shapes)
 
     def _count(self, instance: Any, key: Hashable, entry: CompiledFunction, title: str) -> None:
         """Record a new specialization; warn once when they keep coming."""
@@ -271,9 +342,13 @@ class _Jit:
         if self.stats.recompiles >= RECOMPILE_WARNING and not self._warned:
             self._warned = True
             changing = what_changed(self._history) or ["(nothing visible in the arguments)"]
+            symbolic = self.dynamic_shapes.describe()
             warn_user(f"amber: {title} was recompiled {self.stats.recompiles} times; what keeps "
-                      f"changing: {'; '.join(changing)}. Keep these fixed (e.g. pad batches to "
-                      "one shape, pass varying numbers as arrays) to reuse the compiled code.")
+                      f"changing: {'; '.join(changing)}."
+                      + (f" Already symbolic (any size): {symbolic}." if symbolic else "")
+                      + " Keep these fixed (pass varying numbers as arrays; declare sizes that "
+                      "vary with set_inputs or jit(..., dynamic=...)) to reuse the compiled "
+                      "code.")
 
     # -- introspection -----------------------------------------------------------------------
     @property
@@ -340,8 +415,8 @@ class JitMethod(_Jit):
     while `construct` stays plain Python (the eager oracle)."""
 
     def __init__(self, cls: type, eager_call: Callable[..., Any], fallback: bool,
-                 options: CompileOptions | None) -> None:
-        super().__init__(fallback, options)
+                 options: CompileOptions | None, dynamic: Any = None) -> None:
+        super().__init__(fallback, options, dynamic)
         self.cls = cls
         self.__wrapped__ = eager_call
         self.__name__ = "__call__"
@@ -384,8 +459,9 @@ class JitFunction(_Jit):
     read through an instance it is that instance's method, compiled with `self` bound (its
     parameters and attributes read like a Cell's), one specialization cache per class."""
 
-    def __init__(self, target: Any, fallback: bool, options: CompileOptions | None) -> None:
-        super().__init__(fallback, options)
+    def __init__(self, target: Any, fallback: bool, options: CompileOptions | None,
+                 dynamic: Any = None) -> None:
+        super().__init__(fallback, options, dynamic)
         self._instance = None if _is_function(target) else target
         self._method = False
         """True once read through an instance: the instance argument of `_run` is `self`."""
@@ -488,30 +564,56 @@ def _source_file(func: Any) -> str:
     return "" if code is None else code.co_filename
 
 
+def _signature_dict(signature: Any) -> dict[Any, Any]:
+    """MindSpore's `input_signature` as `dynamic`: a spec for the first argument, a tuple or
+    list of them by position (None skips one), or a dict by name."""
+    if isinstance(signature, dict):
+        return dict(signature)
+    if isinstance(signature, tuple | list):
+        return {i: spec for i, spec in enumerate(signature) if spec is not None}
+    return {0: signature}
+
+
 def _is_function(target: Any) -> bool:
     return isinstance(target, types.FunctionType | types.MethodType)
 
 
-MINDSPORE_JIT_OPTIONS = frozenset({"capture_mode", "jit_level", "dynamic", "fullgraph",
-                                   "backend", "mode", "input_signature", "hash_args",
-                                   "jit_config", "compile_once"})
+MINDSPORE_JIT_OPTIONS = frozenset({"capture_mode", "jit_level", "fullgraph", "backend", "mode",
+                                   "hash_args", "jit_config", "compile_once"})
 """Keyword arguments of MindSpore's `jit` that choose among its own compilers and backends:
-accepted, with no effect (amber has one compiler; shapes specialize on their own)."""
+accepted, with no effect (amber has one compiler). Its `dynamic` and `input_signature` are
+amber's `dynamic` (see `jit`)."""
 
 
 def jit(target: Any = None, *, fallback: bool = False, opt_level: int | None = None,
-        **mindspore_options: Any) -> Any:
+        dynamic: Any = None, input_signature: Any = None, **mindspore_options: Any) -> Any:
     """Compile a Cell subclass (returned, with a compiled `__call__`), a Cell instance or a
     function (returned wrapped); a function in a class body (`@jit def construct(self, x)`, as
     MindSpore 2.x writes it) becomes a method running compiled. `fallback=True` runs code the
     compiler rejects as plain Python, with a warning; `opt_level` overrides
-    `set_context(opt_level=...)` for this target."""
+    `set_context(opt_level=...)` for this target.
+
+    `dynamic` says which array axes are symbolic sizes, compiled once for every size: None
+    (default) makes an axis symbolic once it changes between calls; True (or MindSpore's 1)
+    makes axis 0 (the batch) of every array argument symbolic from the first call; a dict maps
+    an argument name or position to its axes (`{"x": 0}`, `{"h": [1]}`, `{"x": {0: "B"}, "y":
+    {0: "B"}}` to tie sizes together) or to `Tensor(shape=[None, 1, 32, 32], dtype=float32)`;
+    False compiles every shape separately. MindSpore's `input_signature` (a spec, or a tuple or
+    dict of them) is the same as a dict. A Cell's `set_inputs` takes precedence."""
     unknown = sorted(set(mindspore_options) - MINDSPORE_JIT_OPTIONS)
     if unknown:
         raise TypeError(f"jit: unknown option(s) {', '.join(unknown)}")
+    if input_signature is not None:
+        if dynamic is not None:
+            raise TypeError("jit: give dynamic or input_signature, not both")
+        dynamic = _signature_dict(input_signature)
+    if type(dynamic) is int and dynamic in (0, 1):  # NOTE: MindSpore's 0 is its default
+        dynamic = None if dynamic == 0 else True
     if target is None:
-        return functools.partial(jit, fallback=fallback, opt_level=opt_level)
+        return functools.partial(jit, fallback=fallback, opt_level=opt_level, dynamic=dynamic,
+                                 **mindspore_options)
     options = None if opt_level is None else CompileOptions(opt_level)
+    DynamicShapes(dynamic)  # NOTE: a bad `dynamic` is reported here, not at the first call
     if isinstance(target, _Jit):
         return target
     if isinstance(target, type):
@@ -523,9 +625,9 @@ def jit(target: Any = None, *, fallback: bool = False, opt_level: int | None = N
         eager = target.__call__
         if isinstance(eager, JitMethod):  # a subclass of a jit class: share the eager call
             eager = eager.__wrapped__
-        target.__call__ = JitMethod(target, eager, fallback, options)
+        target.__call__ = JitMethod(target, eager, fallback, options, dynamic)
         return target
     if _is_function(target) or callable(getattr(target, "construct", None)):
-        return JitFunction(target, fallback, options)
+        return JitFunction(target, fallback, options, dynamic)
     raise TypeError(f"jit: expected an nn.Cell subclass, a Cell instance or a function, "
                     f"not {type(target).__name__}")

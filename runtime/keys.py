@@ -2,7 +2,7 @@
 and dtypes, Python scalar values, structure), as a hashable tuple, plus their readable text."""
 from __future__ import annotations
 
-from typing import Any, Hashable, Sequence
+from typing import Any, Callable, Hashable, Sequence
 
 import numpy as np
 
@@ -39,6 +39,28 @@ def call_key(args: tuple, kwargs: dict) -> Hashable:
         return tuple([(a.shape, a.dtype) if type(a) is _ndarray else arg_key(a) for a in args])
     return (_KW, tuple(map(arg_key, args)),
             tuple(sorted((k, arg_key(v)) for k, v in kwargs.items())))
+
+
+def shaped_key(args: tuple, kwargs: dict,
+               shape: Callable[[str, np.ndarray], Any]) -> Hashable:
+    """A call key like `call_key`'s, but each array's shape is `shape(input_path, array)`: a
+    symbolic shape (`("N", 1, 32, 32)`) for a dynamic signature, or the rank alone for the
+    call's structure."""
+    def at(value: Any, path: str) -> Hashable:
+        if isinstance(value, _ndarray):
+            return (shape(path, value), value.dtype)
+        kind = type(value)
+        if kind is tuple or kind is list:
+            return (kind.__name__, *(at(v, f"{path}.{i}") for i, v in enumerate(value)))
+        if kind is dict:
+            return ("dict", tuple((k, at(v, f"{path}.{k}") if isinstance(k, str) else arg_key(v))
+                                  for k, v in value.items()))
+        return arg_key(value)
+
+    positional = tuple(at(a, str(i)) for i, a in enumerate(args))
+    if not kwargs:
+        return positional
+    return (_KW, positional, tuple(sorted((k, at(v, k)) for k, v in kwargs.items())))
 
 
 def split_key(key: Hashable) -> tuple[tuple, tuple]:

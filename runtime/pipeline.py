@@ -37,10 +37,12 @@ class Artifact:
         return self.graph.input_paths
 
 
-def build(target: Any, args: tuple, kwargs: dict | None = None, *, fallback: bool = False) -> Any:
-    """Frontend: `target` (a Cell instance or a function) and example arguments -> BuildResult."""
+def build(target: Any, args: tuple, kwargs: dict | None = None, *, fallback: bool = False,
+          shapes: dict[str, tuple] | None = None) -> Any:
+    """Frontend: `target` (a Cell instance or a function) and example arguments -> BuildResult;
+    `shapes`: symbolic shapes of array arguments by input path (see `build_graph`)."""
     from ..frontend import build_graph
-    return build_graph(target, args, kwargs or {}, fallback=fallback)
+    return build_graph(target, args, kwargs or {}, fallback=fallback, shapes=shapes)
 
 
 def optimize(graph: Any, options: CompileOptions, on_pass: PassCallback | None = None) -> Any:
@@ -65,13 +67,15 @@ def print_ir(graph: Any) -> str:
 def compile_target(target: Any, args: tuple, kwargs: dict | None, options: CompileOptions, *,
                    fallback: bool = False, title: str = "", signature: str = "",
                    transform: Callable[[Any], None] | None = None,
-                   optimize_graph: bool = True) -> Artifact:
+                   optimize_graph: bool = True,
+                   shapes: dict[str, tuple] | None = None) -> Artifact:
     """Run frontend, passes and codegen for one specialization. `transform(graph)` rewrites
     the built graph after the cleanup passes (differentiation); `optimize_graph=False` stops
-    before the passes and codegen (a graph to interpret)."""
+    before the passes and codegen (a graph to interpret); `shapes` makes array arguments'
+    axes symbolic (see `build_graph`)."""
     seconds: dict[str, float] = {}
     start = time.perf_counter()
-    result = build(target, args, kwargs, fallback=fallback)
+    result = build(target, args, kwargs, fallback=fallback, shapes=shapes)
     graph = result.graph
     files = _stage_files(title or graph.name) if optimize_graph else None
     if files is not None:

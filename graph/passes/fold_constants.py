@@ -21,6 +21,7 @@ from typing import Any, Iterator
 import numpy as np
 
 from ...ops import python as pyops
+from ...ops.symbolic import holds_symbols
 from ...ops.types import type_of
 from ..analysis import NOT_CONSTANT, constant_of, only_read, trip_count
 from ..ir import FOR, IF, WHILE, Block, Graph, InsertPoint, Node, Value
@@ -64,6 +65,8 @@ def _fold(node: Node, rw: Rewriter) -> None:
 def _folded(node: Node, args: list[Any]) -> Any:
     """What pure op `node` computes from constant `args`, or NOT_CONSTANT if it is not to fold."""
     if node.is_region or node.effectful or node.op in (pyops.constant, pyops.undefined):
+        return NOT_CONSTANT
+    if holds_symbols(node.attrs):  # NOTE: a symbolic size is known only once a call comes
         return NOT_CONSTANT
     if any(a is NOT_CONSTANT for a in args) or _elements(node.output.type) > FOLD_LIMIT:
         return NOT_CONSTANT

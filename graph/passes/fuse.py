@@ -34,7 +34,7 @@ def run(graph: Graph, rw: Rewriter) -> bool:
 
 def _split_dense(node: Node, rw: Rewriter) -> None:
     out = node.output.type
-    if len(node.inputs) != 3 or not (isinstance(out, Tensor) and out.is_static and out.rank):
+    if len(node.inputs) != 3 or not (isinstance(out, Tensor) and out.is_symbolic and out.rank):
         return
     x, weight, bias = node.inputs
     if np.result_type(x.type.dtype, weight.type.dtype) != out.dtype:

@@ -4,8 +4,9 @@ at it, so chains like `relu(x @ w.T + b) * s` run on one buffer (`np.maximum(t, 
 Marks `node.attrs[INPLACE_ATTR] = k` (codegen emits the op's `inplace` spelling with `out` =
 input k and gives the result input k's name). Input k qualifies only when it is a private
 buffer: made in the same block by an op that allocates a fresh array (or by an in-place op over
-one), with the result's exact static shape and dtype (rank >= 1: 0-d results are NumPy
-scalars), read afterwards by nobody, and never seen by anything that could keep it: no block
+one), with the result's exact shape (static, or symbolic: one symbol is one size in a call)
+and dtype (rank >= 1: 0-d results are NumPy scalars), read afterwards by nobody, and never
+seen by anything that could keep it: no block
 result, tuple, list, view-making op, effect that stores it, graph input, parameter or constant.
 Every call allocates its own buffers, so compiled functions stay re-entrant and thread-safe.
 Assumes ops' `fresh` and `inplace` declarations are true, and that no pass runs after it.
@@ -38,7 +39,7 @@ def _blocks(block: Block):
 
 def _reusable_input(node: Node, block: Block, position: int) -> int | None:
     out = node.output.type
-    if not (isinstance(out, Tensor) and out.is_static and out.rank >= 1):
+    if not (isinstance(out, Tensor) and out.is_symbolic and out.rank >= 1):
         return None
     for k, value in enumerate(node.inputs):
         if value.type == out and _private(value, block) and _dies_at(value, node, block, position):

@@ -208,13 +208,17 @@ def test_user_names_are_never_synthetic():
 
 def loop_else(xs):
     for x in xs:
-        pass
+        if x:
+            break
     else:
         return 1
     return 0
 
 
-def test_loop_else_is_refused_even_without_check():
-    with pytest.raises(CompileError, match="`else` block") as info:
-        canonicalize(parse_function(loop_else))
-    assert info.value.line == loop_else.__code__.co_firstlineno + 1
+def test_loop_else_runs_unless_the_loop_broke():
+    tree = canonicalize(parse_function(loop_else))
+    loops = [n for n in gast.walk(tree) if isinstance(n, gast.For | gast.While)]
+    assert loops and not any(loop.orelse for loop in loops)
+    guard = next(n for n in gast.walk(tree) if isinstance(n, gast.If) and isinstance(
+        n.test, gast.UnaryOp) and n.test.operand.id.startswith(SYNTHETIC_PREFIX + "brk"))
+    assert guard.lineno == loop_else.__code__.co_firstlineno + 5

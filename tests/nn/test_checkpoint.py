@@ -31,7 +31,7 @@ def test_tensor_is_an_array_constructor():
     assert isinstance(source, amber.Tensor) and not isinstance([1], amber.Tensor)
     ones = amber.Tensor(shape=(2, 3), dtype=amber.float32, init="ones")
     assert ones.shape == (2, 3) and (ones == 1).all()
-    with pytest.raises(TypeError, match="needs input_data, or both shape and init"):
+    with pytest.raises(TypeError, match="needs input_data, shape and init"):
         amber.Tensor(shape=(2,))
 
 

@@ -91,3 +91,33 @@ def test_sparse_labels_out_of_range_are_an_error_not_a_wrap(labels):
         loss(logits, labels)
     with pytest.raises(ValueError, match=r"sparse labels must be class ids in \[0, 3\)"):
         amber.jit(loss)(logits, labels)
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_sparse_cross_entropy_gradient_and_its_derivative(reduction):
+    """The fused gradient kernel equals softmax minus one-hot (times the adjoint), and
+    differentiating it again (through its expansion) matches finite differences."""
+    loss = nn.SoftmaxCrossEntropyWithLogits(sparse=True, reduction=reduction)
+    x = LOGITS.astype(np.float64)
+    labels = np.array([0, 2, 1, 2], np.int32)
+    sens = np.linspace(0.5, 1.5, 4) if reduction == "none" else np.float64(1.0)
+    grad = amber.ops.GradOperation(sens_param=True)(loss)(x, labels, sens)
+    probs = np.exp(x - x.max(-1, keepdims=True))
+    probs /= probs.sum(-1, keepdims=True)
+    per = sens[:, None] if reduction == "none" else sens / (4 if reduction == "mean" else 1)
+    np.testing.assert_allclose(grad, (probs - np.eye(3)[labels]) * per, rtol=1e-12)
+
+    v = np.cos(np.arange(12.0)).reshape(4, 3)
+
+    def directional(x):  # <d loss / d x, v>, differentiated again below
+        g = amber.ops.GradOperation(sens_param=True)(loss)(x, labels, sens)
+        return (g * v).sum()
+
+    second = amber.grad(directional)(x)
+    eps, numeric = 1e-6, np.zeros_like(x)
+    for i in np.ndindex(x.shape):
+        up, down = x.copy(), x.copy()
+        up[i] += eps
+        down[i] -= eps
+        numeric[i] = (directional(up) - directional(down)) / (2 * eps)
+    np.testing.assert_allclose(second, numeric, rtol=1e-5, atol=1e-8)

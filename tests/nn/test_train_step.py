@@ -184,3 +184,34 @@ def test_train_step_arguments_are_checked():
         nn.TrainOneStepCell(lambda x: x, nn.SGD(net.trainable_params()))
     with pytest.raises(TypeError, match="sens must be a float"):
         nn.TrainOneStepCell(loss, nn.SGD(net.trainable_params()), sens="1")
+
+
+def test_functional_train_step_matches_train_one_step_cell():
+    """MindSpore 2.x's functional style (value_and_grad of a forward function, then the
+    optimizer, in one jit function) and TrainOneStepCell train the same."""
+    def make():
+        return make_step(lambda ps: nn.Momentum(ps, 0.1, 0.9))
+
+    net, step = make()
+    cell = amber.jit(step.set_train(False))
+    model, step2 = make()
+    step2.set_train(False)
+    loss_fn = nn.SoftmaxCrossEntropyWithLogits(sparse=True, reduction="mean")
+    optimizer = step2.optimizer
+
+    def forward(x, y):
+        return loss_fn(model(x), y)
+
+    grad_fn = amber.value_and_grad(forward, None, optimizer.parameters)
+
+    @amber.jit
+    def train_step(x, y):
+        loss, grads = grad_fn(x, y)
+        optimizer(grads)
+        return loss
+
+    for seed in range(3):
+        x, y = batch(seed=seed)
+        np.testing.assert_allclose(train_step(x, y), cell(x, y), rtol=1e-6)
+    for a, b in zip(net.get_parameters(), model.get_parameters()):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-7)

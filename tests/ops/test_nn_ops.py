@@ -266,6 +266,11 @@ def samples():
         (window.avg_pool2d_grad, (rand(*pooled.shape),), {"x_shape": x4.shape, **pool,
                                                       "count_include_pad": False}),
         (nn.dropout_mask, (x4, gen(5)), {"p": 0.25}),
+        (losses.softmax_cross_entropy_grad, (logits, ids, np.float32(0.5)),
+         {"reduction": "mean"}),
+        (losses.softmax_cross_entropy_grad, (logits, ids, rand(5)), {"reduction": "none"}),
+        (losses.softmax_cross_entropy_with_grad, (logits, ids, np.float32(2.0)),
+         {"reduction": "sum"}),
     ]
     return [(f.op, *f.bind(*args, **kwargs)) for f, args, kwargs in bound] + [
         (op, args, op.full_attrs(attrs)) for op, args, attrs in gradients]

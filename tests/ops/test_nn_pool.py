@@ -177,3 +177,23 @@ def test_pool_errors():
         window.MaxPool(2, 2, pad_mode="pad")
     with pytest.raises(NotImplementedError, match="ceil_mode"):
         FN["max_pool2d"].bind("x", 2, ceil_mode=True)
+
+
+@pytest.mark.parametrize("shape,kernel", [((2, 3, 8, 6), (2, 2)), ((1, 2, 7, 9), (2, 3)),
+                                          ((2, 1, 6, 6), (3, 3))])
+def test_max_pool_grad_of_blocks_matches_the_general_rule(shape, kernel):
+    """Non-overlapping windows take the fast path; it must route each adjoint exactly as the
+    window masks do, ties (the first maximum wins) and uncovered edges included."""
+    from amber.ops import nn_kernels
+    x = np.round(rand(shape, 3) * 2).astype(np.float32)  # NOTE: few values: many ties
+    attrs = {"kernel_size": kernel, "stride": kernel}
+    out = window.max_pool2d(x, **attrs)
+    g = rand(out.shape, 4)
+    fast = nn_kernels.max_pool2d_grad(x, out, g, **attrs)
+    pads = (0, 0, 0, 0)
+    masks = nn_kernels.first_maxima(x, out, kernel, kernel, (1, 1), pads)
+    general = nn_kernels.scatter_windows((masks * g[:, :, None, None]).astype(g.dtype),
+                                         x.shape, kernel, kernel, (1, 1), pads)
+    np.testing.assert_array_equal(fast, general)
+    assert fast.dtype == g.dtype and fast.shape == x.shape
+    assert (masks.sum(axis=(2, 3)) == 1).all()  # each window routed to one element

@@ -82,6 +82,10 @@ REFUSED = {
     "return_with_continue": MIXED_RESULT, "branch_assigns_different_shapes": MIXED_RESULT,
     "branches_assign_different_dtypes": MIXED_RESULT,
     "branches_return_different_shapes": MIXED_RESULT,
+    **{f"list_items_updated_in_a_loop-{k}": "the gradient of assigning into a list item"
+       for k in (0, 1)},
+    **{f"list_items_augmented_in_a_loop-{k}": VIEW_WRITE for k in (0, 1)},
+    "loop_else_with_return": MIXED_RESULT,
 
 }
 KINKS = {"pairwise_distances": "sqrt(0) on the diagonal: no derivative there"}

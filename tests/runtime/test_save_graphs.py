@@ -27,7 +27,7 @@ def _flat(steps: object) -> list[str]:
 def test_each_compile_writes_its_stages(tmp_path: Path) -> None:
     out = tmp_path / "graphs"
     amber.set_context(save_graphs=True, save_graphs_path=out, opt_level=1)
-    net = amber.jit(Net())
+    net = amber.jit(Net(), dynamic=False)  # NOTE: each shape its own compile
     net(np.ones((1, 3), np.float32))
     net(np.ones((1, 3), np.float32))  # same key: no new compile, no new directory
     net(np.ones((4, 3), np.float32))

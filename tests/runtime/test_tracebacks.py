@@ -21,7 +21,7 @@ from amber import nn
 
 class Net(nn.Cell):
     def construct(self, x):
-        y = x + [1, 2]
+        y = x + "12"
         return y
 
 
@@ -60,9 +60,8 @@ def test_short_traceback(tmp_path: Path) -> None:
     assert len(amber_frames(err)) == 1 and "AMBER_TRACEBACK_FILTERING=off" in err
     message = lines.index(next(line for line in lines if line.startswith("amber.")))
     assert lines[message].startswith(f"amber.CompileTypeError: {path}:8:13: add: ")
-    assert lines[message + 1:] == ["    y = x + [1, 2]", "        ^",
+    assert lines[message + 1:] == ["    y = x + \"12\"", "        ^",
                                    lines[message + 3]] and lines[-1].startswith("hint: ")
-    assert "np.array" in lines[-1]
     assert "The above exception" not in err and "During handling" not in err
 
 

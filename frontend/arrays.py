@@ -1,0 +1,138 @@
+"""NumPy calls the frontend builds from several ops, or checks before the registry's spelling:
+`np.array`/`np.asarray`/`np.copy` (of run-time values and of lists holding them), lists and
+tuples as array operands (`np.maximum(x, [1, 2])`, `x * (1.0, 2.0)`), `out=` arguments,
+`np.pad` with a run-time fill, `np.triu`/`np.tril`."""
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy as np
+
+from ..graph import Scalar, Tensor, Value
+from ..ops import NUMPY
+from .aliases import ARRAY, MIXED, SCALAR, own_array, zero_d_kind
+from .context import Frame
+from .expressions import shape_of
+from .operators import as_array, is_sequence, to_python
+from .values import describe, has_runtime
+
+NOT_HANDLED: Any = object()
+"""What an override returns to leave the call to the registry's spelling."""
+
+
+# -- np.array, np.asarray, np.copy ----------------------------------------------------------------
+
+def _np_asarray(f: Frame, a: Any, dtype: Any = None, *, copy: bool = False) -> Any:
+    """`np.asarray(a, dtype)`: an array of that dtype is returned itself (so writes through
+    either name are seen by both), anything else becomes a new array."""
+    if has_runtime(dtype) or has_runtime(copy):
+        raise f.error("the dtype and copy arguments must be known when compiling")
+    dtype = None if dtype is None else np.dtype(dtype)
+    if is_sequence(a):
+        return as_array(f, a, dtype)
+    if not isinstance(a, Value):
+        if isinstance(a, np.ndarray) and not copy and (dtype is None or dtype == a.dtype):
+            return a
+        return as_array(f, a, dtype) if not copy else np.array(to_python(a), dtype=dtype)
+    if not isinstance(a.type, Tensor | Scalar):
+        raise f.error(f"np.asarray of {describe(a)} is not supported")
+    # NOTE: `np.dtype("float64") == None` holds, so None is compared by identity
+    same = isinstance(a.type, Tensor) and (dtype is None or dtype == a.type.dtype)
+    if same and not copy and zero_d_kind(f, a) == ARRAY:
+        return a
+    return f.op("array" if copy or zero_d_kind(f, a) == SCALAR else "asarray", a, dtype=dtype)
+
+
+def _np_array(f: Frame, obj: Any, dtype: Any = None, *, copy: bool = True) -> Any:
+    """`np.array(obj, dtype)`: a new array."""
+    return _np_asarray(f, obj, dtype, copy=copy is not False)
+
+
+def _np_copy(f: Frame, a: Any) -> Any:
+    return _np_asarray(f, a, copy=True)
+
+
+# -- out= -----------------------------------------------------------------------------------------
+
+def write_out(f: Frame, result: Any, out: Any) -> Any:
+    """`func(..., out=out)`: the result written into `out` in place (NumPy's same-kind casting
+    rule), and `out` returned."""
+    if isinstance(out, tuple) and len(out) == 1:
+        out = out[0]
+    if isinstance(out, np.ndarray):
+        out = own_array(f, out)
+    if not (isinstance(out, Value) and isinstance(out.type, Tensor)):
+        raise f.error(f"out= must be an array, got {describe(out)}")
+    if zero_d_kind(f, out) == MIXED:
+        raise f.error("out= is a 0-d value that is an array on some paths and a NumPy scalar "
+                      "on others", "make it an array on every path with np.asarray")
+    got = result.type if isinstance(result, Value) else None
+    if isinstance(got, Tensor) and got.dtype != out.type.dtype and not np.can_cast(
+            got.dtype, out.type.dtype, casting="same_kind"):
+        raise f.error(f"cannot write the result ({got.dtype}) into out= ({out.type.dtype}) with "
+                      "NumPy's same-kind casting", "cast the result, or use another out array")
+    return f.op("setitem", out, f.materialise(result), index=(Ellipsis,))
+
+
+# -- np.pad with a run-time fill, np.triu, np.tril -----------------------------------------------
+
+def _np_pad(f: Frame, array: Any, pad_width: Any, mode: Any = "constant", **kwargs: Any) -> Any:
+    """`np.pad` whose `constant_values` is known only at run time: a full array of the fill,
+    the input written into its middle."""
+    value = kwargs.get("constant_values", 0)
+    if not has_runtime(value) or set(kwargs) - {"constant_values"} or mode != "constant":
+        return NOT_HANDLED
+    if not (isinstance(array, Value) and isinstance(array.type, Tensor)):
+        return NOT_HANDLED
+    if isinstance(value, Value) and isinstance(value.type, Tensor) and value.type.rank:
+        raise f.error("np.pad: a run-time constant_values must be one number",
+                      "pad with 0 and add the border separately")
+    t = array.type
+    try:
+        widths = np.broadcast_to(np.asarray(to_python(pad_width)), (t.rank, 2)).tolist()
+    except ValueError:
+        raise f.error(f"np.pad: pad_width {to_python(pad_width)} does not fit {t}") from None
+    dims = shape_of(f, array)
+    shape = tuple(d + a + b if isinstance(d, int) else f.op("add", d, f.constant(a + b))
+                  for d, (a, b) in zip(dims, widths))
+    full = f.call(NUMPY["full"], [shape, value], {"dtype": t.dtype})
+    inner = tuple(slice(a, -b if b else None) for a, b in widths)
+    return f.op("setitem", full, array, index=inner)
+
+
+def _triangle(upper: bool) -> Callable[..., Any]:
+    def handler(f: Frame, m: Any, k: Any = 0) -> Any:
+        if not (isinstance(m, Value) and isinstance(m.type, Tensor)):
+            return NOT_HANDLED
+        t = m.type
+        if has_runtime(k) or t.rank < 2 or not all(isinstance(d, int) for d in t.shape[-2:]):
+            raise f.error(f"np.{'triu' if upper else 'tril'} needs a diagonal known when "
+                          "compiling and an array whose last two sizes are known")
+        rows, cols = t.shape[-2:]
+        keep = np.tri(rows, cols, k - 1 if upper else k, dtype=bool)
+        if upper:
+            keep = ~keep
+        return f.op("select", f.constant(keep), m, f.constant(t.dtype.type(0)))
+    return handler
+
+
+OVERRIDES: dict[int, Callable[..., Any]] = {
+    id(np.array): _np_array, id(np.asarray): _np_asarray, id(np.asanyarray): _np_asarray,
+    id(np.copy): _np_copy, id(np.pad): _np_pad, id(np.triu): _triangle(True),
+    id(np.tril): _triangle(False),
+}
+"""id(np.<function>) -> handler(frame, *args, **kwargs); NOT_HANDLED leaves the call to the
+registry's spelling (or to compile-time evaluation)."""
+
+
+def numpy_override(f: Frame, func: Any, args: list[Any], kwargs: dict[str, Any]) -> Any:
+    """The call handled here, or NOT_HANDLED."""
+    handler = OVERRIDES.get(id(func))
+    if handler is None or not (has_runtime(args) or has_runtime(kwargs)):
+        return NOT_HANDLED
+    try:
+        return handler(f, *args, **kwargs)
+    except TypeError as exc:
+        if "argument" not in str(exc):
+            raise
+        raise f.error(f"np.{func.__name__}(): {exc}".replace("handler() ", "")) from None

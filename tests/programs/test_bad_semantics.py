@@ -1,0 +1,90 @@
+"""Python whose meaning compiled code cannot keep is refused at the line marked `# ERR` (see
+`harness.check_rejected`), never compiled into a different result: writes into lists, dicts
+and arrays the caller owns, containers whose structure depends on a run-time trip count, an
+in-place operator on a 0-d value that is an array on some paths only."""
+import numpy as np
+import pytest
+
+from amber import nn
+from harness import check_rejected, f32, i32, runs
+
+POS = f32([1.0, 2.0, 3.0])
+TABLE = np.array([1.0, 2.0, 3.0])
+
+
+@runs((POS, [POS]))
+def append_to_an_argument_list(x, items):
+    items.append(x * 2)  # ERR
+    return len(items)
+
+
+@runs((POS, {"a": POS}))
+def set_a_key_of_an_argument_dict(x, d):
+    d["b"] = x * 2  # ERR
+    return len(d)
+
+
+@runs(POS)
+def write_into_a_global_array(x):
+    TABLE[0] = x.sum()  # ERR
+    return TABLE
+
+
+@runs(POS)
+def view_of_a_global_array_written(x):
+    v = TABLE[1:]
+    v += x[:2]  # ERR
+    return TABLE
+
+
+def _accumulate(x, acc=[]):
+    acc.append(x)  # ERR
+    return len(acc)
+
+
+@runs(POS)
+def append_to_a_default_list(x):
+    return _accumulate(x)
+
+
+@runs((POS, i32([3])))
+def dict_gains_keys_in_a_run_time_loop(x, n):
+    d = {}
+    for i in range(int(n[0])):  # ERR
+        d["k"] = x * i
+    return len(d)
+
+
+@runs((POS, i32([3])))
+def tuple_grows_in_a_run_time_loop(x, n):
+    res = ()
+    for i in range(int(n[0])):  # ERR
+        res = res + (x * i,)
+    return res
+
+
+@runs(i32([3, 1]))
+def augmented_zero_d_array_or_scalar(x):
+    t = np.array(x[0])
+    for i in range(int(x[1]) + 1):
+        t += 1  # ERR
+        t = t * 2
+    return t
+
+
+class WritesAnAttributeDict(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.cache = {"k": 1.0}
+
+    def construct(self, x):
+        self.cache["k"] = x.sum()  # ERR
+        return x * 2
+
+
+runs(POS)(WritesAnAttributeDict)
+
+
+def test_rejected(program, capsys):
+    """A CompileError at the marked line, or eager's exception with a note there."""
+    check_rejected(program, capsys)

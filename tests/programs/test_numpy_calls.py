@@ -1,0 +1,88 @@
+"""NumPy calls people write inside construct: np.asarray / np.array / np.copy / ndarray.copy
+of run-time values (aliasing exactly as NumPy: asarray of an array is that array), lists and
+tuples as array operands, `out=`, np.pad with a run-time fill, np.triu / np.tril, arrays built
+from constants and then written."""
+import numpy as np
+
+from harness import f32, i32, randn, runs
+
+POS = f32([1.0, 2.0, 3.0])
+NEG = f32([-1.0, -2.0, 0.5])
+M = randn(3, 4, seed=3)
+
+
+@runs(POS, NEG)
+def asarray_is_the_same_array(x):
+    y = np.asarray(x)
+    y[0] = 10.0  # x changes too
+    z = np.asarray(x, dtype=np.float64)  # a converted copy
+    z[1] = -1.0
+    return x, y, z, np.asarray(x, np.float32) is x
+
+
+@runs(POS, NEG)
+def array_is_a_copy(x):
+    y = np.array(x)
+    y[0] = 5.0
+    c = x.copy()
+    c[1] = 7.0
+    d = np.copy(x)
+    d[2] = 9.0
+    return x, y, c, d
+
+
+@runs(POS, NEG)
+def arrays_of_scalars(x):
+    s = x.sum()
+    a = np.array(s)  # a 0-d array
+    b = np.asarray(x[0])
+    c = np.asarray(float(x[1]))
+    a += 1
+    return a, b, c, s
+
+
+@runs(POS, NEG)
+def array_of_a_list_of_run_time_values(x):
+    v = np.array([x.sum(), x.max(), 1.0])
+    w = np.asarray([[x[0], x[1]], [x[2], 0.0]], dtype=np.float32)
+    u = np.array([x, x * 2])
+    return v, w, u
+
+
+@runs(POS, NEG)
+def lists_and_tuples_as_operands(x):
+    a = np.concatenate([x, x * 2])
+    b = np.stack([x, x + 1])
+    c = np.maximum(x, [1, 2, 2.5])
+    d = x * (1.0, 2.0, 3.0)
+    e = x + [x[0], x[1], 0.5]
+    f = np.where(x > 0, x, (7.0, 8.0, 9.0))
+    return a, b, c, d, e, f
+
+
+@runs(POS, NEG)
+def constant_arrays_written(x):
+    a = np.array([1.0, 2.0, 3.0])
+    alias = a
+    a[0] = x.sum()
+    a += x
+    table = np.arange(6).reshape(2, 3)
+    table[1] = 0
+    return alias, table
+
+
+@runs((POS, 2.0), (NEG, -1.0))
+def pad_with_a_run_time_fill(x, c):
+    v = x.sum()
+    m = x.reshape(1, 3) * np.ones((2, 1), np.float32)
+    return np.pad(x, (1, 2), constant_values=v), np.pad(m, ((0, 1), (2, 0)), constant_values=c)
+
+
+@runs(M, M * -1)
+def triangles(m):
+    return np.triu(m), np.tril(m, -1), np.triu(m * 2, 1), np.tril(m > 0)
+
+
+def test_program(program, check_program):
+    """Compiled and eager agree on every input."""
+    check_program(program)
