@@ -19,11 +19,12 @@ import harness  # noqa: E402  (sets one BLAS thread before NumPy loads)
 
 import amber  # noqa: E402
 
+import dynamic  # noqa: E402
 import forward  # noqa: E402
 import startup  # noqa: E402
 import train  # noqa: E402
 
-SUITES = {"forward": forward, "train": train}
+SUITES = {"forward": forward, "train": train, "dynamic": dynamic}
 """Suite name -> module with TITLE and `workloads(quick) -> list[Workload]`."""
 
 

@@ -7,7 +7,6 @@ import sys
 from typing import Any, Callable
 
 from ..runtime import CompileOptions, pipeline
-from ..runtime.keys import call_key, describe_key
 from ..runtime.stages import GRAPH_FORMATS, StageFiles, render_graph, sources_text
 from .errors import ToolError, UsageError
 from .target import Target, add_target_args, load_target
@@ -40,7 +39,7 @@ def run(ns: argparse.Namespace) -> int:
     if fmt != "text" and stage == "all" and not ns.out_dir:
         raise UsageError(f"--stage all --format {fmt} writes one file per stage: add "
                          "--out-dir DIR")
-    target = load_target(ns.spec, ns.input)
+    target = load_target(ns.spec, ns.input, ns.dynamic)
     if ns.out_dir:
         files = StageFiles(ns.out_dir, fmt)
         _stages(target, stage, CompileOptions(ns.opt_level), _FileSink(files))
@@ -54,7 +53,7 @@ def run(ns: argparse.Namespace) -> int:
 
 def _stages(target: Target, stage: str, options: CompileOptions, sink: Any) -> None:
     """Run the pipeline as far as `stage` needs, handing each stage to `sink`."""
-    result = pipeline.build(target.compiled, target.args, {})
+    result = pipeline.build(target.compiled, target.args, {}, shapes=target.shapes())
     graph = result.graph
     if stage in ("source", "all"):
         sink.source(result.sources, getattr(result, "source_titles", ()))
@@ -69,8 +68,7 @@ def _stages(target: Target, stage: str, options: CompileOptions, sink: Any) -> N
     if stage in ("opt-ir", "all"):
         sink.graph("opt-ir", graph)
     if stage in ("code", "all"):
-        signature = describe_key(call_key(target.args, {}))
-        sink.code(pipeline.generate(graph, target.title, signature).source)
+        sink.code(pipeline.generate(graph, target.title, target.signature()).source)
 
 
 class _TextSink:

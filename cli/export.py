@@ -11,8 +11,8 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from ..graph.sizes import plain_symbol
 from ..runtime import CompileOptions, pipeline
-from ..runtime.keys import call_key, describe_key
 from ..version import __version__
 from . import training
 from .errors import UsageError
@@ -41,15 +41,15 @@ def register(sub: Any) -> argparse.ArgumentParser:
 
 
 def run(ns: argparse.Namespace) -> int:
-    target = load_target(ns.spec, ns.input)
+    target = load_target(ns.spec, ns.input, ns.dynamic)
     training.prepare(ns, target)
     out = Path(ns.output)
     if out.suffix != ".py" or not out.stem.isidentifier():
         raise UsageError(f"-o must name a .py file with an importable name, got {ns.output!r}")
     weights = Path(ns.weights) if ns.weights else out.with_suffix(".npz")
     title = target.title
-    signature = describe_key(call_key(target.args, {}))
-    result = pipeline.build(target.compiled, target.args, {})
+    signature = target.signature()
+    result = pipeline.build(target.compiled, target.args, {}, shapes=target.shapes())
     graph = pipeline.optimize(result.graph, CompileOptions(ns.opt_level)) or result.graph
     code = pipeline.generate(graph, title, signature)
     params = graph.param_paths
@@ -78,12 +78,14 @@ def _gather_params(instance: Any, paths: Sequence[str]) -> list[np.ndarray]:
 
 
 def input_spec(name: str, type_: Any) -> tuple[str, tuple | None, str | None]:
-    """(name, shape with None for a symbolic size, dtype name) of a tensor input; shape and
-    dtype None for anything else (not checked)."""
+    """(name, shape, dtype name) of a tensor input: a shape item is an int, a symbolic size's
+    name (`"N"`: any size, the same wherever N appears) or None (any size); shape and dtype
+    None for anything else (not checked)."""
     shape, dtype = getattr(type_, "shape", None), getattr(type_, "dtype", None)
     if shape is None or dtype is None:
         return name, None, None
-    return name, tuple(d if isinstance(d, int) else None for d in shape), np.dtype(dtype).name
+    return name, tuple(d if isinstance(d, int) else plain_symbol(d) for d in shape), \
+        np.dtype(dtype).name
 
 
 def export_module(code: Any, title: str, origin: str, params: Sequence[str],
@@ -111,7 +113,8 @@ def export_module(code: Any, title: str, origin: str, params: Sequence[str],
         f"    outputs = {mod}.run({names})",
         "",
         "`run(*inputs)` takes the array inputs in this order (it checks their number, shapes",
-        "and dtypes, raising TypeError or ValueError):",
+        "and dtypes, raising TypeError or ValueError; a symbolic size such as N is any size,",
+        "the same in every input it appears in):",
         textwrap.indent("\n".join(described) or "(none)", "    "),
         "Compile-time arguments (Python scalars, tuples, None) were baked in when exporting.",
         f"`{code.function_name}(*parameters, *inputs)` is the generated function itself; `load()`",
@@ -127,7 +130,8 @@ import os as _os
 PARAMETERS = {_tuple_literal(params)}
 INPUTS = {_tuple_literal(described)}
 INPUT_SPECS = {_tuple_literal(specs)}
-"""(name, shape, dtype) of each input run() takes; None in a shape is any size."""
+"""(name, shape, dtype) of each input run() takes; in a shape, a name such as "N" is any size,
+the same wherever it appears, and None is any size."""
 WEIGHTS = _os.path.join(_os.path.dirname(_os.path.abspath(__file__)), {weights_ref!r})
 _parameters = None
 
@@ -149,20 +153,25 @@ def check_inputs(inputs):
         expected = ", ".join(name for name, _, _ in INPUT_SPECS) or "none"
         raise TypeError(f"run() takes {{len(INPUT_SPECS)}} inputs ({{expected}}), "
                         f"{{len(inputs)}} given")
+    sizes = {{}}
     for (name, shape, dtype), value in zip(INPUT_SPECS, inputs):
         if shape is None:
             continue
         given_shape = getattr(value, "shape", None)
         given_dtype = getattr(value, "dtype", None)
+        before = dict(sizes)
         fits = (given_shape is not None and len(given_shape) == len(shape)
-                and all(e is None or e == g for e, g in zip(shape, given_shape)))
+                and all(e is None or e == g or isinstance(e, str) and sizes.setdefault(e, g)
+                        == g for e, g in zip(shape, given_shape)))
         if not fits or given_dtype != np.dtype(dtype):
             want = "(" + ", ".join("?" if e is None else str(e) for e in shape) + \\
                 ("," if len(shape) == 1 else "") + ")"
             given = (f"shape {{tuple(given_shape)}}, dtype {{given_dtype}}"
                      if given_shape is not None else f"a {{type(value).__name__}}")
+            known = ", ".join(f"{{s}} = {{v}}" for s, v in before.items() if s in shape)
             raise ValueError(f"run(): input {{name!r}} must be an array of shape {{want}}, "
-                             f"dtype {{dtype}}; given {{given}}")
+                             f"dtype {{dtype}}; given {{given}}"
+                             + (f" ({{known}} from the inputs before it)" if known else ""))
 
 
 def run(*inputs):

@@ -16,7 +16,10 @@ import numpy as np
 
 from .errors import UsageError
 
-_SHAPE = re.compile(r"^(\d+(?:x\d+)*|\(\)|scalar)?(?::([A-Za-z0-9_]+))?$")
+_DIM = r"(?:\d+|[A-Z][A-Z0-9_]*)"
+_SHAPE = re.compile(rf"^({_DIM}(?:x{_DIM})*|\(\)|scalar)?(?::([A-Za-z0-9_]+))?$")
+EXAMPLE_SIZE = 2
+"""The size a symbolic axis of an --input (`Nx1x32x32`) has in the example array."""
 _SCALAR = re.compile(r"^(int|float|bool)=(.+)$")
 
 SPEC_HELP = ("NAME in FILE.py: a Cell subclass (built as NAME() after amber.set_seed(0)), a "
@@ -26,7 +29,11 @@ INPUT_HELP = ("one argument (repeat --input per argument; default: the file's "
               "NumPy dtype name (default float32), e.g. 1x1x32x32:float32, 8:int64, 2x3:bool; a "
               "0-d array: scalar:float64, ():float64 or :float64. A Python scalar: int=3, "
               "float=0.5, bool=true. Arrays are seeded random values (normal for floats, 0..9 "
-              "for integers)")
+              "for integers). An upper-case name for an axis (Nx1x32x32:float32) makes it a "
+              "symbolic size: code for every size of it (names shared by inputs are one size)")
+DYNAMIC_HELP = ("compile for every size of the leading axis (the batch) of every array input, "
+                "as jit(dynamic=True) does; a Cell's set_inputs and --input names like "
+                "Nx1x32x32 declare symbolic axes too")
 
 
 @dataclass
@@ -37,11 +44,28 @@ class Target:
     instance: Any
     args: tuple
     module: Any
+    dynamic: Any = None
+    """Symbolic axes, as `jit(dynamic=...)` takes them (True: every batch; a dict by position)."""
 
     @property
     def compiled(self) -> Any:
         """What the frontend compiles: the Cell instance, or the plain function."""
         return self.instance if self.instance is not None else self.obj
+
+    def shapes(self) -> dict[str, tuple]:
+        """The symbolic shapes of the example arguments by input path (a Cell's set_inputs
+        first, then `dynamic`): empty when everything is static."""
+        from ..runtime.dynamic import DynamicShapes
+        func = type(self.instance).construct if self.instance is not None else self.obj
+        return DynamicShapes(self.dynamic).shapes(func, self.instance, self.args, {})
+
+    def signature(self) -> str:
+        """The input signature the generated code's docstring shows (`(f32[N,1,32,32])`)."""
+        from ..runtime.keys import call_key, describe_key, shaped_key
+        shapes = self.shapes()
+        if not shapes:
+            return describe_key(call_key(self.args, {}))
+        return describe_key(shaped_key(self.args, {}, lambda p, a: shapes.get(p, a.shape)))
 
     @property
     def title(self) -> str:
@@ -57,6 +81,7 @@ def add_target_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--input", action="append", metavar="SPEC", help=INPUT_HELP)
     parser.add_argument("-O", dest="opt_level", type=int, choices=(0, 1, 2), default=2,
                         help="optimization level (-O0, -O1, -O2; default 2)")
+    parser.add_argument("--dynamic", action="store_true", help=DYNAMIC_HELP)
 
 
 @contextlib.contextmanager
@@ -95,7 +120,7 @@ def split_spec(spec: str) -> tuple[str, str]:
     return file, name
 
 
-def load_target(spec: str, input_specs: Sequence[str] | None) -> Target:
+def load_target(spec: str, input_specs: Sequence[str] | None, dynamic: bool = False) -> Target:
     """Resolve FILE.py:NAME, instantiate a Cell class (after `set_seed(0)`), and find inputs."""
     from ..common.seed import set_seed
     file, name = split_spec(spec)
@@ -120,12 +145,13 @@ def load_target(spec: str, input_specs: Sequence[str] | None) -> Target:
     elif not inspect.isfunction(obj):
         raise UsageError(f"{file}:{name} is a {type(obj).__name__}, not an nn.Cell subclass or "
                          "a function")
+    declared: dict[int, dict[int, str]] = {}
     if input_specs:
-        args = parse_inputs(input_specs)
+        args, declared = parse_inputs(input_specs), symbolic_axes(input_specs)
     else:
         with user_output_to_stderr():
             args = example_inputs(module, file, name)
-    return Target(name, obj, instance, args, module)
+    return Target(name, obj, instance, args, module, True if dynamic else declared or None)
 
 
 def example_inputs(module: Any, file: str, name: str) -> tuple:
@@ -148,6 +174,17 @@ def parse_inputs(specs: Sequence[str]) -> tuple:
     return tuple(parse_input(spec, rng) for spec in specs)
 
 
+def symbolic_axes(specs: Sequence[str]) -> dict[int, dict[int, str]]:
+    """The axes --input specs name (`Nx1x32x32`: {position: {0: "N"}})."""
+    declared = {}
+    for i, spec in enumerate(specs):
+        dims = [] if _SCALAR.match(spec) else spec.split(":")[0].split("x")
+        names = {axis: d for axis, d in enumerate(dims) if re.fullmatch(r"[A-Z][A-Z0-9_]*", d)}
+        if names:
+            declared[i] = names
+    return declared
+
+
 def parse_input(spec: str, rng: np.random.Generator) -> Any:
     """One --input value (see `INPUT_HELP`)."""
     scalar = _SCALAR.match(spec)
@@ -158,7 +195,8 @@ def parse_input(spec: str, rng: np.random.Generator) -> Any:
         raise UsageError(f"bad --input {spec!r}: expected SHAPE[:DTYPE] like 1x1x32x32:float32, "
                          "scalar:float64, or int=3 / float=0.5 / bool=true")
     dims, dtype_name = match.group(1), match.group(2) or "float32"
-    shape = () if dims in (None, "()", "scalar") else tuple(int(d) for d in dims.split("x"))
+    shape = () if dims in (None, "()", "scalar") else tuple(
+        int(d) if d.isdigit() else EXAMPLE_SIZE for d in dims.split("x"))
     try:
         dtype = np.dtype(dtype_name)
     except TypeError:

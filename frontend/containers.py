@@ -11,7 +11,7 @@ from ..graph import ListType, Scalar, Tensor, Value
 from .aliases import replace_object
 from .context import Frame, NeedsUnrolling
 from .errors import CompileError
-from .operators import to_python
+from .operators import evaluate_python, to_python
 from .sequences import as_sequence, getitem
 from .values import DictMethod, ListMethod, PyList, describe, has_runtime
 
@@ -29,21 +29,29 @@ def list_method(f: Frame, method: ListMethod, args: list[Any], kwargs: dict[str,
         raise f.error(f"list.{method.name}() takes no keyword arguments")
     if isinstance(method.target, Value):
         return _runtime_list_method(f, method.target, method.name, args)
-    items = method.target.items
-    if method.name in LIST_MUTATORS:
-        f.writable(method.target)
-    if method.name == "extend":
-        items.extend(as_sequence(f, args[0]) if len(args) == 1 else args)
-        return None
+    old = method.target
     if method.name == "copy":
-        return PyList(list(items))
+        return PyList(list(old.items))
     if method.name in ("index", "count", "remove") and has_runtime(args):
         raise f.error(f"list.{method.name} needs compile-time values",
                       "compare the items explicitly, e.g. with ==")
+    if method.name not in LIST_MUTATORS:
+        return evaluate_python(f, lambda items, *a: getattr(items, method.name)(*a),
+                               list(old.items), *args)
+    f.writable(old)
+    # NOTE: like a dict, a changed list is a new list every name holding the old one now
+    # holds: a branch or loop body never changes the one bound outside it
+    items = list(old.items)
     try:
-        return getattr(items, method.name)(*args)
+        if method.name == "extend":
+            items.extend(as_sequence(f, args[0]) if len(args) == 1 else args)
+            result = None
+        else:
+            result = getattr(items, method.name)(*args)
     except (IndexError, ValueError, TypeError) as exc:
         f.raise_at_runtime(type(exc), str(exc))
+    replace_object(f, old, PyList(items))
+    return result
 
 
 def _runtime_list_method(f: Frame, items: Value, name: str, args: list[Any]) -> Any:

@@ -281,7 +281,6 @@ def branch_on(f: Frame, test: Any, body: list[gast.stmt], orelse: list[gast.stmt
         f.run_block(body if known else orelse, live)
         return
     cond = condition_value(f, test, at_run_time=True)
-    prepare_lists(f, body + orelse)
     before = f.scope
     then = run_branch(f, lambda: f.run_block(body, live))
     else_ = run_branch(f, lambda: f.run_block(orelse, live))

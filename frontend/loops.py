@@ -13,7 +13,7 @@ from . import names
 from .carries import (Carry, after_loop, entry_scope, hint, init_values, leaves, make_carries,
                       make_seeding, settle, yields)
 from .context import Frame, Mark, NeedsUnrolling
-from .control import Branch, branch_on, mutated_lists, prepare_lists, run_branch
+from .control import Branch, branch_on, mutated_lists, run_branch
 from .errors import CompileError
 from .operators import condition_value
 from .sequences import as_sequence, indexed, is_compile_time_sequence
@@ -126,7 +126,6 @@ RANGE_PREFIX = names.RANGE_INDEX.format("")
 def _while_region(f: Frame, node: gast.While, header: frozenset[str]) -> None:
     """One While region."""
     mark = Mark(f)
-    prepare_lists(f, node.body)
     seeding = make_seeding(f, node, make_carries(f, _candidates(node.body) & header))
     carries = seeding.carries
     for _ in range(MAX_ROUNDS):
@@ -232,7 +231,6 @@ def _unroll(f: Frame, node: gast.For, items: Any, header: frozenset[str]) -> Non
 def _for_region(f: Frame, node: gast.For, it: Any, header: frozenset[str],
                 live: frozenset[str]) -> None:
     """One For region over range(start, stop, step) of `it`."""
-    prepare_lists(f, node.body)
     targets = names.target_names(node.target)
     candidates = (_candidates(node.body) & header) | (targets & live)
     seeding = make_seeding(f, node, make_carries(f, candidates))

@@ -248,3 +248,22 @@ def test_a_train_step_compiles_once_for_every_batch_size_with_the_last_short_one
             np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-7)
     assert fast.stats.specializations == 1
     assert "x_shape=(n, 6, 14, 14)" in fast.code  # the conv gradient's shape, at entry size
+
+
+def test_the_samples_run_every_batch_size_from_1_to_64_with_one_compile() -> None:
+    """The issue's bar: LeNet-5 (set_inputs) and the RNN (its batch axis 1, jit(dynamic=...)),
+    equal to eager at every size."""
+    amber.set_seed(0)
+    lenet = LeNet5()
+    lenet.set_inputs(amber.Tensor(shape=[None, 1, 32, 32], dtype=F32))
+    rnn = EarlyStopRNN()
+    fast_lenet, fast_rnn = amber.jit(lenet), amber.jit(rnn, dynamic={"x": 1})
+    for n in range(1, 65):
+        x = images(n, n)
+        np.testing.assert_allclose(fast_lenet(x), lenet.construct(x), rtol=1e-5, atol=1e-6)
+        h, t = fast_rnn(sequence(n, n))
+        want_h, want_t = rnn.construct(sequence(n, n))
+        assert t == want_t
+        np.testing.assert_allclose(h, want_h, rtol=1e-5, atol=1e-6)
+    assert fast_lenet.stats.compiles + fast_lenet.stats.disk_hits == 1
+    assert fast_rnn.stats.compiles + fast_rnn.stats.disk_hits == 1
