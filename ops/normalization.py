@@ -1,5 +1,5 @@
 """Normalization ops: batch norm with given (moving) statistics, batch norm over the batch's own
-statistics (training), and layer norm; each with its gradient rule."""
+statistics (training), layer norm and L2 normalization; each with its gradient rule."""
 from __future__ import annotations
 
 from typing import Any
@@ -8,7 +8,7 @@ import numpy as np
 
 from .elementwise import helper_call
 from .nn_kernels import batch_norm_kernel, batch_norm_train_kernel, layer_norm_kernel
-from .opdef import GradContext, OpDef, OpFunction
+from .opdef import GradContext, OpDef, OpFunction, Primitive
 from .types import (UNKNOWN, Dim, Scalar, Tensor, TupleType, Type, check_axis, dim_mul,
                     expect_tensor, known, may_equal, mean_dtype, result_dtype)
 
@@ -149,6 +149,55 @@ layer_norm = OpDef(
 """Layer norm over axes begin_norm_axis.. with gamma/beta of shape x.shape[begin_params_axis:]."""
 
 
+def l2_normalize_kernel(x: np.ndarray, *, axis: int | tuple = 0,
+                        epsilon: float = 1e-4) -> np.ndarray:
+    """x / sqrt(max(sum(x**2 over axis), epsilon)), MindSpore's L2Normalize."""
+    squares = np.sum(x * x, axis=axis, keepdims=True)
+    return x / np.sqrt(np.maximum(squares, epsilon))
+
+
+def _l2_normalize_infer(x: Type, *, axis: Any, epsilon: float) -> Tensor:
+    t = expect_tensor("l2_normalize", "input", x, min_rank=1)
+    for a in (axis if isinstance(axis, tuple) else (axis,)):
+        check_axis("l2_normalize", a, t.rank)
+    if t.dtype.kind != "f":
+        raise TypeError(f"l2_normalize: expected a float array, got {t}")
+    return t
+
+
+def _l2_normalize_grad(ad: GradContext) -> tuple[Any, ...]:
+    """y = x / n with n = sqrt(max(s, eps)), s = sum(x*x): dx = g / n - x * sum(g*x) / n**3
+    where s > eps (n depends on x there), else g / n."""
+    x, axis, eps = ad.input(0), ad.attrs["axis"], ad.attrs["epsilon"]
+    s = ad.op("sum", x * x, axis=axis, keepdims=True)
+    n = ad.op("sqrt", ad.op("maximum", s, eps))
+    dot = ad.op("sum", ad.g * x, axis=axis, keepdims=True)
+    return (ad.g / n - x * (dot / (n * n * n)) * (s > eps),)
+
+
+l2_normalize = OpDef(
+    "l2_normalize", ("x",), kernel=l2_normalize_kernel, infer=_l2_normalize_infer,
+    emit=helper_call(l2_normalize_kernel, "x", {"axis": 0, "epsilon": 1e-4}),
+    attrs={"axis": 0, "epsilon": 1e-4},
+    helpers=(l2_normalize_kernel,), fresh=True, grad=_l2_normalize_grad)
+"""x divided by its L2 norm over `axis` (an int or a tuple), the norm floored at sqrt(epsilon)."""
+
+
+def _l2_axis(axis: Any) -> Any:
+    return tuple(axis) if isinstance(axis, list | tuple) else axis
+
+
+class L2Normalize(Primitive):
+    """`ops.L2Normalize(axis=0, epsilon=1e-4)(x)`."""
+    op = l2_normalize
+
+    def __init__(self, axis: Any = 0, epsilon: float = 1e-4) -> None:
+        self.attrs = {"axis": _l2_axis(axis), "epsilon": float(epsilon)}
+
+    def binder(self, x: Any):
+        return (x,), dict(self.attrs)
+
+
 def _bind_batch_norm(input_x: Any, running_mean: Any, running_var: Any, weight: Any, bias: Any,
                      training: bool = False, momentum: float = 0.1, eps: float = 1e-5):
     if training:
@@ -167,9 +216,13 @@ def _bind_layer_norm(input_x: Any, gamma: Any, beta: Any, begin_norm_axis: int =
                                     "begin_params_axis": begin_params_axis, "epsilon": epsilon}
 
 
-OPS = (batch_norm, batch_norm_train, layer_norm)
+OPS = (batch_norm, batch_norm_train, layer_norm, l2_normalize)
 FUNCTIONS = (
     OpFunction("batch_norm", batch_norm, _bind_batch_norm),
     OpFunction("batch_norm_train", batch_norm_train, _bind_batch_norm_train),
     OpFunction("layer_norm", layer_norm, _bind_layer_norm),
+    OpFunction("l2_normalize", l2_normalize,
+               lambda x, axis=0, epsilon=1e-4: ((x,), {"axis": _l2_axis(axis),
+                                                       "epsilon": float(epsilon)})),
 )
+PRIMITIVES = (L2Normalize,)

@@ -427,6 +427,39 @@ class Conv2D(Primitive):
         return (x, weight), dict(self.attrs)
 
 
+class Conv2DTranspose(Primitive):
+    """`ops.Conv2DTranspose(out_channel, kernel_size, pad_mode="valid", pad=0, pad_list=None,
+    mode=1, stride=1, dilation=1, group=1)(dout, weight, input_size)` (also spelled
+    Conv2DBackpropInput): the gradient of a convolution with `weight` with respect to its input
+    of shape `input_size`, i.e. a transposed convolution of `dout`."""
+    op = conv2d_grad_input
+
+    def __init__(self, out_channel: int, kernel_size: Any, pad_mode: str = "valid",
+                 pad: Any = 0, pad_list: Any = None, mode: int = 1, stride: Any = 1,
+                 dilation: Any = 1, group: int = 1, data_format: str = "NCHW") -> None:
+        if mode != 1 or data_format != "NCHW":
+            raise NotImplementedError(f"{type(self).__name__}: only mode=1 and NCHW are "
+                                      f"supported, got mode={mode!r}, data_format={data_format!r}")
+        self.out_channel = out_channel
+        self.kernel_size = _as_pair(type(self).__name__, "kernel_size", kernel_size)
+        pads = pad_list if pad_list is not None and str(pad_mode).lower() == "pad" else pad
+        self.attrs = _conv2d_attrs(stride, pad_mode, pads, dilation, group)
+
+    def binder(self, dout: Any, weight: Any, input_size: Any):
+        if not isinstance(input_size, tuple | list) or not all(
+                type(d) is int for d in input_size) or len(input_size) != 4:
+            raise TypeError(f"{type(self).__name__}: input_size must be a tuple of 4 ints known "
+                            f"while compiling, got {input_size!r}")
+        return (dout, weight), {"x_shape": tuple(input_size), **self.attrs}
+
+
+class Conv2DBackpropInput(Primitive):
+    """MindSpore's other name of `Conv2DTranspose`."""
+    op = conv2d_grad_input
+    __init__ = Conv2DTranspose.__init__
+    binder = Conv2DTranspose.binder
+
+
 class MaxPool(Primitive):
     """`ops.MaxPool(kernel_size=1, strides=1, pad_mode="valid")(x)`."""
     op = max_pool2d
@@ -457,4 +490,4 @@ FUNCTIONS = (
     OpFunction("max_pool2d", max_pool2d, _bind_max_pool2d),
     OpFunction("avg_pool2d", avg_pool2d, _bind_avg_pool2d),
 )
-PRIMITIVES = (Conv2D, MaxPool, AvgPool)
+PRIMITIVES = (Conv2D, Conv2DTranspose, Conv2DBackpropInput, MaxPool, AvgPool)

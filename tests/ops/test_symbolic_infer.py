@@ -35,6 +35,8 @@ EXAMPLES = int(os.environ.get("AMBER_HYPOTHESIS_EXAMPLES", "60"))
 REFUSES_SYMBOLS: dict[str, str] = {
     "squeeze": "axis=None drops the dims of size 1, and a symbolic dim may or may not be 1",
     "split": "chunks of a fixed size make a number of pieces that depends on the size",
+    "gather_nd": "the length of the index tuples (the last dim of indices) is how many axes are "
+                 "indexed, which sets the result's rank",
 }
 """Ops whose rule may refuse a symbolic size (a compile error, never a wrong result), and why."""
 
