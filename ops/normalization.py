@@ -9,14 +9,18 @@ import numpy as np
 from .elementwise import helper_call
 from .nn_kernels import batch_norm_kernel, batch_norm_train_kernel, layer_norm_kernel
 from .opdef import GradContext, OpDef, OpFunction, Primitive
-from .types import (UNKNOWN, Dim, Scalar, Tensor, TupleType, Type, check_axis, dim_mul,
-                    expect_tensor, known, may_equal, mean_dtype, result_dtype)
+from .types import (UNKNOWN, Dim, Scalar, Tensor, TupleType, Type, broadcast_shapes, check_axis,
+                    dim_mul, expect_tensor, known, may_equal, mean_dtype, result_dtype)
 
 
-def _channel_params(op: str, x: Tensor, **params: Type) -> None:
+def _channel_params(op: str, x: Tensor, **params: Type) -> tuple[Dim, ...]:
+    """Checks per-channel parameters against `x`; the shape of `x` with them applied (the
+    kernels broadcast, so a symbolic channel count of 1 takes the parameters')."""
     for role, t in params.items():
         if not may_equal(expect_tensor(op, role, t, rank=1).shape[0], x.shape[1]):
             raise ValueError(f"{op}: {role} {t} does not match the {x.shape[1]} channels of {x}")
+    channels = broadcast_shapes(*((t.shape[0],) for t in params.values()), x.shape[1:2])
+    return (x.shape[0], *channels, *x.shape[2:])
 
 
 def _channels(rank: int) -> tuple[int, ...]:
@@ -27,8 +31,9 @@ def _channels(rank: int) -> tuple[int, ...]:
 def _batch_norm_infer(x: Type, mean: Type, variance: Type, gamma: Type, beta: Type, *,
                       epsilon: float) -> Tensor:
     expect_tensor("batch_norm", "input", x, min_rank=2)
-    _channel_params("batch_norm", x, mean=mean, variance=variance, gamma=gamma, beta=beta)
-    return Tensor(x.shape, result_dtype(x, mean, variance, gamma, beta, Scalar(float)))
+    shape = _channel_params("batch_norm", x, mean=mean, variance=variance, gamma=gamma,
+                            beta=beta)
+    return Tensor(shape, result_dtype(x, mean, variance, gamma, beta, Scalar(float)))
 
 
 def _batch_norm_grad(ad: GradContext) -> tuple[Any, ...]:
@@ -78,9 +83,9 @@ def _normalized_grad(ad: GradContext, x: Any, dxhat: Any, axes: tuple[int, ...],
 
 def _batch_norm_train_infer(x: Type, gamma: Type, beta: Type, *, epsilon: float) -> TupleType:
     expect_tensor("batch_norm_train", "input", x, min_rank=2)
-    _channel_params("batch_norm_train", x, gamma=gamma, beta=beta)
+    shape = _channel_params("batch_norm_train", x, gamma=gamma, beta=beta)
     stat = Tensor(x.shape[1:2], mean_dtype(x.dtype))
-    return TupleType((Tensor(x.shape, result_dtype(stat, gamma, beta, Scalar(float))), stat, stat))
+    return TupleType((Tensor(shape, result_dtype(stat, gamma, beta, Scalar(float))), stat, stat))
 
 
 def _batch_norm_train_grad(ad: GradContext) -> tuple[Any, ...]:
@@ -130,7 +135,8 @@ def _layer_norm_infer(x: Type, gamma: Type, beta: Type, *, begin_norm_axis: int,
         if len(got) != len(expected) or not all(map(may_equal, got, expected)):
             raise ValueError(f"layer_norm: {role} {t} must have shape {expected} (input {x} from "
                              f"begin_params_axis={begin_params_axis})")
-    return Tensor(x.shape, np.result_type(mean_dtype(x.dtype), gamma.dtype, beta.dtype))
+    shape = broadcast_shapes(x.shape, gamma.shape, beta.shape)  # NOTE: as the kernel does
+    return Tensor(shape, np.result_type(mean_dtype(x.dtype), gamma.dtype, beta.dtype))
 
 
 def _layer_norm_grad(ad: GradContext) -> tuple[Any, ...]:

@@ -83,10 +83,10 @@ def _window_out(op: str, size: Dim, k: Dim, s: int, d: int, pad_mode: str,
                 pads: tuple[int, int]) -> Dim:
     """Output length of a window op along one spatial axis (an expression of a symbolic size,
     e.g. `(H-4)//2+1`; the run-time kernel checks that a symbolic input is large enough)."""
+    if not known(k):
+        return UNKNOWN  # NOTE: a kernel's size is a weight's shape, static in practice
     if pad_mode == "same":
         return dim_floordiv(dim_add(size, s - 1), s)
-    if not known(k):
-        return UNKNOWN
     span = (k - 1) * d + 1
     if known(size) and size + sum(pads) < span:
         raise ValueError(f"{op}: a window spanning {span} does not fit the padded input size "
@@ -215,9 +215,15 @@ conv2d = OpDef(
 padding (top, bottom, left, right), pad_mode 'valid' | 'same' | 'pad'."""
 
 
-def _window_grad_infer(shape_attr: str):
+def _window_grad_infer(shape_attr: str, batch_of_adjoint: bool = False):
+    """The shape in attribute `shape_attr`; with `batch_of_adjoint`, the batch is the adjoint's
+    (input 0), as the kernel makes it."""
     def infer(*inputs: Type, **attrs: Any) -> Tensor:
-        return Tensor(tuple(attrs[shape_attr]), result_dtype(*inputs))
+        shape = tuple(attrs[shape_attr])
+        if batch_of_adjoint:
+            batch = expect_tensor("window gradient", "adjoint", inputs[0], rank=4).shape[0]
+            shape = (batch, *shape[1:])
+        return Tensor(shape, result_dtype(*inputs))
     return infer
 
 
@@ -237,7 +243,8 @@ def _conv2d_grad_input_grad(ad: GradContext) -> tuple[Any, ...]:
 
 conv2d_grad_input = OpDef(
     "conv2d_grad_input", ("g", "weight"), kernel=conv2d_grad_input,
-    infer=_window_grad_infer("x_shape"), attrs={"x_shape": REQUIRED, **_CONV2D},
+    infer=_window_grad_infer("x_shape", batch_of_adjoint=True),
+    attrs={"x_shape": REQUIRED, **_CONV2D},
     emit=helper_call(conv2d_grad_input, "g, weight", {"x_shape": REQUIRED, **_CONV2D}),
     helpers=(window_pads, add_windows, image_block, conv2d_grad_input), fresh=True,
     grad=_conv2d_grad_input_grad)

@@ -1,7 +1,8 @@
 """Python whose meaning compiled code cannot keep is refused at the line marked `# ERR` (see
 `harness.check_rejected`), never compiled into a different result: writes into lists, dicts
 and arrays the caller owns, containers whose structure depends on a run-time trip count, an
-in-place operator on a 0-d value that is an array on some paths only."""
+in-place operator on a 0-d value that is an array on some paths only, `is` between a run-time
+number and a constant (CPython shares small ints, so only the value can tell)."""
 import numpy as np
 import pytest
 
@@ -70,6 +71,13 @@ def augmented_zero_d_array_or_scalar(x):
         t += 1  # ERR
         t = t * 2
     return t
+
+
+@runs(i32([1, 0]))
+def identity_of_a_run_time_number(x):
+    one = 1
+    n = int(x.sum())
+    return n is one  # ERR
 
 
 class WritesAnAttributeDict(nn.Cell):
