@@ -13,7 +13,7 @@ import numpy as np
 
 from ..graph import AnyType, Block, InsertPoint, Node, Tensor, TupleType, Type, Value
 from . import aliases, names
-from .context import Frame, NeedsUnrolling, Scope, tuple_items
+from .context import DtypeChange, Frame, NeedsUnrolling, Scope, tuple_items
 from .control import Branch, changed_names, defined_in, same_constant
 from .seeds import CarryState, Seeding
 from .values import (MISSING, PyList, Unusable, absent, describe, has_runtime, is_undefined,
@@ -359,8 +359,16 @@ def _widen(f: Frame, c: Carry, before: Type, end: Any) -> Type:
         else:
             hint = ("give it a value of the same kind before the loop (e.g. a zeros array "
                     "instead of None)")
+        kind = DtypeChange if _widens_dtype(before, after) else NeedsUnrolling
         raise f.error(f"`{c.name}` is {kind_name(before)} before the loop but "
-                      f"{kind_name(after)} after an iteration", hint, kind=NeedsUnrolling) from None
+                      f"{kind_name(after)} after an iteration", hint, kind=kind) from None
+
+
+def _widens_dtype(before: Type, after: Type) -> bool:
+    """True if only the dtype changed, to one that holds the old one (so peeling settles)."""
+    return (isinstance(before, Tensor) and isinstance(after, Tensor)
+            and before.rank == after.rank and before.dtype != after.dtype
+            and np.promote_types(before.dtype, after.dtype) == after.dtype)
 
 
 def _leaf_ends(f: Frame, c: Carry, end: Any, seen: set[int]) -> list[tuple[Carry, Any]]:

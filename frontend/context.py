@@ -46,6 +46,12 @@ class NeedsUnrolling(CompileError):
     instead; otherwise this is the user's error."""
 
 
+class DtypeChange(NeedsUnrolling):
+    """A carried array's dtype widens after an iteration (`v = v / 2.0` on a float32 scalar
+    under NumPy 1 gives float64): a `while` loop is peeled instead (`statements._run_stmt`):
+    its first iteration becomes an `if`, followed by the loop, whose types are then fixed."""
+
+
 # NOTE: speculation and rollback. Building structured SSA from Python finds some facts only
 # after building both ways: that a name holds different kinds of value after the two arms of
 # an `if`, or that a loop body needs the loop unrolled. The frontend then raises one of the
@@ -163,6 +169,8 @@ class Compiler:
         self.inputs: list[tuple[str, Value]] = []
         self.guards: dict[str, Guard] = {}
         self.sources: list[str] = []
+        self.peeling: list[Any] = []
+        """The loops whose first iteration is being peeled, outermost first (statements)."""
         self.source_titles: list[str] = []
         """The qualified name of each function in `sources` (`Conv2d.construct`)."""
         self.stack: list[tuple[tuple[types.CodeType, int | None], str]] = []

@@ -134,7 +134,7 @@ def _while_region(f: Frame, node: gast.While, header: frozenset[str]) -> None:
             with seeding.round():
                 cond, body, stable = _while_round(f, node, header, carries, cond_block,
                                                   body_block)
-        except NeedsUnrolling:
+        except CompileError:
             _discard(cond_block, body_block)  # NOTE: the loop is built again another way
             raise
         if cond is None:
@@ -193,7 +193,10 @@ def build_for(f: Frame, node: gast.For) -> None:
     after all when its body indexes layers by the index and the range is constant)."""
     live = f.live_after()
     iterable = f.evaluate(node.iter)
-    header = loop_live(node.body, live, set())
+    targets = names.target_names(node.target)
+    # NOTE: the targets are bound afresh at the top of every iteration: live at the header
+    # (carried from one iteration to the next) only when read after the loop
+    header = (loop_live(node.body, live, set()) - targets) | (targets & live)
     if is_compile_time_sequence(iterable):
         _unroll(f, node, as_sequence(f, iterable), header)
         return
@@ -244,7 +247,7 @@ def _for_region(f: Frame, node: gast.For, it: Any, header: frozenset[str],
             with seeding.round():
                 body = run_branch(f, build, entry_scope(f, carries, body_block), body_block)
                 stable = settle(f, carries, body, header, frozenset(targets))
-        except NeedsUnrolling:
+        except CompileError:
             _discard(body_block)  # NOTE: the loop is built again another way
             raise
         if not stable:

@@ -84,7 +84,15 @@ REFUSED = {
        for k in (0, 1)},
     **{f"list_items_augmented_in_a_loop-{k}": VIEW_WRITE for k in (0, 1)},
     "loop_else_with_return": MIXED_RESULT,
+    # float64 inputs: `lam` (`s`) is float32 until the first iteration that does not break
+    # (that runs), so the result's dtype depends on the data, as it does eagerly
+    "power_iteration": MIXED_RESULT, "count_until_threshold": MIXED_RESULT,
 
+}
+REFUSED_ON_NUMPY1 = {
+    # `t * 2` on a float32 scalar is float64 under NumPy 1: `t` widens in the first iteration
+    # that does not return, so the result's dtype depends on the data
+    "temperature_search-1": MIXED_RESULT,
 }
 KINKS = {"pairwise_distances": "sqrt(0) on the diagonal: no derivative there"}
 
@@ -192,7 +200,9 @@ def _check(program: harness.Program, k: int, capsys: Any) -> None:
         with pytest.raises(amber.CompileError):
             fn(*copy.deepcopy(args), sens)
         return
-    refused = REFUSED.get(program.target.__name__, REFUSED.get(f"{program.name}-{k}"))
+    refused_here = {**REFUSED, **REFUSED_ON_NUMPY1} if harness.NUMPY_1 else REFUSED
+    refused = refused_here.get(program.target.__name__,
+                               refused_here.get(f"{program.name}-{k}"))
     if refused is not None:
         with pytest.raises(amber.CompileError, match=re.escape(refused)):
             fn(*copy.deepcopy(args), sens)
