@@ -13,7 +13,7 @@ import numpy as np
 
 from ..graph import AnyType, Block, InsertPoint, Node, Tensor, TupleType, Type, Value
 from . import aliases, names
-from .context import Frame, NeedsUnrolling, Scope, tuple_items
+from .context import Frame, KindChanges, NeedsUnrolling, Scope, tuple_items
 from .control import Branch, changed_names, defined_in, same_constant
 from .seeds import CarryState, Seeding
 from .values import (MISSING, PyList, Unusable, absent, describe, has_runtime, is_undefined,
@@ -350,9 +350,12 @@ def _widen(f: Frame, c: Carry, before: Type, end: Any) -> Type:
     except TypeError:
         if names.is_synthetic(c.name):
             return AnyType()
+        kind = NeedsUnrolling
         if isinstance(before, Tensor) and isinstance(after, Tensor):
             hint = ("give it the dtype it ends with before the loop, e.g. "
                     f"`{c.name} = {c.name}.astype(np.{after.dtype})`")
+            if before.shape == after.shape and before.dtype != after.dtype:
+                kind = KindChanges
         elif isinstance(before, TupleType) and isinstance(after, TupleType):
             hint = (f"a tuple that grows in a loop whose trip count is known only at run time "
                     f"has no fixed length: make `{c.name}` a list and append to it")
@@ -360,7 +363,7 @@ def _widen(f: Frame, c: Carry, before: Type, end: Any) -> Type:
             hint = ("give it a value of the same kind before the loop (e.g. a zeros array "
                     "instead of None)")
         raise f.error(f"`{c.name}` is {kind_name(before)} before the loop but "
-                      f"{kind_name(after)} after an iteration", hint, kind=NeedsUnrolling) from None
+                      f"{kind_name(after)} after an iteration", hint, kind=kind) from None
 
 
 def _leaf_ends(f: Frame, c: Carry, end: Any, seen: set[int]) -> list[tuple[Carry, Any]]:

@@ -46,6 +46,12 @@ class NeedsUnrolling(CompileError):
     instead; otherwise this is the user's error."""
 
 
+class KindChanges(NeedsUnrolling):
+    """A carried variable's dtype changes in the first iteration (int32 -> float64, as NumPy
+    promotes): the loop is built as its first iteration, under a run-time test that it runs,
+    followed by the loop over the rest with the promoted dtype (`loops.peel`)."""
+
+
 # NOTE: speculation and rollback. Building structured SSA from Python finds some facts only
 # after building both ways: that a name holds different kinds of value after the two arms of
 # an `if`, or that a loop body needs the loop unrolled. The frontend then raises one of the
@@ -53,8 +59,11 @@ class NeedsUnrolling(CompileError):
 # began, rolls the IR and the scope back with `Mark.restore` and builds the statement another
 # way. There are two such sites: `statements._run_stmt` (MergeConflict: the statements after
 # the `if` are built once per side, at most `MAX_TAILS` deep) and `loops` (NeedsUnrolling,
-# caught in `build_for`, which unrolls a short constant-range loop; MergeConflict inside a
-# loop body, caught around one widening round, which retries with wider carried types).
+# caught in `build_for`, which unrolls a short constant-range loop; KindChanges, caught there
+# and in `build_while`, which build the first iteration before the loop; MergeConflict inside a
+# loop body, caught around one widening round, which retries with wider carried types). A
+# MergeConflict after a peeled loop is caught in `_run_stmt` too: the statements after the loop
+# are then built on both paths (`loops.build_loop_with_tail`).
 
 
 @dataclass
@@ -281,6 +290,11 @@ class Frame:
         self.fdef = prepared.fdef
         self.body = prepared.body
         self.tails = 0
+        self.loop_tail: tuple[list, frozenset[str]] | None = None
+        """The statements after the loop being built and the names live after them, when a
+        peeled first iteration must build them (`loops.build_loop_with_tail`)."""
+        self.peels: dict[int, int] = {}
+        """How many first iterations of each loop (by node id) are being peeled now."""
         self.locals = prepared.locals
         self.pending_is_none = prepared.returns_none
         self.scope = Scope(depth=len(compiler.frames), named=compiler.named,

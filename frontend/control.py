@@ -47,9 +47,25 @@ def run_branch(f: Frame, build: Callable[[], Any], scope: Scope | None = None,
                 result = build()
             except DeadPath:
                 f.scope.dead = True
+            except BaseException:
+                # NOTE: the caller builds this code again another way (or gives up): what the
+                # block's nodes use must not keep uses by nodes that are never in the graph
+                block.drop_all_uses()
+                raise
         return Branch(block, f.scope, result)
     finally:
         f.scope, f.builder.loc, f.stmt = saved
+
+
+def run_branches(f: Frame, then_fn: Callable[[], Any], else_fn: Callable[[], Any]
+                 ) -> tuple[Branch, Branch]:
+    """Both sides of an If region (the first released if building the second fails)."""
+    then = run_branch(f, then_fn)
+    try:
+        return then, run_branch(f, else_fn)
+    except BaseException:
+        then.block.drop_all_uses()
+        raise
 
 
 def defined_in(value: Value, block: Block) -> bool:
@@ -269,14 +285,20 @@ def build_if(f: Frame, node: gast.If, tail: list[gast.stmt] | None = None,
 def branch_on(f: Frame, test: Any, body: list[gast.stmt], orelse: list[gast.stmt],
               live: frozenset[str], line: int) -> None:
     """Run `body` if `test` else `orelse`: decided now, or an If region."""
+    branch_with(f, test, lambda: f.run_block(body, live), lambda: f.run_block(orelse, live),
+                live, line)
+
+
+def branch_with(f: Frame, test: Any, then_fn: Callable[[], None], else_fn: Callable[[], None],
+                live: frozenset[str], line: int) -> None:
+    """`branch_on` building each side with a function (`live`: the names live after it)."""
     known = truth(test)
     if known is not None:
-        f.run_block(body if known else orelse, live)
+        (then_fn if known else else_fn)()
         return
     cond = condition_value(f, test, at_run_time=True)
     before = f.scope
-    then = run_branch(f, lambda: f.run_block(body, live))
-    else_ = run_branch(f, lambda: f.run_block(orelse, live))
+    then, else_ = run_branches(f, then_fn, else_fn)
     merger = Merger(f, then, else_)
     merged: dict[str, Any] = {}
     try:
@@ -312,8 +334,7 @@ def changed_names(before: Scope, *after: Scope) -> list[str]:
 def choose(f: Frame, test: Any, then_fn: Callable[[], Any], else_fn: Callable[[], Any]) -> Any:
     """`then_fn() if test else else_fn()` for a run-time `test`: an If region."""
     cond = condition_value(f, test, at_run_time=True)
-    then = run_branch(f, then_fn)
-    else_ = run_branch(f, else_fn)
+    then, else_ = run_branches(f, then_fn, else_fn)
     merger = Merger(f, then, else_)
     value = merger.merge(EXPRESSION, then.result, else_.result)
     # NOTE: an expression binds no names, but a write in it (a helper's) changes versions

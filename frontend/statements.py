@@ -9,7 +9,7 @@ import numpy as np
 
 from ..graph import ListType, Scalar, Tensor, TupleType, Value
 from ..nn.cell import Parameter
-from . import control, names
+from . import control, loops, names
 from .aliases import ARRAY, MIXED, own_array, replace_object, zero_d_kind
 from .containers import delitem, extend
 from .context import DeadPath, Frame, Mark, MergeConflict
@@ -53,7 +53,7 @@ def run_block(f: Frame, stmts: list[gast.stmt], live_out: frozenset[str]) -> Non
 def _run_stmt(f: Frame, stmt: gast.stmt, rest: list[gast.stmt], live_out: frozenset[str]
               ) -> bool:
     """Build one statement; True if it also built `rest` (into both sides of an if)."""
-    mark = Mark(f) if isinstance(stmt, gast.If) and rest else None
+    mark = Mark(f) if isinstance(stmt, gast.If | gast.While | gast.For) and rest else None
     try:
         run_stmt(f, stmt)
     except DeadPath:
@@ -64,7 +64,10 @@ def _run_stmt(f: Frame, stmt: gast.stmt, rest: list[gast.stmt], live_out: frozen
         mark.restore(f)
         f.tails += 1
         try:
-            control.build_if(f, stmt, rest, live_out)
+            if isinstance(stmt, gast.If):
+                control.build_if(f, stmt, rest, live_out)
+            else:  # NOTE: a loop whose first iteration was peeled (loops.build_loop_with_tail)
+                loops.build_loop_with_tail(f, stmt, rest, live_out)
         except DeadPath:
             f.scope.dead = True
         finally:

@@ -1,7 +1,8 @@
 """Python whose meaning compiled code cannot keep is refused at the line marked `# ERR` (see
 `harness.check_rejected`), never compiled into a different result: writes into lists, dicts
 and arrays the caller owns, containers whose structure depends on a run-time trip count, an
-in-place operator on a 0-d value that is an array on some paths only."""
+in-place operator on a 0-d value that is an array on some paths only, a dict keyed by a
+run-time value, a variable that is a vector on one path and 0-d on another."""
 import numpy as np
 import pytest
 
@@ -70,6 +71,25 @@ def augmented_zero_d_array_or_scalar(x):
         t += 1  # ERR
         t = t * 2
     return t
+
+
+@runs((POS, i32([3])))
+def dict_keyed_by_a_run_time_index(x, n):
+    d = {}
+    for i in range(int(n[0])):
+        d[i] = x * i  # ERR
+    return len(d)
+
+
+@runs(POS)
+def vector_or_its_sum_carried_by_a_loop(x):
+    v = x
+    for i in range(int(x[0]) + 2):
+        if v.sum() > 1:  # ERR
+            v = v.sum() * 0.1
+        else:
+            return v
+    return v
 
 
 class WritesAnAttributeDict(nn.Cell):
