@@ -1,77 +1,8 @@
-"""Eager values: `Tensor` (an ndarray constructor) and the global seed (checkpoints live in
-`checkpoint.py`)."""
+"""Eager values: `Tensor` and `TensorSpec` (defined in common/tensor.py) and the global seed
+(checkpoints live in `checkpoint.py`)."""
 from __future__ import annotations
 
-from typing import Any
-
-import numpy as np
-
-from .common.dtype import to_array
-from .common.initializer import initializer
 from .common.seed import get_generator, get_seed, set_seed
+from .common.tensor import Tensor, TensorSpec
 
 __all__ = ["Tensor", "TensorSpec", "set_seed", "get_seed", "get_generator"]
-
-
-class _TensorMeta(type):
-    def __instancecheck__(cls, obj: Any) -> bool:
-        return isinstance(obj, np.ndarray)
-
-
-class Tensor(metaclass=_TensorMeta):
-    """`Tensor(data, dtype=None)` builds a new `np.ndarray` (amber's eager tensor).
-
-    Python floats default to float32, ints to int64. `Tensor(shape=s, dtype=d, init=i)` draws
-    from an initializer. `Tensor(shape=[None, 1, 32, 32], dtype=d)` (no data, no init) is a
-    `TensorSpec`: the shape an input takes, None for an axis of any size (see
-    `Cell.set_inputs`). `isinstance(x, Tensor)` holds for every ndarray."""
-
-    def __new__(cls, input_data: Any = None, dtype: Any = None, shape: Any = None,
-                init: Any = None) -> np.ndarray:  # type: ignore[misc]
-        if input_data is not None:
-            if shape is not None or init is not None:
-                raise TypeError("Tensor: give either input_data or (shape, init), not both")
-            return to_array(input_data, dtype)
-        if shape is not None and init is None and dtype is not None:
-            return TensorSpec(shape, dtype)  # type: ignore[return-value]
-        if shape is None or init is None:
-            raise TypeError("Tensor: needs input_data, shape and init, or (for an input spec) "
-                            "shape and dtype")
-        return initializer(init, shape, np.float32 if dtype is None else dtype)
-
-
-class TensorSpec:
-    """The shape and dtype of an array input, without data: an int per axis of fixed size,
-    None for an axis whose size may change from call to call (compiled once for all of them;
-    MindSpore's `Tensor(shape=[None, 3], dtype=...)`). A symbol name (`"N"`) instead of None
-    ties axes of several inputs to one size."""
-    __slots__ = ("shape", "dtype")
-
-    def __init__(self, shape: Any, dtype: Any) -> None:
-        if shape is None or isinstance(shape, int | str):
-            raise TypeError(f"TensorSpec: shape must be a list or tuple of axis sizes (ints, "
-                            f"None or symbol names), got {shape!r} (a spec of any rank is not "
-                            "supported)")
-        items = tuple(shape)
-        for d in items:
-            if not (d is None or isinstance(d, str) or
-                    isinstance(d, int | np.integer) and not isinstance(d, bool) and d >= 0):
-                raise TypeError(f"TensorSpec: an axis size is an int >= 0, None or a symbol "
-                                f"name, got {d!r} in {list(items)}")
-        self.shape = tuple(int(d) if isinstance(d, int | np.integer) else d for d in items)
-        self.dtype = np.dtype(dtype)
-
-    @property
-    def ndim(self) -> int:
-        return len(self.shape)
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, TensorSpec) and (self.shape, self.dtype) == (other.shape,
-                                                                             other.dtype)
-
-    def __hash__(self) -> int:
-        return hash((self.shape, self.dtype))
-
-    def __repr__(self) -> str:
-        dims = ", ".join("None" if d is None else repr(d) for d in self.shape)
-        return f"Tensor(shape=[{dims}], dtype={self.dtype.name})"

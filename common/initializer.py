@@ -18,21 +18,50 @@ Shape = tuple[int, ...]
 
 
 class Initializer:
-    """Base class: `values(shape, rng, dtype)` draws an array; `init(arr)` fills `arr` in place."""
+    """Base class. amber's initializers define `values(shape, rng, dtype)` (a new array); one
+    written MindSpore's way defines `_initialize(self, arr)`, filling a zero array of the target
+    shape and dtype in place (the zoo's `var_init.py` does). Either works everywhere: as
+    `weight_init=`, in `initializer(init, shape, dtype)`, and called on an array (`init(arr)`
+    fills `arr` in place and returns it)."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        self._kwargs = kwargs  # NOTE: MindSpore keeps the constructor arguments here too
 
     def values(self, shape: Shape, rng: np.random.Generator, dtype: np.dtype) -> np.ndarray:
         """An array of `shape` from this initializer's distribution, computed in float64 when
-        `dtype` is float64 and in float32 otherwise (drawing float32 is several times faster)."""
-        raise NotImplementedError(f"{type(self).__name__} does not define values()")
+        `dtype` is float64 and in float32 otherwise (drawing float32 is several times faster).
+        For a MindSpore-style subclass: a zero array of `dtype` filled by `_initialize`."""
+        if _defines_initialize(self):
+            arr = np.zeros(shape, dtype)
+            self._initialize(arr)
+            return arr
+        raise NotImplementedError(f"{type(self).__name__} defines neither values() nor "
+                                  f"_initialize(arr)")
+
+    def _initialize(self, arr: np.ndarray) -> None:
+        """MindSpore's protocol: fill `arr` in place (amber's own initializers via `values`)."""
+        arr[...] = self.values(arr.shape, get_generator(), arr.dtype)
 
     def __call__(self, arr: np.ndarray) -> np.ndarray:
         """Fill `arr` in place (MindSpore's calling convention) and return it."""
-        arr[...] = self.values(arr.shape, get_generator(), arr.dtype)
+        self._initialize(arr)
         return arr
 
     def __repr__(self) -> str:
-        fields = ", ".join(f"{k}={v!r}" for k, v in vars(self).items())
+        fields = ", ".join(f"{k}={v!r}" for k, v in vars(self).items() if not k.startswith("_"))
         return f"{type(self).__name__}({fields})"
+
+
+def _defines_initialize(init: Initializer) -> bool:
+    """True when a subclass (MindSpore style) overrides `_initialize`."""
+    return type(init)._initialize is not Initializer._initialize
+
+
+def _assignment(arr: np.ndarray, num: Any) -> np.ndarray:
+    """MindSpore's helper for `_initialize` methods: write `num` (a number or an array of the
+    same shape) into `arr` in place, a 0-d `arr` included; returns `arr`."""
+    arr[...] = num
+    return arr
 
 
 def _fans(init: Initializer, shape: Shape) -> tuple[int, int]:

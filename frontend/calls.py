@@ -14,12 +14,15 @@ import numpy as np
 from ..graph import Value
 from ..graph.types import type_of
 from ..nn.cell import Cell
-from ..ops import NUMPY, Dyn, OpDef, OpFunction, Primitive, lookup
+from ..common.tensor import Tensor
+from ..ops import METHODS, NUMPY, Dyn, OpDef, OpFunction, Primitive, lookup
+from ..ops.composite import PUBLIC as COMPOSITE
+from ..ops.primitive import CONSTEXPR_FLAG
 from . import aliases, gradients
 from .arrays import NOT_HANDLED, numpy_override, write_out
 from .closures import call_closure
 from .containers import dict_method, list_method
-from .context import Frame, call_identity
+from .context import Frame, NeedsUnrolling, call_identity
 from .errors import CompileError, CompileTypeError, arity_message, kind_for
 from .expressions import elements, evaluate, format_at_run_time
 from .operators import operand, python_result, to_python
@@ -28,6 +31,8 @@ from .scope import bind_arguments
 from .values import (BoundMethod, Closure, DictMethod, ListMethod, PyList, Ref, TensorMethod, describe,
                      has_runtime, jit_wrapped, python_name)
 
+COMPOSITE_CLASSES = frozenset(v for v in COMPOSITE.values() if isinstance(v, type))
+"""MindSpore API classes built from ops (`ops.DType()`): created while compiling."""
 MAX_INLINE_DEPTH = 64
 """Calls nested deeper than this (without recursion) are rejected."""
 FOLD_ITEMS = 64
@@ -72,6 +77,8 @@ def call_value(f: Frame, func: Any, args: list[Any], kwargs: dict[str, Any]) -> 
     if isinstance(func, TensorMethod):
         if func.function == "item":
             return _item(f, func.value, args, kwargs)
+        if isinstance(func.function, str):
+            return _tensor_only_method(f, func, args, kwargs)
         return apply_op(f, func.function, [func.value, *args], kwargs)
     if isinstance(func, BoundMethod):
         return inline(f, func.function, [func.receiver, *args], kwargs, method=True)
@@ -85,8 +92,15 @@ def call_value(f: Frame, func: Any, args: list[Any], kwargs: dict[str, Any]) -> 
         return _call_object(f, func, args, kwargs)
     if isinstance(func, OpFunction | Primitive):
         return apply_op(f, func, args, kwargs)
-    if isinstance(func, type) and issubclass(func, Primitive):
+    if isinstance(func, type) and (issubclass(func, Primitive) or func in COMPOSITE_CLASSES):
         return _python_call(f, func, args, kwargs, "creating a primitive")
+    if getattr(func, CONSTEXPR_FLAG, False):
+        name = getattr(func, "__qualname__", "function")
+        return _python_call(f, func, args, kwargs, f"the @constexpr function {name}")
+    if func is Tensor:
+        return _tensor_constant(f, args, kwargs)
+    if type(func) in COMPOSITE_CLASSES:
+        return inline(f, type(func).__call__, [func, *args], kwargs, method=True)
     handler = _lookup(BUILTINS, func)
     if handler is not None:
         try:
@@ -122,6 +136,40 @@ def call_value(f: Frame, func: Any, args: list[Any], kwargs: dict[str, Any]) -> 
     raise f.error(f"cannot compile a call to {describe(func)}",
                   "call amber ops, supported numpy functions, layers, or Python functions "
                   "defined with def")
+
+
+def _tensor_constant(f: Frame, args: list[Any], kwargs: dict[str, Any]) -> Any:
+    """`Tensor(data, dtype)` inside compiled code: of compile-time data, a constant array (as
+    MindSpore makes it); of a run-time array, a copy (cast to `dtype` when given)."""
+    if not has_runtime(args) and not has_runtime(kwargs):
+        value = _python_call(f, Tensor, args, kwargs, "building a Tensor")
+        return value.view(np.ndarray) if isinstance(value, np.ndarray) else value
+    try:
+        bound = inspect.signature(Tensor.__new__).bind(Tensor, *args, **kwargs)
+    except TypeError as exc:
+        raise f.error(f"Tensor(): {exc}", "pass Tensor(data, dtype)") from None
+    data, dtype = bound.arguments.get("input_data"), bound.arguments.get("dtype")
+    if set(bound.arguments) - {"cls", "input_data", "dtype"} or not isinstance(data, Value):
+        raise f.error("Tensor() of run-time values takes one array and an optional dtype",
+                      "build constant tensors from compile-time data, or use ops.cast")
+    if dtype is None:
+        return f.op("copy", data)
+    return f.op("cast", data, dtype=np.dtype(to_python(dtype)))
+
+
+def _tensor_only_method(f: Frame, method: TensorMethod, args: list[Any],
+                        kwargs: dict[str, Any]) -> Any:
+    """MindSpore's Tensor methods that ndarrays lack: `value()`, `view(*shape)`, `dim()`."""
+    name, value = method.function, method.value
+    if name == "view":
+        dims = args[0] if len(args) == 1 and isinstance(args[0], tuple | list) else tuple(args)
+        if kwargs or not dims or not all(isinstance(d, int | Value) for d in dims):
+            raise f.error("x.view() takes the new shape (`x.view(-1)`, `x.view(2, 3)`)",
+                          "MindSpore's view reshapes; use x.astype(dtype) to change the dtype")
+        return apply_op(f, METHODS["reshape"], [value, *dims], {})
+    if args or kwargs:
+        raise f.error(f"x.{name}() takes no arguments")
+    return value if name == "value" else value.type.rank
 
 
 def _item(f: Frame, value: Value, args: list[Any], kwargs: dict[str, Any]) -> Value:
@@ -184,12 +232,21 @@ def _numpy_call(f: Frame, func: Any, args: list[Any], kwargs: dict[str, Any]) ->
                   "amber.ops.NUMPY)")
 
 
+def _unroll_if_looping(f: Frame) -> type[CompileError]:
+    """Inside a loop being built, a value needed at compile time may be run-time only because
+    the loop carries it (a sequence growing each iteration): NeedsUnrolling lets an enclosing
+    `for` over a short constant range unroll, as MindSpore's graph mode does; anywhere else
+    (or if unrolling does not help) it is the same CompileError."""
+    return NeedsUnrolling if f.compiler.loop_seeds else CompileError
+
+
 def _python_call(f: Frame, func: Any, args: list[Any], kwargs: dict[str, Any], what: str
                  ) -> Any:
     """Run `func` while compiling on compile-time arguments."""
     if has_runtime(args) or has_runtime(kwargs):
         raise f.error(f"{what} needs compile-time arguments, got run-time values",
-                      "compute it from compile-time values (shapes, attributes, constants)")
+                      "compute it from compile-time values (shapes, attributes, constants)",
+                      kind=_unroll_if_looping(f))
     try:
         result = func(*(to_python(a) for a in args), **{k: to_python(v)
                                                           for k, v in kwargs.items()})
@@ -217,7 +274,7 @@ def apply_op(f: Frame, spelling: OpFunction | Primitive, args: list[Any],
             raise f.error(f"{name}: argument `{key}` must be a compile-time constant, but "
                           f"{_runtime_part(value)}",
                           "compute it from shapes (x.shape, ops.shape(x)), attributes of self or "
-                          "constants, not from array data")
+                          "constants, not from array data", kind=_unroll_if_looping(f))
     inputs = _array_operands(f, spelling.op, inputs)
     folded = _fold(spelling, inputs, attrs)
     if folded is not None:

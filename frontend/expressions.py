@@ -124,8 +124,8 @@ def value_attribute(f: Frame, v: Value, name: str) -> Any:
             return f.op("transpose", v, perm=None)
         if name in METHODS:
             return TensorMethod(v, METHODS[name])
-        if name == "item":
-            return TensorMethod(v, "item")
+        if name in ("item", *TENSOR_ONLY_METHODS):
+            return TensorMethod(v, name)
         raise f.error(f"arrays have no supported attribute or method '{name}'",
                       f"supported methods: {', '.join(sorted(METHODS))}")
     if isinstance(t, ListType) and name in LIST_METHODS:
@@ -133,6 +133,11 @@ def value_attribute(f: Frame, v: Value, name: str) -> Any:
     if isinstance(t, TupleType):
         return attribute(f, tuple_items(f, v), name)
     raise f.error(f"{describe(v)} has no supported attribute '{name}'")
+
+
+TENSOR_ONLY_METHODS = ("value", "view", "dim")
+"""MindSpore Tensor methods ndarrays lack: `p.value()` (the parameter itself), `x.view(*shape)`
+(a reshape), `x.dim()` (the rank)."""
 
 
 def shape_of(f: Frame, v: Value) -> tuple[Any, ...]:

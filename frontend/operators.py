@@ -281,6 +281,13 @@ def identity(f: Frame, a: Any, b: Any) -> bool | Value:
                           "give the variable the same kind of value on every path")
         if isinstance(other, bool) and value.type == Scalar(bool):
             return f.op("eq", value, f.constant(other))  # Python's bools are singletons
+        if isinstance(other, int | float) and not isinstance(other, bool) and \
+                value.type in (Scalar(int), Scalar(float)):
+            # NOTE: CPython shares small int objects (`x.shape[0] is 1` is True for a size 1),
+            # so identity of a run-time number depends on its value and the interpreter
+            raise f.error(f"`is` between a run-time {value.type} and the constant {other!r} "
+                          "depends on how Python caches number objects, so it cannot be "
+                          "decided when compiling", "compare numbers with == or !=")
         return other is None and isinstance(value.type, NoneType)
     if isinstance(a, Ref) and isinstance(b, Ref):
         return a.obj is b.obj

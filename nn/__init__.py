@@ -4,11 +4,12 @@ learning-rate schedules and the training wrappers.
 Every layer's `construct` is plain Python over `amber.ops`, so it runs eagerly as written and
 compiles with `amber.jit`.
 """
-from .activation import GELU, LogSoftmax, ReLU, Sigmoid, Softmax, Tanh, get_activation
+from .activation import (GELU, LeakyReLU, LogSoftmax, ReLU, ReLU6, Sigmoid, Softmax, Tanh,
+                         get_activation)
 from .basic import Dense, Dropout, Embedding, Flatten, Pad
 from .cell import Cell, Parameter, ParameterTuple
 from .containers import CellList, SequentialCell
-from .conv import AvgPool2d, Conv2d, MaxPool2d
+from .conv import AvgPool2d, Conv2d, Conv2dTranspose, MaxPool2d
 from .learning_rate import (CosineDecayLR, ExponentialDecayLR, InverseDecayLR,
                             LearningRateSchedule, NaturalExpDecayLR, PolynomialDecayLR, WarmUpLR,
                             cosine_decay_lr, exponential_decay_lr, inverse_decay_lr,
@@ -24,8 +25,9 @@ from .wrap import NonFiniteLossError, TrainOneStepCell, WithLossCell
 __all__ = [
     "Cell", "Parameter", "ParameterTuple", "SequentialCell", "CellList",
     "Dense", "Flatten", "Dropout", "Pad", "Embedding",
-    "Conv2d", "MaxPool2d", "AvgPool2d",
-    "ReLU", "Sigmoid", "Tanh", "GELU", "Softmax", "LogSoftmax", "get_activation",
+    "Conv2d", "Conv2dTranspose", "MaxPool2d", "AvgPool2d",
+    "ReLU", "ReLU6", "LeakyReLU", "Sigmoid", "Tanh", "GELU", "Softmax", "LogSoftmax",
+    "get_activation",
     "BatchNorm1d", "BatchNorm2d", "LayerNorm",
     "RNN", "LSTM",
     "SoftmaxCrossEntropyWithLogits", "MSELoss", "L1Loss", "BCEWithLogitsLoss",

@@ -1,5 +1,6 @@
-"""Activation layers (`ReLU`, `Sigmoid`, `Tanh`, `GELU`, `Softmax`, `LogSoftmax`) and
-`get_activation`, which maps the names `Dense(activation='relu')` accepts to layers."""
+"""Activation layers (`ReLU`, `ReLU6`, `LeakyReLU`, `Sigmoid`, `Tanh`, `GELU`, `Softmax`,
+`LogSoftmax`) and `get_activation`, which maps the names `Dense(activation='relu')` accepts to
+layers."""
 from __future__ import annotations
 
 import numpy as np
@@ -14,6 +15,29 @@ class ReLU(Cell):
 
     def construct(self, x: np.ndarray) -> np.ndarray:
         return ops.relu(x)
+
+
+class ReLU6(Cell):
+    """min(max(x, 0), 6)."""
+
+    def construct(self, x: np.ndarray) -> np.ndarray:
+        return ops.relu6(x)
+
+
+class LeakyReLU(Cell):
+    """x where x > 0, alpha * x elsewhere (MindSpore's default alpha is 0.2)."""
+
+    def __init__(self, alpha: float = 0.2) -> None:
+        super().__init__()
+        if isinstance(alpha, bool) or not isinstance(alpha, int | float) or alpha < 0:
+            raise TypeError(f"LeakyReLU: alpha must be a non-negative number, got {alpha!r}")
+        self.alpha = float(alpha)
+
+    def construct(self, x: np.ndarray) -> np.ndarray:
+        return ops.leaky_relu(x, self.alpha)
+
+    def extend_repr(self) -> str:
+        return f"alpha={self.alpha}"
 
 
 class Sigmoid(Cell):
@@ -81,8 +105,8 @@ class LogSoftmax(Cell):
 
 
 _ACTIVATIONS: dict[str, type[Cell]] = {
-    "relu": ReLU, "sigmoid": Sigmoid, "tanh": Tanh, "gelu": GELU, "softmax": Softmax,
-    "logsoftmax": LogSoftmax,
+    "relu": ReLU, "relu6": ReLU6, "leakyrelu": LeakyReLU, "sigmoid": Sigmoid, "tanh": Tanh,
+    "gelu": GELU, "softmax": Softmax, "logsoftmax": LogSoftmax,
 }
 
 

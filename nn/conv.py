@@ -1,4 +1,5 @@
-"""Convolution and pooling layers on NCHW inputs: `Conv2d`, `MaxPool2d`, `AvgPool2d`.
+"""Convolution and pooling layers on NCHW inputs: `Conv2d`, `Conv2dTranspose`, `MaxPool2d`,
+`AvgPool2d`.
 
 Padding modes follow MindSpore: 'valid' (none), 'same' (output size ceil(in / stride)) and, for
 Conv2d, 'pad' (explicit `padding`).
@@ -88,6 +89,94 @@ class Conv2d(Cell):
                 f"pad_mode={self.pad_mode}")
         if self.pad_mode == "pad":
             text += f", padding={self.padding}"
+        if self.dilation != (1, 1):
+            text += f", dilation={self.dilation}"
+        if self.group != 1:
+            text += f", group={self.group}"
+        return text + (", has_bias=True" if self.has_bias else "")
+
+
+class Conv2dTranspose(Cell):
+    """2-D transposed convolution (the gradient of a Conv2d with respect to its input): weight
+    [in_channels, out_channels / group, kh, kw], optional bias. Output height for input height h
+    (kernel extent k = dilation * (kh - 1) + 1): 'same' h * stride; 'valid' (h - 1) * stride + k
+    (h * stride when the kernel is shorter than the stride); 'pad' (h - 1) * stride + k - top -
+    bottom, then `output_padding` rows and columns of zeros at the bottom and right (after the
+    bias, as MindSpore pads: they hold 0, not the bias)."""
+
+    def __init__(self, in_channels: int, out_channels: int, kernel_size: int | tuple[int, int],
+                 stride: int | tuple[int, int] = 1, pad_mode: str = "same",
+                 padding: int | tuple[int, ...] = 0, output_padding: int | tuple[int, int] = 0,
+                 dilation: int | tuple[int, int] = 1, group: int = 1, has_bias: bool = False,
+                 weight_init: Any = "normal", bias_init: Any = "zeros",
+                 dtype: Any = np.float32) -> None:
+        super().__init__()
+        name = "Conv2dTranspose"
+        self.in_channels = check_int(name, "in_channels", in_channels)
+        self.out_channels = check_int(name, "out_channels", out_channels)
+        self.kernel_size = int_tuple(name, "kernel_size", kernel_size, (2,))
+        self.stride = int_tuple(name, "stride", stride, (2,))
+        self.pad_mode = check_choice(name, "pad_mode", str(pad_mode).lower(),
+                                     ("same", "valid", "pad"))
+        self.padding = _padding4(padding)
+        self.output_padding = int_tuple(name, "output_padding", output_padding, (2,),
+                                        minimum=0)
+        if self.pad_mode != "pad" and (any(self.padding) or any(self.output_padding)):
+            raise ValueError(f"{name}: padding and output_padding must be 0 unless "
+                             f"pad_mode='pad', got padding={padding!r}, "
+                             f"output_padding={output_padding!r} with pad_mode={pad_mode!r}")
+        self.dilation = int_tuple(name, "dilation", dilation, (2,))
+        for axis in (0, 1):
+            if self.output_padding[axis] >= max(self.stride[axis], self.dilation[axis]):
+                raise ValueError(f"{name}: output_padding must be smaller than max(stride, "
+                                 f"dilation), got {output_padding!r}")
+        self.group = check_int(name, "group", group)
+        if self.in_channels % self.group or self.out_channels % self.group:
+            raise ValueError(f"{name}: in_channels={in_channels} and out_channels={out_channels} "
+                             f"must both be divisible by group={group}")
+        self.has_bias = check_bool(name, "has_bias", has_bias)
+        shape = (self.in_channels, self.out_channels // self.group, *self.kernel_size)
+        self.weight = make_param(name, "weight_init", weight_init, shape, "weight")
+        self.bias = None
+        if self.has_bias:
+            self.bias = make_param(name, "bias_init", bias_init, (self.out_channels,), "bias")
+        self.transpose = ops.Conv2DTranspose(self.in_channels, self.kernel_size,
+                                             pad_mode=self.pad_mode, pad=self.padding,
+                                             stride=self.stride, dilation=self.dilation,
+                                             group=self.group)
+
+    def output_length(self, size: int, axis: int) -> int:
+        """The output height (axis 0) or width (axis 1) for an input of `size`."""
+        stride = self.stride[axis]
+        extent = self.dilation[axis] * (self.kernel_size[axis] - 1) + 1
+        if self.pad_mode == "same":
+            return size * stride
+        if self.pad_mode == "valid":
+            return size * stride + max(extent - stride, 0)
+        pads = self.padding[2 * axis] + self.padding[2 * axis + 1]
+        return (size - 1) * stride + extent - pads
+
+    def check_inputs(self, x: Any) -> None:
+        shape = check_rank(self, x, (4,))
+        check_dim(self, shape, 1, self.in_channels, "input channels (dim 1)")
+
+    def construct(self, x: np.ndarray) -> np.ndarray:
+        n, _, h, w = ops.shape(x)
+        size = (n, self.out_channels, self.output_length(h, 0), self.output_length(w, 1))
+        out = self.transpose(x, self.weight, size)
+        if self.has_bias:
+            out = out + ops.reshape(self.bias, (1, -1, 1, 1))
+        if self.output_padding != (0, 0):
+            out = np.pad(out, ((0, 0), (0, 0), (0, self.output_padding[0]),
+                               (0, self.output_padding[1])))
+        return out
+
+    def extend_repr(self) -> str:
+        text = (f"in_channels={self.in_channels}, out_channels={self.out_channels}, "
+                f"kernel_size={self.kernel_size}, stride={self.stride}, "
+                f"pad_mode={self.pad_mode}")
+        if self.pad_mode == "pad":
+            text += f", padding={self.padding}, output_padding={self.output_padding}"
         if self.dilation != (1, 1):
             text += f", dilation={self.dilation}"
         if self.group != 1:

@@ -5,9 +5,12 @@ the same spellings into graph nodes.
 """
 from .opdef import REQUIRED, Dyn, OpDef, OpFunction, Primitive, Spelling
 from .registry import FUNCTIONS, METHODS, NUMPY, OPERATORS, OPS, PRIMITIVES, lookup
+from . import composite, functional, operations, primitive
+from .primitive import constexpr
 
 __all__ = ["OpDef", "OpFunction", "Primitive", "Spelling", "Dyn", "REQUIRED", "OPS", "FUNCTIONS",
-           "NUMPY", "METHODS", "OPERATORS", "PRIMITIVES", "lookup", *FUNCTIONS, *PRIMITIVES]
+           "NUMPY", "METHODS", "OPERATORS", "PRIMITIVES", "lookup", "operations", "functional",
+           "primitive", "constexpr", *FUNCTIONS, *PRIMITIVES, *composite.PUBLIC]
 
 
 def __getattr__(name: str):
@@ -16,6 +19,8 @@ def __getattr__(name: str):
         return FUNCTIONS[name]
     if name in PRIMITIVES:
         return PRIMITIVES[name]
+    if name in composite.PUBLIC:
+        return composite.PUBLIC[name]
     raise AttributeError(f"amber.ops has no operation {name!r}")
 
 

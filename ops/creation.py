@@ -247,6 +247,24 @@ def _ms_arange(values: dict[str, Any]) -> dict[str, Any]:
     return _bounds(values, start, end, step)
 
 
+def _mnp_arange(values: dict[str, Any]) -> dict[str, Any]:
+    start, stop, step = values.pop("start"), values.pop("stop"), values.pop("step")
+    start, stop = (0, start) if stop is None else (start, stop)
+    step = 1 if step is None else step
+    if values["dtype"] is None and all(type(v) is int for v in (start, stop, step)):
+        values["dtype"] = np.dtype(np.int32)  # mindspore.numpy: int bounds make int32
+    values["start"], values["end"], values["step"] = start, stop, step
+    return _ms_arange(values)
+
+
+def _ms_hot_values(values: dict[str, Any]) -> dict[str, Any]:
+    """MindSpore makes Python float on/off values float32 (NumPy would make float64)."""
+    for key in ("on_value", "off_value"):
+        if type(values[key]) is float:
+            values[key] = np.float32(values[key])
+    return values
+
+
 def _copy_infer(x: Type) -> Type:
     if not isinstance(x, Tensor):
         raise TypeError(f"copy: expected an array, got {x}")
@@ -292,7 +310,8 @@ FUNCTIONS = (
     spell("full_like", full_like, "input, fill_value, *, dtype=None", dtype_or_none, input="x"),
     spell("arange", arange, "start=0, end=None, step=1, *, dtype=None", _ms_arange),
     spell("eye", eye, "n, m=None, dtype=None", _ms_float32),
-    spell("one_hot", one_hot, "indices, depth, on_value=1, off_value=0, axis=-1"),
+    spell("one_hot", one_hot, "indices, depth, on_value=1, off_value=0, axis=-1",
+          _ms_hot_values),
 )
 NUMPY = (
     spell("zeros", zeros, "shape, dtype=float", _np_dtype),
@@ -304,6 +323,18 @@ NUMPY = (
     spell("arange", arange, "*args, dtype=None", _np_arange),
     spell("eye", eye, "N, M=None, k=0, dtype=float", dtype_or_none, N="n", M="m"),
 )
+MNP = (
+    spell("zeros", zeros, "shape, dtype=np.float32", _np_dtype),
+    spell("ones", ones, "shape, dtype=np.float32", _np_dtype),
+    spell("full", full, "shape, fill_value, dtype=None", _ms_full),
+    spell("arange", arange, "start, stop=None, step=None, dtype=None", _mnp_arange),
+    spell("eye", eye, "N, M=None, k=0, dtype=np.float32", dtype_or_none, N="n", M="m"),
+    spell("zeros_like", zeros_like, "a, dtype=None", dtype_or_none, a="x"),
+    spell("ones_like", ones_like, "a, dtype=None", dtype_or_none, a="x"),
+    spell("full_like", full_like, "a, fill_value, dtype=None", dtype_or_none, a="x"),
+)
+"""`mindspore.numpy` (`amber.numpy`) creation functions: NumPy's signatures with MindSpore's
+float32 defaults; its other functions are the NumPy spellings."""
 PRIMITIVES = (
     primitive("Zeros", zeros, call="size, type", fix=_ms_float32, size="shape", type="dtype"),
     primitive("Ones", ones, call="shape, type", fix=_ms_float32, type="dtype"),
@@ -312,5 +343,6 @@ PRIMITIVES = (
     primitive("ZerosLike", zeros_like, call="input_x", input_x="x"),
     primitive("OnesLike", ones_like, call="input_x", input_x="x"),
     primitive("Eye", eye, call="n, m, t", fix=_ms_float32, t="dtype"),
-    primitive("OneHot", one_hot, "axis=-1", "indices, depth, on_value, off_value"),
+    primitive("OneHot", one_hot, "axis=-1", "indices, depth, on_value, off_value",
+              _ms_hot_values),
 )

@@ -360,6 +360,7 @@ mul = _binary("mul", pyop.mul, "x * y", "multiply", operator="Mult", commutative
 # negative powers: these may raise on well-typed inputs
 div = _binary("div", pyop.truediv, "x / y", "true_divide", operator="Div", can_raise=True,
               grad=lambda ad: (ad.g / ad.input(1), -ad.g * ad.out / ad.input(1)))
+
 floordiv = _binary("floordiv", pyop.floordiv, "x // y", "floor_divide", operator="FloorDiv",
                    can_raise=True, grad=NO_GRAD)
 mod = _binary("mod", pyop.mod, "x % y", "remainder", operator="Mod", can_raise=True,
@@ -403,12 +404,6 @@ def _gelu_mode(values: dict[str, Any]) -> dict[str, Any]:
     return values
 
 
-def _true_division(values: dict[str, Any]) -> dict[str, Any]:
-    if values.pop("rounding_mode") is not None:
-        raise ValueError("div: rounding_mode is not supported; use ops.floor_div")
-    return values
-
-
 def _clip_bounds(values: dict[str, Any]) -> dict[str, Any]:
     # np.clip(a, a_min, a_max) or np.clip(a, min=..., max=...)
     lo, hi = values.pop("min"), values.pop("max")
@@ -446,7 +441,7 @@ _BINARY = (
     (add, ("add",), ("add",), "Add"),
     (sub, ("sub", "subtract"), ("subtract",), "Sub"),
     (mul, ("mul", "multiply"), ("multiply",), "Mul"),
-    (div, (), ("divide", "true_divide"), "Div"),
+    (div, (), ("divide", "true_divide"), None),
     (floordiv, ("floor_div", "floor_divide"), ("floor_divide",), "FloorDiv"),
     (mod, ("floor_mod", "remainder"), ("mod", "remainder"), "FloorMod"),
     (pow_, ("pow",), ("power", "pow"), "Pow"),
@@ -480,8 +475,6 @@ FUNCTIONS = (
       for op, names, _, _ in _BINARY for n in names),
     spell("gelu", gelu, "input, approximate='tanh'", _gelu_mode, input="x"),
     spell("round", round_, "input, *, decimals=0", input="x"),
-    spell("div", div, "input, other, *, rounding_mode=None", _true_division, input="x",
-          other="y"),
     spell("select", select, "cond, x, y"),
     spell("where", select, "condition, input, other", condition="cond", input="x", other="y"),
     spell("clip_by_value", clip, "x, clip_value_min=None, clip_value_max=None",
@@ -503,8 +496,8 @@ METHODS = (
 )
 PRIMITIVES = (
     *(primitive(p, op) for op, _, _, p in _UNARY if p),
-    *(primitive(p, op, call="x, y") for op, _, _, p in _BINARY),
-    primitive("RealDiv", div, call="x, y"),
+    *(primitive(p, op, call="x, y") for op, _, _, p in _BINARY if p),
+
     primitive("Select", select, call="cond, x, y"),
     primitive("Round", round_, call="x, decimals=0"),
 )

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from .elementwise import as_tensor, checked
-from .opdef import REQUIRED, Dyn, GradContext, OpDef
+from .opdef import REQUIRED, Dyn, GradContext, OpDef, OpFunction, Primitive
 from .shaping import IndexOutOfRange, broadcasts_to, format_dims
 from .types import (UNKNOWN, Dim, ListType, NoneType, Scalar, Tensor, TupleType, Type,
                     broadcast_shapes, join_types)
@@ -266,4 +266,137 @@ setitem = OpDef("setitem", ("x", "value", "*idx"),
                 writes=0, same_object=True, grad=_setitem_grad)
 """`x[index] = value`, in place; returns `x` itself."""
 
-OPS = (getitem, setitem)
+
+
+# ---- gather_nd: x[indices[..., 0], indices[..., 1], ...] -------------------------------------
+
+def gather_nd_kernel(x: np.ndarray, indices: np.ndarray) -> np.ndarray:
+    """`x` read at the index tuples along the last axis of `indices` (MindSpore's GatherNd)."""
+    indices = np.asarray(indices)
+    return x[tuple(np.moveaxis(indices, -1, 0))]
+
+
+def _gather_nd_infer(x: Type, indices: Type) -> Tensor:
+    x = as_tensor("gather_nd", x)
+    if not isinstance(indices, Tensor) or indices.dtype.kind not in "iu" or not indices.rank:
+        raise TypeError(f"gather_nd: indices must be an integer array of rank >= 1, got "
+                        f"{indices}")
+    depth = indices.shape[-1]
+    if not isinstance(depth, int):
+        raise ValueError(f"gather_nd: the last dim of indices must be known while compiling, "
+                         f"got {indices}")
+    if depth > x.rank:
+        raise ValueError(f"gather_nd: indices address {depth} dims of {x}, which has {x.rank}")
+    return Tensor(indices.shape[:-1] + x.shape[depth:], x.dtype)
+
+
+def _gather_nd_grad(ad: GradContext) -> tuple[Any, ...]:
+    depth = ad.types[1].shape[-1]
+    parts = [ad.op("getitem", ad.input(1), index=(Ellipsis, k)) for k in range(depth)]
+    index = tuple(Dyn(k) for k in range(depth))
+    return ad.op("index_add", ad.input(0), ad.g, *parts, index=index), None
+
+
+gather_nd = OpDef("gather_nd", ("x", "indices"),
+                  kernel=checked("gather_nd", gather_nd_kernel, _gather_nd_infer),
+                  infer=_gather_nd_infer, emit="gather_nd_kernel(x, indices)",
+                  helpers=(gather_nd_kernel,), can_raise=True, fresh=True, grad=_gather_nd_grad)
+
+
+# ---- MindSpore's slicing spellings: constant indexes of getitem ----------------------------
+
+def _ints(op: str, name: str, values: Any) -> tuple[int, ...]:
+    if not isinstance(values, tuple | list) or not all(
+            isinstance(v, int | np.integer) and not isinstance(v, bool) for v in values):
+        raise TypeError(f"{op}: {name} must be a tuple of ints known while compiling, got "
+                        f"{values!r}")
+    return tuple(int(v) for v in values)
+
+
+def slice_index(begin: Any, size: Any) -> tuple[slice, ...]:
+    """`Slice(x, begin, size)` as a subscript: size -1 runs to the end of its axis."""
+    begin, size = _ints("slice", "begin", begin), _ints("slice", "size", size)
+    if len(begin) != len(size):
+        raise ValueError(f"slice: begin {begin} and size {size} differ in length")
+    if any(b < 0 for b in begin) or any(s < -1 for s in size):
+        raise ValueError(f"slice: begin must be >= 0 and size >= -1, got {begin}, {size}")
+    return tuple(slice(b, None if s == -1 else b + s) for b, s in zip(begin, size))
+
+
+def strided_slice_index(begin: Any, end: Any, strides: Any, begin_mask: int = 0,
+                        end_mask: int = 0, ellipsis_mask: int = 0, new_axis_mask: int = 0,
+                        shrink_axis_mask: int = 0) -> tuple[Any, ...]:
+    """`StridedSlice(x, begin, end, strides)` as a subscript, mask bit i acting on entry i:
+    begin/end mask (that bound left out), ellipsis (`...`), shrink (the
+    integer `begin[i]`, dropping the axis). new_axis_mask is refused."""
+    begin, end = _ints("strided_slice", "begin", begin), _ints("strided_slice", "end", end)
+    strides = _ints("strided_slice", "strides", strides)
+    if not len(begin) == len(end) == len(strides):
+        raise ValueError(f"strided_slice: begin {begin}, end {end} and strides {strides} "
+                         f"differ in length")
+    if 0 in strides:
+        raise ValueError("strided_slice: strides must not be 0")
+    if new_axis_mask:
+        raise NotImplementedError("strided_slice: new_axis_mask is not supported; add the axis "
+                                  "with ops.expand_dims")
+    index: list[Any] = []
+    for i, (b, e, s) in enumerate(zip(begin, end, strides)):
+        bit = 1 << i
+        if ellipsis_mask & bit:
+            index.append(Ellipsis)
+        elif shrink_axis_mask & bit:
+            index.append(b)
+        else:
+            index.append(slice(None if begin_mask & bit else b, None if end_mask & bit else e,
+                               None if s == 1 else s))
+    return tuple(index)
+
+
+def _bind_slice(input_x: Any, begin: Any, size: Any) -> tuple[tuple[Any, ...], dict]:
+    return (input_x,), {"index": slice_index(begin, size)}
+
+
+def _bind_strided_slice(input_x: Any, begin: Any, end: Any, strides: Any, begin_mask: int = 0,
+                        end_mask: int = 0, ellipsis_mask: int = 0, new_axis_mask: int = 0,
+                        shrink_axis_mask: int = 0) -> tuple[tuple[Any, ...], dict]:
+    return (input_x,), {"index": strided_slice_index(begin, end, strides, begin_mask, end_mask,
+                                                     ellipsis_mask, new_axis_mask,
+                                                     shrink_axis_mask)}
+
+
+class Slice(Primitive):
+    """`ops.Slice()(x, begin, size)`."""
+    op = getitem
+
+    def binder(self, input_x: Any, begin: Any, size: Any):
+        return _bind_slice(input_x, begin, size)
+
+
+class StridedSlice(Primitive):
+    """`ops.StridedSlice(begin_mask=0, end_mask=0, ellipsis_mask=0, new_axis_mask=0,
+    shrink_axis_mask=0)(x, begin, end, strides)`."""
+    op = getitem
+
+    def __init__(self, begin_mask: int = 0, end_mask: int = 0, ellipsis_mask: int = 0,
+                 new_axis_mask: int = 0, shrink_axis_mask: int = 0) -> None:
+        self.masks = (begin_mask, end_mask, ellipsis_mask, new_axis_mask, shrink_axis_mask)
+
+    def binder(self, input_x: Any, begin: Any, end: Any, strides: Any):
+        return _bind_strided_slice(input_x, begin, end, strides, *self.masks)
+
+
+class GatherNd(Primitive):
+    """`ops.GatherNd()(x, indices)`."""
+    op = gather_nd
+
+    def binder(self, input_x: Any, indices: Any):
+        return (input_x, indices), {}
+
+
+OPS = (getitem, setitem, gather_nd)
+FUNCTIONS = (
+    OpFunction("slice", getitem, _bind_slice),
+    OpFunction("strided_slice", getitem, _bind_strided_slice),
+    OpFunction("gather_nd", gather_nd, lambda input_x, indices: ((input_x, indices), {})),
+)
+PRIMITIVES = (Slice, StridedSlice, GatherNd)

@@ -96,7 +96,9 @@ def _softmax_cross_entropy_infer(logits: Type, labels: Type, *, sparse: bool,
         expect_integer(op, "sparse labels", labels)
     else:
         dtype = np.result_type(dtype, labels.dtype)
-    return reduced(logits.shape[:-1], dtype, reduction)
+    # NOTE: the kernel broadcasts: a symbolic size of 1 on either side takes the other's
+    batch = broadcast_shapes(logits.shape[:-1], got if sparse else got[:-1])
+    return reduced(batch, dtype, reduction)
 
 
 def _softmax_cross_entropy_grad(ad: GradContext) -> tuple[Any, ...]:
@@ -198,7 +200,8 @@ def _nll_loss_infer(log_probs: Type, target: Type, *weight: Type, reduction: str
         classes = expect_tensor("nll_loss", "weight", w, rank=1).shape[0]
         if not may_equal(classes, log_probs.shape[1]):
             raise ValueError(f"nll_loss: weight {w} does not match the classes of {log_probs}")
-    return reduced(target.shape, result_dtype(log_probs, *weight), reduction)
+    shape = broadcast_shapes(target.shape, expected)  # NOTE: as the kernel broadcasts
+    return reduced(shape, result_dtype(log_probs, *weight), reduction)
 
 
 def _nll_loss_grad(ad: GradContext) -> tuple[Any, ...]:

@@ -1,5 +1,5 @@
 """Normalization ops: batch norm with given (moving) statistics, batch norm over the batch's own
-statistics (training), and layer norm; each with its gradient rule."""
+statistics (training), layer norm and L2 normalization; each with its gradient rule."""
 from __future__ import annotations
 
 from typing import Any
@@ -8,15 +8,19 @@ import numpy as np
 
 from .elementwise import helper_call
 from .nn_kernels import batch_norm_kernel, batch_norm_train_kernel, layer_norm_kernel
-from .opdef import GradContext, OpDef, OpFunction
-from .types import (UNKNOWN, Dim, Scalar, Tensor, TupleType, Type, check_axis, dim_mul,
-                    expect_tensor, known, may_equal, mean_dtype, result_dtype)
+from .opdef import GradContext, OpDef, OpFunction, Primitive
+from .types import (UNKNOWN, Dim, Scalar, Tensor, TupleType, Type, broadcast_shapes, check_axis,
+                    dim_mul, expect_tensor, known, may_equal, mean_dtype, result_dtype)
 
 
-def _channel_params(op: str, x: Tensor, **params: Type) -> None:
+def _channel_params(op: str, x: Tensor, **params: Type) -> tuple[Dim, ...]:
+    """Checks per-channel parameters against `x`; the shape of `x` with them applied (the
+    kernels broadcast, so a symbolic channel count of 1 takes the parameters')."""
     for role, t in params.items():
         if not may_equal(expect_tensor(op, role, t, rank=1).shape[0], x.shape[1]):
             raise ValueError(f"{op}: {role} {t} does not match the {x.shape[1]} channels of {x}")
+    channels = broadcast_shapes(*((t.shape[0],) for t in params.values()), x.shape[1:2])
+    return (x.shape[0], *channels, *x.shape[2:])
 
 
 def _channels(rank: int) -> tuple[int, ...]:
@@ -27,8 +31,9 @@ def _channels(rank: int) -> tuple[int, ...]:
 def _batch_norm_infer(x: Type, mean: Type, variance: Type, gamma: Type, beta: Type, *,
                       epsilon: float) -> Tensor:
     expect_tensor("batch_norm", "input", x, min_rank=2)
-    _channel_params("batch_norm", x, mean=mean, variance=variance, gamma=gamma, beta=beta)
-    return Tensor(x.shape, result_dtype(x, mean, variance, gamma, beta, Scalar(float)))
+    shape = _channel_params("batch_norm", x, mean=mean, variance=variance, gamma=gamma,
+                            beta=beta)
+    return Tensor(shape, result_dtype(x, mean, variance, gamma, beta, Scalar(float)))
 
 
 def _batch_norm_grad(ad: GradContext) -> tuple[Any, ...]:
@@ -78,9 +83,9 @@ def _normalized_grad(ad: GradContext, x: Any, dxhat: Any, axes: tuple[int, ...],
 
 def _batch_norm_train_infer(x: Type, gamma: Type, beta: Type, *, epsilon: float) -> TupleType:
     expect_tensor("batch_norm_train", "input", x, min_rank=2)
-    _channel_params("batch_norm_train", x, gamma=gamma, beta=beta)
+    shape = _channel_params("batch_norm_train", x, gamma=gamma, beta=beta)
     stat = Tensor(x.shape[1:2], mean_dtype(x.dtype))
-    return TupleType((Tensor(x.shape, result_dtype(stat, gamma, beta, Scalar(float))), stat, stat))
+    return TupleType((Tensor(shape, result_dtype(stat, gamma, beta, Scalar(float))), stat, stat))
 
 
 def _batch_norm_train_grad(ad: GradContext) -> tuple[Any, ...]:
@@ -130,7 +135,8 @@ def _layer_norm_infer(x: Type, gamma: Type, beta: Type, *, begin_norm_axis: int,
         if len(got) != len(expected) or not all(map(may_equal, got, expected)):
             raise ValueError(f"layer_norm: {role} {t} must have shape {expected} (input {x} from "
                              f"begin_params_axis={begin_params_axis})")
-    return Tensor(x.shape, np.result_type(mean_dtype(x.dtype), gamma.dtype, beta.dtype))
+    shape = broadcast_shapes(x.shape, gamma.shape, beta.shape)  # NOTE: as the kernel does
+    return Tensor(shape, np.result_type(mean_dtype(x.dtype), gamma.dtype, beta.dtype))
 
 
 def _layer_norm_grad(ad: GradContext) -> tuple[Any, ...]:
@@ -147,6 +153,55 @@ layer_norm = OpDef(
     emit=helper_call(layer_norm_kernel, "x, gamma, beta", _LAYER_NORM), attrs=_LAYER_NORM,
     helpers=(layer_norm_kernel,), fresh=True, grad=_layer_norm_grad)
 """Layer norm over axes begin_norm_axis.. with gamma/beta of shape x.shape[begin_params_axis:]."""
+
+
+def l2_normalize_kernel(x: np.ndarray, *, axis: int | tuple = 0,
+                        epsilon: float = 1e-4) -> np.ndarray:
+    """x / sqrt(max(sum(x**2 over axis), epsilon)), MindSpore's L2Normalize."""
+    squares = np.sum(x * x, axis=axis, keepdims=True)
+    return x / np.sqrt(np.maximum(squares, epsilon))
+
+
+def _l2_normalize_infer(x: Type, *, axis: Any, epsilon: float) -> Tensor:
+    t = expect_tensor("l2_normalize", "input", x, min_rank=1)
+    for a in (axis if isinstance(axis, tuple) else (axis,)):
+        check_axis("l2_normalize", a, t.rank)
+    if t.dtype.kind != "f":
+        raise TypeError(f"l2_normalize: expected a float array, got {t}")
+    return t
+
+
+def _l2_normalize_grad(ad: GradContext) -> tuple[Any, ...]:
+    """y = x / n with n = sqrt(max(s, eps)), s = sum(x*x): dx = g / n - x * sum(g*x) / n**3
+    where s > eps (n depends on x there), else g / n."""
+    x, axis, eps = ad.input(0), ad.attrs["axis"], ad.attrs["epsilon"]
+    s = ad.op("sum", x * x, axis=axis, keepdims=True)
+    n = ad.op("sqrt", ad.op("maximum", s, eps))
+    dot = ad.op("sum", ad.g * x, axis=axis, keepdims=True)
+    return (ad.g / n - x * (dot / (n * n * n)) * (s > eps),)
+
+
+l2_normalize = OpDef(
+    "l2_normalize", ("x",), kernel=l2_normalize_kernel, infer=_l2_normalize_infer,
+    emit=helper_call(l2_normalize_kernel, "x", {"axis": 0, "epsilon": 1e-4}),
+    attrs={"axis": 0, "epsilon": 1e-4},
+    helpers=(l2_normalize_kernel,), fresh=True, grad=_l2_normalize_grad)
+"""x divided by its L2 norm over `axis` (an int or a tuple), the norm floored at sqrt(epsilon)."""
+
+
+def _l2_axis(axis: Any) -> Any:
+    return tuple(axis) if isinstance(axis, list | tuple) else axis
+
+
+class L2Normalize(Primitive):
+    """`ops.L2Normalize(axis=0, epsilon=1e-4)(x)`."""
+    op = l2_normalize
+
+    def __init__(self, axis: Any = 0, epsilon: float = 1e-4) -> None:
+        self.attrs = {"axis": _l2_axis(axis), "epsilon": float(epsilon)}
+
+    def binder(self, x: Any):
+        return (x,), dict(self.attrs)
 
 
 def _bind_batch_norm(input_x: Any, running_mean: Any, running_var: Any, weight: Any, bias: Any,
@@ -167,9 +222,13 @@ def _bind_layer_norm(input_x: Any, gamma: Any, beta: Any, begin_norm_axis: int =
                                     "begin_params_axis": begin_params_axis, "epsilon": epsilon}
 
 
-OPS = (batch_norm, batch_norm_train, layer_norm)
+OPS = (batch_norm, batch_norm_train, layer_norm, l2_normalize)
 FUNCTIONS = (
     OpFunction("batch_norm", batch_norm, _bind_batch_norm),
     OpFunction("batch_norm_train", batch_norm_train, _bind_batch_norm_train),
     OpFunction("layer_norm", layer_norm, _bind_layer_norm),
+    OpFunction("l2_normalize", l2_normalize,
+               lambda x, axis=0, epsilon=1e-4: ((x,), {"axis": _l2_axis(axis),
+                                                       "epsilon": float(epsilon)})),
 )
+PRIMITIVES = (L2Normalize,)

@@ -7,12 +7,13 @@ from __future__ import annotations
 
 from types import ModuleType
 
-from . import (adjoint, creation, elementwise, indexing, joining, losses, nn, normalization, python,
-               reduce, shaping, window)
+from . import (activations, adjoint, creation, division, elementwise, indexing, joining, losses,
+               nn, normalization, python, reduce, resize, shaping, sorting, window)
 from .opdef import OpDef, OpFunction, Primitive
 
-FAMILIES: tuple[ModuleType, ...] = (python, elementwise, reduce, shaping, joining, indexing,
-                                    creation, nn, window, normalization, losses, adjoint)
+FAMILIES: tuple[ModuleType, ...] = (python, elementwise, division, activations, reduce, sorting,
+                                    shaping, joining, indexing, creation, nn, window, resize,
+                                    normalization, losses, adjoint)
 
 
 def _table(attr: str, key) -> dict:
@@ -36,6 +37,9 @@ NUMPY: dict[str, OpFunction] = _table("NUMPY", lambda f: f.name)
 
 METHODS: dict[str, OpFunction] = _table("METHODS", lambda f: f.name)
 """ndarray methods (`x.sum(...)`) by method name; the binder takes the array first."""
+
+MNP: dict[str, OpFunction] = _table("MNP", lambda f: f.name)
+"""`mindspore.numpy` functions that differ from NumPy's (float32 defaults), by name."""
 
 PRIMITIVES: dict[str, type[Primitive]] = _table("PRIMITIVES", lambda p: p.__name__)
 """`amber.ops.<Name>` primitive classes (MindSpore's `ops.ReLU()` style)."""

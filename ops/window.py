@@ -83,10 +83,10 @@ def _window_out(op: str, size: Dim, k: Dim, s: int, d: int, pad_mode: str,
                 pads: tuple[int, int]) -> Dim:
     """Output length of a window op along one spatial axis (an expression of a symbolic size,
     e.g. `(H-4)//2+1`; the run-time kernel checks that a symbolic input is large enough)."""
+    if not known(k):
+        return UNKNOWN  # NOTE: a kernel's size is a weight's shape, static in practice
     if pad_mode == "same":
         return dim_floordiv(dim_add(size, s - 1), s)
-    if not known(k):
-        return UNKNOWN
     span = (k - 1) * d + 1
     if known(size) and size + sum(pads) < span:
         raise ValueError(f"{op}: a window spanning {span} does not fit the padded input size "
@@ -215,9 +215,15 @@ conv2d = OpDef(
 padding (top, bottom, left, right), pad_mode 'valid' | 'same' | 'pad'."""
 
 
-def _window_grad_infer(shape_attr: str):
+def _window_grad_infer(shape_attr: str, batch_of_adjoint: bool = False):
+    """The shape in attribute `shape_attr`; with `batch_of_adjoint`, the batch is the adjoint's
+    (input 0), as the kernel makes it."""
     def infer(*inputs: Type, **attrs: Any) -> Tensor:
-        return Tensor(tuple(attrs[shape_attr]), result_dtype(*inputs))
+        shape = tuple(attrs[shape_attr])
+        if batch_of_adjoint:
+            batch = expect_tensor("window gradient", "adjoint", inputs[0], rank=4).shape[0]
+            shape = (batch, *shape[1:])
+        return Tensor(shape, result_dtype(*inputs))
     return infer
 
 
@@ -237,7 +243,8 @@ def _conv2d_grad_input_grad(ad: GradContext) -> tuple[Any, ...]:
 
 conv2d_grad_input = OpDef(
     "conv2d_grad_input", ("g", "weight"), kernel=conv2d_grad_input,
-    infer=_window_grad_infer("x_shape"), attrs={"x_shape": REQUIRED, **_CONV2D},
+    infer=_window_grad_infer("x_shape", batch_of_adjoint=True),
+    attrs={"x_shape": REQUIRED, **_CONV2D},
     emit=helper_call(conv2d_grad_input, "g, weight", {"x_shape": REQUIRED, **_CONV2D}),
     helpers=(window_pads, add_windows, image_block, conv2d_grad_input), fresh=True,
     grad=_conv2d_grad_input_grad)
@@ -427,6 +434,39 @@ class Conv2D(Primitive):
         return (x, weight), dict(self.attrs)
 
 
+class Conv2DTranspose(Primitive):
+    """`ops.Conv2DTranspose(out_channel, kernel_size, pad_mode="valid", pad=0, pad_list=None,
+    mode=1, stride=1, dilation=1, group=1)(dout, weight, input_size)` (also spelled
+    Conv2DBackpropInput): the gradient of a convolution with `weight` with respect to its input
+    of shape `input_size`, i.e. a transposed convolution of `dout`."""
+    op = conv2d_grad_input
+
+    def __init__(self, out_channel: int, kernel_size: Any, pad_mode: str = "valid",
+                 pad: Any = 0, pad_list: Any = None, mode: int = 1, stride: Any = 1,
+                 dilation: Any = 1, group: int = 1, data_format: str = "NCHW") -> None:
+        if mode != 1 or data_format != "NCHW":
+            raise NotImplementedError(f"{type(self).__name__}: only mode=1 and NCHW are "
+                                      f"supported, got mode={mode!r}, data_format={data_format!r}")
+        self.out_channel = out_channel
+        self.kernel_size = _as_pair(type(self).__name__, "kernel_size", kernel_size)
+        pads = pad_list if pad_list is not None and str(pad_mode).lower() == "pad" else pad
+        self.attrs = _conv2d_attrs(stride, pad_mode, pads, dilation, group)
+
+    def binder(self, dout: Any, weight: Any, input_size: Any):
+        if not isinstance(input_size, tuple | list) or not all(
+                type(d) is int for d in input_size) or len(input_size) != 4:
+            raise TypeError(f"{type(self).__name__}: input_size must be a tuple of 4 ints known "
+                            f"while compiling, got {input_size!r}")
+        return (dout, weight), {"x_shape": tuple(input_size), **self.attrs}
+
+
+class Conv2DBackpropInput(Primitive):
+    """MindSpore's other name of `Conv2DTranspose`."""
+    op = conv2d_grad_input
+    __init__ = Conv2DTranspose.__init__
+    binder = Conv2DTranspose.binder
+
+
 class MaxPool(Primitive):
     """`ops.MaxPool(kernel_size=1, strides=1, pad_mode="valid")(x)`."""
     op = max_pool2d
@@ -457,4 +497,4 @@ FUNCTIONS = (
     OpFunction("max_pool2d", max_pool2d, _bind_max_pool2d),
     OpFunction("avg_pool2d", avg_pool2d, _bind_avg_pool2d),
 )
-PRIMITIVES = (Conv2D, MaxPool, AvgPool)
+PRIMITIVES = (Conv2D, Conv2DTranspose, Conv2DBackpropInput, MaxPool, AvgPool)

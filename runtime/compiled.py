@@ -68,14 +68,7 @@ class CompiledFunction:
         if found is None:
             return
         loc = found.user  # NOTE: a layer's line is reported at the user's call of the layer
-        note = f"in {loc.file}:{loc.line}: {_line_text(loc)} (compiled by amber)"
-        notes = getattr(exc, "__notes__", None) or []
-        if note in notes:
-            return
-        if hasattr(exc, "add_note"):
-            exc.add_note(note)
-        else:  # Python 3.10: keep the note where 3.11 would put it
-            exc.__notes__ = [*notes, note]  # type: ignore[attr-defined]
+        add_note(exc, f"in {loc.file}:{loc.line}: {_line_text(loc)} (compiled by amber)")
 
     def locate(self, tb: TracebackType | None) -> Loc | None:
         """The user location of the innermost generated-code frame of `tb` that maps to one."""
@@ -114,3 +107,14 @@ def as_plain_array(value: Any) -> Any:
     if isinstance(value, np.ndarray) and type(value) is not np.ndarray:
         return value.view(np.ndarray)
     return value
+
+
+def add_note(exc: BaseException, note: str) -> None:
+    """Add `note` to `exc` once (Python 3.10 keeps it where 3.11's add_note would)."""
+    notes = getattr(exc, "__notes__", None) or []
+    if note in notes:
+        return
+    if hasattr(exc, "add_note"):
+        exc.add_note(note)
+    else:
+        exc.__notes__ = [*notes, note]  # type: ignore[attr-defined]

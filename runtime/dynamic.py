@@ -157,6 +157,16 @@ class DynamicShapes:
                          for a in sorted(axes))
 
 
+def symbolic_note(shapes: Shapes) -> str:
+    """Why a call that compiles with its own shapes did not compile with symbolic ones."""
+    described = ", ".join(f"{_argument(p)} ({', '.join(map(str, s))})"
+                          for p, s in shapes.items())
+    return (f"amber: compiled with symbolic sizes, {described}, which are known only when the "
+            "code runs; these arguments' own shapes compile. Declare only the axes whose size "
+            "varies, or leave dynamic= at its default (None), which compiles each shape where "
+            "symbolic sizes do not")
+
+
 def _argument(path: str) -> str:
     return f"arg {path}" if path.split(".")[0].isdigit() else f"argument {path!r}"
 

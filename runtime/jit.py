@@ -21,12 +21,12 @@ from typing import Any, Callable, Hashable
 
 from ..frontend.errors import CompileError
 from . import context as _ctx
-from .compiled import CompiledFunction, as_plain_array
+from .compiled import CompiledFunction, add_note, as_plain_array
 from .context import GRAPH_MODE, CompileOptions, get_context
 from .diskcache import DiskCache
 from .records import target_source
 from .guards import GuardPlan
-from .dynamic import DynamicShapes, Shapes
+from .dynamic import DynamicShapes, Shapes, symbolic_note
 from .keys import call_key, describe_key, key_components, persistable, what_changed
 from .loader import fake_filename, load_function
 from .paths import access
@@ -204,6 +204,8 @@ class _Jit:
         except (CompileError, NotImplementedError) as err:
             if not (shapes and self.dynamic_shapes.automatic) or self.dynamic_shapes.declared(
                     self._function(instance), instance, args, kwargs):
+                if shapes and self._compiles_static(instance, args, kwargs):
+                    add_note(err, symbolic_note(shapes))
                 raise  # NOTE: sizes the user declared symbolic are not given up silently
             self.dynamic_shapes.refuse()
             first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
@@ -218,6 +220,16 @@ class _Jit:
         binding = _try_binding(entry, instance)
         assert binding is not None, f"{self._title(instance)}: new code does not fit"
         return binding
+
+    def _compiles_static(self, instance: Any, args: tuple, kwargs: dict) -> bool:
+        """Whether this call's graph builds with its concrete shapes (so a failure with
+        symbolic ones is due to the symbols)."""
+        try:
+            self._artifact(instance, args, kwargs, self.options or get_context().options,
+                           self._title(instance), "", interpret=True)
+        except (CompileError, NotImplementedError):
+            return False
+        return True
 
     def _state(self, instance: Any) -> _InstanceState:
         state = self._states.get(id(instance))

@@ -34,7 +34,7 @@ SAMPLES: dict[str, list[tuple[tuple, dict]]] = {
     **{name: [((np.ones((2, 3)),), {})] for name in ("log", "sqrt", "rsqrt", "reciprocal")},
     **{name: [((np.ones((2, 3)), np.ones((3,))), {}), ((np.ones((2, 1)), np.ones((1, 3))), {}),
               ((np.ones((2, 3)), 2.5), {})]
-       for name in ("add", "sub", "mul", "div", "maximum", "minimum", "mod")},
+       for name in ("add", "sub", "mul", "div", "maximum", "minimum", "mod", "mindspore_div")},
     "pow": [((np.ones((2, 3)), np.ones((3,))), {}), ((np.ones((2, 3)), 3), {})],
     "select": [((np.array([True, False, True]), np.ones((2, 3)), np.ones((3,))), {})],
     "clip": [((np.ones((2, 3)), -0.5, 0.5), {}), ((np.ones((2, 3)), None, np.zeros(3)), {})],
@@ -142,12 +142,26 @@ SAMPLES: dict[str, list[tuple[tuple, dict]]] = {
     "embedding": [((np.array([[0, 2], [2, 1]]), np.ones((3, 4))), {})],
     "gather": [((np.ones((3, 4)), np.array([0, 2, 0])), {"axis": 1}),
                ((np.ones((3, 4)), np.array([1, 1])), {"axis": 0})],
+    "relu6": [((np.ones((2, 3)) * 3,), {})],
+    "leaky_relu": [((np.ones((2, 3)),), {}), ((np.ones((2, 3)),), {"alpha": 1.5})],
+    "softplus": [((np.ones((2, 3)),), {}), ((np.ones((2, 3)),), {"beta": 2, "threshold": 1})],
+    "erf": [((np.ones((2, 3)),), {})],
+    "topk": [((np.ones((2, 5)),), {"k": 2}), ((np.ones(4),), {"k": 3, "largest": False})],
+    "gather_nd": [((np.ones((3, 4)), np.array([[0, 1], [2, 3], [0, 1]])), {}),
+                  ((np.ones((3, 4, 2)), np.array([[2], [0]])), {})],
+    "l2_normalize": [((np.ones((2, 3)),), {}), ((np.ones((2, 3, 2)),), {"axis": (1, 2)}),
+                     ((np.ones((2, 3)),), {"axis": 1, "epsilon": 100.0})],
+    "resize_bilinear": [((np.ones((1, 2, 3, 4)),), {"size": (5, 3)}),
+                        ((np.ones((1, 1, 3, 4)),), {"size": (2, 7), "align_corners": True}),
+                        ((np.ones((2, 1, 3, 2)),), {"size": (4, 4),
+                                                    "half_pixel_centers": True})],
+    "resize_bilinear_grad": [((np.ones((1, 2, 5, 3)),), {"in_size": (3, 4)})],
 }
 ADJOINT_PAIRS = ("max_pool2d_grad", "max_pool2d_pick")
 """Ops whose other inputs must stay consistent (`out` is max pooling's result), checked by
 `test_max_pool_gradient_and_pick_are_adjoint` instead of finite differences."""
-UNUSUAL_DOMAIN = {"log", "sqrt", "rsqrt", "reciprocal", "pow", "div", "mod", "batch_norm",
-                  "nll_loss"}
+UNUSUAL_DOMAIN = {"log", "sqrt", "rsqrt", "reciprocal", "pow", "div", "mindspore_div", "mod",
+                  "batch_norm", "nll_loss"}
 """Ops whose float inputs are drawn away from zero and positive (their rules are exact there)."""
 
 

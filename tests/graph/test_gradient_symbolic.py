@@ -36,6 +36,12 @@ REFUSES_SYMBOLS = {
     "squeeze": "(forward) axis=None: a symbolic dim may or may not be 1",
     "batch_norm_train": "a count over several symbolic axes (N*H*W with H, W symbolic too) is "
                         "not affine",
+    "gather_nd": "the last dim of indices is how many axes are indexed, which sets the result's "
+                 "rank",
+    "topk": "which k of a run-time number of positions are picked needs a scatter of run-time "
+            "size",
+    "resize_bilinear": "the interpolation weights of a run-time image size",
+    "resize_bilinear_grad": "the interpolation weights of a run-time image size",
 }
 """Ops whose gradient rule refuses a symbolic size (a compile error, never a wrong result)."""
 

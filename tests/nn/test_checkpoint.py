@@ -27,7 +27,9 @@ def test_tensor_is_an_array_constructor():
     assert amber.Tensor([1, 2], amber.float16).dtype == np.float16
     source = np.zeros(3, np.float32)
     copy = amber.Tensor(source)
-    assert type(copy) is np.ndarray and copy is not source
+    assert type(copy) is amber.Tensor and isinstance(copy, np.ndarray)
+    assert not np.shares_memory(copy, source)
+    assert type(copy.asnumpy()) is np.ndarray and type(copy + 1) is amber.Tensor
     assert isinstance(source, amber.Tensor) and not isinstance([1], amber.Tensor)
     ones = amber.Tensor(shape=(2, 3), dtype=amber.float32, init="ones")
     assert ones.shape == (2, 3) and (ones == 1).all()

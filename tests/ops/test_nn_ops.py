@@ -240,6 +240,8 @@ def samples():
         (FN["batch_norm_train"], (x4, rand(4), rand(4)), {}),
         (FN["layer_norm"], (x4, rand(7, 6), rand(7, 6)), {"begin_norm_axis": 2,
                                                          "begin_params_axis": 2}),
+        (FN["l2_normalize"], (x4,), {"axis": (1, 3)}),
+        (normalization.L2Normalize(axis=2, epsilon=1e-3), (x4,), {}),
         (FN["softmax"], (logits,), {}),
         (FN["log_softmax"], (x4, 1), {}),
         (FN["softmax_cross_entropy"], (logits, ids), {"sparse": True, "reduction": "mean"}),

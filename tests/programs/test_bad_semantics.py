@@ -2,7 +2,8 @@
 `harness.check_rejected`), never compiled into a different result: writes into lists, dicts
 and arrays the caller owns, containers whose structure depends on a run-time trip count, an
 in-place operator on a 0-d value that is an array on some paths only, a dict keyed by a
-run-time value, a variable that is a vector on one path and 0-d on another."""
+run-time value, `is` between a run-time number and a constant (CPython shares small ints, so
+only the value can tell)."""
 import numpy as np
 import pytest
 
@@ -81,15 +82,11 @@ def dict_keyed_by_a_run_time_index(x, n):
     return len(d)
 
 
-@runs(POS)
-def vector_or_its_sum_carried_by_a_loop(x):
-    v = x
-    for i in range(int(x[0]) + 2):
-        if v.sum() > 1:  # ERR
-            v = v.sum() * 0.1
-        else:
-            return v
-    return v
+@runs(i32([1, 0]))
+def identity_of_a_run_time_number(x):
+    one = 1
+    n = int(x.sum())
+    return n is one  # ERR
 
 
 class WritesAnAttributeDict(nn.Cell):

@@ -177,6 +177,63 @@ def test_a_function_symbols_cannot_compile_falls_back_to_a_compile_per_shape() -
     assert fast.stats.specializations == 3  # (1,3), (2,3), (4,3): each shape apart
 
 
+def rows_by_comprehension(x: np.ndarray) -> np.ndarray:
+    return np.stack([x[i] * i for i in range(x.shape[0])])
+
+
+def test_declared_symbolic_sizes_that_cannot_compile_say_why() -> None:
+    """Sizes the user declared symbolic are never given up silently: the CompileError names
+    the line, and a note says the same call compiles with its own shapes."""
+    fast = amber.jit(rows_by_comprehension, dynamic=True)
+    with pytest.raises(amber.CompileError) as caught:
+        fast(np.ones((3, 4), np.float32))
+    assert "range(x.shape[0])" in str(caught.value)
+    notes = "\n".join(getattr(caught.value, "__notes__", ()))
+    assert "compiled with symbolic sizes, arg 0 (N, 4)" in notes
+    assert "own shapes compile" in notes
+    np.testing.assert_array_equal(amber.jit(rows_by_comprehension)(np.ones((3, 4), np.float32)),
+                                  rows_by_comprehension(np.ones((3, 4), np.float32)))
+    with pytest.raises(amber.CompileError) as caught:
+        amber.jit(lambda_free_undefined, dynamic=True)(np.ones((3, 4), np.float32))
+    assert not getattr(caught.value, "__notes__", ())  # NOTE: no static compile either
+
+
+def lambda_free_undefined(x: np.ndarray) -> np.ndarray:
+    return x.no_such_method()
+
+
+def size_is_one(x: np.ndarray, one: int) -> bool:
+    return x.shape[0] is one
+
+
+def test_identity_of_a_symbolic_size_is_refused_not_guessed() -> None:
+    """`x.shape[0] is 1` is True eagerly for a size 1 (CPython shares small ints) and False for
+    300: compiled code cannot know, so it refuses (a static size decides while compiling)."""
+    x = np.ones((1, 2), np.float32)
+    assert amber.jit(size_is_one, dynamic=False)(x, 1) is size_is_one(x, 1)
+    with pytest.raises(amber.CompileError, match="`is` between a run-time int and the "
+                                                 "constant 1"):
+        amber.jit(size_is_one, dynamic=True)(x, 1)
+
+
+def per_sample_nll(logits: np.ndarray, labels: np.ndarray) -> tuple:
+    loss = ops.nll_loss(ops.log_softmax(logits), labels, reduction="none")
+    return loss, loss.shape
+
+
+def test_two_symbols_that_broadcast_give_the_broadcast_shape() -> None:
+    """logits [N,4] and labels [M] sized apart (5 and 1): the kernel broadcasts the one label,
+    so the loss has N entries, not M (a shape rule that took the labels' size said (1,))."""
+    fast = amber.jit(per_sample_nll, dynamic={"logits": 0, "labels": 0})
+    for n in (5, 6, 1):
+        x = np.random.default_rng(n).standard_normal((n, 4)).astype(np.float32)
+        y = np.array([2])
+        got, want = fast(x, y), per_sample_nll(x, y)
+        np.testing.assert_allclose(got[0], want[0], rtol=1e-6)
+        assert got[1] == want[1] == (n,)
+    assert fast.stats.specializations == 2  # NOTE: (5, 1) names N and M; (1, 1) shares N
+
+
 def test_the_disk_cache_serves_symbolic_code_to_a_new_process(tmp_path, monkeypatch) -> None:
     monkeypatch.setenv("AMBER_CACHE_DIR", str(tmp_path))
     first = amber.jit(lambda_free_double, dynamic=True)
