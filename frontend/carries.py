@@ -350,13 +350,14 @@ def _widen(f: Frame, c: Carry, before: Type, end: Any) -> Type:
     except TypeError:
         if names.is_synthetic(c.name):
             return AnyType()
-        kind = NeedsUnrolling
+        # NOTE: a value whose kind, dtype or rank changes only in the first iteration (NumPy
+        # promotion, `v = v.sum()`, None then an array) is right after peeling that iteration
+        kind = KindChanges
         if isinstance(before, Tensor) and isinstance(after, Tensor):
-            hint = ("give it the dtype it ends with before the loop, e.g. "
+            hint = ("give it the dtype and rank it ends with before the loop, e.g. "
                     f"`{c.name} = {c.name}.astype(np.{after.dtype})`")
-            if before.shape == after.shape and before.dtype != after.dtype:
-                kind = KindChanges
         elif isinstance(before, TupleType) and isinstance(after, TupleType):
+            kind = NeedsUnrolling
             hint = (f"a tuple that grows in a loop whose trip count is known only at run time "
                     f"has no fixed length: make `{c.name}` a list and append to it")
         else:

@@ -47,9 +47,10 @@ class NeedsUnrolling(CompileError):
 
 
 class KindChanges(NeedsUnrolling):
-    """A carried variable's dtype changes in the first iteration (int32 -> float64, as NumPy
-    promotes): the loop is built as its first iteration, under a run-time test that it runs,
-    followed by the loop over the rest with the promoted dtype (`loops.peel`)."""
+    """A carried variable's kind, dtype or rank changes in an iteration (int32 -> float64, as
+    NumPy promotes; a vector becomes its sum; None becomes an array): the loop is built as its
+    first iteration, under a run-time test that it runs, followed by the loop over the rest
+    (`loops._peel_while`, `loops._peel_for`), at most `loops.MAX_PEELS` times."""
 
 
 # NOTE: speculation and rollback. Building structured SSA from Python finds some facts only

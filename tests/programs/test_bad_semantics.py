@@ -82,6 +82,17 @@ def dict_keyed_by_a_run_time_index(x, n):
     return len(d)
 
 
+@runs(POS)
+def vector_or_its_sum_carried_by_a_loop(x):
+    v = x
+    for i in range(int(x[0]) + 2):
+        if v.sum() > 1:  # ERR
+            v = v.sum() * 0.1
+        else:
+            return v  # v stays a vector on this path, the loop carries it
+    return v
+
+
 @runs(i32([1, 0]))
 def identity_of_a_run_time_number(x):
     one = 1

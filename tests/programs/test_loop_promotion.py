@@ -1,5 +1,6 @@
 """Loop-carried values whose dtype NumPy promotion changes in the first iteration (an int32
-accumulator that meets a float, int32 + int64): the first iteration is built before the loop,
+accumulator that meets a float, int32 + int64), or whose kind or rank changes then (a vector
+that becomes its sum, None that becomes an array): the first iteration is built before the loop,
 under a run-time test that the loop runs, and the loop over the rest carries the promoted
 dtype. When the loop may run zero times, the variable keeps its old dtype on that path, as in
 Python, and what follows the loop is built on both paths."""
@@ -92,6 +93,30 @@ def int32_with_a_constant_trip_count(x, n):
     for i in range(n):
         acc = acc + x.sum()
     return acc
+
+
+POS = f32([1.0, 2.0, 3.0])
+NEG = f32([-1.0, -2.0, 0.5])
+
+
+@runs(POS, NEG, f32([0.25, 0.25, 0.25]))
+def vector_becomes_its_sum_in_a_loop(x):
+    v = x
+    for i in range(int(x[0] > 0) + 2):
+        v = v.sum() * 0.1
+    return v
+
+
+@runs(POS, NEG, f32([0.25, 0.25, 0.25]))
+def none_becomes_an_array_in_a_while(x):
+    acc = None
+    i = 0
+    while i < 3 and x[i] > 0:
+        acc = x[i] * 2 if acc is None else acc + x[i]
+        i += 1
+    if acc is None:
+        return x
+    return acc * x
 
 
 def test_program(program, check_program):
