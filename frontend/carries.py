@@ -11,7 +11,7 @@ from typing import Any
 import gast
 import numpy as np
 
-from ..graph import AnyType, Block, InsertPoint, Node, Tensor, TupleType, Type, Value
+from ..graph import AnyType, Block, InsertPoint, Node, Scalar, Tensor, TupleType, Type, Value
 from . import aliases, names
 from .context import Frame, KindChanges, NeedsUnrolling, Scope, tuple_items
 from .control import Branch, changed_names, defined_in, same_constant
@@ -226,6 +226,8 @@ def _entry_value(f: Frame, c: Carry, block: Block, memo: dict[int, Any]) -> Any:
     if c.state == CarryState.VAR:
         c.param = block.add_param(c.type, hint(c.name))
         f.compiler.memory.zero_d[c.param] = c.kind
+        if isinstance(c.type, Tensor) and _may_be_number(f, c.init):
+            f.compiler.numbers.add(c.param)
         return c.param
     if c.state == CarryState.CONST:
         return c.init
@@ -235,6 +237,13 @@ def _entry_value(f: Frame, c: Carry, block: Block, memo: dict[int, Any]) -> Any:
     if items and all(x is MISSING for x in items):  # NOTE: `()` and `{}` are bound values
         return MISSING
     return c.container([f.undefined(c.name) if x is MISSING else x for x in items])
+
+
+def _may_be_number(f: Frame, v: Any) -> bool:
+    """A Python number, or a value that may be one at run time (see `Compiler.numbers`)."""
+    if isinstance(v, Value):
+        return isinstance(v.type, Scalar) or v in f.compiler.numbers
+    return isinstance(v, bool | int | float)
 
 
 def settle(f: Frame, carries: list[Carry], body: Branch, header: frozenset[str],
@@ -429,6 +438,11 @@ def after_loop(f: Frame, node: Node, carries: list[Carry], body: Branch, line: i
     f.builder.insert(node)
     if node.effectful:
         f.compiler.note_effect(node)
+    numbers = f.compiler.numbers
+    yields = node.blocks[-1].results
+    for leaf, out, end in zip(leaves(carries), node.outputs, yields):
+        if leaf.param in numbers or end in numbers:
+            numbers.add(out)
     outs = iter(node.outputs)
     memo: dict[int, Any] = {}
     for c in carries:

@@ -9,8 +9,8 @@ from typing import Any, Callable, Mapping
 import gast
 import numpy as np
 
-from ..graph import (AnyType, Block, Builder, Graph, InsertPoint, ListType, Loc, Node, TupleType,
-                     Value)
+from ..graph import (AnyType, Block, Builder, Graph, InsertPoint, ListType, Loc, Node, Tensor,
+                     TupleType, Value)
 from ..graph.types import type_of
 from ..nn.cell import Cell
 from ..ops import OpDef
@@ -182,6 +182,11 @@ class Compiler:
         self.named: dict[Value, int] = {}
         """See `Scope.named`."""
         self.memory = Memory()
+        self.numbers: set[Value] = set()
+        """Values typed as arrays that may hold a Python number at run time: a variable that
+        is `0` on one path and an array on another (`s = 0` before `s = s + x` in a loop that
+        may not run) joins to the array type, and generated code holds whichever the path
+        made. Their dtype, shape and class are known only at run time (`Frame.number_facts`)."""
         self.loop_seeds: list[Any] = []
         """The `seeds.Seeds` of the loop regions being built, innermost last."""
         self.last_effect: dict[Block, Node] = {}
@@ -393,12 +398,25 @@ class Frame:
                         "with np.array(...), as NumPy does implicitly")
             raise self.error(str(exc) or type(exc).__name__, hint,
                              kind=kind_for(exc)) from exc
+        numbers = self.compiler.numbers
+        if numbers and isinstance(value.type, Tensor) and any(v in numbers for v in inputs) \
+                and not any(isinstance(v.type, Tensor) and v not in numbers for v in inputs):
+            numbers.add(value)  # NOTE: `s * 2` is a number where s is; `s + x` is an array
         node = value.producer
         if node is not None and node.effectful:
             self.compiler.note_effect(node)
             if node.op.writes is not None:
                 after_write(self, node)
         return value
+
+    def number_facts(self, v: Value, what: str) -> None:
+        """Refuse to fold `what` (a dtype, shape or class) of a value that may be a Python
+        number at run time (see `Compiler.numbers`)."""
+        if v in self.compiler.numbers:
+            raise self.error(f"{what} of a value that is a Python number on some paths and an "
+                             "array on others is known only at run time",
+                             "start it as an array of the dtype it gets (e.g. `np.float32(0)` "
+                             "instead of `0`)")
 
     def constant(self, value: Any) -> Value:
         return self.op("constant", value=value)

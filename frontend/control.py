@@ -9,7 +9,7 @@ from typing import Any, Callable
 
 import gast
 
-from ..graph import IF, AnyType, Block, InsertPoint, Node, TupleType, Type, Value
+from ..graph import IF, AnyType, Block, InsertPoint, Node, Scalar, Tensor, TupleType, Type, Value
 from . import names
 from .aliases import replace_object
 from .containers import LIST_MUTATORS
@@ -143,6 +143,8 @@ class Merger:
         self.yields: list[tuple[Value, Value]] = []
         self.types: list[Type] = []
         self.names: list[str] = []
+        self.numbers: list[int] = []
+        """Outputs that may be a Python number at run time (see `Compiler.numbers`)."""
         self.shared: dict[tuple[int, int, int], Any] = {}
         """(how, id, id) -> what a list or dict merged to: every name holding the same one
         (`e = d`) still holds one object after the if."""
@@ -247,6 +249,10 @@ class Merger:
                 "None)", kind=MergeConflict) from None
 
     def _add(self, pair: tuple[Value, Value], t: Type, name: str) -> _Out:
+        numbers = self.f.compiler.numbers
+        if isinstance(t, Tensor) and any(v in numbers or isinstance(v.type, Scalar)
+                                         for v in pair):
+            self.numbers.append(len(self.yields))  # NOTE: a number on one path
         self.yields.append(pair)
         self.types.append(t)
         self.names.append("" if name == EXPRESSION else names.value_hint(name))
@@ -264,6 +270,7 @@ class Merger:
             return []
         node = Node(IF, [cond], {}, self.types, self.names, [then, else_])
         self.f.builder.insert(node)
+        self.f.compiler.numbers.update(node.outputs[i] for i in self.numbers)
         if effects:
             self.f.compiler.note_effect(node)
         return node.outputs

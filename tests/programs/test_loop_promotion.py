@@ -119,6 +119,14 @@ def none_becomes_an_array_in_a_while(x):
     return acc * x
 
 
+@runs(POS, NEG)
+def none_then_array_in_a_run_time_range(x):
+    h = None
+    for i in range(int(x.sum() > 0) * 2):
+        h = x * i
+    return h
+
+
 def test_program(program, check_program):
     """Compiled and eager agree on every input."""
     check_program(program)
