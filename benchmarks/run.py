@@ -21,10 +21,11 @@ import amber  # noqa: E402
 
 import dynamic  # noqa: E402
 import forward  # noqa: E402
+import grad  # noqa: E402
 import startup  # noqa: E402
 import train  # noqa: E402
 
-SUITES = {"forward": forward, "train": train, "dynamic": dynamic}
+SUITES = {"forward": forward, "grad": grad, "train": train, "dynamic": dynamic}
 """Suite name -> module with TITLE and `workloads(quick) -> list[Workload]`."""
 
 

@@ -28,6 +28,11 @@ def register(sub: Any) -> argparse.ArgumentParser:
                         "--stage all with dot or svg needs --out-dir")
     parser.add_argument("--out-dir", metavar="DIR",
                         help="write one numbered file per stage into DIR instead of printing")
+    parser.add_argument("--grad", action="store_true",
+                        help="the gradient function instead: GradOperation(get_all=True, "
+                        "get_by_list=<the Cell's trainable parameters>, sens_param=<a "
+                        "non-scalar output>) (ir: the forward after the cleanups, then the "
+                        "backward)")
     parser.set_defaults(handler=run)
     return parser
 
@@ -42,18 +47,27 @@ def run(ns: argparse.Namespace) -> int:
     target = load_target(ns.spec, ns.input, ns.dynamic)
     if ns.out_dir:
         files = StageFiles(ns.out_dir, fmt)
-        _stages(target, stage, CompileOptions(ns.opt_level), _FileSink(files))
+        _stages(target, stage, CompileOptions(ns.opt_level), _FileSink(files), ns.grad)
         sys.stdout.write("".join(f"{path}\n" for path in files.written))
     else:
         sink = _TextSink(stage, fmt)
-        _stages(target, stage, CompileOptions(ns.opt_level), sink)
+        _stages(target, stage, CompileOptions(ns.opt_level), sink, ns.grad)
         sys.stdout.write("\n".join(text.rstrip("\n") + "\n" for text in sink.parts))
     return 0
 
 
-def _stages(target: Target, stage: str, options: CompileOptions, sink: Any) -> None:
-    """Run the pipeline as far as `stage` needs, handing each stage to `sink`."""
-    result = pipeline.build(target.compiled, target.args, {}, shapes=target.shapes())
+def _stages(target: Target, stage: str, options: CompileOptions, sink: Any,
+            grad: bool = False) -> None:
+    """Run the pipeline as far as `stage` needs, handing each stage to `sink` (of the gradient
+    function, with `grad`: static shapes, the example arguments' own)."""
+    if grad:
+        from ..runtime.grad import gradient_build
+        from ..runtime.keys import call_key, describe_key
+        result = gradient_build(target.compiled, target.args)
+        title, signature = f"grad_{target.title}", describe_key(call_key(result.args, {}))
+    else:
+        result = pipeline.build(target.compiled, target.args, {}, shapes=target.shapes())
+        title, signature = target.title, target.signature()
     graph = result.graph
     if stage in ("source", "all"):
         sink.source(result.sources, getattr(result, "source_titles", ()))
@@ -68,7 +82,7 @@ def _stages(target: Target, stage: str, options: CompileOptions, sink: Any) -> N
     if stage in ("opt-ir", "all"):
         sink.graph("opt-ir", graph)
     if stage in ("code", "all"):
-        sink.code(pipeline.generate(graph, target.title, target.signature()).source)
+        sink.code(pipeline.generate(graph, title, signature).source)
 
 
 class _TextSink:

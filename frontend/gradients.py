@@ -115,7 +115,8 @@ def call_gradient(f: Frame, func: Any, args: list[Any], kwargs: dict[str, Any]) 
         weights = [(_weight_values(f, w, known), np.shape(w), np.dtype(w.dtype))
                    for w in request.weights] if request.weights is not None else None
         b = Builder(InsertPoint.at_end(block), loc)
-        found = gradient_of(f.compiler.graph, b, out, request, groups, weights, sens, None,
+        made = out.producer.loc if out.producer is not None else None  # the forward's line
+        found = gradient_of(f.compiler.graph, b, out, request, groups, weights, sens, made,
                             block.nodes[start:])
     except GradSpecError as err:
         raise _error(f, str(err), err.loc, err.hint) from None

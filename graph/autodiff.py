@@ -138,8 +138,14 @@ class _Transform:
         if isinstance(value.type, TupleType):
             return [self.add(scope, x, y, _Typed(t)) for x, y, t in
                     zip(a, b, value.type.elements)]
-        op = "list_add" if isinstance(value.type, ListType) else "add"
-        return scope.builder.op(op, a, b, name=_grad_name(value))
+        if isinstance(value.type, ListType):
+            for acc, one in ((a, b), (b, a)):
+                node = one.producer
+                if node is not None and node.op.name == "index_add":  # NOTE: one item's part
+                    return scope.builder.op("list_add_at", acc, node.inputs[1], *node.inputs[2:],
+                                            index=node.attrs["index"], name=_grad_name(value))
+            return scope.builder.op("list_add", a, b, name=_grad_name(value))
+        return scope.builder.op("add", a, b, name=_grad_name(value))
 
     def split(self, scope: _Scope, adjoint: Value | None, t: Type) -> Adjoint:
         """An adjoint value as `contribute` keeps it (tuples element by element)."""
@@ -237,7 +243,9 @@ class _Transform:
         absent = Builder(InsertPoint.at_end(other)).op("placeholder")
         arm.set_results([*arm.results, saved])
         other.set_results([*other.results, absent])
-        return region.add_output(value.type, value.name)
+        out = region.add_output(value.type, value.name)
+        self.snapshots[out] = out  # NOTE: already a copy where one is needed (and None on
+        return out                 # the other arm, so never copied again outside)
 
     def tape(self, loop: Node, value: Value) -> Value:
         """The list of `value`'s per-iteration values, recorded by loop `loop`."""
@@ -250,6 +258,7 @@ class _Transform:
         appended = Builder(InsertPoint.at_end(body), loop.loc).op(
             "list_append", param, saved, name=empty.name)
         body.set_result(len(body.results) - 1, appended)
+        self.snapshots[out] = out  # NOTE: only the backward reads the tape
         return out
 
     def trip_count(self, scope: _Scope, loop: Node) -> Value:

@@ -15,7 +15,7 @@ from ..common.markers import COMPILE_TIME_ATTR, GRADIENT_ATTR  # noqa: F401 (re-
 from .analysis import differentiable
 from .autodiff import differentiate
 from .ir import Builder, Graph, InsertPoint, Loc, Node, Value
-from .types import AnyType, Tensor, TupleType, Type
+from .types import AnyType, Scalar, Tensor, TupleType, Type
 
 ALL = "all"
 """`GradSpec.positions` for every positional argument (`GradOperation(get_all=True)`)."""
@@ -183,6 +183,10 @@ def _ones(b: Builder, value: Value) -> Value:
     if isinstance(t, TupleType):
         return b.op("make_tuple", *(_ones(b, b.op("tuple_getitem", value, index=i))
                                     for i in range(len(t.elements))))
+    if isinstance(t, Tensor) and t.is_static:  # NOTE: a constant, so the passes fold it
+        return b.constant(np.ones(t.shape, t.dtype))
+    if t == Scalar(float):
+        return b.constant(1.0)
     return b.op("ones_like", value)
 
 

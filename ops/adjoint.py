@@ -30,6 +30,18 @@ def added_at(like: Any, key: Any, value: Any) -> Any:
     return out
 
 
+def added_into(items: list, key: Any, value: Any) -> list:
+    """A new list holding the items of `items`, with `value` added to the one(s) at `key` (a
+    list adjoint taking one item's contribution: no array of zeros is made)."""
+    out = list(items)
+    if isinstance(key, slice):
+        for i, v in zip(range(len(out))[key], value):
+            out[i] = out[i] + v
+    else:
+        out[key] = out[key] + value
+    return out
+
+
 def zeroed_at(x: Any, key: Any) -> Any:
     """A copy of `x` with `x[key]` set to zero."""
     out = np.array(x, copy=True)
@@ -110,6 +122,14 @@ index_add = OpDef(
     attrs={"index": REQUIRED}, helpers=(added_at,), fresh=True,
     grad=lambda ad: (None, ad.op("getitem", ad.g, *_dyn(ad, 2), index=ad.attrs["index"])))
 """Zeros like `like` plus `value` at `like[index]` (getitem's gradient)."""
+list_add_at = OpDef(
+    "list_add_at", ("items", "value", "*idx"),
+    kernel=lambda items, value, *idx, index: added_into(items, index_key(index, idx), value),
+    infer=_index_add_infer, emit=lambda a: f"added_into(items, np.s_[{index_text(a['index'])}], "
+    "value)", attrs={"index": REQUIRED}, helpers=(added_into,),
+    grad=lambda ad: (ad.g, ad.op("getitem", ad.g, *_dyn(ad, 2), index=ad.attrs["index"])))
+"""`items + index_add(items, value, index)` for a list adjoint, without the zeros (not fresh:
+the other items are the same arrays)."""
 index_zero = OpDef(
     "index_zero", ("x", "*idx"),
     kernel=lambda x, *idx, index: zeroed_at(x, index_key(index, idx)),
@@ -148,4 +168,5 @@ sum_to = OpDef(
 """`g` summed back to `shape` (undoing broadcasting) when only run time can tell which axes
 broadcasting stretched: a symbolic size in `shape` may be 1."""
 
-OPS = (index_add, index_zero, split_like, unstack, list_zeros_like, list_add, list_copy, sum_to)
+OPS = (index_add, list_add_at, index_zero, split_like, unstack, list_zeros_like, list_add,
+       list_copy, sum_to)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import linecache
 import types
+from dataclasses import dataclass
 from typing import Any, Hashable, Iterable
 
 import numpy as np
@@ -243,6 +244,45 @@ class GradFunction(_Jit):
         # NOTE: with its address: a guard on a gradient function is by identity, so compiled
         # code guarded by one is never stored on disk (another process has another object)
         return f"<amber grad function of {self._title(self._instance)} at {id(self):#x}>"
+
+
+@dataclass(frozen=True)
+class GradientBuild:
+    """What `amber dump --grad` shows: the gradient graph before the optimizing passes (the
+    forward after the cleanups, then the backward), the sources compiled, and the arguments it
+    was built for (with an example sensitivity when the output is not a scalar)."""
+    graph: Any
+    sources: tuple[Any, ...]
+    args: tuple
+    request: str
+
+
+def gradient_build(target: Any, args: tuple) -> GradientBuild:
+    """The gradient `amber dump --grad` shows for `target` (a Cell or a function) called with
+    `args`: `GradOperation(get_all=True, get_by_list=<it has trainable Parameters>,
+    sens_param=<its output is not a scalar>)`, built as its compiled form would be."""
+    from ..graph.types import Scalar, Tensor
+    forward = compile_target(target, args, {}, CompileOptions(0), optimize_graph=False)
+    (out,) = forward.graph.outputs
+    scalar = isinstance(out.type, Scalar) or (
+        isinstance(out.type, Tensor) and all(d == 1 for d in out.type.shape))
+    weights = list(target.trainable_params()) if isinstance(target, Cell) else []
+    op = GradOperation(get_all=True, get_by_list=bool(weights), sens_param=not scalar)
+    gradient = op(target, weights) if weights else op(target)
+    call_args = args if scalar else (*args, _ones(out.type))
+    built = gradient._artifact(gradient._instance, call_args, {}, CompileOptions(0), "", "",
+                               interpret=True)
+    return GradientBuild(built.graph, built.sources, call_args, repr(op))
+
+
+def _ones(t: Any) -> Any:
+    """An example sensitivity: ones shaped like a value of type `t`."""
+    from ..graph.types import Tensor, TupleType
+    if isinstance(t, TupleType):
+        return tuple(_ones(e) for e in t.elements)
+    if isinstance(t, Tensor) and t.is_static:
+        return np.ones(t.shape, t.dtype)
+    raise TypeError(f"cannot make an example sensitivity for an output of type {t}")
 
 
 def _calling(function: Any) -> Any:

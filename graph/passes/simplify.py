@@ -27,13 +27,16 @@ go into the detached block `scratch`; they join the graph only if the rule's val
 
 
 def _is(value: Value, number: float) -> bool:
-    """`value` is a compile-time scalar (or size-1 array) equal to `number`, sign of zero
-    included (`x - 0.0` is `x`, but `x - -0.0` is `x + 0.0`, which turns -0.0 into +0.0)."""
+    """`value` is a compile-time scalar or array every element of which equals `number`, sign
+    of zero included (`x - 0.0` is `x`, but `x - -0.0` is `x + 0.0`, which turns -0.0 into
+    +0.0). (A rule using it applies only where the result keeps the node's type, so an array
+    of ones never broadcasts the other operand.)"""
     c = constant_of(value)
-    if c is NOT_CONSTANT or isinstance(c, bool) or np.size(c) != 1:
+    if c is NOT_CONSTANT or isinstance(c, bool) or not np.size(c) or \
+            np.asarray(c).dtype.kind not in "biuf":
         return False
-    c = np.asarray(c).reshape(())
-    return bool(c == number) and bool(np.signbit(c) == np.signbit(number))
+    c = np.asarray(c)
+    return bool(np.all(c == number)) and bool(np.all(np.signbit(c) == np.signbit(number)))
 
 
 def _integer(node: Node) -> bool:
