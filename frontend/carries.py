@@ -298,7 +298,7 @@ def _settle_one(f: Frame, c: Carry, end: Any, ends: dict[int, Any]) -> bool:
                           f"{list(end)} after an iteration, and the number of iterations is "
                           "known only at run time",
                           "create every key before the loop (e.g. with a zeros array)",
-                          kind=NeedsUnrolling)
+                          kind=KindChanges)
         c.state, c.type, c.items = CarryState.VAR, _widen(f, c, _static(f, c.name, c.init), end), []
         c.is_list = False
         c.kind = aliases.join_kinds(_kind_of(f, c.init), _kind_of(f, end))

@@ -50,14 +50,6 @@ def append_to_a_default_list(x):
 
 
 @runs((POS, i32([3])))
-def dict_gains_keys_in_a_run_time_loop(x, n):
-    d = {}
-    for i in range(int(n[0])):  # ERR
-        d["k"] = x * i
-    return len(d)
-
-
-@runs((POS, i32([3])))
 def tuple_grows_in_a_run_time_loop(x, n):
     res = ()
     for i in range(int(n[0])):  # ERR

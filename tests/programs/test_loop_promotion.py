@@ -1,6 +1,7 @@
 """Loop-carried values whose dtype NumPy promotion changes in the first iteration (an int32
 accumulator that meets a float, int32 + int64), or whose kind or rank changes then (a vector
-that becomes its sum, None that becomes an array): the first iteration is built before the loop,
+that becomes its sum, None that becomes an array, a dict that gains a key): the first iteration
+is built before the loop,
 under a run-time test that the loop runs, and the loop over the rest carries the promoted
 dtype. When the loop may run zero times, the variable keeps its old dtype on that path, as in
 Python, and what follows the loop is built on both paths."""
@@ -125,6 +126,30 @@ def none_then_array_in_a_run_time_range(x):
     for i in range(int(x.sum() > 0) * 2):
         h = x * i
     return h
+
+
+@runs((POS, i32([3])), (POS, i32([0])), (NEG, i32([1])))
+def dict_gains_a_key_in_a_run_time_loop(x, n):
+    d = {}
+    for i in range(int(n[0])):
+        d["k"] = x * i
+    return len(d), d.get("k", x)
+
+
+@runs(POS, NEG, f32([0.0, 0.0, 0.0]))
+def sum_of_a_run_time_list_of_ints(x):
+    acc = []
+    for i in range(int(np.abs(x).sum())):
+        acc.append(i)
+    return len(acc), sum(acc)
+
+
+@runs(POS, NEG, f32([0.0, 0.0, 0.0]))
+def sum_of_a_run_time_list_of_arrays(x):
+    acc = []
+    for i in range(int(np.abs(x).sum())):
+        acc.append(x * i)
+    return sum(acc), sum(acc, x)
 
 
 def test_program(program, check_program):
