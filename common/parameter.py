@@ -9,6 +9,8 @@ import numpy as np
 from .dtype import to_array
 from .initializer import initializer
 
+_NUMPY_1 = int(np.__version__.split(".")[0]) < 2
+
 
 def _plain(value: Any) -> Any:
     """`value` with every Parameter replaced by a plain ndarray view of the same memory."""
@@ -53,10 +55,13 @@ class Parameter(np.ndarray):
 
     def __array_wrap__(self, array: np.ndarray, context: Any = None,
                        return_scalar: bool = False) -> Any:
-        if isinstance(array, Parameter):
+        if array is self or (context is not None and any(array is a for a in context[1])):
             return array  # an in-place update (`p -= g`, out=p) keeps the Parameter
-        # NOTE: fresh ufunc results (`p + 1`, `x @ p`, `p.sum()`) are values, not parameters.
-        return array[()] if return_scalar else array
+        # NOTE: fresh ufunc results (`p + 1`, `x @ p`, `p.sum()`) are values, not parameters;
+        # NumPy 1 allocates them as the subclass and never says `return_scalar`, so a 0-d
+        # result becomes the scalar NumPy gives for a plain array.
+        plain = array.view(np.ndarray) if isinstance(array, Parameter) else array
+        return plain[()] if return_scalar or (_NUMPY_1 and plain.ndim == 0) else plain
 
     def __array_function__(self, func: Any, types: Any, args: Any, kwargs: Any) -> Any:
         result = super().__array_function__(func, types, args, kwargs)

@@ -36,7 +36,10 @@ class Branch:
 
 def run_branch(f: Frame, build: Callable[[], Any], scope: Scope | None = None,
                block: Block | None = None) -> Branch:
-    """Build into a fresh (or given) block with a copy of the symbol table."""
+    """Build into a fresh (or given) block with a copy of the symbol table. A fresh block
+    that is abandoned (an exception makes its statement be built again another way) gives
+    back its uses of outside values; a given one is the caller's to discard."""
+    own = block is None
     block = block if block is not None else Block()
     saved = (f.scope, f.builder.loc, f.stmt)
     f.scope = (scope if scope is not None else f.scope).copy()
@@ -53,6 +56,10 @@ def run_branch(f: Frame, build: Callable[[], Any], scope: Scope | None = None,
                 block.drop_all_uses()
                 raise
         return Branch(block, f.scope, result)
+    except BaseException:
+        if own:
+            block.drop_all_uses()
+        raise
     finally:
         f.scope, f.builder.loc, f.stmt = saved
 

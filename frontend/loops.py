@@ -4,6 +4,7 @@ widened (`values.widen`) until the body yields what it takes: a fixpoint, a few 
 A variable the body leaves at the same compile-time value stays compile-time."""
 from __future__ import annotations
 
+import copy
 from typing import Any, Callable
 
 import gast
@@ -98,8 +99,10 @@ def _peel_while(f: Frame, node: gast.While, tail: Tail) -> None:
     rest, live_out = tail
     f.peels[id(node)] = f.peels.get(id(node), 0) + 1
     try:
+        # NOTE: the peeled iteration is a copy: what is keyed by a statement (the types a loop
+        # inside settled on, functions defined in it) belongs to the loop's own body
         branch_with(f, f.condition(node.test),
-                    lambda: f.run_block([*node.body, node, *rest], live_out),
+                    lambda: f.run_block([*copy.deepcopy(node.body), node, *rest], live_out),
                     lambda: f.run_block(rest, live_out), live_out, node.lineno)
     finally:
         f.peels[id(node)] -= 1
@@ -236,7 +239,10 @@ def build_for(f: Frame, node: gast.For) -> None:
     tail, f.loop_tail = f.loop_tail, None
     live = f.live_after()
     iterable = f.evaluate(node.iter)
-    header = loop_live(node.body, live, set())
+    targets = names.target_names(node.target)
+    # NOTE: the targets are bound afresh at the top of every iteration: live at the header
+    # (carried from one iteration to the next) only when read after the loop
+    header = (loop_live(node.body, live, set()) - targets) | (targets & live)
     if is_compile_time_sequence(iterable):
         _unroll(f, node, as_sequence(f, iterable), header)
     elif isinstance(iterable, Value) and iterable.type == ListType(AnyType()):
@@ -279,7 +285,7 @@ def _peel_for(f: Frame, node: gast.For, it: IndexedIter, header: frozenset[str],
 
     def first_then_loop() -> None:
         f.assign(node.target, it.element(it.start))
-        f.run_block(node.body, header)
+        f.run_block(copy.deepcopy(node.body), header)
         if f.scope.dead:
             return
         f.set_stmt(node)

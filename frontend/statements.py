@@ -52,7 +52,8 @@ def run_block(f: Frame, stmts: list[gast.stmt], live_out: frozenset[str]) -> Non
 
 def _run_stmt(f: Frame, stmt: gast.stmt, rest: list[gast.stmt], live_out: frozenset[str]
               ) -> bool:
-    """Build one statement; True if it also built `rest` (into both sides of an if)."""
+    """Build one statement; True if it also built `rest` (into both sides of an if, or on
+    both paths after a loop whose first iteration was peeled)."""
     mark = Mark(f) if isinstance(stmt, gast.If | gast.While | gast.For) and rest else None
     try:
         run_stmt(f, stmt)

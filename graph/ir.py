@@ -13,7 +13,10 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Sequence
 
+import numpy as np
+
 from ..ops import OpDef, lookup
+from ..ops.types import KNOWN_VALUES, NOT_KNOWN, VALUE_BASED_CASTING
 from .types import Scalar, Type, join_types
 
 IF, WHILE, FOR = "if", "while", "for"
@@ -551,7 +554,14 @@ class Builder:
         """Add one op node and return its output; the type comes from the op's `infer`."""
         opdef = lookup(op) if isinstance(op, str) else op
         full = opdef.full_attrs(attrs)
-        out_type = opdef.infer(*(v.type for v in inputs), **full)
+        if VALUE_BASED_CASTING:  # NOTE: NumPy 1 promotes by the values of constants
+            token = KNOWN_VALUES.set(tuple(_known_value(v) for v in inputs))
+            try:
+                out_type = opdef.infer(*(v.type for v in inputs), **full)
+            finally:
+                KNOWN_VALUES.reset(token)
+        else:
+            out_type = opdef.infer(*(v.type for v in inputs), **full)
         node = Node(opdef, inputs, full, [out_type], [name], loc=loc,
                     control_inputs=control_inputs)
         return self.insert(node).output
@@ -587,3 +597,16 @@ see them."""
 
 INDEX_TYPE = Scalar(int)
 """The type of a For region's induction variable."""
+
+
+def _known_value(v: Value) -> Any:
+    """The value of a constant scalar operand (a Python number, a NumPy scalar or 0-d array),
+    for NumPy 1's value-based promotion; `NOT_KNOWN` for anything else."""
+    node = v.producer
+    if node is None or node.is_region or node.op.name != "constant":
+        return NOT_KNOWN
+    value = node.attrs.get("value")
+    if isinstance(value, bool | int | float | np.generic) or (
+            isinstance(value, np.ndarray) and value.ndim == 0):
+        return value
+    return NOT_KNOWN

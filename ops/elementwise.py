@@ -14,8 +14,8 @@ from typing import Any, Callable, Mapping
 import numpy as np
 
 from .opdef import NO_GRAD, REQUIRED, GradContext, OpDef, OpFunction, Primitive, Spelling
-from .types import (ListType, NoneType, Scalar, Tensor, TupleType, Type, broadcast_shapes,
-                    type_of)
+from .types import (KNOWN_VALUES, NOT_KNOWN, VALUE_BASED_CASTING, ListType, NoneType, Scalar,
+                    Tensor, TupleType, Type, broadcast_shapes, type_of)
 
 Infer = Callable[..., Type]
 Fix = Callable[[dict[str, Any]], dict[str, Any]]
@@ -24,9 +24,12 @@ Fix = Callable[[dict[str, Any]], dict[str, Any]]
 # ---- shared machinery: dtype probes, named errors, spellings --------------------------------
 
 def sample(t: Type) -> Any:
-    """A tiny concrete value of type `t` (ones, so no op divides by zero or overflows)."""
+    """A tiny concrete value of type `t` (ones, so no op divides by zero or overflows); of
+    shape (), a NumPy scalar, as run-time 0-d values mostly are (`x.sum()`, `x[i]`; NumPy 1.24
+    promotes them differently from 0-d arrays in a few operators)."""
     if isinstance(t, Tensor):
-        return np.ones((1,) * t.rank, t.dtype)
+        return np.ones((1,) * t.rank, t.dtype)[()] if t.rank == 0 else np.ones((1,) * t.rank,
+                                                                                t.dtype)
     if isinstance(t, Scalar):
         return t.kind(1)
     if isinstance(t, NoneType):
@@ -38,13 +41,14 @@ def sample(t: Type) -> Any:
     raise TypeError(f"expected a tensor or a Python scalar, got {t}")
 
 
-def probe(name: str, fn: Callable[..., Any], types: tuple[Type, ...], attrs: Mapping[str, Any]
-          ) -> Any:
-    """Run `fn` on samples of `types`: NumPy itself decides the result dtype or scalar kind."""
+def probe(name: str, fn: Callable[..., Any], types: tuple[Type, ...], attrs: Mapping[str, Any],
+          samples: tuple[Any, ...] | None = None) -> Any:
+    """Run `fn` on samples of `types` (or on `samples`): NumPy itself decides the result dtype
+    or scalar kind."""
     try:
         with np.errstate(all="ignore"), warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            return fn(*(sample(t) for t in types), **attrs)
+            return fn(*(samples or tuple(sample(t) for t in types)), **attrs)
     except (TypeError, ValueError, OverflowError) as err:
         shown = ", ".join(str(t) for t in types)
         raise TypeError(f"{name}: unsupported operand type(s) {shown}: {err}") from None
@@ -213,9 +217,52 @@ def elementwise_infer(name: str, fn: Callable[..., Any], nullable: bool = False,
             shape = broadcast_shapes(*(t.shape for t in types if isinstance(t, Tensor)))
         except ValueError as err:
             raise ValueError(f"{name}: {err}") from None
-        out = type_of(probe(name, fn, types, attrs))
+        out = type_of(_value_based_probe(name, fn, types, attrs) if VALUE_BASED_CASTING
+                      else probe(name, fn, types, attrs))
         return Tensor(shape, out.dtype) if isinstance(out, Tensor) else out
     return infer
+
+
+def _scalar_like(t: Type) -> bool:
+    return isinstance(t, Scalar) or isinstance(t, Tensor) and t.rank == 0
+
+
+def _value_based_probe(name: str, fn: Callable[..., Any], types: tuple[Type, ...],
+                       attrs: Mapping[str, Any]) -> Any:
+    """NumPy 1: a Python scalar or 0-d operand mixed with arrays promotes by its value. The
+    values of compile-time constants are known (`KNOWN_VALUES`) and used; a run-time value
+    whose range the arrays' dtype does not cover is refused (the dtype would depend on it)."""
+    values = KNOWN_VALUES.get()
+    if values is None or len(values) != len(types) or not any(
+            isinstance(t, Tensor) and t.rank > 0 for t in types):
+        return probe(name, fn, types, attrs)
+    _refuse_value_dependent(name, types, values)
+    samples = tuple(np.asarray(v) if isinstance(t, Tensor) and v is not NOT_KNOWN
+                    else v if _scalar_like(t) and v is not NOT_KNOWN else sample(t)
+                    for t, v in zip(types, values))
+    try:
+        return probe(name, fn, types, attrs, samples)
+    except TypeError:  # NOTE: e.g. a Python int beyond int64: let the usual rule report it
+        return probe(name, fn, types, attrs)
+
+
+def _refuse_value_dependent(name: str, types: tuple[Type, ...], values: tuple[Any, ...]) -> None:
+    arrays = [t.dtype for t in types if isinstance(t, Tensor) and t.rank > 0]
+    for t, v in zip(types, values):
+        if v is not NOT_KNOWN or not _scalar_like(t):
+            continue
+        dtype = t.dtype if isinstance(t, Tensor) else np.asarray(t.kind(0)).dtype
+        for array in arrays:
+            narrow_int = (array.kind in "iu" and dtype.kind in "iu"
+                          and not np.can_cast(dtype, array)
+                          and (array.itemsize < 4 or array.kind == "u"))
+            narrow_float = array == np.float16 and dtype.kind == "f" and dtype.itemsize > 2
+            if narrow_int or narrow_float:
+                raise TypeError(
+                    f"{name}: under NumPy {np.__version__}, the dtype of a {array} array "
+                    f"combined with a {dtype} value computed at run time depends on that value "
+                    "(value-based casting), which is not known when compiling; cast one side "
+                    "explicitly (e.g. `x.astype(np.int64)`), or use NumPy 2")
 
 
 def _is_bool(t: Type) -> bool:

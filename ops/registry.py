@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from types import ModuleType
 
+import numpy as np
+
 from . import (activations, adjoint, creation, division, elementwise, indexing, joining, losses,
                nn, normalization, python, reduce, resize, shaping, sorting, window)
 from .opdef import OpDef, OpFunction, Primitive
@@ -32,8 +34,10 @@ OPS: dict[str, OpDef] = _table("OPS", lambda op: op.name)
 FUNCTIONS: dict[str, OpFunction] = _table("FUNCTIONS", lambda f: f.name)
 """`amber.ops.<name>` functional spellings (MindSpore names)."""
 
-NUMPY: dict[str, OpFunction] = _table("NUMPY", lambda f: f.name)
-"""`np.<name>` functions the frontend compiles, by NumPy name."""
+NUMPY: dict[str, OpFunction] = {
+    name: spelling for name, spelling in _table("NUMPY", lambda f: f.name).items()
+    if callable(getattr(np, name, None))}  # NOTE: NumPy 1 lacks some (pow, bitwise_invert)
+"""`np.<name>` functions the frontend compiles, by NumPy name (those the running NumPy has)."""
 
 METHODS: dict[str, OpFunction] = _table("METHODS", lambda f: f.name)
 """ndarray methods (`x.sum(...)`) by method name; the binder takes the array first."""

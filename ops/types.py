@@ -4,8 +4,9 @@ tuples, lists and None. They live beneath `ops` because every shape rule speaks 
 """
 from __future__ import annotations
 
+from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import Union
+from typing import Any, Union
 
 import numpy as np
 
@@ -163,12 +164,29 @@ def _fmt(shape: tuple[Dim, ...]) -> str:
     return "(" + ", ".join(str(d) for d in shape) + ("," if len(shape) == 1 else "") + ")"
 
 
+VALUE_BASED_CASTING = np.lib.NumpyVersion(np.__version__) < "2.0.0"
+"""True under NumPy 1, whose promotion looks at the *values* of Python scalars and 0-d arrays
+mixed with arrays (`int8 array + 300` is int16, `float32 array * np.float64(2)` is float32);
+NumPy 2 (NEP 50) looks at types only (Python scalars are weak). The dtype rules follow the
+NumPy amber runs with: an op's samples are 0-d where its operands are, and under NumPy 1 the
+values of compile-time constants (`KNOWN_VALUES`) stand in for them."""
+
+KNOWN_VALUES: ContextVar[tuple[Any, ...] | None] = ContextVar("amber_known_values",
+                                                               default=None)
+"""Under NumPy 1, while an op's type is inferred: the value of each operand that is a
+compile-time constant (`NOT_KNOWN` for the others), set by `graph.ir.Builder.op`."""
+NOT_KNOWN = object()
+
+
 def result_dtype(*types: Type) -> np.dtype:
-    """The dtype NumPy 2 gives a ufunc over these operands (Python scalars are weak, NEP 50)."""
-    operands = []
+    """The dtype a ufunc over these operands gives with the running NumPy: NumPy 2 treats
+    Python scalars as weak (NEP 50); NumPy 1 promotes Python scalars and 0-d arrays by value
+    (taken as small here: see `VALUE_BASED_CASTING`)."""
+    operands: list[Any] = []
     for t in types:
         if isinstance(t, Tensor):
-            operands.append(t.dtype)
+            zero_d = VALUE_BASED_CASTING and t.rank == 0
+            operands.append(np.zeros((), t.dtype) if zero_d else t.dtype)
         elif isinstance(t, Scalar):
             operands.append(t.kind(0))
         else:

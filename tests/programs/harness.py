@@ -31,7 +31,8 @@ CODE_EXCERPT_LINES = 80
 # calling the program), not the user's line; an error's note must point at the innermost frame
 # outside them (an error inside a layer is reported at the user's call of the layer).
 _NOT_USER_CODE = tuple(os.path.dirname(m.__file__) + os.sep
-                     for m in (np, amber.ops, amber.common, amber.nn)) + (__file__,)
+                     for m in (np, amber.ops, amber.common, amber.nn)) + (
+    __file__, "<__array_function__ internals>")  # NOTE: NumPy 1.24's dispatch frame
 
 
 @dataclass(frozen=True)
@@ -46,6 +47,9 @@ class Program:
     between: Callable[[Any, int], None] | None = None
     origin: str = ""
     """The module whose `@runs` made this program (a category file can mark imported objects)."""
+    refused_on_numpy1: str = ""
+    """Why NumPy 1 makes this program uncompilable (then it must be refused there with a
+    CompileError at one of its lines, never compiled to something else); "" if it is not."""
 
     @property
     def name(self) -> str:
@@ -55,16 +59,20 @@ class Program:
 
 
 def runs(*inputs: Any, init: tuple[Any, ...] = (), train: bool = False, tag: str = "",
-         between: Callable[[Any, int], None] | None = None) -> Callable[[Any], Any]:
+         between: Callable[[Any, int], None] | None = None,
+         refused_on_numpy1: str = "") -> Callable[[Any], Any]:
     """Mark a program with the inputs to run it on. Each input is a tuple of arguments, or a
     single non-tuple argument. Stack several `@runs` on a Cell class for variants (tag them).
-    `between(net, k)` changes state before input k, on each side (net is None for functions)."""
+    `between(net, k)` changes state before input k, on each side (net is None for functions).
+    `refused_on_numpy1`: why NumPy 1's promotion makes the program uncompilable (a loop
+    variable's dtype depends on the branches taken): there it must be refused."""
     args = tuple(i if isinstance(i, tuple) else (i,) for i in inputs)
     assert args, "a program needs at least one input"
     origin = sys._getframe(1).f_globals.get("__name__", "")
 
     def mark(target: Any) -> Any:
-        program = Program(target, args, tuple(init), train, tag, between, origin)
+        program = Program(target, args, tuple(init), train, tag, between, origin,
+                          refused_on_numpy1)
         setattr(target, PROGRAMS_ATTR, (program, *vars(target).get(PROGRAMS_ATTR, ())))
         return target
     return mark
@@ -363,6 +371,9 @@ def check(program: Program, capsys: Any, subject: Subject | None = None) -> Subj
     scribbling over each compiled result (what a caller may write into its result must not
     change what later calls return). `subject` reuses an already built program."""
     subject = subject or build(program)
+    if program.refused_on_numpy1 and NUMPY_1:
+        _check_refused(subject, program, capsys)
+        return subject
     kept = [_run(subject, program, k, args, capsys) for k, args in enumerate(program.inputs)]
     for got, want, label in kept:
         if want.error is None:
@@ -371,6 +382,24 @@ def check(program: Program, capsys: Any, subject: Subject | None = None) -> Subj
         got, _, _ = _run(subject, program, k, args, capsys, " (second round, results scribbled)")
         scribble(got.result, subject.compiled_net)
     return subject
+
+
+NUMPY_1 = int(np.__version__.split(".")[0]) < 2
+
+
+def _check_refused(subject: Subject, program: Program, capsys: Any) -> None:
+    """Under NumPy 1: eager runs, compiling raises a CompileError at one of the program's own
+    lines (file:line:col and a caret)."""
+    lines, first = inspect.getsourcelines(program.target)
+    own = range(first, first + len(lines))
+    for args in program.inputs:
+        want = call(subject.eager, args, subject.eager_net, capsys)
+        got = call(subject.compiled, args, subject.compiled_net, capsys)
+        assert want.error is None, f"eager raised {want.error!r}"
+        err = got.error
+        assert isinstance(err, amber.CompileError), f"compiled gave {got.result!r} / {err!r}"
+        assert os.path.samefile(err.file, inspect.getsourcefile(program.target)) and \
+            err.line in own and "^" in str(err), str(err)
 
 
 def _run(subject: Subject, program: Program, k: int, args: tuple[Any, ...], capsys: Any,
@@ -415,6 +444,9 @@ def _short(outcome: Outcome) -> str:
 
 ERROR_MARKER = "# ERR"
 """Marks the line a rejected program's error must point at."""
+NUMPY1_ERROR_MARKER = "# NUMPY1-ERR"
+"""Marks a line the error may point at under NumPy 1 only (whose promotion rules find the
+program's problem earlier, e.g. a loop variable that changes dtype)."""
 
 
 def marked_lines(target: Any) -> set[tuple[str, int]]:
@@ -424,7 +456,9 @@ def marked_lines(target: Any) -> set[tuple[str, int]]:
     for obj in _reachable(target):
         lines, start = inspect.getsourcelines(obj)
         name = os.path.basename(inspect.getsourcefile(obj))
-        found.update((name, start + k) for k, text in enumerate(lines) if ERROR_MARKER in text)
+        markers = (ERROR_MARKER, NUMPY1_ERROR_MARKER) if NUMPY_1 else (ERROR_MARKER,)
+        found.update((name, start + k) for k, text in enumerate(lines)
+                     if any(m in text for m in markers))
     assert found, f"{target.__name__} has no {ERROR_MARKER} marker"
     return found
 

@@ -87,14 +87,20 @@ REFUSED = {
     **{f"list_items_augmented_in_a_loop-{k}": VIEW_WRITE for k in (0, 1)},
     "loop_else_with_return": MIXED_RESULT,
     # float64 inputs promote a float32 accumulator in the first iteration: the loop is
-    # peeled, and the result is float32 when it never runs
+    # peeled, and the result is float32 when it never runs (`lam` in power_iteration)
     "count_until_threshold": MIXED_RESULT, "for_break_then_for": MIXED_RESULT,
+    "power_iteration": MIXED_RESULT,
     "vector_becomes_its_sum_in_a_loop": MIXED_RESULT,
     "none_then_array_in_a_run_time_range": MIXED_RESULT,
     "sum_of_a_run_time_list_of_arrays": "sum() over a list built at run time",
     **{f"{name}-{k}": VIEW_WRITE for k in (0, 1) for name in (
         "list_in_a_dict_augmented_in_a_run_time_loop", "list_items_updated_in_a_run_time_loop")},
 
+}
+REFUSED_ON_NUMPY1 = {
+    # `t * 2` on a float32 scalar is float64 under NumPy 1: `t` widens in the first iteration
+    # that does not return, so the result's dtype depends on the data
+    "temperature_search-1": MIXED_RESULT,
 }
 KINKS = {"pairwise_distances": "sqrt(0) on the diagonal: no derivative there"}
 
@@ -202,7 +208,9 @@ def _check(program: harness.Program, k: int, capsys: Any) -> None:
         with pytest.raises(amber.CompileError):
             fn(*copy.deepcopy(args), sens)
         return
-    refused = REFUSED.get(program.target.__name__, REFUSED.get(f"{program.name}-{k}"))
+    refused_here = {**REFUSED, **REFUSED_ON_NUMPY1} if harness.NUMPY_1 else REFUSED
+    refused = refused_here.get(program.target.__name__,
+                               refused_here.get(f"{program.name}-{k}"))
     if refused is not None:
         with pytest.raises(amber.CompileError, match=re.escape(refused)):
             fn(*copy.deepcopy(args), sens)

@@ -8,7 +8,8 @@ from typing import Any, Callable
 
 import numpy as np
 
-from . import classic, dense, gan, mobile, residual, shuffle, text, transformer, vit
+from . import (classic, dense, gan, inception, mobile, residual, shuffle, squeeze, text,
+               transformer, vit)
 
 
 def images(*shape: int) -> Callable[[], tuple[np.ndarray, ...]]:
@@ -32,12 +33,16 @@ def transformer_inputs() -> tuple[np.ndarray, ...]:
 
 SPECS: dict[str, tuple[str, Callable[[Any], Any], Callable[[], tuple[Any, ...]]]] = {
     # name: (module, builder given that module, inputs)
+    "quickstart": ("classic", lambda m: m.Network(), images(2, 1, 28, 28)),
     "lenet5": ("classic", lambda m: m.LeNet5(), images(2, 1, 32, 32)),
     "alexnet": ("classic", lambda m: m.AlexNet(), images(2, 32, 32, 3)),
     "vgg": ("classic", lambda m: m.vgg_small(), images(2, 3, 16, 16)),
     "resnet": ("residual", lambda m: m.resnet_small(), images(2, 3, 32, 32)),
     "se_resnet": ("residual", lambda m: m.resnet_small(use_se=True), images(1, 3, 32, 32)),
     "mobilenet": ("mobile", lambda m: m.mobilenet_small(), images(2, 3, 32, 32)),
+    "googlenet": ("inception", lambda m: m.GoogLeNet(), images(2, 3, 32, 32)),
+    "inception_v3": ("inception", lambda m: m.InceptionV3(), images(2, 3, 35, 35)),
+    "squeezenet": ("squeeze", lambda m: m.SqueezeNet(), images(2, 3, 33, 33)),
     "densenet": ("dense", lambda m: m.DenseNet(), images(2, 3, 16, 16)),
     "shufflenet": ("shuffle", lambda m: m.ShuffleNetV2(), images(1, 3, 32, 32)),
     "dcgan_g": ("gan", lambda m: m.Generator(), images(2, 8)),
@@ -49,9 +54,9 @@ SPECS: dict[str, tuple[str, Callable[[Any], Any], Callable[[], tuple[Any, ...]]]
 }
 """Small sizes: each model compiles and runs in well under a second or two."""
 
-MODULES = {"classic": classic, "dense": dense, "gan": gan, "mobile": mobile,
-           "residual": residual, "shuffle": shuffle, "text": text, "transformer": transformer,
-           "vit": vit}
+MODULES = {"classic": classic, "dense": dense, "gan": gan, "inception": inception,
+           "mobile": mobile, "residual": residual, "shuffle": shuffle, "squeeze": squeeze,
+           "text": text, "transformer": transformer, "vit": vit}
 
 
 def build(name: str, modules: dict[str, Any] | None = None) -> tuple[Any, tuple[Any, ...]]:

@@ -1,7 +1,8 @@
 """Classic CNNs written as MindSpore's model zoo writes them: LeNet-5 (string and Normal
 initializers), an AlexNet whose first cell normalizes NHWC input and transposes it (constant
 Tensors, `F.transpose`, `P.ReLU()`), and a VGG built from a configuration list (a SequentialCell
-of layers, Kaiming init through an `Initializer` subclass, Dropout(p=1 - keep))."""
+of layers, Kaiming init through an `Initializer` subclass, Dropout(p=1 - keep)), and the
+quick-start tutorial's Network (Flatten, then a SequentialCell of Dense and ReLU)."""
 import math
 
 import numpy as np
@@ -128,3 +129,21 @@ class Vgg(nn.Cell):
 
 def vgg_small(num_classes=10):
     return Vgg([8, "M", 16, 16, "M"], num_classes=num_classes)
+
+
+class Network(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.flatten = nn.Flatten()
+        self.dense_relu_sequential = nn.SequentialCell(
+            nn.Dense(28 * 28, 64),
+            nn.ReLU(),
+            nn.Dense(64, 64),
+            nn.ReLU(),
+            nn.Dense(64, 10)
+        )
+
+    def construct(self, x):
+        x = self.flatten(x)
+        logits = self.dense_relu_sequential(x)
+        return logits
