@@ -207,13 +207,6 @@ def _list(f: Frame, seq: Any = ()) -> PyList:
 def _sum(f: Frame, seq: Any, start: Any = 0) -> Any:
     if isinstance(seq, Value) and isinstance(seq.type, Tensor):
         return binary(f, "Add", start, f.op("sum", seq, axis=0))
-    if isinstance(seq, Value) and isinstance(seq.type, ListType):
-        first = f.materialise(start)
-        total = f.op("list_sum", seq, first)
-        if isinstance(total.type, Tensor) and (isinstance(first.type, Scalar)
-                                               or first in f.compiler.numbers):
-            f.compiler.numbers.add(total)  # NOTE: `start` itself when the list is empty
-        return total
     total = start
     for item in as_sequence(f, seq):
         total = binary(f, "Add", total, item)

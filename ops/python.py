@@ -121,18 +121,6 @@ def raise_error(exc_type: type, *args: object) -> None:
     raise exc_type(*args)
 
 
-def _list_sum_infer(items: Type, start: Type) -> Type:
-    from .elementwise import add  # NOTE: the element ops import nothing from here
-    if not isinstance(items, ListType):
-        raise TypeError(f"sum(): expected a list, got {items}")
-    return start if isinstance(items.element, AnyType) else add.infer(start, items.element)
-
-
-def _list_sum_grad(ad: GradContext) -> tuple[Any, ...]:
-    raise NotImplementedError("the gradient of sum() over a list built at run time: stack "
-                              "the list first (`np.stack(items).sum(axis=0)`)")
-
-
 def _len_infer(x: Type) -> Type:
     if not isinstance(x, Tensor | ListType | TupleType):
         raise TypeError(f"len(): expected a sized value, got {x}")
@@ -235,10 +223,6 @@ list_insert = OpDef(
     emit="list_insert_kernel(items, i, x)", helpers=(list_insert_kernel,), effects=True,
     writes=0, grad=_list_insert_grad)
 """`items.insert(i, x)` on a run-time list, in place."""
-list_sum = OpDef(
-    "list_sum", ("items", "start"), kernel=lambda items, start: sum(items, start),
-    infer=_list_sum_infer, emit="sum(items, start)", can_raise=True, grad=_list_sum_grad)
-"""`sum(items, start)` over a run-time list (the items added to `start` in order)."""
 length = OpDef("len", ("x",), kernel=len, infer=_len_infer, emit="len(x)", grad=NO_GRAD)
 to_int = OpDef("int", ("x",), kernel=int, infer=_to_python(int), emit="int(x)", can_raise=True,
                grad=NO_GRAD)
@@ -298,7 +282,7 @@ raise_ = OpDef(
 
 OPS = (constant, undefined, placeholder, stop_gradient, make_tuple, tuple_getitem, make_dict,
        depend,
-       list_new, list_append, list_extend, list_concat, list_delete, list_insert, list_sum, length, to_int, to_float, to_bool, not_, builtin_min, builtin_max,
+       list_new, list_append, list_extend, list_concat, list_delete, list_insert, length, to_int, to_float, to_bool, not_, builtin_min, builtin_max,
        format_, print_, assert_, raise_)
 
 

@@ -136,22 +136,6 @@ def dict_gains_a_key_in_a_run_time_loop(x, n):
     return len(d), d.get("k", x)
 
 
-@runs(POS, NEG, f32([0.0, 0.0, 0.0]))
-def sum_of_a_run_time_list_of_ints(x):
-    acc = []
-    for i in range(int(np.abs(x).sum())):
-        acc.append(i)
-    return len(acc), sum(acc)
-
-
-@runs(POS, NEG, f32([0.0, 0.0, 0.0]))
-def sum_of_a_run_time_list_of_arrays(x):
-    acc = []
-    for i in range(int(np.abs(x).sum())):
-        acc.append(x * i)
-    return sum(acc), sum(acc, x)
-
-
 def test_program(program, check_program):
     """Compiled and eager agree on every input."""
     check_program(program)
