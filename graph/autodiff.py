@@ -145,6 +145,13 @@ class _Transform:
                     return scope.builder.op("list_add_at", acc, node.inputs[1], *node.inputs[2:],
                                             index=node.attrs["index"], name=_grad_name(value))
             return scope.builder.op("list_add", a, b, name=_grad_name(value))
+        for acc, one in ((a, b), (b, a)):
+            node = one.producer
+            if node is not None and not node.is_region and node.op.name == "index_add" \
+                    and acc.type == one.type \
+                    and not one.uses:  # NOTE: `dx[t] += g`, not dx + (zeros with g at t)
+                return scope.builder.op("index_add_into", acc, node.inputs[1], *node.inputs[2:],
+                                        index=node.attrs["index"], name=_grad_name(value))
         return scope.builder.op("add", a, b, name=_grad_name(value))
 
     def split(self, scope: _Scope, adjoint: Value | None, t: Type) -> Adjoint:

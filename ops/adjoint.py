@@ -42,6 +42,27 @@ def added_into(items: list, key: Any, value: Any) -> list:
     return out
 
 
+def add_at(out: np.ndarray, key: Any, value: Any) -> np.ndarray:
+    """`out[key] += value` in place, repeated integer-array indices adding up; returns `out`."""
+    if has_index_array(key):
+        np.add.at(out, key, value)
+    else:
+        out[key] += value  # NOTE: basic indexing or a mask: each element once, much faster
+    return out
+
+
+def has_index_array(key: Any) -> bool:
+    """The subscript holds an integer array (whose indices may repeat)."""
+    return any(isinstance(k, (list, np.ndarray)) and np.asarray(k).dtype.kind != "b"
+               for k in (key if isinstance(key, tuple) else (key,)))
+
+
+def accumulated_at(acc: np.ndarray, key: Any, value: Any) -> np.ndarray:
+    """A copy of `acc` with `value` added at `acc[key]` (`acc + index_add(acc, value, key)`
+    without the array of zeros)."""
+    return add_at(np.array(acc, copy=True), key, value)
+
+
 def zeroed_at(x: Any, key: Any) -> Any:
     """A copy of `x` with `x[key]` set to zero."""
     out = np.array(x, copy=True)
@@ -122,6 +143,16 @@ index_add = OpDef(
     attrs={"index": REQUIRED}, helpers=(added_at,), fresh=True,
     grad=lambda ad: (None, ad.op("getitem", ad.g, *_dyn(ad, 2), index=ad.attrs["index"])))
 """Zeros like `like` plus `value` at `like[index]` (getitem's gradient)."""
+index_add_into = OpDef(
+    "index_add_into", ("acc", "value", "*idx"),
+    kernel=lambda acc, value, *idx, index: accumulated_at(acc, index_key(index, idx), value),
+    infer=_index_add_infer,
+    emit=lambda a: f"accumulated_at(acc, np.s_[{index_text(a['index'])}], value)",
+    inplace=lambda a: f"add_at(out, np.s_[{index_text(a['index'])}], value)",
+    attrs={"index": REQUIRED}, helpers=(accumulated_at, add_at, has_index_array), fresh=True,
+    grad=lambda ad: (ad.g, ad.op("getitem", ad.g, *_dyn(ad, 2), index=ad.attrs["index"])))
+"""`acc + index_add(acc, value, index)`: an adjoint taking one indexed part's contribution
+(`dx[t] += g` in a reverse loop), in place over `acc` when memory planning allows."""
 list_add_at = OpDef(
     "list_add_at", ("items", "value", "*idx"),
     kernel=lambda items, value, *idx, index: added_into(items, index_key(index, idx), value),
@@ -168,5 +199,5 @@ sum_to = OpDef(
 """`g` summed back to `shape` (undoing broadcasting) when only run time can tell which axes
 broadcasting stretched: a symbolic size in `shape` may be 1."""
 
-OPS = (index_add, list_add_at, index_zero, split_like, unstack, list_zeros_like, list_add,
-       list_copy, sum_to)
+OPS = (index_add, index_add_into, list_add_at, index_zero, split_like, unstack, list_zeros_like,
+       list_add, list_copy, sum_to)
