@@ -94,7 +94,8 @@ def prepare(op: OpDef, spelling: Spelling, n_inputs: int, inplace: bool = False)
     """The spelling's expression (the op's in-place form writing into `out` when `inplace`)
     over `n_inputs` placeholder inputs."""
     assert not inplace or op.inplace is not None, f"{op.name} has no in-place form"
-    template = parse_template(op.inplace if inplace else spelling.template)
+    template = parse_template(op.inplace_template(spelling.attrs) if inplace
+                              else spelling.template)
     args = [py.name(_INPUT.format(i)) for i in range(n_inputs)]
     inputs, variadic = bind_inputs(op, args)
     if inplace:

@@ -9,9 +9,9 @@ from typing import Any
 import numpy as np
 
 from .indexing import _getitem_infer, index_key, index_text
-from .opdef import NO_GRAD, REQUIRED, GradContext, OpDef
+from .opdef import NO_GRAD, REQUIRED, Dyn, GradContext, OpDef
 from .shaping import normalize_axis
-from .types import ListType, Tensor, Type
+from .types import UNKNOWN, ListType, Tensor, Type
 
 
 def added_at(like: Any, key: Any, value: Any) -> Any:
@@ -42,6 +42,27 @@ def added_into(items: list, key: Any, value: Any) -> list:
     return out
 
 
+def add_at(out: np.ndarray, key: Any, value: Any) -> np.ndarray:
+    """`out[key] += value` in place, repeated integer-array indices adding up; returns `out`."""
+    if has_index_array(key):
+        np.add.at(out, key, value)
+    else:
+        out[key] += value  # NOTE: basic indexing or a mask: each element once, much faster
+    return out
+
+
+def has_index_array(key: Any) -> bool:
+    """The subscript holds an integer array (whose indices may repeat)."""
+    return any(isinstance(k, (list, np.ndarray)) and np.asarray(k).dtype.kind != "b"
+               for k in (key if isinstance(key, tuple) else (key,)))
+
+
+def accumulated_at(acc: np.ndarray, key: Any, value: Any) -> np.ndarray:
+    """A copy of `acc` with `value` added at `acc[key]` (`acc + index_add(acc, value, key)`
+    without the array of zeros)."""
+    return add_at(np.array(acc, copy=True), key, value)
+
+
 def zeroed_at(x: Any, key: Any) -> Any:
     """A copy of `x` with `x[key]` set to zero."""
     out = np.array(x, copy=True)
@@ -68,16 +89,38 @@ def add_items(a: list, b: list) -> list:
 def summed_to(g: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
     """`g` summed over the axes broadcasting added to reach it from `shape`, decided by the
     sizes of this call (a symbolic size may turn out to be 1)."""
+    shape = tuple(shape)
     lead = g.ndim - len(shape)
     axes = tuple(range(lead)) + tuple(lead + i for i, d in enumerate(shape)
                                       if d == 1 and g.shape[lead + i] != 1)
     return (g.sum(axis=axes, keepdims=True) if axes else g).reshape(shape)
 
 
-def _sum_to_infer(g: Type, *, shape: tuple[Any, ...]) -> Type:
+def _sum_to_infer(g: Type, *like: Type, shape: tuple[Any, ...]) -> Type:
     if not isinstance(g, Tensor) or len(shape) > g.rank:
         raise TypeError(f"sum_to: cannot sum {g} to shape {shape}")
+    if UNKNOWN in shape and not (len(like) == 1 and isinstance(like[0], Tensor)
+                                 and like[0].rank == len(shape)):
+        raise TypeError(f"sum_to: a shape {shape} with run-time sizes needs the array of that "
+                        f"shape as its second input")
     return Tensor(tuple(shape), g.dtype)
+
+
+def _sum_to_kernel(g: np.ndarray, *like: np.ndarray, shape: tuple[Any, ...]) -> np.ndarray:
+    return summed_to(g, np.shape(like[0]) if like else shape)
+
+
+def _sum_to_emit(attrs: Any) -> str:
+    return "summed_to(g, like_0.shape)" if UNKNOWN in attrs["shape"] else "summed_to(g, shape)"
+
+
+def _sum_to_grad(ad: GradContext) -> tuple[Any, ...]:
+    t = ad.types[0]
+    if t.is_symbolic:
+        back = ad.op("broadcast_to", ad.g, shape=t.shape)
+    else:
+        back = ad.op("broadcast_to", ad.g, ad.op("shape", ad.input(0)), shape=(Dyn(0),))
+    return (back,) + (None,) * (len(ad.types) - 1)
 
 
 def _dyn(ad: GradContext, first: int) -> tuple[Any, ...]:
@@ -122,6 +165,16 @@ index_add = OpDef(
     attrs={"index": REQUIRED}, helpers=(added_at,), fresh=True,
     grad=lambda ad: (None, ad.op("getitem", ad.g, *_dyn(ad, 2), index=ad.attrs["index"])))
 """Zeros like `like` plus `value` at `like[index]` (getitem's gradient)."""
+index_add_into = OpDef(
+    "index_add_into", ("acc", "value", "*idx"),
+    kernel=lambda acc, value, *idx, index: accumulated_at(acc, index_key(index, idx), value),
+    infer=_index_add_infer,
+    emit=lambda a: f"accumulated_at(acc, np.s_[{index_text(a['index'])}], value)",
+    inplace=lambda a: f"add_at(out, np.s_[{index_text(a['index'])}], value)",
+    attrs={"index": REQUIRED}, helpers=(accumulated_at, add_at, has_index_array), fresh=True,
+    grad=lambda ad: (ad.g, ad.op("getitem", ad.g, *_dyn(ad, 2), index=ad.attrs["index"])))
+"""`acc + index_add(acc, value, index)`: an adjoint taking one indexed part's contribution
+(`dx[t] += g` in a reverse loop), in place over `acc` when memory planning allows."""
 list_add_at = OpDef(
     "list_add_at", ("items", "value", "*idx"),
     kernel=lambda items, value, *idx, index: added_into(items, index_key(index, idx), value),
@@ -162,11 +215,12 @@ list_copy = OpDef(
 """A new list holding the same items (what a list was before later appends)."""
 
 sum_to = OpDef(
-    "sum_to", ("g",), kernel=summed_to, infer=_sum_to_infer, emit="summed_to(g, shape)",
-    attrs={"shape": REQUIRED}, helpers=(summed_to,), fresh=True,
-    grad=lambda ad: (ad.op("broadcast_to", ad.g, shape=ad.types[0].shape),))
+    "sum_to", ("g", "*like"), kernel=_sum_to_kernel, infer=_sum_to_infer, emit=_sum_to_emit,
+    attrs={"shape": REQUIRED}, helpers=(summed_to,), grad=_sum_to_grad)
 """`g` summed back to `shape` (undoing broadcasting) when only run time can tell which axes
-broadcasting stretched: a symbolic size in `shape` may be 1."""
+broadcasting stretched: a symbolic size in `shape` may be 1. Where `shape` holds run-time
+sizes ("?"), the second input is an array of the target shape, read when the code runs. Not
+`fresh`: where nothing was stretched the result is a view of `g`."""
 
-OPS = (index_add, list_add_at, index_zero, split_like, unstack, list_zeros_like, list_add,
-       list_copy, sum_to)
+OPS = (index_add, index_add_into, list_add_at, index_zero, split_like, unstack, list_zeros_like,
+       list_add, list_copy, sum_to)

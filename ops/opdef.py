@@ -57,9 +57,11 @@ class OpDef:
     fresh: bool = False
     """The result is a newly allocated array (or a scalar) sharing memory with no input, so a
     later op may overwrite it once nothing else reads it (ufuncs, matmul, conv, reductions)."""
-    inplace: str | None = None
+    inplace: str | Callable[[Mapping[str, Any]], str] | None = None
     """The op writing its result into an existing buffer `out` of the result's shape and dtype
-    (`"np.add(x, y, out=out)"`); set for ops fusion and memory planning may run in place."""
+    (`"np.add(x, y, out=out)"`, or a function of the attributes as `emit` may be); set for ops
+    fusion and memory planning may run in place. `out` is any input of an elementwise op, the
+    first input of any other."""
     specialize: Callable[[tuple[Type, ...], Mapping[str, Any]], Spelling | None] | None = None
     """`specialize(input_types, attrs)`: a faster spelling for these static input types (conv2d
     with its window geometry fixed, `x.sum()` for a tensor), or None where `emit` serves."""
@@ -82,6 +84,11 @@ class OpDef:
     def template(self, attrs: Mapping[str, Any]) -> str:
         """The emit expression for these attribute values."""
         return self.emit if isinstance(self.emit, str) else self.emit(attrs)
+
+    def inplace_template(self, attrs: Mapping[str, Any]) -> str:
+        """The in-place expression for these attribute values."""
+        assert self.inplace is not None, f"{self.name} has no in-place form"
+        return self.inplace if isinstance(self.inplace, str) else self.inplace(attrs)
 
     def spelling(self, types: tuple[Type, ...], attrs: Mapping[str, Any]) -> Spelling:
         """How generated code computes this op on inputs of `types`: `specialize`'s choice,

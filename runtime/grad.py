@@ -58,16 +58,37 @@ class GradOperation:
     __amber_compile_time__ = True
     """Created and called inside compiled code, it runs while compiling (see COMPILE_TIME_ATTR)."""
 
+    KEPT = 8
+    """How many gradient functions one GradOperation keeps (the most recently made)."""
+
     def __init__(self, get_all: bool = False, get_by_list: bool = False,
                  sens_param: bool = False) -> None:
         self.get_all, self.get_by_list, self.sens_param = get_all, get_by_list, sens_param
+        self._made: dict[tuple, tuple[Any, tuple, GradFunction]] = {}
 
     def __call__(self, fn: Any, weights: Any = None) -> GradFunction:
-        positions = ALL if self.get_all else (None if self.get_by_list else FIRST)
+        """The gradient function of `fn` (with respect to `weights`): the one made before for
+        the same `fn` and weights, so an eager `TrainOneStepCell` calling
+        `self.grad(self.network, self.weights)` every step compiles once, not every step."""
         found, single = _weights(() if weights is None else weights)
-        return GradFunction(fn, GradRequest(
+        key = (id(fn), tuple(map(id, found)), single)
+        kept = self._made.get(key)
+        # NOTE: the entry holds fn and the weights, so matching ids are those very objects
+        if kept is not None and kept[0] is fn and all(a is b for a, b in zip(kept[1], found)):
+            return kept[2]
+        positions = ALL if self.get_all else (None if self.get_by_list else FIRST)
+        made = GradFunction(fn, GradRequest(
             positions, not self.get_all, found if self.get_by_list else None, False, False,
             self.sens_param, single and self.get_by_list))
+        if len(self._made) >= self.KEPT:
+            del self._made[next(iter(self._made))]
+        self._made[key] = (fn, found, made)
+        return made
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Copies and pickles keep the flags, not the gradient functions made (they hold the
+        functions differentiated: a copy of a network gets gradient functions of its own)."""
+        return {**self.__dict__, "_made": {}}
 
     def __repr__(self) -> str:
         return (f"GradOperation(get_all={self.get_all}, get_by_list={self.get_by_list}, "

@@ -97,3 +97,41 @@ def test_differently_asked_gradients_of_one_function_are_different_entries():
     by_input = amber.grad(net, 0)(x)
     by_weight = amber.grad(net, None, net.trainable_params())(x)
     assert by_input.shape == (2, 4) and len(by_weight) == 2
+
+
+def test_a_grad_operation_keeps_the_gradient_function_it_made():
+    """MindSpore's training idiom `self.grad(self.network, self.weights)(...)` asks for the
+    gradient function on every step: the same (fn, weights) gives the same function, whose
+    compiled code is then reused; other weights or another fn get their own."""
+    net = Small()
+    op = ops.GradOperation(get_by_list=True)
+    first = op(net, net.trainable_params())  # NOTE: a new list, the same Parameters
+    assert op(net, net.trainable_params()) is first
+    assert op(net, net.trainable_params()[:1]) is not first
+    assert op(Small(), net.trainable_params()) is not first
+    assert ops.GradOperation(get_by_list=True)(net, net.trainable_params()) is not first
+
+
+def test_an_eager_train_step_compiles_its_gradient_once():
+    amber.set_seed(3)
+    net = Small()
+    step = nn.TrainOneStepCell(net, nn.SGD(net.trainable_params(), learning_rate=0.1))
+    x = np.linspace(-1, 1, 8, dtype=np.float32).reshape(2, 4)
+    w0 = np.array(net.fc.weight)
+    losses = [float(step(x)) for _ in range(4)]
+    grad = step.grad(step.network, step.weights)
+    assert grad.stats.compiles + grad.stats.disk_hits == 1
+    assert losses[-1] < losses[0] and not np.allclose(net.fc.weight, w0)  # it did train
+
+
+def test_a_copied_train_step_differentiates_its_own_network():
+    import copy
+    net = Small()
+    step = nn.TrainOneStepCell(net, nn.SGD(net.trainable_params(), learning_rate=0.1))
+    x = np.ones((2, 4), np.float32)
+    step(x)
+    twin = copy.deepcopy(step)
+    w = np.array(twin.network.fc.weight)
+    twin(x)
+    assert not np.allclose(twin.network.fc.weight, w)  # the copy's own weights moved
+    assert twin.grad(twin.network, twin.weights) is not step.grad(step.network, step.weights)

@@ -106,6 +106,9 @@ SAMPLES: dict[str, list[tuple[tuple, dict]]] = {  # op name -> [(inputs, attrs),
     "unstack": [((A,), {"axis": 1})],
     "list_zeros_like": [(([A, A],), {})],
     "list_add": [(([A, A], [A, A]), {})],
+    "index_add_into": [((A, B), {"index": (1,)}),
+                       ((A, B[:2], np.array([0, 0])), {"index": (Dyn(0),)}),
+                       ((A, B[0], 1), {"index": (slice(None), Dyn(0))})],
     "list_add_at": [(([A, A], A), {"index": (1,)}), (([A, A, A], A, 1), {"index": (Dyn(0),)}),
                     (([A, A, A], [A, A]), {"index": (slice(None, -1),)})],
     "list_copy": [(([A, A],), {})],
@@ -337,12 +340,14 @@ INPLACE = [op for op in registry.OPS.values() if op.inplace]
 
 @pytest.mark.parametrize("op", INPLACE, ids=lambda op: op.name)
 def test_inplace_form_writes_the_kernel_result_into_the_input(op):
-    tree = ast.parse(op.inplace, mode="eval")
     allowed = {n.lstrip("*") for n in op.inputs} | set(op.attrs) | {"np", "out"} | \
         {h.__name__ for h in op.helpers} | set(dir(builtins))
-    assert free_names(tree) <= allowed, op.inplace
     for inputs, attrs, k in inplace_cases(op):
         attrs = op.full_attrs(attrs)
+        tree = ast.parse(op.inplace_template(attrs), mode="eval")
+        star = variadic(op)
+        dyn = {f"{star}_{i}" for i in range(len(inputs))} if star else set()
+        assert free_names(tree) <= allowed | dyn, op.inplace_template(attrs)
         want = op.kernel(*copy.deepcopy(inputs), **attrs)
         buffers = list(copy.deepcopy(inputs))
         ns = {**namespace(op, tuple(buffers), attrs), "out": buffers[k]}

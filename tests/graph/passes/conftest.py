@@ -25,8 +25,15 @@ class InPlaceInterpreter(_Interpreter):
         inputs = [self.read(v) for v in node.inputs]
         out = inputs[k]
         assert isinstance(out, np.ndarray), f"{node}: in place over {type(out).__name__}"
-        names = {**dict(zip(node.op.inputs, inputs)), **attrs, "out": out}
-        result = eval(node.op.inplace, {"np": np}, names)  # a registry template, trusted
+        fixed = [n for n in node.op.inputs if not n.startswith("*")]
+        star = next((n[1:] for n in node.op.inputs if n.startswith("*")), None)
+        rest = inputs[len(fixed):]
+        names = {**dict(zip(fixed, inputs)), **attrs, "out": out,
+                 **({star: tuple(rest)} if star else {}),
+                 **{f"{star}_{i}": v for i, v in enumerate(rest)},
+                 **{h.__name__: h for h in node.op.helpers}}
+        template = node.op.inplace_template(attrs)
+        result = eval(template, {"np": np}, names)  # a registry template, trusted
         assert result is out, f"{node}: the in-place form did not return its `out` buffer"
         return out
 

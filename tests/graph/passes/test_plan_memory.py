@@ -120,7 +120,8 @@ def test_buffers_that_are_not_private_or_not_dead_are_left_alone(run_in_place):
 
 def test_regions(run_in_place):
     """A buffer from an outer block, or read inside a region, is not reused; one made in the
-    same block of a branch or loop body is. A loop-carried parameter is not private."""
+    same block of a branch or loop body is. A loop-carried parameter starting from a buffer
+    read after the loop (%v, returned) is not private."""
     check_marks(run_in_place, """
         graph @f(%x: f32[2,3], %c: bool, %n: int) {
           %zero = constant(value=0) : int
@@ -144,7 +145,7 @@ def test_regions(run_in_place):
               yield %b2
             }
           }
-          %r = make_tuple(%y, %a) : (f32[2,3], f32[2,3])
+          %r = make_tuple(%y, %a, %v) : (f32[2,3], f32[2,3], f32[2,3])
           return %r
         }
     """, """
@@ -170,7 +171,7 @@ def test_regions(run_in_place):
               yield %b2
             }
           }
-          %r = make_tuple(%y, %a) : (f32[2,3], f32[2,3])
+          %r = make_tuple(%y, %a, %v) : (f32[2,3], f32[2,3], f32[2,3])
           return %r
         }
     """)
@@ -201,3 +202,56 @@ def test_nn_results_take_bias_and_activation_in_place(run_in_place):
           return %r
         }
     """)
+
+
+CARRY = """
+    graph @f(%x: f32[4,3], %g: f32[3], %n: int) {{
+      %zero = constant(value=0) : int
+      %one = constant(value=1) : int
+      %acc0 = zeros(shape=(4, 3), dtype=f32) : f32[4,3]
+      {before}
+      %acc = for %zero, %n, %one, %acc0 : f32[4,3] {{
+        body(%i: int, %acc_1: f32[4,3]) {{
+          %s = sin(%g) : f32[3]
+          %acc_2 = index_add_into(%acc_1, %s, %i, index=($0,)) : f32[4,3]
+          %acc_3 = add(%acc_2, %x) : f32[4,3]
+          {inside}
+          yield %acc_3
+        }}
+      }}
+      %r = make_tuple({results}) : ({types})
+      return %r
+    }}
+"""
+
+
+def _carry(before: str = "", inside: str = "", results: str = "%acc", marked: bool = True
+           ) -> tuple[str, str]:
+    """The graph, and what plan_memory should make of it: the add after the accumulation
+    always runs in place over its fresh result; the accumulation itself when `marked`."""
+    count = len(results.split(","))
+    types = ", ".join(["f32[4,3]"] * count) + ("," if count == 1 else "")
+    text = CARRY.format(before=before, inside=inside, results=results, types=types)
+    text = "\n".join(line for line in text.splitlines() if line.strip())
+    after = text.replace("add(%acc_2, %x)", "add(%acc_2, %x, __inplace__=0)")
+    if marked:
+        after = after.replace("index=($0,))", "index=($0,), __inplace__=0)")
+    return text, after
+
+
+def test_an_accumulator_carried_by_a_loop_is_written_in_place(run_in_place):
+    """A gradient accumulated over a reverse loop (`dx[i] += g`, then `+= x`): the loop starts
+    it from zeros nobody else reads and hands each iteration's result on to the next only, so
+    every iteration writes into the one buffer. Only the first input of a non-elementwise op
+    (index_add_into's accumulator) may be the buffer."""
+    check_marks(run_in_place, *_carry())
+    check_marks(run_in_place, *_carry(before="%p = print(%acc0) : none"))  # read before: fine
+
+
+def test_an_accumulator_someone_else_sees_is_not_written_in_place(run_in_place):
+    """The starting buffer read after the loop, the carried value kept by a tuple each
+    iteration, or read after the accumulation: the accumulation copies, as before."""
+    check_marks(run_in_place, *_carry(results="%acc, %acc0", marked=False))
+    check_marks(run_in_place, *_carry(inside="%k = make_tuple(%acc_3) : (f32[4,3],)",
+                                      marked=False))
+    check_marks(run_in_place, *_carry(inside="%late = print(%acc_1) : none", marked=False))
