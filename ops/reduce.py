@@ -153,6 +153,11 @@ def _int32_default(values: dict[str, Any]) -> dict[str, Any]:
     return values
 
 
+def _int32_indices(values: dict[str, Any]) -> dict[str, Any]:
+    """MindSpore 2.10's `ops.argmin` gives int32 indices (its `ops.argmax` int64, as NumPy)."""
+    return {**values, "dtype": np.dtype(np.int32)}
+
+
 _REDUCTIONS = (  # op, MindSpore reduce_* name, primitive, functional name(s) and signature
     (sum_, "reduce_sum", "ReduceSum", ("sum",), "input, dim=None, keepdim=False, *, dtype=None"),
     (mean, "reduce_mean", "ReduceMean", ("mean",), "input, axis=None, keep_dims=False"),
@@ -183,7 +188,7 @@ FUNCTIONS = (
     *(spell(name, op, params, _ms_axis, **_KEEP)
       for op, _, _, names, params in _REDUCTIONS for name in names),
     spell("argmax", argmax, "input, dim=None, keepdim=False", **_KEEP),
-    spell("argmin", argmin, "input, axis=None, keepdims=False", **_KEEP),
+    spell("argmin", argmin, "input, axis=None, keepdims=False", _int32_indices, **_KEEP),
 )
 NUMPY = tuple(spell(name, op, f"a, {params}", _np_axis, a="x")
               for op, names, params in _NUMPY for name in names)

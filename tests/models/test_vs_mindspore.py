@@ -415,19 +415,145 @@ OPS: dict[str, tuple[Callable[[Any], Any], tuple[Any, ...]]] = {
     "tuple_to_array-int": (lambda o: o.tuple_to_array, ((1, 2),)),
 }
 
+J = np.array([[1, 2, 3, 0], [2, 1, 0, 3]], np.int32)
+M = A > 0.2
+NAN = np.where(M, A, np.nan).astype(np.float32)
+W = rand(4, 3, 3, 3, seed=2)
+KW_OPS: dict[str, tuple[Callable[[Any], Any], tuple[Any, ...], dict[str, Any]]] = {
+    # the primitives not above: bitwise, logical, tests, shapes, creation, old spellings
+    **{p: (lambda o, p=p: getattr(o, p)(), (I, J), {}) for p in
+       ("BitwiseAnd", "BitwiseOr", "BitwiseXor", "LeftShift", "RightShift")},
+    **{p: (lambda o, p=p: getattr(o, p)(), (M, B > 0), {}) for p in
+       ("LogicalAnd", "LogicalOr", "LogicalXor")},
+    "LogicalNot": (lambda o: o.LogicalNot(), (M,), {}),
+    "Invert": (lambda o: o.Invert(), (I.astype(np.int16),), {}),
+    "IsNan": (lambda o: o.IsNan(), (NAN,), {}),
+    "IsFinite": (lambda o: o.IsFinite(), (NAN,), {}),
+    "Argmin": (lambda o: o.Argmin(axis=0), (A,), {}),
+    "ReduceAll": (lambda o: o.ReduceAll(keep_dims=True), (M, 1), {}),
+    "ReduceAny": (lambda o: o.ReduceAny(), (M, 0), {}),
+    "BroadcastTo": (lambda o: o.BroadcastTo((2, 3, 4)), (A,), {}),
+    "Fill": (lambda o: o.Fill(), (Dtype("float32"), (2, 3), 1.5), {}),
+    "Pad": (lambda o: o.Pad(((1, 0), (0, 2))), (A,), {}),
+    "Rank": (lambda o: o.Rank(), (IMG,), {}),
+    "Size": (lambda o: o.Size(), (IMG,), {}),
+    "ReverseV2": (lambda o: o.ReverseV2(axis=(1, 3)), (IMG,), {}),
+    "Split": (lambda o: o.Split(axis=1, output_num=2), (A,), {}),
+    "StopGradient": (lambda o: o.StopGradient(), (A,), {}),
+    "Conv2DBackpropInput": (lambda o: o.Conv2DBackpropInput(4, 3, pad_mode="same"),
+                            (rand(2, 4, 4, 5), W, (2, 3, 4, 5)), {}),
+    # functional spellings, with MindSpore's keyword names
+    "sum": (lambda o: o.sum, (A,), {"dim": 1, "keepdim": True}),
+    "mean": (lambda o: o.mean, (A,), {"axis": 0, "keep_dims": True}),
+    "prod": (lambda o: o.prod, (A,), {"axis": 1}),
+    "amax": (lambda o: o.amax, (A,), {"axis": 1, "keepdims": True}),
+    "amin": (lambda o: o.amin, (A,), {"axis": 0}),
+    "all": (lambda o: o.all, (M,), {"axis": 1}),
+    "any": (lambda o: o.any, (M,), {"axis": 0, "keep_dims": True}),
+    **{f: (lambda o, f=f: getattr(o, f), (A, 1), {}) for f in ("reduce_max", "reduce_min")},
+    "reduce_sum": (lambda o: o.ReduceSum(), (A,), {}),
+    "argmin": (lambda o: o.argmin, (A,), {"axis": 1, "keepdims": True}),
+    "argmin-all": (lambda o: o.argmin, (A,), {}),
+    "matmul": (lambda o: o.matmul, (A, B.T), {}),
+    "bmm": (lambda o: o.bmm, (rand(2, 3, 4), rand(2, 4, 5)), {}),
+    "dense": (lambda o: o.dense, (A, rand(5, 4), rand(5)), {}),
+    "concat": (lambda o: o.concat, ((A, B),), {"axis": 1}),
+    "cat": (lambda o: o.cat, ((A, B),), {}),
+    "stack": (lambda o: o.stack, ((A, B),), {"axis": -1}),
+    "split": (lambda o: o.split, (A,), {"split_size_or_sections": [1, 3], "axis": 1}),
+    "reshape": (lambda o: o.reshape, (A, (4, 3)), {}),
+    "transpose": (lambda o: o.transpose, (IMG, (3, 1, 0, 2)), {}),
+    "permute": (lambda o: o.permute, (IMG, (0, 3, 1, 2)), {}),
+    "expand_dims": (lambda o: o.expand_dims, (A, -1), {}),
+    "unsqueeze": (lambda o: o.unsqueeze, (A,), {"dim": 0}),
+    "squeeze": (lambda o: o.squeeze, (A[:, None],), {"axis": 1}),
+    "flatten": (lambda o: o.flatten, (IMG,), {}),
+    "flip": (lambda o: o.flip, (IMG, (0, 2)), {}),
+    "tile": (lambda o: o.tile, (A, (1, 2)), {}),
+    "broadcast_to": (lambda o: o.broadcast_to, (A, (2, 3, 4)), {}),
+    "repeat_elements": (lambda o: o.repeat_elements, (A,), {"rep": 2, "axis": 1}),
+    "repeat_interleave": (lambda o: o.repeat_interleave, (A, 3, 0), {}),
+    "gather": (lambda o: o.gather, (A, np.array([3, 0, 1], np.int32), 1), {}),
+    "gather_nd": (lambda o: o.gather_nd, (A, np.array([[2, 1], [0, 0]], np.int32)), {}),
+    "slice": (lambda o: o.slice, (IMG, (1, 0, 1, 2), (1, 3, 2, 3)), {}),
+    "cast": (lambda o: o.cast, (A * 4, Dtype("int32")), {}),
+    "where": (lambda o: o.where, (M, A, B), {}),
+    "select": (lambda o: o.select, (M, A, B), {}),
+    "clamp": (lambda o: o.clamp, (A, -0.3, 0.4), {}),
+    "clip": (lambda o: o.clip, (A,), {"min": -0.2}),
+    "pow": (lambda o: o.pow, (POS, B), {}),
+    "remainder": (lambda o: o.remainder, (I, 3), {}),
+    "floor_mod": (lambda o: o.floor_mod, (A, POS), {}),
+    "floor_div": (lambda o: o.floor_div, (I, -3), {}),
+    "div": (lambda o: o.div, (A, POS), {}),
+    "div-int": (lambda o: o.div, (I, J + 1), {}),
+    "round-halves": (lambda o: o.round, (np.array([-2.5, -1.5, -0.5, 0.5, 1.5, 2.5],
+                                                 np.float32),), {}),
+    "Round-halves": (lambda o: o.Round(), (np.array([-2.5, -0.5, 0.5, 3.5], np.float32),), {}),
+    **{f: (lambda o, f=f: getattr(o, f), (A, B), {}) for f in
+       ("add", "sub", "mul", "maximum", "minimum", "eq", "ne", "lt", "le", "gt", "ge",
+        "equal", "not_equal", "less", "less_equal", "greater", "greater_equal", "subtract",
+        "multiply")},
+    **{f: (lambda o, f=f: getattr(o, f), (A,), {}) for f in
+       ("abs", "absolute", "neg", "negative", "exp", "sin", "cos", "tanh", "sigmoid", "relu",
+        "square", "sign", "floor", "ceil", "isnan", "isfinite", "zeros_like", "ones_like")},
+    **{f: (lambda o, f=f: getattr(o, f), (POS,), {}) for f in ("log", "sqrt", "rsqrt",
+                                                               "reciprocal")},
+    **{f: (lambda o, f=f: getattr(o, f), (I, J), {}) for f in
+       ("bitwise_and", "bitwise_or", "bitwise_xor")},
+    "bitwise_not": (lambda o: o.invert, (I.astype(np.int16),), {}),
+    **{f: (lambda o, f=f: getattr(o, f), (M, B > 0), {}) for f in
+       ("logical_and", "logical_or", "logical_xor")},
+    "logical_not": (lambda o: o.logical_not, (M,), {}),
+    "softmax": (lambda o: o.softmax, (A,), {"axis": 0}),
+    "log_softmax": (lambda o: o.log_softmax, (A,), {"axis": 1}),
+    "gelu": (lambda o: o.gelu, (A,), {"approximate": "none"}),
+    "gelu-tanh": (lambda o: o.gelu, (A,), {"approximate": "tanh"}),
+    "shape": (lambda o: o.shape, (IMG,), {}),
+    "rank": (lambda o: o.rank, (IMG,), {}),
+    "size": (lambda o: o.size, (IMG,), {}),
+    "numel": (lambda o: o.numel, (IMG,), {}),
+    "stop_gradient": (lambda o: o.stop_gradient, (A,), {}),
+    "zeros": (lambda o: o.zeros, ((2, 3),), {}),
+    "ones": (lambda o: o.ones, ((2, 3), Dtype("int32")), {}),
+    "full": (lambda o: o.full, ((2, 3), 7), {}),
+    "full-dtype": (lambda o: o.full, ((2, 3), 2.5), {"dtype": Dtype("float32")}),
+    "full_like": (lambda o: o.full_like, (A, 7), {}),
+    "eye": (lambda o: o.eye, (3, 4), {}),
+    "arange": (lambda o: o.arange, (1, 10, 3), {}),
+    "arange-float": (lambda o: o.arange, (0.5, 3.0, 0.5), {}),
+    "one_hot": (lambda o: o.one_hot, (J, 4, np.array(2.0, np.float32),
+                                      np.array(-1.0, np.float32)), {"axis": 0}),
+    "conv2d": (lambda o: o.conv2d, (IMG[:, :, :, :4].copy(), W[:2].copy()),
+               {"pad_mode": "pad", "padding": 1, "stride": 2}),
+    "max_pool2d": (lambda o: o.max_pool2d, (IMG,), {"kernel_size": 2, "stride": 1}),
+    "avg_pool2d": (lambda o: o.avg_pool2d, (IMG,), {"kernel_size": 2, "stride": 2}),
+    "mse_loss": (lambda o: o.mse_loss, (A, B), {"reduction": "sum"}),
+    "nll_loss": (lambda o: o.nll_loss, (A, np.array([0, 3, 1], np.int32)), {}),
+    "batch_norm": (lambda o: o.batch_norm, (rand(4, 3), rand(3, seed=3), POS[0, :3].copy(),
+                                            rand(3, seed=4), rand(3, seed=5)), {}),
+    "strided_slice": (lambda o: o.strided_slice, (IMG, (0, 1, 0, 1), (2, 3, 4, 5),
+                                                  (1, 1, 2, 2)), {}),
+    "topk": (lambda o: o.topk, (A, 2), {"largest": False}),
+    "relu6": (lambda o: o.relu6, (A * 8,), {}),
+    "softplus": (lambda o: o.softplus, (A,), {"beta": 2, "threshold": 1}),
+    "leaky_relu": (lambda o: o.leaky_relu, (A,), {"alpha": 0.3}),
+}
+
 
 class OpCell:
     """A MindSpore Cell calling one op spelling, for GRAPH_MODE."""
 
     @staticmethod
-    def make(fn: Any) -> Any:
+    def make(fn: Any, kwargs: dict[str, Any] | None = None) -> Any:
         class Wrapped(ms.nn.Cell):
             def __init__(self) -> None:
                 super().__init__()
                 self.fn = fn
+                self.kwargs = kwargs or {}
 
             def construct(self, *args: Any) -> Any:
-                return self.fn(*args)
+                return self.fn(*args, **self.kwargs)
         return Wrapped()
 
 
@@ -439,12 +565,18 @@ def ms_args(args: tuple[Any, ...]) -> tuple[Any, ...]:
                  for a in args)
 
 
-@pytest.mark.parametrize("name", list(OPS))
+def ms_kwargs(kwargs: dict[str, Any]) -> dict[str, Any]:
+    return {k: getattr(ms, v.name) if isinstance(v, Dtype) else v for k, v in kwargs.items()}
+
+
+@pytest.mark.parametrize("name", list(OPS) + list(KW_OPS))
 def test_ops_agree(name, mode):
-    make, raw = OPS[name]
+    make, raw, raw_kwargs = OPS[name] + ({},) if name in OPS else KW_OPS[name]
     args = amber_args(raw)
+    kwargs = {k: getattr(amber, v.name) if isinstance(v, Dtype) else v
+              for k, v in raw_kwargs.items()}
     amber_fn = make(amber.ops)
-    want_eager = amber_fn(*args)
+    want_eager = amber_fn(*args, **kwargs)
 
     arrays = [k for k, a in enumerate(args) if isinstance(a, np.ndarray)]
     fixed = tuple(None if k in arrays else a for k, a in enumerate(args))
@@ -453,9 +585,11 @@ def test_ops_agree(name, mode):
         full = list(fixed)
         for k, x in zip(arrays, xs):
             full[k] = x
-        return amber_fn(*full)
+        return amber_fn(*full, **kwargs)
     got = amber.jit(compiled)(*[args[k] for k in arrays])
     assert_agree(got, want_eager, "amber compiled vs eager")
     ms_fn = make(ms.ops)
-    ms_out = OpCell.make(ms_fn)(*ms_args(raw)) if mode == "graph" else ms_fn(*ms_args(raw))
+    ms_kw = ms_kwargs(raw_kwargs)
+    ms_out = (OpCell.make(ms_fn, ms_kw)(*ms_args(raw)) if mode == "graph" else
+              ms_fn(*ms_args(raw), **ms_kw))
     assert_agree(got, ms_out)
