@@ -504,7 +504,10 @@ class _RuleContext:
         """`adjoint` summed back to `value`'s shape and dtype (undoing broadcasting)."""
         if isinstance(adjoint, list):
             return [None if a is None else self.value_of(a) for a in adjoint]
-        return _fit(self.scope.builder, self.value_of(adjoint), value.type)
+        like = None
+        if isinstance(value.type, Tensor) and not value.type.is_symbolic:
+            like = self.transform.primal(self.scope, value)  # NOTE: its run-time shape
+        return _fit(self.scope.builder, self.value_of(adjoint), value.type, like)
 
 
 def _undecided(shape: tuple, target: tuple) -> bool:
@@ -514,8 +517,10 @@ def _undecided(shape: tuple, target: tuple) -> bool:
     return any(not isinstance(t, int) and t != shape[lead + i] for i, t in enumerate(target))
 
 
-def _fit(b: Builder, g: Value, target: Type) -> Value:
-    """`g` summed over the axes broadcasting added to reach `target`'s shape, cast to its dtype."""
+def _fit(b: Builder, g: Value, target: Type, like: Value | None = None) -> Value:
+    """`g` summed over the axes broadcasting added to reach `target`'s shape, cast to its dtype.
+    Where `target` has run-time sizes ("?"), the shape of `like` (the value `target` types)
+    decides when the code runs: only then is it known whether broadcasting stretched it."""
     if isinstance(target, Scalar):
         if isinstance(g.type, Tensor):
             g = b.op("sum", g) if g.type.rank else g
@@ -526,7 +531,9 @@ def _fit(b: Builder, g: Value, target: Type) -> Value:
     if isinstance(g.type, Scalar):
         return b.op("full", g, shape=target.shape, dtype=target.dtype)
     shape = g.type.shape
-    if shape != target.shape and target.is_symbolic and _undecided(shape, target.shape):
+    if not target.is_symbolic and like is not None and g.type.rank >= target.rank:
+        g = b.op("sum_to", g, like, shape=target.shape)  # NOTE: "?" may be 1, or differ
+    elif shape != target.shape and target.is_symbolic and _undecided(shape, target.shape):
         g = b.op("sum_to", g, shape=target.shape)  # NOTE: a symbolic size may be 1
     elif shape != target.shape:
         lead = len(shape) - target.rank

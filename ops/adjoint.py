@@ -9,9 +9,9 @@ from typing import Any
 import numpy as np
 
 from .indexing import _getitem_infer, index_key, index_text
-from .opdef import NO_GRAD, REQUIRED, GradContext, OpDef
+from .opdef import NO_GRAD, REQUIRED, Dyn, GradContext, OpDef
 from .shaping import normalize_axis
-from .types import ListType, Tensor, Type
+from .types import UNKNOWN, ListType, Tensor, Type
 
 
 def added_at(like: Any, key: Any, value: Any) -> Any:
@@ -89,16 +89,38 @@ def add_items(a: list, b: list) -> list:
 def summed_to(g: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
     """`g` summed over the axes broadcasting added to reach it from `shape`, decided by the
     sizes of this call (a symbolic size may turn out to be 1)."""
+    shape = tuple(shape)
     lead = g.ndim - len(shape)
     axes = tuple(range(lead)) + tuple(lead + i for i, d in enumerate(shape)
                                       if d == 1 and g.shape[lead + i] != 1)
     return (g.sum(axis=axes, keepdims=True) if axes else g).reshape(shape)
 
 
-def _sum_to_infer(g: Type, *, shape: tuple[Any, ...]) -> Type:
+def _sum_to_infer(g: Type, *like: Type, shape: tuple[Any, ...]) -> Type:
     if not isinstance(g, Tensor) or len(shape) > g.rank:
         raise TypeError(f"sum_to: cannot sum {g} to shape {shape}")
+    if UNKNOWN in shape and not (len(like) == 1 and isinstance(like[0], Tensor)
+                                 and like[0].rank == len(shape)):
+        raise TypeError(f"sum_to: a shape {shape} with run-time sizes needs the array of that "
+                        f"shape as its second input")
     return Tensor(tuple(shape), g.dtype)
+
+
+def _sum_to_kernel(g: np.ndarray, *like: np.ndarray, shape: tuple[Any, ...]) -> np.ndarray:
+    return summed_to(g, np.shape(like[0]) if like else shape)
+
+
+def _sum_to_emit(attrs: Any) -> str:
+    return "summed_to(g, like_0.shape)" if UNKNOWN in attrs["shape"] else "summed_to(g, shape)"
+
+
+def _sum_to_grad(ad: GradContext) -> tuple[Any, ...]:
+    t = ad.types[0]
+    if t.is_symbolic:
+        back = ad.op("broadcast_to", ad.g, shape=t.shape)
+    else:
+        back = ad.op("broadcast_to", ad.g, ad.op("shape", ad.input(0)), shape=(Dyn(0),))
+    return (back,) + (None,) * (len(ad.types) - 1)
 
 
 def _dyn(ad: GradContext, first: int) -> tuple[Any, ...]:
@@ -193,11 +215,12 @@ list_copy = OpDef(
 """A new list holding the same items (what a list was before later appends)."""
 
 sum_to = OpDef(
-    "sum_to", ("g",), kernel=summed_to, infer=_sum_to_infer, emit="summed_to(g, shape)",
-    attrs={"shape": REQUIRED}, helpers=(summed_to,), fresh=True,
-    grad=lambda ad: (ad.op("broadcast_to", ad.g, shape=ad.types[0].shape),))
+    "sum_to", ("g", "*like"), kernel=_sum_to_kernel, infer=_sum_to_infer, emit=_sum_to_emit,
+    attrs={"shape": REQUIRED}, helpers=(summed_to,), grad=_sum_to_grad)
 """`g` summed back to `shape` (undoing broadcasting) when only run time can tell which axes
-broadcasting stretched: a symbolic size in `shape` may be 1."""
+broadcasting stretched: a symbolic size in `shape` may be 1. Where `shape` holds run-time
+sizes ("?"), the second input is an array of the target shape, read when the code runs. Not
+`fresh`: where nothing was stretched the result is a view of `g`."""
 
 OPS = (index_add, index_add_into, list_add_at, index_zero, split_like, unstack, list_zeros_like,
        list_add, list_copy, sum_to)

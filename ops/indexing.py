@@ -150,7 +150,9 @@ def _slice_len(s: slice, n: Dim) -> Dim:
         return UNKNOWN
     if isinstance(n, int):
         return len(range(n)[s])
-    return n if s.start is None and s.stop is None and s.step in (None, 1, -1) else UNKNOWN
+    whole = s.stop is None and (s.step in (None, 1) and s.start in (None, 0)
+                                or s.step == -1 and s.start is None)
+    return n if whole else UNKNOWN  # NOTE: other bounds clamp: not affine in n
 
 
 def _check_int(i: int | None, axis: int, t: Tensor) -> None:

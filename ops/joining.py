@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 
 from .elementwise import as_tensor, np_call, primitive, spell
-from .opdef import REQUIRED, GradContext
+from .opdef import REQUIRED, Dyn, GradContext
 from .shaping import (dim_product, format_dims, listed_axis, normalize_axes, normalize_axis,
                       shape_op, shaped_like)
 from .types import UNKNOWN, Dim, ListType, Tensor, TupleType, Type, dim_add, dim_floordiv, dim_mul
@@ -45,16 +45,35 @@ def _concat_infer(xs: Type, *, axis: int) -> Tensor:
     return Tensor(tuple(dims), np.result_type(*(t.dtype for t in ts)))
 
 
-def _pieces(ad: GradContext, axis: int) -> list[tuple[int, int]]:
-    """(start, stop) of each tuple member along `axis` of the joined result."""
-    spans, start = [], 0
-    for t in ad.types[0].elements:
-        n = t.shape[axis]
-        if not isinstance(n, int):
-            raise NotImplementedError("the gradient of concatenating arrays of run-time sizes")
-        spans.append((start, start + n))
-        start += n
+def _pieces(ad: GradContext, axis: int) -> list[tuple[Any, Any]]:
+    """(start, stop) of each tuple member along `axis` of the joined result: ints where the
+    sizes are, else run-time ints (a symbolic size's `dim`, or the member's shape)."""
+    spans: list[tuple[Any, Any]] = []
+    start: Any = 0
+    for k, t in enumerate(ad.types[0].elements):
+        n: Any = t.shape[axis]
+        if n == UNKNOWN:
+            member = ad.op("tuple_getitem", ad.input(0), index=k)
+            n = ad.op("tuple_getitem", ad.op("shape", member), index=axis)
+        elif not isinstance(n, int):
+            n = ad.op("dim", value=n)
+        stop = start + n if isinstance(start, int) and isinstance(n, int) else \
+            ad.op("add", start, n)
+        spans.append((start, stop))
+        start = stop
     return spans
+
+
+def _piece(ad: GradContext, lead: tuple[slice, ...], start: Any, stop: Any) -> Any:
+    """`g[..., start:stop]` along the joined axis, bounds literal or run-time."""
+    bounds, dyn = [], []
+    for b in (start, stop):
+        if isinstance(b, int):
+            bounds.append(b)
+        else:
+            bounds.append(Dyn(len(dyn)))
+            dyn.append(b)
+    return ad.op("getitem", ad.g, *dyn, index=(*lead, slice(*bounds)))
 
 
 def _concat_grad(ad: GradContext) -> tuple[Any, ...]:
@@ -64,8 +83,7 @@ def _concat_grad(ad: GradContext) -> tuple[Any, ...]:
     if isinstance(xs, ListType):
         return (ad.op("split_like", ad.g, ad.input(0), axis=ax),)
     lead = (slice(None),) * ax
-    parts = [ad.op("getitem", ad.g, index=(*lead, slice(a, b))) for a, b in _pieces(ad, ax)]
-    return (parts,)
+    return ([_piece(ad, lead, a, b) for a, b in _pieces(ad, ax)],)
 
 
 concat = shape_op("concat", ("xs",), lambda xs, axis: np.concatenate(xs, axis=axis), _concat_infer,
@@ -322,9 +340,10 @@ def _repeat_grad(ad: GradContext) -> tuple[Any, ...]:
         folded = ad.op("reshape", ad.g, shape=(-1, r))
         return (shaped_like(ad, ad.op("sum", folded, axis=1)),)
     ax = normalize_axis("repeat", axis, t.rank, t)
-    if not t.is_static:
+    shape = t.shape[:ax] + (t.shape[ax], r) + t.shape[ax + 1:]
+    if shape.count(UNKNOWN) > 1:
         raise NotImplementedError("the gradient of np.repeat of an array of run-time shape")
-    folded = ad.op("reshape", ad.g, shape=t.shape[:ax] + (t.shape[ax], r) + t.shape[ax + 1:])
+    folded = ad.op("reshape", ad.g, shape=tuple(-1 if d == UNKNOWN else d for d in shape))
     return (ad.op("sum", folded, axis=ax + 1),)
 
 

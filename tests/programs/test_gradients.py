@@ -75,8 +75,6 @@ REFUSED = {
     "mutate_input_through_transpose_and_slice": VIEW_WRITE, "helper_mutates_its_argument":
     VIEW_WRITE, "inplace_in_loop_on_loop_carried-0": VIEW_WRITE,
     "write_through_view_between_equal_reads": VIEW_WRITE,
-    "loop_carried_shape_doubles-1": "concatenating arrays of run-time sizes",
-    "loop_carried_shape_doubles-2": "concatenating arrays of run-time sizes",
     "return_value_from_for": MIXED_RESULT, "return_none_or_array": MIXED_RESULT,
     "bare_return_in_branch": MIXED_RESULT, "return_after_search_flag": MIXED_RESULT,
     "return_with_continue": MIXED_RESULT, "branch_assigns_different_shapes": MIXED_RESULT,

@@ -7,6 +7,8 @@ growing in loops, in-place updates, row loops and prints of shapes. One compile 
 runs every batch size (including 1, where broadcasting and empty slices differ), and each call
 must do what eager Python does: the same result, output and error type. A declared symbolic
 size never falls back to a compile per shape, so a program the symbols cannot compile fails.
+The same programs, summed into a loss, differentiate once for every batch size to what the
+gradient compiled per batch size gives.
 
 The generator tracks each value's row count at every input size, so the ops it writes fit
 (eager raises only where NumPy does for a size, e.g. an ambiguous `reshape(0, -1)`).
@@ -243,6 +245,55 @@ def test_random_shape_program_compiles_once_for_every_batch(program_dir, capsys)
         assert fast.stats.compiles + fast.stats.disk_hits <= 1, "compiled more than once"
         if fast.code is not None:
             assert "(f32[N,4], f32[N,4])" in fast.code
+
+    run()
+
+
+def _loss_source(source: str, made: list[str]) -> str:
+    """The program turned into a scalar loss of every value it made, with its gradient with
+    respect to both arguments computed inside compiled code (`grad_both`)."""
+    total = " + ".join(f"({m} * {m}).sum()" for m in made or ["a"]) + " + s.sum()"
+    body = source[:source.rindex("    return ")].replace("print(", "(")
+    return (body.replace("import numpy as np\n", "import numpy as np\n\nimport amber\n", 1)
+            + f"    return {total}\n\n\ndef grad_both(a, b):\n"
+            "    return amber.grad(program, grad_position=(0, 1))(a, b)\n")
+
+
+@st.composite
+def loss_programs(draw: Callable[[Any], Any]) -> str:
+    writer = ShapeProgram(draw)
+    for _ in range(draw(st.integers(1, 6))):
+        writer.statement()
+    return _loss_source(writer.source(), writer.made)
+
+
+def test_random_shape_program_gradient_equals_the_static_one(program_dir):
+    """The gradient compiled once for a symbolic batch (slices, concatenation, repeats,
+    reshapes, broadcasting against sizes that may be 1 at run time) equals the gradient
+    compiled for each batch size, whose rules tests/graph checks against finite
+    differences."""
+    @settings(max_examples=max(EXAMPLES // 2, 1), deadline=None, derandomize=not DEEP,
+              phases=PHASES, suppress_health_check=[HealthCheck.too_slow])
+    @given(source=loss_programs())
+    def run(source: str) -> None:
+        note(source)
+        fn = load_source(source, program_dir, "grad_both")
+        symbolic = amber.jit(fn, dynamic={"a": 0, "b": 0})
+        for i, n in enumerate(BATCHES):
+            args = (randn(n, 4, seed=i), randn(n, 4, seed=i + 10))
+            try:
+                want = amber.jit(fn, dynamic=False)(*args)
+            except Exception as exc:  # noqa: BLE001 (the program fails at this size)
+                # NOTE: a shape clash static code finds while compiling, symbolic code meets
+                # when it runs: a ValueError both ways
+                kind = next(k for k in (ValueError, TypeError, IndexError, Exception)
+                            if isinstance(exc, k))
+                with pytest.raises(kind):
+                    symbolic(*args)
+                continue
+            for got, w in zip(symbolic(*args), want):
+                np.testing.assert_allclose(got, w, rtol=1e-5, atol=1e-5)
+        assert symbolic.stats.compiles + symbolic.stats.disk_hits <= 1
 
     run()
 
