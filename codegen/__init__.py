@@ -1,5 +1,5 @@
-"""Codegen: a graph -> a standalone, readable Python/NumPy module (via the Python AST and astor),
-with a map from generated lines back to the user's source."""
+"""Codegen: a graph -> a standalone, readable Python/NumPy module (via the Python AST and
+`ast.unparse`), with a map from generated lines back to the user's source."""
 from .module import GeneratedCode, generate
 from ..graph.ir import INPLACE_ATTR
 

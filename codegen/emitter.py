@@ -211,7 +211,7 @@ class Emitter:
         if not then:
             return [py.if_(py.not_(test), else_, [])]
         rest = [s for s in else_ if id(s) not in self._marker_stmts]
-        if len(rest) == 1 and isinstance(rest[0], ast.If):  # NOTE: astor prints it as `elif`
+        if len(rest) == 1 and isinstance(rest[0], ast.If):  # NOTE: printed as `elif`
             else_ = rest
         return [py.if_(test, then, else_)]
 

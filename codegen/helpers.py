@@ -74,7 +74,7 @@ def _parse(fn: types.FunctionType) -> _Helper:
                             "have (helpers may use only np, builtins and other helpers)")
         calls.append(value)
     if _drop_foreign_annotations(node):
-        text = ast.unparse(node)  # NOTE: astor would print `->list`; both drop comments
+        text = ast.unparse(node)  # NOTE: drops comments
     return _Helper(text.rstrip() + "\n", tuple(calls))
 
 

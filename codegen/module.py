@@ -1,5 +1,5 @@
 """Assembles the generated module: docstring, `import numpy as np`, module constants, the copied
-helpers, then the entry function; prints it with astor, turns location markers into
+helpers, then the entry function; prints it (pyast.to_source), turns location markers into
 `# file.py:12: <source>` comments and maps generated lines back to user locations.
 """
 from __future__ import annotations

@@ -1,16 +1,16 @@
-"""One-line constructors for the Python AST nodes codegen builds, and printing them with astor.
-Standard-library `ast` nodes: op templates are parsed with `ast.parse`, so one family serves both.
+"""One-line constructors for the Python AST nodes codegen builds, and printing them with
+`ast.unparse` (lines wrapped at commas). Standard-library `ast` nodes: op templates are parsed
+with `ast.parse`, so one family serves both.
 """
 from __future__ import annotations
 
 import ast
+import io
+import tokenize
 from typing import Iterable, Sequence
 
-import astor
-from astor.source_repr import split_lines
-
 MAX_COLUMNS = 99
-"""astor wraps longer lines (the project's limit is 100 columns)."""
+"""Longer lines are wrapped where they can be (the project's limit is 100 columns)."""
 
 
 def name(ident: str) -> ast.Name:
@@ -160,8 +160,102 @@ def copy_expr(node: ast.expr) -> ast.expr:
 
 def to_source(node: ast.AST) -> str:
     """Print `node` as Python source, wrapping lines at `MAX_COLUMNS`."""
-    return astor.to_source(node, pretty_source=_pretty)
+    node = ast.fix_missing_locations(node)
+    text = _Printer().visit(node) if _Printer is not None else ast.unparse(node)
+    return wrap_lines(text + "\n")
 
 
-def _pretty(source: list[str]) -> str:
-    return "".join(split_lines(source, maxline=MAX_COLUMNS))
+_Unparser = getattr(ast, "_Unparser", None)
+
+
+if _Unparser is not None:
+    class _Printer(_Unparser):
+        """`ast.unparse` without two kinds of needless parentheses: around a tuple returned or
+        assigned (`return (h, t)`), and around a later operand of `and`/`or` that is a `not`
+        (`a and (not b)`: every operand of a boolean operator binds one level tighter than
+        the operator, the first as the others)."""
+
+        def visit_Return(self, node: ast.Return) -> None:  # noqa: N802 (ast's names)
+            if isinstance(node.value, ast.Tuple):
+                self.set_precedence(ast._Precedence.TUPLE, node.value)
+            super().visit_Return(node)
+
+        def visit_Assign(self, node: ast.Assign) -> None:  # noqa: N802
+            if isinstance(node.value, ast.Tuple):
+                self.set_precedence(ast._Precedence.TUPLE, node.value)
+            super().visit_Assign(node)
+
+        def visit_BoolOp(self, node: ast.BoolOp) -> None:  # noqa: N802
+            operator = self.boolops[node.op.__class__.__name__]
+            operand = self.boolop_precedence[operator].next()
+            with self.require_parens(self.boolop_precedence[operator], node):
+                def write(value: ast.expr) -> None:
+                    self.set_precedence(operand, value)
+                    self.traverse(value)
+                self.interleave(lambda: self.write(f" {operator} "), write, node.values)
+else:  # NOTE: a Python whose ast has no _Unparser: plain ast.unparse
+    _Printer = None
+
+
+_FSTRING_START = getattr(tokenize, "FSTRING_START", None)  # NOTE: Python 3.12+ tokenizes
+_FSTRING_END = getattr(tokenize, "FSTRING_END", None)      # f-strings into parts
+
+
+def wrap_lines(source: str) -> str:
+    """`source` with each line longer than MAX_COLUMNS broken inside brackets (where Python
+    allows it): after a comma if one fits, else next to a keyword (`else`, `and`, ...), else
+    at any space between two tokens, the least deeply nested first; continuation lines are four
+    columns further in. A line with no place to break stays long."""
+    cuts: dict[int, list[tuple[int, tuple[int, int]]]] = {}
+    depth = fstrings = 0
+    previous = ""
+    lines = io.StringIO(source).readlines()
+    for tok in tokenize.generate_tokens(io.StringIO(source).readline):
+        if tok.type == _FSTRING_START:
+            fstrings += 1
+        elif tok.type == _FSTRING_END:
+            fstrings -= 1
+        if fstrings or tok.type == _FSTRING_START:
+            continue
+        after, previous = previous, tok.string
+        (row, col), line = tok.start, lines[tok.start[0] - 1] if tok.start[0] <= len(lines) else ""
+        if depth > 0 and col > 0 and line[col - 1] == " " and tok.start[0] == tok.end[0]:
+            rank = (1 if {tok.string, after} & _KEYWORDS else 0, -depth)
+            cuts.setdefault(row, []).append((col, rank))  # NOTE: before the token
+        if tok.type == tokenize.OP:
+            if tok.string in "([{":
+                depth += 1
+            elif tok.string in ")]}":
+                depth -= 1
+            elif tok.string == "," and depth > 0:
+                cuts.setdefault(row, []).append((tok.end[1], (2, -depth)))  # NOTE: after it
+    out = []
+    for row, line in enumerate(lines, 1):
+        text = line.rstrip("\n")
+        if len(text) > MAX_COLUMNS and row in cuts:
+            out.extend(piece + "\n" for piece in _split(text, sorted(cuts[row])))
+        else:
+            out.append(line)
+    return "".join(out)
+
+
+_KEYWORDS = {"and", "or", "not", "if", "else", "for", "in", "is"}
+
+
+def _split(text: str, cuts: list[tuple[int, tuple[int, int]]]) -> list[str]:
+    """`text` cut at some of `cuts` ((column, rank)): each piece filled up to the last cut of
+    the best rank that fits."""
+    indent = " " * (len(text) - len(text.lstrip(" ")) + 4)
+    pieces, start, prefix = [], 0, ""
+    while len(prefix) + len(text) - start > MAX_COLUMNS:
+        later = [(c, rank) for c, rank in cuts if c > start and text[c:].strip()]
+        if not later:
+            break
+        fitting = [(rank, c) for c, rank in later
+                   if len(prefix) + len(text[start:c].rstrip()) <= MAX_COLUMNS]
+        cut = max(fitting)[1] if fitting else later[0][0]
+        pieces.append(prefix + text[start:cut].rstrip())
+        start = len(text) - len(text[cut:].lstrip(" "))
+        prefix = indent
+    pieces.append(prefix + text[start:])
+    return pieces

@@ -304,6 +304,11 @@ def after_write(f: Frame, node: Any) -> None:
     scope = f.scope
     lists: dict[int, PyList] = {}
     for name, value in list(scope.vars.items()):
+        if name == names.RETURN_VALUE:
+            # NOTE: a path that set the return value runs no more code, so no write reaches
+            # what it returns; on the other paths the slot is unbound (reading it to make a
+            # version after the write would read an unbound variable)
+            continue
         changed = _substitute(value, version, lists)
         if changed is not value:
             scope.vars[name] = changed

@@ -11,9 +11,9 @@ from typing import Any
 import gast
 import numpy as np
 
-from ..graph import AnyType, Block, InsertPoint, Node, Tensor, TupleType, Type, Value
+from ..graph import AnyType, Block, InsertPoint, Node, Scalar, Tensor, TupleType, Type, Value
 from . import aliases, names
-from .context import DtypeChange, Frame, NeedsUnrolling, Scope, tuple_items
+from .context import Frame, KindChanges, NeedsUnrolling, Scope, tuple_items
 from .control import Branch, changed_names, defined_in, same_constant
 from .seeds import CarryState, Seeding
 from .values import (MISSING, PyList, Unusable, absent, describe, has_runtime, is_undefined,
@@ -226,6 +226,8 @@ def _entry_value(f: Frame, c: Carry, block: Block, memo: dict[int, Any]) -> Any:
     if c.state == CarryState.VAR:
         c.param = block.add_param(c.type, hint(c.name))
         f.compiler.memory.zero_d[c.param] = c.kind
+        if isinstance(c.type, Tensor) and _may_be_number(f, c.init):
+            f.compiler.numbers.add(c.param)
         return c.param
     if c.state == CarryState.CONST:
         return c.init
@@ -235,6 +237,13 @@ def _entry_value(f: Frame, c: Carry, block: Block, memo: dict[int, Any]) -> Any:
     if items and all(x is MISSING for x in items):  # NOTE: `()` and `{}` are bound values
         return MISSING
     return c.container([f.undefined(c.name) if x is MISSING else x for x in items])
+
+
+def _may_be_number(f: Frame, v: Any) -> bool:
+    """A Python number, or a value that may be one at run time (see `Compiler.numbers`)."""
+    if isinstance(v, Value):
+        return isinstance(v.type, Scalar) or v in f.compiler.numbers
+    return isinstance(v, bool | int | float)
 
 
 def settle(f: Frame, carries: list[Carry], body: Branch, header: frozenset[str],
@@ -289,7 +298,7 @@ def _settle_one(f: Frame, c: Carry, end: Any, ends: dict[int, Any]) -> bool:
                           f"{list(end)} after an iteration, and the number of iterations is "
                           "known only at run time",
                           "create every key before the loop (e.g. with a zeros array)",
-                          kind=NeedsUnrolling)
+                          kind=KindChanges)
         c.state, c.type, c.items = CarryState.VAR, _widen(f, c, _static(f, c.name, c.init), end), []
         c.is_list = False
         c.kind = aliases.join_kinds(_kind_of(f, c.init), _kind_of(f, end))
@@ -350,25 +359,21 @@ def _widen(f: Frame, c: Carry, before: Type, end: Any) -> Type:
     except TypeError:
         if names.is_synthetic(c.name):
             return AnyType()
+        # NOTE: a value whose kind, dtype or rank changes only in the first iteration (NumPy
+        # promotion, `v = v.sum()`, None then an array) is right after peeling that iteration
+        kind = KindChanges
         if isinstance(before, Tensor) and isinstance(after, Tensor):
-            hint = ("give it the dtype it ends with before the loop, e.g. "
+            hint = ("give it the dtype and rank it ends with before the loop, e.g. "
                     f"`{c.name} = {c.name}.astype(np.{after.dtype})`")
         elif isinstance(before, TupleType) and isinstance(after, TupleType):
+            kind = NeedsUnrolling
             hint = (f"a tuple that grows in a loop whose trip count is known only at run time "
                     f"has no fixed length: make `{c.name}` a list and append to it")
         else:
             hint = ("give it a value of the same kind before the loop (e.g. a zeros array "
                     "instead of None)")
-        kind = DtypeChange if _widens_dtype(before, after) else NeedsUnrolling
         raise f.error(f"`{c.name}` is {kind_name(before)} before the loop but "
                       f"{kind_name(after)} after an iteration", hint, kind=kind) from None
-
-
-def _widens_dtype(before: Type, after: Type) -> bool:
-    """True if only the dtype changed, to one that holds the old one (so peeling settles)."""
-    return (isinstance(before, Tensor) and isinstance(after, Tensor)
-            and before.rank == after.rank and before.dtype != after.dtype
-            and np.promote_types(before.dtype, after.dtype) == after.dtype)
 
 
 def _leaf_ends(f: Frame, c: Carry, end: Any, seen: set[int]) -> list[tuple[Carry, Any]]:
@@ -433,6 +438,11 @@ def after_loop(f: Frame, node: Node, carries: list[Carry], body: Branch, line: i
     f.builder.insert(node)
     if node.effectful:
         f.compiler.note_effect(node)
+    numbers = f.compiler.numbers
+    yields = node.blocks[-1].results
+    for leaf, out, end in zip(leaves(carries), node.outputs, yields):
+        if leaf.param in numbers or end in numbers:
+            numbers.add(out)
     outs = iter(node.outputs)
     memo: dict[int, Any] = {}
     for c in carries:

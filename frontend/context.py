@@ -9,8 +9,8 @@ from typing import Any, Callable, Mapping
 import gast
 import numpy as np
 
-from ..graph import (AnyType, Block, Builder, Graph, InsertPoint, ListType, Loc, Node, TupleType,
-                     Value)
+from ..graph import (AnyType, Block, Builder, Graph, InsertPoint, ListType, Loc, Node, Tensor,
+                     TupleType, Value)
 from ..graph.types import type_of
 from ..nn.cell import Cell
 from ..ops import OpDef
@@ -46,10 +46,11 @@ class NeedsUnrolling(CompileError):
     instead; otherwise this is the user's error."""
 
 
-class DtypeChange(NeedsUnrolling):
-    """A carried array's dtype widens after an iteration (`v = v / 2.0` on a float32 scalar
-    under NumPy 1 gives float64): a `while` loop is peeled instead (`statements._run_stmt`):
-    its first iteration becomes an `if`, followed by the loop, whose types are then fixed."""
+class KindChanges(NeedsUnrolling):
+    """A carried variable's kind, dtype or rank changes in an iteration (int32 -> float64, as
+    NumPy promotes; a vector becomes its sum; None becomes an array): the loop is built as its
+    first iteration, under a run-time test that it runs, followed by the loop over the rest
+    (`loops._peel_while`, `loops._peel_for`), at most `loops.MAX_PEELS` times."""
 
 
 # NOTE: speculation and rollback. Building structured SSA from Python finds some facts only
@@ -59,8 +60,11 @@ class DtypeChange(NeedsUnrolling):
 # began, rolls the IR and the scope back with `Mark.restore` and builds the statement another
 # way. There are two such sites: `statements._run_stmt` (MergeConflict: the statements after
 # the `if` are built once per side, at most `MAX_TAILS` deep) and `loops` (NeedsUnrolling,
-# caught in `build_for`, which unrolls a short constant-range loop; MergeConflict inside a
-# loop body, caught around one widening round, which retries with wider carried types).
+# caught in `build_for`, which unrolls a short constant-range loop; KindChanges, caught there
+# and in `build_while`, which build the first iteration before the loop; MergeConflict inside a
+# loop body, caught around one widening round, which retries with wider carried types). A
+# MergeConflict after a peeled loop is caught in `_run_stmt` too: the statements after the loop
+# are then built on both paths (`loops.build_loop_with_tail`).
 
 
 @dataclass
@@ -169,8 +173,6 @@ class Compiler:
         self.inputs: list[tuple[str, Value]] = []
         self.guards: dict[str, Guard] = {}
         self.sources: list[str] = []
-        self.peeling: list[Any] = []
-        """The loops whose first iteration is being peeled, outermost first (statements)."""
         self.source_titles: list[str] = []
         """The qualified name of each function in `sources` (`Conv2d.construct`)."""
         self.stack: list[tuple[tuple[types.CodeType, int | None], str]] = []
@@ -180,6 +182,11 @@ class Compiler:
         self.named: dict[Value, int] = {}
         """See `Scope.named`."""
         self.memory = Memory()
+        self.numbers: set[Value] = set()
+        """Values typed as arrays that may hold a Python number at run time: a variable that
+        is `0` on one path and an array on another (`s = 0` before `s = s + x` in a loop that
+        may not run) joins to the array type, and generated code holds whichever the path
+        made. Their dtype, shape and class are known only at run time (`Frame.number_facts`)."""
         self.loop_seeds: list[Any] = []
         """The `seeds.Seeds` of the loop regions being built, innermost last."""
         self.last_effect: dict[Block, Node] = {}
@@ -289,6 +296,11 @@ class Frame:
         self.fdef = prepared.fdef
         self.body = prepared.body
         self.tails = 0
+        self.loop_tail: tuple[list, frozenset[str]] | None = None
+        """The statements after the loop being built and the names live after them, when a
+        peeled first iteration must build them (`loops.build_loop_with_tail`)."""
+        self.peels: dict[int, int] = {}
+        """How many first iterations of each loop (by node id) are being peeled now."""
         self.locals = prepared.locals
         self.pending_is_none = prepared.returns_none
         self.scope = Scope(depth=len(compiler.frames), named=compiler.named,
@@ -386,12 +398,25 @@ class Frame:
                         "with np.array(...), as NumPy does implicitly")
             raise self.error(str(exc) or type(exc).__name__, hint,
                              kind=kind_for(exc)) from exc
+        numbers = self.compiler.numbers
+        if numbers and isinstance(value.type, Tensor) and any(v in numbers for v in inputs) \
+                and not any(isinstance(v.type, Tensor) and v not in numbers for v in inputs):
+            numbers.add(value)  # NOTE: `s * 2` is a number where s is; `s + x` is an array
         node = value.producer
         if node is not None and node.effectful:
             self.compiler.note_effect(node)
             if node.op.writes is not None:
                 after_write(self, node)
         return value
+
+    def number_facts(self, v: Value, what: str) -> None:
+        """Refuse to fold `what` (a dtype, shape or class) of a value that may be a Python
+        number at run time (see `Compiler.numbers`)."""
+        if v in self.compiler.numbers:
+            raise self.error(f"{what} of a value that is a Python number on some paths and an "
+                             "array on others is known only at run time",
+                             "start it as an array of the dtype it gets (e.g. `np.float32(0)` "
+                             "instead of `0`)")
 
     def constant(self, value: Any) -> Value:
         return self.op("constant", value=value)

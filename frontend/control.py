@@ -9,7 +9,7 @@ from typing import Any, Callable
 
 import gast
 
-from ..graph import IF, AnyType, Block, InsertPoint, Node, TupleType, Type, Value
+from ..graph import IF, AnyType, Block, InsertPoint, Node, Scalar, Tensor, TupleType, Type, Value
 from . import names
 from .aliases import replace_object
 from .containers import LIST_MUTATORS
@@ -50,6 +50,11 @@ def run_branch(f: Frame, build: Callable[[], Any], scope: Scope | None = None,
                 result = build()
             except DeadPath:
                 f.scope.dead = True
+            except BaseException:
+                # NOTE: the caller builds this code again another way (or gives up): what the
+                # block's nodes use must not keep uses by nodes that are never in the graph
+                block.drop_all_uses()
+                raise
         return Branch(block, f.scope, result)
     except BaseException:
         if own:
@@ -57,6 +62,17 @@ def run_branch(f: Frame, build: Callable[[], Any], scope: Scope | None = None,
         raise
     finally:
         f.scope, f.builder.loc, f.stmt = saved
+
+
+def run_branches(f: Frame, then_fn: Callable[[], Any], else_fn: Callable[[], Any]
+                 ) -> tuple[Branch, Branch]:
+    """Both sides of an If region (the first released if building the second fails)."""
+    then = run_branch(f, then_fn)
+    try:
+        return then, run_branch(f, else_fn)
+    except BaseException:
+        then.block.drop_all_uses()
+        raise
 
 
 def defined_in(value: Value, block: Block) -> bool:
@@ -134,6 +150,8 @@ class Merger:
         self.yields: list[tuple[Value, Value]] = []
         self.types: list[Type] = []
         self.names: list[str] = []
+        self.numbers: list[int] = []
+        """Outputs that may be a Python number at run time (see `Compiler.numbers`)."""
         self.shared: dict[tuple[int, int, int], Any] = {}
         """(how, id, id) -> what a list or dict merged to: every name holding the same one
         (`e = d`) still holds one object after the if."""
@@ -238,6 +256,10 @@ class Merger:
                 "None)", kind=MergeConflict) from None
 
     def _add(self, pair: tuple[Value, Value], t: Type, name: str) -> _Out:
+        numbers = self.f.compiler.numbers
+        if isinstance(t, Tensor) and any(v in numbers or isinstance(v.type, Scalar)
+                                         for v in pair):
+            self.numbers.append(len(self.yields))  # NOTE: a number on one path
         self.yields.append(pair)
         self.types.append(t)
         self.names.append("" if name == EXPRESSION else names.value_hint(name))
@@ -255,6 +277,7 @@ class Merger:
             return []
         node = Node(IF, [cond], {}, self.types, self.names, [then, else_])
         self.f.builder.insert(node)
+        self.f.compiler.numbers.update(node.outputs[i] for i in self.numbers)
         if effects:
             self.f.compiler.note_effect(node)
         return node.outputs
@@ -276,14 +299,20 @@ def build_if(f: Frame, node: gast.If, tail: list[gast.stmt] | None = None,
 def branch_on(f: Frame, test: Any, body: list[gast.stmt], orelse: list[gast.stmt],
               live: frozenset[str], line: int) -> None:
     """Run `body` if `test` else `orelse`: decided now, or an If region."""
+    branch_with(f, test, lambda: f.run_block(body, live), lambda: f.run_block(orelse, live),
+                live, line)
+
+
+def branch_with(f: Frame, test: Any, then_fn: Callable[[], None], else_fn: Callable[[], None],
+                live: frozenset[str], line: int) -> None:
+    """`branch_on` building each side with a function (`live`: the names live after it)."""
     known = truth(test)
     if known is not None:
-        f.run_block(body if known else orelse, live)
+        (then_fn if known else else_fn)()
         return
     cond = condition_value(f, test, at_run_time=True)
     before = f.scope
-    then = run_branch(f, lambda: f.run_block(body, live))
-    else_ = run_branch(f, lambda: f.run_block(orelse, live))
+    then, else_ = run_branches(f, then_fn, else_fn)
     merger = Merger(f, then, else_)
     merged: dict[str, Any] = {}
     try:
@@ -319,8 +348,7 @@ def changed_names(before: Scope, *after: Scope) -> list[str]:
 def choose(f: Frame, test: Any, then_fn: Callable[[], Any], else_fn: Callable[[], Any]) -> Any:
     """`then_fn() if test else else_fn()` for a run-time `test`: an If region."""
     cond = condition_value(f, test, at_run_time=True)
-    then = run_branch(f, then_fn)
-    else_ = run_branch(f, else_fn)
+    then, else_ = run_branches(f, then_fn, else_fn)
     merger = Merger(f, then, else_)
     value = merger.merge(EXPRESSION, then.result, else_.result)
     # NOTE: an expression binds no names, but a write in it (a helper's) changes versions

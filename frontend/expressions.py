@@ -109,6 +109,8 @@ def value_attribute(f: Frame, v: Value, name: str) -> Any:
     """An attribute of a run-time value: array facts known from its type, or a method."""
     t = v.type
     if isinstance(t, Tensor):
+        if name in ("shape", "ndim", "dtype", "size"):
+            f.number_facts(v, f"`.{name}`")
         if name == "shape":
             return shape_of(f, v)
         if name == "ndim":

@@ -4,6 +4,7 @@ widened (`values.widen`) until the body yields what it takes: a fixpoint, a few 
 A variable the body leaves at the same compile-time value stays compile-time."""
 from __future__ import annotations
 
+import copy
 from typing import Any, Callable
 
 import gast
@@ -12,17 +13,23 @@ from ..graph import FOR, INDEX_TYPE, WHILE, AnyType, Block, InsertPoint, ListTyp
 from . import names
 from .carries import (Carry, after_loop, entry_scope, hint, init_values, leaves, make_carries,
                       make_seeding, settle, yields)
-from .context import Frame, Mark, NeedsUnrolling
-from .control import Branch, branch_on, mutated_lists, run_branch
+from .context import Frame, KindChanges, Mark, NeedsUnrolling
+from .control import Branch, branch_on, branch_with, mutated_lists, run_branch
 from .errors import CompileError
-from .operators import condition_value
+from .operators import binary, compare, condition_value
 from .sequences import as_sequence, indexed, is_compile_time_sequence
-from .values import Unusable, truth
+from .values import IndexedIter, Unusable, truth
 
 MAX_ROUNDS = 6
 """Rounds of loop-body building before carried types must have settled."""
 UNROLL_LIMIT = 256
 """The longest constant range unrolled when one region cannot express the loop."""
+MAX_PEELS = 3
+"""How many first iterations of one loop are built before the loop when a carried dtype
+changes (int32 -> int64 -> float64 takes two)."""
+
+Tail = tuple[list[gast.stmt], frozenset[str]]
+"""The statements after a loop and the names live after them."""
 
 
 def loop_live(body: list[gast.stmt], live: frozenset[str], reads: set[str]) -> frozenset[str]:
@@ -47,7 +54,9 @@ def _candidates(body: list[gast.stmt]) -> set[str]:
 def build_while(f: Frame, node: gast.While) -> None:
     """A `while` loop: a While region (or nothing, when the condition is false on entry). A
     `for` over a constant range that canonicalize made a while (it breaks or returns) is
-    unrolled when its body indexes layers by the loop index."""
+    unrolled when its body indexes layers by the loop index. When a carried dtype changes in
+    the first iteration, that iteration is built before the loop (`_peel_while`)."""
+    tail, f.loop_tail = f.loop_tail, None
     live = f.live_after()
     header = loop_live(node.body, live, names.read_names(node.test))
     mark = Mark(f)
@@ -58,10 +67,45 @@ def build_while(f: Frame, node: gast.While) -> None:
         if steps is not None and len(steps[1]) <= UNROLL_LIMIT:
             mark.restore(f)
             _unroll_range_while(f, node, header, *steps)
-            return
-        mark.restore(f)
-        if not _unroll_while(f, node, header):
-            raise error from None
+        else:
+            mark.restore(f)
+            if not _unroll_while(f, node, header):
+                if not isinstance(error, KindChanges) or f.peels.get(id(node), 0) >= MAX_PEELS:
+                    raise error from None
+                _peel_while(f, node, tail or ([], live))
+                return
+    _run_tail(f, tail)
+
+
+def _run_tail(f: Frame, tail: Tail | None) -> None:
+    if tail is not None and not f.scope.dead:
+        f.run_block(*tail)
+
+
+def build_loop_with_tail(f: Frame, node: gast.While | gast.For, rest: list[gast.stmt],
+                         live_out: frozenset[str]) -> None:
+    """Build a loop whose peeled first iteration left a variable with different dtypes after
+    the loop (it ran, or not): the statements after the loop are built on both paths."""
+    f.loop_tail = (rest, live_out)
+    try:
+        (build_while if isinstance(node, gast.While) else build_for)(f, node)
+    finally:
+        f.loop_tail = None
+
+
+def _peel_while(f: Frame, node: gast.While, tail: Tail) -> None:
+    """`while c: body` as `if c: body; while c: body`, then what follows on both paths (Python
+    promotion changed a carried dtype in the first iteration, and only then)."""
+    rest, live_out = tail
+    f.peels[id(node)] = f.peels.get(id(node), 0) + 1
+    try:
+        # NOTE: the peeled iteration is a copy: what is keyed by a statement (the types a loop
+        # inside settled on, functions defined in it) belongs to the loop's own body
+        branch_with(f, f.condition(node.test),
+                    lambda: f.run_block([*copy.deepcopy(node.body), node, *rest], live_out),
+                    lambda: f.run_block(rest, live_out), live_out, node.lineno)
+    finally:
+        f.peels[id(node)] -= 1
 
 
 def _unroll_while(f: Frame, node: gast.While, header: frozenset[str]) -> bool:
@@ -134,7 +178,7 @@ def _while_region(f: Frame, node: gast.While, header: frozenset[str]) -> None:
             with seeding.round():
                 cond, body, stable = _while_round(f, node, header, carries, cond_block,
                                                   body_block)
-        except CompileError:
+        except BaseException:
             _discard(cond_block, body_block)  # NOTE: the loop is built again another way
             raise
         if cond is None:
@@ -190,7 +234,9 @@ def _unsettled(f: Frame) -> CompileError:
 
 def build_for(f: Frame, node: gast.For) -> None:
     """A `for` loop: unrolled over a compile-time sequence, else one For region (unrolled
-    after all when its body indexes layers by the index and the range is constant)."""
+    after all when its body indexes layers by the index and the range is constant). When a
+    carried dtype changes in the first iteration, that iteration is built before the loop."""
+    tail, f.loop_tail = f.loop_tail, None
     live = f.live_after()
     iterable = f.evaluate(node.iter)
     targets = names.target_names(node.target)
@@ -199,24 +245,61 @@ def build_for(f: Frame, node: gast.For) -> None:
     header = (loop_live(node.body, live, set()) - targets) | (targets & live)
     if is_compile_time_sequence(iterable):
         _unroll(f, node, as_sequence(f, iterable), header)
+    elif isinstance(iterable, Value) and iterable.type == ListType(AnyType()):
+        pass  # a list nothing is ever appended to: zero trips
+    elif _for_over(f, node, indexed(f, iterable), header, live, tail):
         return
-    if isinstance(iterable, Value) and iterable.type == ListType(AnyType()):
-        return  # a list nothing is ever appended to: zero trips
-    it = indexed(f, iterable)
+    _run_tail(f, tail)
+
+
+def _for_over(f: Frame, node: gast.For, it: IndexedIter, header: frozenset[str],
+              live: frozenset[str], tail: Tail | None) -> bool:
+    """The loop over `it`'s indices; True if it built `tail` too (on both sides of a peeled
+    first iteration)."""
     bounds = (it.start, it.stop, it.step)
-    if not all(isinstance(b, int) for b in bounds):
-        _for_region(f, node, it, header, live)
-        return
-    if it.step != 0 and not range(*bounds):
-        return  # zero trips: the target keeps its binding
+    static = all(isinstance(b, int) for b in bounds)
+    if static and it.step != 0 and not range(*bounds):
+        return False  # zero trips: the target keeps its binding
     mark = Mark(f)
     try:
         _for_region(f, node, it, header, live)
-    except NeedsUnrolling:
-        if len(range(*bounds)) > UNROLL_LIMIT:
+    except NeedsUnrolling as error:
+        if static and len(range(*bounds)) <= UNROLL_LIMIT:
+            mark.restore(f)
+            _unroll(f, node, (it.element(i) for i in range(*bounds)), header)
+            return False
+        if (not isinstance(error, KindChanges) or not isinstance(it.step, int)
+                or it.step == 0 or f.peels.get(id(node), 0) >= MAX_PEELS):
             raise
         mark.restore(f)
-        _unroll(f, node, (it.element(i) for i in range(*bounds)), header)
+        _peel_for(f, node, it, header, live, tail or ([], live))
+        return True
+    return False
+
+
+def _peel_for(f: Frame, node: gast.For, it: IndexedIter, header: frozenset[str],
+              live: frozenset[str], tail: Tail) -> None:
+    """The first iteration under `if start < stop` (`>` for a negative step), then the loop
+    from the next index, then what follows; only what follows on the other path."""
+    rest, live_out = tail
+
+    def first_then_loop() -> None:
+        f.assign(node.target, it.element(it.start))
+        f.run_block(copy.deepcopy(node.body), header)
+        if f.scope.dead:
+            return
+        f.set_stmt(node)
+        later = IndexedIter(binary(f, "Add", it.start, it.step), it.stop, it.step, it.element)
+        if not _for_over(f, node, later, header, live, tail):
+            _run_tail(f, tail)
+
+    f.peels[id(node)] = f.peels.get(id(node), 0) + 1
+    try:
+        runs = compare(f, "Lt" if it.step > 0 else "Gt", it.start, it.stop)
+        branch_with(f, runs, first_then_loop, lambda: f.run_block(rest, live_out), live_out,
+                    node.lineno)
+    finally:
+        f.peels[id(node)] -= 1
 
 
 def _unroll(f: Frame, node: gast.For, items: Any, header: frozenset[str]) -> None:
@@ -247,7 +330,7 @@ def _for_region(f: Frame, node: gast.For, it: Any, header: frozenset[str],
             with seeding.round():
                 body = run_branch(f, build, entry_scope(f, carries, body_block), body_block)
                 stable = settle(f, carries, body, header, frozenset(targets))
-        except CompileError:
+        except BaseException:
             _discard(body_block)  # NOTE: the loop is built again another way
             raise
         if not stable:

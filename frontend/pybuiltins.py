@@ -22,6 +22,7 @@ from .values import (IndexedIter, PyList, Ref, RuntimeRange, SuperRef, describe,
 
 def _len(f: Frame, x: Any) -> Any:
     if isinstance(x, Value):
+        f.number_facts(x, "len()")
         if isinstance(x.type, TupleType):
             return len(x.type.elements)
         if isinstance(x.type, Tensor | ListType):
@@ -146,6 +147,7 @@ def _isinstance(f: Frame, obj: Any, cls: Any) -> bool:
     if has_runtime(cls):
         raise f.error("isinstance() needs a class known when compiling")
     if isinstance(obj, Value):
+        f.number_facts(obj, "isinstance()")
         sample = _sample(obj.type)
         if sample is _NO_SAMPLE:
             raise f.error(f"isinstance() of {describe(obj)} cannot be decided when compiling")

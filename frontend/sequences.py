@@ -216,6 +216,11 @@ def setitem(f: Frame, base: Any, key: Any, value: Any) -> Any:
         index, dyn = split_index(_index_key(key))
         values = [f.materialise(_index_part(d)) for d in dyn]
         return f.op("setitem", base, f.materialise(value), *values, index=index)
+    if isinstance(base, dict):
+        raise f.error(f"a dict's keys must be known when compiling, but this key is "
+                      f"{describe(key)}, known only at run time",
+                      "use constant keys (strings, or the index of a loop over a constant "
+                      "range), or a list indexed by the run-time value")
     raise f.error(f"{describe(base)} does not support item assignment",
                   "build a new tuple, or assign into an array or a list")
 

@@ -2,7 +2,6 @@
 statements, assert, raise, pass, if/while/for (in control) and the one final return."""
 from __future__ import annotations
 
-import copy
 from typing import Any, Callable
 
 import gast
@@ -10,11 +9,10 @@ import numpy as np
 
 from ..graph import ListType, Scalar, Tensor, TupleType, Value
 from ..nn.cell import Parameter
-from . import control, names
+from . import control, loops, names
 from .aliases import ARRAY, MIXED, own_array, replace_object, zero_d_kind
 from .containers import delitem, extend
-from .context import DeadPath, DtypeChange, Frame, Mark, MergeConflict
-from .errors import CompileError
+from .context import DeadPath, Frame, Mark, MergeConflict
 from .expressions import attribute, evaluate
 from .names import RESULT
 from .operators import binary, condition_value
@@ -25,8 +23,6 @@ from .values import PENDING, PyList, Ref, describe, has_runtime, truth
 
 MAX_TAILS = 4
 """How many `if`s deep the statements after an if may be built once per side."""
-MAX_PEELS = 3
-"""How many first iterations of one loop may be peeled (a dtype widens at most this often)."""
 
 
 def run_function(f: Frame) -> Any:
@@ -56,54 +52,29 @@ def run_block(f: Frame, stmts: list[gast.stmt], live_out: frozenset[str]) -> Non
 
 def _run_stmt(f: Frame, stmt: gast.stmt, rest: list[gast.stmt], live_out: frozenset[str]
               ) -> bool:
-    """Build one statement; True if it also built `rest` (into both sides of an if, or after
-    a peeled loop)."""
-    mark = Mark(f) if isinstance(stmt, gast.If) and rest else None
-    peelable = isinstance(stmt, gast.While) and f.compiler.peeling.count(stmt) < MAX_PEELS
-    loop_mark = Mark(f) if peelable else None
+    """Build one statement; True if it also built `rest` (into both sides of an if, or on
+    both paths after a loop whose first iteration was peeled)."""
+    mark = Mark(f) if isinstance(stmt, gast.If | gast.While | gast.For) and rest else None
     try:
         run_stmt(f, stmt)
     except DeadPath:
         f.scope.dead = True
-    except (DtypeChange, MergeConflict) as err:
-        if loop_mark is not None:
-            loop_mark.restore(f)
-            try:
-                _peel(f, stmt, rest, live_out)
-            except CompileError:
-                raise err  # NOTE: peeling did not help: report the loop's own problem
-            return True
-        if not isinstance(err, MergeConflict) or mark is None or f.tails >= MAX_TAILS:
+    except MergeConflict:
+        if mark is None or f.tails >= MAX_TAILS:
             raise
         mark.restore(f)
         f.tails += 1
         try:
-            control.build_if(f, stmt, rest, live_out)
+            if isinstance(stmt, gast.If):
+                control.build_if(f, stmt, rest, live_out)
+            else:  # NOTE: a loop whose first iteration was peeled (loops.build_loop_with_tail)
+                loops.build_loop_with_tail(f, stmt, rest, live_out)
         except DeadPath:
             f.scope.dead = True
         finally:
             f.tails -= 1
         return True
     return False
-
-
-def _peel(f: Frame, loop: gast.While, rest: list[gast.stmt], live_out: frozenset[str]) -> None:
-    """`while c: b` as `if c: (b; while c: b)`: the same program (break and continue are flags
-    by now, and `c` is evaluated as often), for a loop whose variables change dtype in the
-    first iteration (NumPy 1 promotes `np.float32(x) / 2` to float64): the first iteration runs
-    with the types before the loop, the loop with the widened ones. The `if` may leave a
-    variable of two dtypes: what follows is then built once per side (the MergeConflict
-    path)."""
-    first = gast.If(test=copy.deepcopy(loop.test), body=[*copy.deepcopy(loop.body), loop],
-                    orelse=[])
-    gast.copy_location(first, loop)
-    f.compiler.peeling.append(loop)
-    try:
-        f.run_block([first, *rest], live_out)
-    except DeadPath:
-        f.scope.dead = True
-    finally:
-        f.compiler.peeling.pop()
 
 
 def run_stmt(f: Frame, stmt: gast.stmt) -> None:

@@ -625,8 +625,13 @@ def jit(target: Any = None, *, fallback: bool = False, opt_level: int | None = N
         return functools.partial(jit, fallback=fallback, opt_level=opt_level, dynamic=dynamic,
                                  **mindspore_options)
     options = None if opt_level is None else CompileOptions(opt_level)
-    DynamicShapes(dynamic)  # NOTE: a bad `dynamic` is reported here, not at the first call
-    if isinstance(target, _Jit):
+    declared = DynamicShapes(dynamic)  # NOTE: a bad `dynamic` is reported here, not later
+    if isinstance(target, _Jit):  # a jit or gradient function: itself, with this `dynamic`
+        if dynamic is not None:
+            if target.dynamic_shapes.dynamic not in (None, dynamic):
+                raise TypeError(f"jit: {target.__wrapped__!r} is already compiled with dynamic="
+                                f"{target.dynamic_shapes.dynamic!r}, not {dynamic!r}")
+            target.dynamic_shapes = declared
         return target
     if isinstance(target, type):
         if not callable(getattr(target, "construct", None)):

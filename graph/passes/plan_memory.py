@@ -76,7 +76,10 @@ def _private_carry(param: Value, block: Block) -> bool:
     outer = loop.parent
     if not (_private(init, outer) and _feeds_only(init, loop, outer)):
         return False
-    if following is not param and not (_private(following, block) and
+    # NOTE: another carried parameter handed on (`a, b = b, a`) is not private: its buffer
+    # goes round the loop under two names
+    if following is not param and not (following.producer is not None and
+                                       _private(following, block) and
                                        _handed_on_only(following, block)):
         return False
     if loop.op == WHILE:

@@ -120,15 +120,39 @@ def test_truth_of_array_is_ambiguous_where_it_runs():
     assert str(compiled.value) == str(eager.value)
 
 
-def none_then_tensor(x):
-    h = None
+def rank_grows_every_iteration(x):
+    h = x
     for i in range(int(x.sum())):  # error
-        h = x * i
+        h = h[None]
     return h
 
 
 def test_loop_variable_changing_kind():
-    expect_error(none_then_tensor, (X,), "None before the loop")
+    """A kind that changes in the first iteration only is peeled (tests/programs/
+    test_loop_promotion.py); one that changes in every iteration has no static form."""
+    expect_error(rank_grows_every_iteration, (X,), "before the loop")
+
+
+def number_or_array_dtype(x):
+    s = 0
+    for i in range(int(x.sum())):
+        s = s + x[i]
+    return s.dtype  # error
+
+
+def number_or_array_len(x):
+    s = 0
+    if x.sum() > 0:
+        s = x * 2
+    return len(s)  # error
+
+
+def test_facts_of_a_number_or_array_are_refused():
+    """`s = 0` before a loop that may not run, or on one side of an if, joins to the array
+    type, but at run time s may be the number 0: its dtype, shape, len and class are not
+    folded from the type."""
+    expect_error(number_or_array_dtype, (X,), "Python number on some paths")
+    expect_error(number_or_array_len, (X,), "Python number on some paths")
 
 
 def unsupported_syntax(x):

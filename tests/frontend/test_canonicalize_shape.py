@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import textwrap
 
-import astor
 import gast
 import pytest
 
+from amber.codegen.pyast import to_source
 from amber.frontend.canonicalize import SYNTHETIC_PREFIX, canonicalize
 from amber.frontend.errors import CompileError
 from amber.frontend.source import parse_function
@@ -15,7 +15,7 @@ from amber.frontend.source import parse_function
 
 def text(fn) -> str:
     tree = canonicalize(parse_function(fn))
-    source = astor.to_source(gast.gast_to_ast(gast.Module(body=[tree], type_ignores=[])))
+    source = to_source(gast.gast_to_ast(gast.Module(body=[tree], type_ignores=[])))
     return "".join(line.rstrip() + "\n" for line in source.splitlines())
 
 

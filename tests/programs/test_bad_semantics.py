@@ -1,8 +1,9 @@
 """Python whose meaning compiled code cannot keep is refused at the line marked `# ERR` (see
 `harness.check_rejected`), never compiled into a different result: writes into lists, dicts
 and arrays the caller owns, containers whose structure depends on a run-time trip count, an
-in-place operator on a 0-d value that is an array on some paths only, `is` between a run-time
-number and a constant (CPython shares small ints, so only the value can tell)."""
+in-place operator on a 0-d value that is an array on some paths only, a dict keyed by a
+run-time value, `is` between a run-time number and a constant (CPython shares small ints, so
+only the value can tell)."""
 import numpy as np
 import pytest
 
@@ -49,14 +50,6 @@ def append_to_a_default_list(x):
 
 
 @runs((POS, i32([3])))
-def dict_gains_keys_in_a_run_time_loop(x, n):
-    d = {}
-    for i in range(int(n[0])):  # ERR
-        d["k"] = x * i
-    return len(d)
-
-
-@runs((POS, i32([3])))
 def tuple_grows_in_a_run_time_loop(x, n):
     res = ()
     for i in range(int(n[0])):  # ERR
@@ -71,6 +64,25 @@ def augmented_zero_d_array_or_scalar(x):
         t += 1  # ERR
         t = t * 2
     return t
+
+
+@runs((POS, i32([3])))
+def dict_keyed_by_a_run_time_index(x, n):
+    d = {}
+    for i in range(int(n[0])):
+        d[i] = x * i  # ERR
+    return len(d)
+
+
+@runs(POS)
+def vector_or_its_sum_carried_by_a_loop(x):
+    v = x
+    for i in range(int(x[0]) + 2):
+        if v.sum() > 1:  # ERR
+            v = v.sum() * 0.1
+        else:
+            return v  # v stays a vector on this path, the loop carries it
+    return v
 
 
 @runs(i32([1, 0]))

@@ -4,7 +4,11 @@ failed with an UnboundLocalError on a compiler temporary: a value computed on on
 repeated `a.sum() > 0`) was reused on a path that skipped it. The last three reuse a value that
 an in-place write changed: a loop-invariant value hoisted out of the loop though each iteration
 mutates it, `b + b` computed once for two in-place adds on aliases of the same array, and `b[1]`
-read once though `a[1] = ...` wrote it through the alias `a = b` in between."""
+read once though `a[1] = ...` wrote it through the alias `a = b` in between. The last two came
+from the flavors for issue 14: an in-place write after an early return made a version of the
+return value (unbound on the path that had not returned) that a later loop read, and a dict
+gaining a key in a nested branch left uses by a discarded branch in the graph ("internal
+error: graph invalid")."""
 import numpy as np
 
 from harness import f32, runs
@@ -141,6 +145,32 @@ def aliased_item_write_then_read(a, b, n):
         a[1] = a[1] + 1
         a[0] = b[1] + 0
     return a, b
+
+
+@runs(*INPUTS)
+def inplace_write_after_an_early_return_then_loop(a, b, n):
+    z = np.array(a[0])
+    y = z
+    if b.sum() > 5:
+        a = a + 1
+    else:
+        if y < z:
+            return a, z
+    np.add(y, b[1], out=y)
+    w2 = 0
+    while w2 < 2 and (y < z):
+        return a, z
+    return a, z
+
+
+@runs(*INPUTS)
+def dict_gains_a_key_in_nested_branches(a, b, n):
+    d = {"x": a, "n": {"v": b}}
+    if d["x"].sum() > 2:
+        if d["x"].sum() > 1:
+            d["n"]["w"] = b * 2.0
+    d["n"]["w"] = b * 2.0
+    return len(d["n"]), d["n"]["w"]
 
 
 def test_program(program, check_program):

@@ -84,9 +84,14 @@ REFUSED = {
        for k in (0, 1)},
     **{f"list_items_augmented_in_a_loop-{k}": VIEW_WRITE for k in (0, 1)},
     "loop_else_with_return": MIXED_RESULT,
-    # float64 inputs: `lam` (`s`) is float32 until the first iteration that does not break
-    # (that runs), so the result's dtype depends on the data, as it does eagerly
-    "power_iteration": MIXED_RESULT, "count_until_threshold": MIXED_RESULT,
+    # float64 inputs promote a float32 accumulator in the first iteration: the loop is
+    # peeled, and the result is float32 when it never runs (`lam` in power_iteration)
+    "count_until_threshold": MIXED_RESULT, "for_break_then_for": MIXED_RESULT,
+    "power_iteration": MIXED_RESULT,
+    "vector_becomes_its_sum_in_a_loop": MIXED_RESULT,
+    "none_then_array_in_a_run_time_range": MIXED_RESULT,
+    **{f"{name}-{k}": VIEW_WRITE for k in (0, 1) for name in (
+        "list_in_a_dict_augmented_in_a_run_time_loop", "list_items_updated_in_a_run_time_loop")},
 
 }
 REFUSED_ON_NUMPY1 = {

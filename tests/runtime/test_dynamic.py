@@ -234,6 +234,24 @@ def test_two_symbols_that_broadcast_give_the_broadcast_shape() -> None:
     assert fast.stats.specializations == 2  # NOTE: (5, 1) names N and M; (1, 1) shares N
 
 
+def squared_sum(a: np.ndarray) -> np.ndarray:
+    return (a * a).sum()
+
+
+def test_jit_of_a_gradient_function_takes_the_dynamic_it_is_given() -> None:
+    """`jit(grad(f), dynamic=...)` returns the gradient function itself, with those symbolic
+    axes (the request was dropped before); a conflicting request is a TypeError."""
+    g = amber.jit(amber.grad(squared_sum), dynamic={"a": 0})
+    for n in (3, 5, 1):
+        x = np.arange(n * 4, dtype=np.float32).reshape(n, 4)
+        np.testing.assert_array_equal(g(x), 2 * x)
+    assert g.stats.compiles + g.stats.disk_hits == 1 and "(f32[N,4])" in g.code
+    f = amber.jit(squared_sum, dynamic=True)
+    assert amber.jit(f) is f and amber.jit(f, dynamic=True) is f
+    with pytest.raises(TypeError, match="already compiled with dynamic=True, not False"):
+        amber.jit(f, dynamic=False)
+
+
 def test_the_disk_cache_serves_symbolic_code_to_a_new_process(tmp_path, monkeypatch) -> None:
     monkeypatch.setenv("AMBER_CACHE_DIR", str(tmp_path))
     first = amber.jit(lambda_free_double, dynamic=True)

@@ -255,3 +255,43 @@ def test_an_accumulator_someone_else_sees_is_not_written_in_place(run_in_place):
     check_marks(run_in_place, *_carry(inside="%k = make_tuple(%acc_3) : (f32[4,3],)",
                                       marked=False))
     check_marks(run_in_place, *_carry(inside="%late = print(%acc_1) : none", marked=False))
+
+
+def test_carried_values_that_swap_are_not_private(run_in_place):
+    """`a, b = b, a` in a loop: each buffer goes round under both names, so neither is private
+    (and deciding so terminates). Only the fresh product is written in place."""
+    check_marks(run_in_place, """
+        graph @f(%x: f32[2000], %n: int) {
+          %zero = constant(value=0) : int
+          %one = constant(value=1) : int
+          %two = constant(value=2.0) : float
+          %a0 = neg(%x) : f32[2000]
+          %b0 = exp(%x) : f32[2000]
+          %a, %b, %c = for %zero, %n, %one, %a0, %b0, %x : f32[2000], f32[2000], f32[2000] {
+            body(%i: int, %a_1: f32[2000], %b_1: f32[2000], %c_1: f32[2000]) {
+              %c_2 = mul(%a_1, %two) : f32[2000]
+              %c_3 = sin(%c_2) : f32[2000]
+              yield %b_1, %a_1, %c_3
+            }
+          }
+          %r = make_tuple(%a, %b, %c) : (f32[2000], f32[2000], f32[2000])
+          return %r
+        }
+    """, """
+        graph @f(%x: f32[2000], %n: int) {
+          %zero = constant(value=0) : int
+          %one = constant(value=1) : int
+          %two = constant(value=2.0) : float
+          %a0 = neg(%x) : f32[2000]
+          %b0 = exp(%x) : f32[2000]
+          %a, %b, %c = for %zero, %n, %one, %a0, %b0, %x : f32[2000], f32[2000], f32[2000] {
+            body(%i: int, %a_1: f32[2000], %b_1: f32[2000], %c_1: f32[2000]) {
+              %c_2 = mul(%a_1, %two) : f32[2000]
+              %c_3 = sin(%c_2, __inplace__=0) : f32[2000]
+              yield %b_1, %a_1, %c_3
+            }
+          }
+          %r = make_tuple(%a, %b, %c) : (f32[2000], f32[2000], f32[2000])
+          return %r
+        }
+    """)
