@@ -19,7 +19,8 @@ from ..graph.gradient import ALL, COMPILE_TIME_ATTR, FIRST, GRADIENT_ATTR, GradR
 from ..graph.ir import Loc
 from ..nn.cell import Cell, Parameter
 from .context import CompileOptions
-from .jit import JitFunction, _Jit
+from .jit import JitFunction
+from .specializations import JitBase
 from .paths import access
 from .pipeline import Artifact, compile_target
 from ..frontend.targets import FunctionWithRoot
@@ -136,7 +137,7 @@ def _weights(weights: Any) -> tuple[tuple[Parameter, ...], bool]:
     return items, single
 
 
-class GradFunction(_Jit):
+class GradFunction(JitBase):
     """The compiled gradient function of one `fn` (`__wrapped__`: a function, a Cell, or
     another gradient function: grad of grad) and request. Called inside compiled code, the
     frontend compiles it into the caller's graph instead (`__amber_gradient__`)."""

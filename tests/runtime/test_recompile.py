@@ -9,7 +9,7 @@ import pytest
 
 import amber
 from amber import nn, ops
-from amber.runtime.jit import RECOMPILE_WARNING
+from amber.runtime.specializations import RECOMPILE_WARNING
 
 
 class Scaled(nn.Cell):

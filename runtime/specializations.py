@@ -1,0 +1,452 @@
+"""The machinery every jit object shares: specializations by call key, the fast call path,
+the memory and disk caches, compiling, statistics (`JitBase`; `jit.py` and `grad.py` say what
+their targets are).
+
+Each call computes the specialization key (argument shapes, dtypes and scalar values), finds the
+instance's binding for it (entry + gathered parameters), checks in one generated function that
+the guarded objects and the parameters are the same ones, and calls the generated function.
+Everything else (symbolic sizes, memory cache search, disk cache, compiling, recompile warnings)
+happens only when that check fails. Code compiled for symbolic sizes (see `dynamic.py`) is
+bound under each concrete key it serves, so a call of a size seen before costs what a static
+call does.
+"""
+from __future__ import annotations
+
+import dataclasses
+import functools
+import inspect
+import threading
+import time
+import weakref
+from dataclasses import dataclass
+from typing import Any, Callable, Hashable
+
+from ..frontend.errors import CompileError
+from . import context as _ctx
+from .compiled import CompiledFunction, add_note, as_plain_array
+from .context import GRAPH_MODE, CompileOptions, get_context
+from .diskcache import DiskCache
+from .records import target_source
+from .guards import GuardPlan
+from .dynamic import DynamicShapes, Shapes, symbolic_note
+from .keys import call_key, describe_key, key_components, persistable, what_changed
+from .loader import fake_filename, load_function
+from .native import compile_with_fallback, load_native
+from .paths import access
+from .pipeline import Artifact, compile_target
+from . import log
+from .warn import warn_user
+
+RECOMPILE_WARNING = 8
+"""After this many recompiles of one function, warn (once) naming what keeps changing."""
+
+MAX_BINDINGS = 512
+"""Concrete keys one instance keeps bound (symbolic code serves many); then they start over."""
+
+
+@dataclass
+class JitStats:
+    """Counters of one jit function: specializations made, of which compiled / read from disk."""
+    specializations: int = 0
+    compiles: int = 0
+    disk_hits: int = 0
+    disk_misses: int = 0
+    """Disk lookups that found nothing usable (then compiled, or read after another process
+    compiled the key)."""
+    seconds: float = 0.0
+    """Time spent making specializations (disk lookups, compiles, loading the code)."""
+
+    @property
+    def recompiles(self) -> int:
+        """Specializations after the first: what the recompile warning counts."""
+        return max(0, self.specializations - 1)
+
+
+class _Binding:
+    """One instance's view of one entry: its parameters, gathered and kept as plain arrays, and
+    the `GuardPlan` telling on each call that the guarded objects and the parameters are still
+    the very ones seen when the binding was made (any change makes a new binding)."""
+    __slots__ = ("entry", "arrays", "eager", "plan")
+
+    def __init__(self, entry: CompiledFunction, instance: Any, arrays: tuple[Any, ...]) -> None:
+        """Bind `entry` to `instance`, whose guards hold and whose parameters are `arrays`."""
+        self.entry = entry
+        self.eager = entry.origin == "eager"
+        self.arrays = arrays
+        self.plan = GuardPlan(entry.guards, instance, entry.param_paths)
+
+
+class _InstanceState:
+    """The bindings of one instance (or of a plain function: instance None), by call key."""
+    __slots__ = ("ref", "bindings", "__weakref__")
+
+    def __init__(self, ref: Callable[[], Any]) -> None:
+        self.ref = ref
+        self.bindings: dict[Hashable, _Binding] = {}
+
+
+def _none() -> None:
+    return None
+
+
+class JitBase:
+    """What every jit object shares: the cache, the fast call path, compiling, statistics."""
+
+    def __init__(self, fallback: bool, options: CompileOptions | None,
+                 dynamic: Any = None, backend: str | None = None) -> None:
+        self.fallback = fallback
+        self.options = options
+        """Compile options of this target; None follows `set_context`."""
+        self.dynamic_shapes = DynamicShapes(dynamic)
+        """Which axes of the array arguments are symbolic sizes (see `dynamic.py`)."""
+        self.backend = backend
+        """The backend of this target; None follows the options."""
+        self.stats = JitStats()
+        self.last: CompiledFunction | None = None
+        """The specialization the last call ran (what `.code`, `.graph`, `.ir` show)."""
+        self._cache: dict[Hashable, list[CompiledFunction]] = {}
+        self._states: dict[int, _InstanceState] = {}
+        self._history: list[dict[str, str]] = []
+        self._warned = False
+        self._lock = threading.RLock()
+
+    # -- what subclasses say about their target ----------------------------------------------
+    def _target(self, instance: Any) -> Any:
+        raise NotImplementedError
+
+    def _function(self, instance: Any) -> Any:
+        """The Python function whose source is the target's own code."""
+        raise NotImplementedError
+
+    def _eager(self, instance: Any, args: tuple, kwargs: dict) -> Any:
+        raise NotImplementedError
+
+    def _title(self, instance: Any) -> str:
+        raise NotImplementedError
+
+    def _cache_key(self, instance: Any, key: Hashable) -> Hashable:
+        return key
+
+    # -- the call path -----------------------------------------------------------------------
+    def _run(self, instance: Any, args: tuple, kwargs: dict) -> Any:
+        if _ctx._context.mode != GRAPH_MODE:
+            return self._eager(instance, args, kwargs)
+        key = call_key(args, kwargs)
+        state = self._states.get(id(instance))
+        binding = None
+        if state is not None and state.ref() is instance:
+            binding = state.bindings.get(key)
+        if binding is None or not binding.plan.holds(instance):
+            binding = self._bind(instance, key, args, kwargs)
+        entry = self.last = binding.entry
+        if binding.eager:
+            return self._eager(instance, args, kwargs)
+        try:
+            if entry.gather is None:
+                return entry.fn(*binding.arrays, *args)
+            return entry.fn(*binding.arrays, *entry.gather(args, kwargs))
+        except Exception as exc:
+            entry.annotate(exc)
+            raise
+
+    def _bind(self, instance: Any, key: Hashable, args: tuple, kwargs: dict) -> _Binding:
+        """Slow path: find a cached entry that fits this instance, or make one. Under symbolic
+        sizes the entry is found by the call's symbolic key, and bound under its concrete one."""
+        with self._lock:
+            shapes, skey = self._signature(instance, key, args, kwargs)
+            binding = self._find(instance, skey)
+            if binding is None and self._learn(instance, args, kwargs):
+                shapes, skey = self._signature(instance, key, args, kwargs)
+                binding = self._find(instance, skey)
+            if binding is None:
+                binding = self._new_binding(instance, key, skey, shapes, args, kwargs)
+            bindings = self._state(instance).bindings
+            if len(bindings) >= MAX_BINDINGS:
+                bindings.clear()
+            bindings[key] = binding
+            return binding
+
+    def _signature(self, instance: Any, key: Hashable, args: tuple,
+                   kwargs: dict) -> tuple[Shapes, Hashable]:
+        return self.dynamic_shapes.signature(self._function(instance), instance, key, args,
+                                             kwargs)
+
+    def _find(self, instance: Any, skey: Hashable) -> _Binding | None:
+        for entry in self._cache.get(self._cache_key(instance, skey), ()):
+            binding = _try_binding(entry, instance)
+            if binding is not None:
+                return binding
+        return None
+
+    def _learn(self, instance: Any, args: tuple, kwargs: dict) -> bool:
+        """Automatic mode, before compiling: axes that changed size become symbolic (with a
+        warning naming them); True if any did. A call whose own shapes do not compile (a
+        layer's input check, a shape rule) is an error to report, not a reason to go symbolic:
+        its graph is built first, and on a CompileError the axes stay as they were."""
+        dynamic = self.dynamic_shapes
+        before = {path: set(axes) for path, axes in dynamic.learned.items()}
+        news = dynamic.learn(self._cache_key(instance, None), args, kwargs)
+        if not news:
+            return False
+        try:
+            self._artifact(instance, args, kwargs, self.options or get_context().options,
+                           self._title(instance), "", interpret=True)
+        except CompileError:
+            dynamic.learned = before
+            return False
+        warn_user(f"amber: {self._title(instance)}: {news}")
+        return True
+
+    def _new_binding(self, instance: Any, key: Hashable, skey: Hashable, shapes: Shapes,
+                     args: tuple, kwargs: dict) -> _Binding:
+        """Compile for `skey` and bind; in automatic mode, a symbolic compile that fails falls
+        back to compiling this shape (and every later one) apart."""
+        try:
+            entry = self._specialize(instance, skey, args, kwargs, shapes)
+        except (CompileError, NotImplementedError) as err:
+            if not (shapes and self.dynamic_shapes.automatic) or self.dynamic_shapes.declared(
+                    self._function(instance), instance, args, kwargs):
+                if shapes and self._compiles_static(instance, args, kwargs):
+                    add_note(err, symbolic_note(shapes))
+                raise  # NOTE: sizes the user declared symbolic are not given up silently
+            self.dynamic_shapes.refuse()
+            first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+            warn_user(f"amber: {self._title(instance)} cannot be compiled for symbolic sizes "
+                      f"({first}); compiling each shape separately")
+            skey, shapes = key, {}
+            found = self._find(instance, key)
+            if found is not None:
+                return found
+            entry = self._specialize(instance, key, args, kwargs, shapes)
+        self._cache.setdefault(self._cache_key(instance, skey), []).append(entry)
+        binding = _try_binding(entry, instance)
+        assert binding is not None, f"{self._title(instance)}: new code does not fit"
+        return binding
+
+    def _compiles_static(self, instance: Any, args: tuple, kwargs: dict) -> bool:
+        """Whether this call's graph builds with its concrete shapes (so a failure with
+        symbolic ones is due to the symbols)."""
+        try:
+            self._artifact(instance, args, kwargs, self.options or get_context().options,
+                           self._title(instance), "", interpret=True)
+        except (CompileError, NotImplementedError):
+            return False
+        return True
+
+    def _state(self, instance: Any) -> _InstanceState:
+        state = self._states.get(id(instance))
+        if state is not None and state.ref() is instance:
+            return state
+        ident = id(instance)
+        if instance is None:
+            state = _InstanceState(_none)
+        else:
+            try:
+                ref = weakref.ref(instance, lambda r: self._forget(ident, r))
+            except TypeError:  # not weakly referenceable: keep it alive instead
+                ref = functools.partial(lambda obj: obj, instance)
+            state = _InstanceState(ref)
+        self._states[ident] = state
+        return state
+
+    def _forget(self, ident: int, ref: Any) -> None:
+        state = self._states.get(ident)
+        if state is not None and state.ref is ref:
+            del self._states[ident]
+
+    # -- specializing ------------------------------------------------------------------------
+    def _specialize(self, instance: Any, key: Hashable, args: tuple, kwargs: dict,
+                    shapes: Shapes | None = None) -> CompiledFunction:
+        start = time.perf_counter()
+        ctx = get_context()
+        options = self.options or ctx.options
+        if self.backend is not None:
+            options = dataclasses.replace(options, backend=self.backend)
+        title, signature = self._title(instance), describe_key(key)
+        disk, first = self._disk_slot(ctx, instance, key, options, signature)
+        # NOTE: save_graphs asks to see the stages, so it compiles even when disk has the code
+        if disk is None or first is None or ctx.save_graphs:
+            entry = self._compile_and_store(None, None, instance, args, kwargs, options, title,
+                                            signature, shapes)
+        else:
+            entry = disk.lookup(first, instance, len(args))
+            if entry is None:
+                self.stats.disk_misses += 1
+                with disk.compile_lock(first):  # NOTE: one process compiles, the others wait
+                    entry = disk.lookup(first, instance, len(args))  # ... and find its entry
+                    if entry is None:
+                        entry = self._compile_and_store(disk, first, instance, args, kwargs,
+                                                        options, title, signature, shapes)
+            if entry.origin == "disk":
+                self.stats.disk_hits += 1
+        self._count(instance, key, entry, title)
+        self.stats.seconds += time.perf_counter() - start
+        return entry
+
+    def _compile_and_store(self, disk: DiskCache | None, first: str | None, instance: Any,
+                           args: tuple, kwargs: dict, options: CompileOptions, title: str,
+                           signature: str, shapes: Shapes | None = None) -> CompiledFunction:
+        store = None
+        if disk is not None and first is not None:
+            files = [_source_file(self._function(instance))]
+
+            def store(entry: CompiledFunction, artifact: Artifact) -> str | None:
+                path = disk.store(first, entry, artifact.sources, title, signature, files)
+                return None if path is None else str(path)
+        entry, _ = self._compile(instance, args, kwargs, options, title, signature,
+                                 shapes or {}, store)
+        return entry
+
+    def _disk_slot(self, ctx: _ctx.Context, instance: Any, key: Hashable,
+                   options: CompileOptions, signature: str) -> tuple[DiskCache | None, str | None]:
+        if not ctx.disk_cache_enabled() or not persistable(key):
+            return None, None
+        func = self._function(instance)
+        source = target_source(func)
+        if source is None:
+            return None, None
+        name = f"{getattr(func, '__module__', '?')}.{getattr(func, '__qualname__', '?')}"
+        if instance is not None:
+            name += f"@{type(instance).__module__}.{type(instance).__qualname__}"
+        disk = DiskCache(ctx.resolved_cache_dir())
+        return disk, disk.first_key(name, source, signature, self._cache_token(options))
+
+    def _cache_token(self, options: CompileOptions) -> str:
+        """What besides the source and signature the compiled code depends on."""
+        return options.cache_token()
+
+    def _compile(self, instance: Any, args: tuple, kwargs: dict, options: CompileOptions,
+                 title: str, signature: str, shapes: Shapes, store: Store | None = None
+                 ) -> tuple[CompiledFunction, Artifact | None]:
+        try:
+            artifact = self._artifact(instance, args, kwargs, options, title, signature,
+                                      shapes=shapes)
+        except CompileError as err:
+            if not self.fallback or shapes and self.dynamic_shapes.automatic:
+                raise
+            warn_user(f"amber: {title} runs eagerly (jit fallback=True) because it cannot be "
+                      f"compiled:\n{err}")
+            return CompiledFunction(fn=_eager_marker, source="", filename="", function_name="",
+                                    line_map={}, origin="eager"), None
+        self.stats.compiles += 1
+        return entry_from_artifact(artifact, title, len(args), store), artifact
+
+    def _artifact(self, instance: Any, args: tuple, kwargs: dict, options: CompileOptions,
+                  title: str, signature: str, interpret: bool = False,
+                  shapes: Shapes | None = None) -> Artifact:
+        """Compile the target for these arguments (with `shapes`' symbolic sizes; only the
+        graph, not optimized, when `interpret`)."""
+        return compile_target(self._target(instance), args, kwargs, options,
+                              fallback=self.fallback, title=title, signature=signature,
+                              optimize_graph=not interpret, shapes=shapes)
+
+    def _count(self, instance: Any, key: Hashable, entry: CompiledFunction, title: str) -> None:
+        """Record a new specialization; warn once when they keep coming."""
+        self.stats.specializations += 1
+        parts = key_components(key)
+        if instance is not None:
+            parts["instance type"] = type(instance).__qualname__
+        for guard in entry.guards:
+            parts[f"guard {guard.description}"] = repr(guard.expected)
+        for path, (shape, dtype) in zip(entry.param_paths, entry.param_sig):
+            if shape is not None:
+                parts[f"parameter {path}"] = f"{dtype}{list(shape)}"
+        self._history.append(parts)
+        if entry.origin == "compiled":
+            changed = what_changed(self._history[-2:]) if len(self._history) > 1 else []
+            reason = "first call" if len(self._history) == 1 else \
+                "new " + "; ".join(changed or ["(nothing visible in the arguments)"])
+            log.info("amber: compiled %s%s in %.1f ms (%s)", title, describe_key(key),
+                     entry.seconds * 1e3, reason)
+        if self.stats.recompiles >= RECOMPILE_WARNING and not self._warned:
+            self._warned = True
+            changing = what_changed(self._history) or ["(nothing visible in the arguments)"]
+            symbolic = self.dynamic_shapes.describe()
+            warn_user(f"amber: {title} was recompiled {self.stats.recompiles} times; what keeps "
+                      f"changing: {'; '.join(changing)}."
+                      + (f" Already symbolic (any size): {symbolic}." if symbolic else "")
+                      + " Keep these fixed (pass varying numbers as arrays; declare sizes that "
+                      "vary with set_inputs or jit(..., dynamic=...)) to reuse the compiled "
+                      "code.")
+
+    # -- introspection -----------------------------------------------------------------------
+    @property
+    def code(self) -> str | None:
+        """The generated source of the last specialization used (None before the first call)."""
+        return None if self.last is None else self.last.source
+
+    @property
+    def graph(self) -> Any:
+        """The optimized IR graph of the last specialization (None if it came from disk)."""
+        return None if self.last is None else self.last.graph
+
+    @property
+    def ir(self) -> str | None:
+        """The optimized IR text of the last specialization."""
+        return None if self.last is None else self.last.ir
+
+    def cache_clear(self) -> None:
+        """Forget every in-memory specialization (the disk cache is untouched)."""
+        with self._lock:
+            self._cache.clear()
+            self._states.clear()
+            self._history.clear()
+            self.last = None
+
+
+def _eager_marker(*args: Any) -> Any:
+    raise AssertionError("the eager-fallback marker entry is never called")
+
+
+def _try_binding(entry: CompiledFunction, instance: Any) -> _Binding | None:
+    """A binding of `entry` to `instance` if its guards hold and its parameters fit."""
+    if entry.guards_hold is not None and not entry.guards_hold(instance):
+        return None
+    try:
+        raw = [access(instance, path)[1] for path in entry.param_paths]
+    except (AttributeError, IndexError, KeyError, TypeError, ValueError):
+        return None
+    arrays = tuple(map(as_plain_array, raw))
+    return _Binding(entry, instance, arrays) if entry.params_fit(arrays) else None
+
+
+Store = Callable[[CompiledFunction, Artifact], "str | None"]
+"""Writes an entry to the disk cache before it is loaded (so Numba caches its kernels beside
+it); returns the module's path, or None."""
+
+
+def entry_from_artifact(artifact: Artifact, title: str, nargs: int,
+                        store: Store | None = None) -> CompiledFunction:
+    """Load the artifact's generated code and wrap it as a ready-to-call entry; `store` (the
+    disk cache) gets it first. A Numba kernel that fails to compile has its loop generated as
+    NumPy code instead (`native.compile_with_fallback`, one warning)."""
+    params = artifact.param_paths
+    sig = tuple((tuple(v.type.shape), v.type.dtype) if hasattr(v.type, "shape") else (None, None)
+                for v in artifact.graph.inputs[:len(params)])
+
+    def load(code: Any) -> CompiledFunction:
+        externals = dict(getattr(code, "externals", {}))
+        entry = CompiledFunction(
+            fn=_eager_marker, source=code.source, filename=fake_filename(title, code.source),
+            function_name=code.function_name, line_map=dict(code.line_map), param_paths=params,
+            param_sig=sig, input_paths=artifact.input_paths, guards=tuple(artifact.guards),
+            graph=artifact.graph, ir=artifact.ir, origin="compiled",
+            seconds=sum(artifact.seconds.values()), externals=externals)
+        path = store(entry, artifact) if store is not None else None
+        entry.cache_path = path
+        if path is not None and code.kernels:  # NOTE: Numba caches kernels beside their file
+            entry.filename = path
+        entry.fn = load_native(lambda: load_function(code.source, code.function_name,
+                                                     entry.filename, externals),
+                               code, entry.filename)
+        return entry
+
+    code, entry = compile_with_fallback(artifact.regenerate, load, title)
+    artifact.code = code
+    entry.prepare(nargs)
+    return entry
+
+
+def _source_file(func: Any) -> str:
+    code = getattr(inspect.unwrap(getattr(func, "__func__", func)), "__code__", None)
+    return "" if code is None else code.co_filename
