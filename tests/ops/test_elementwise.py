@@ -13,7 +13,7 @@ from hypothesis.extra import numpy as hnp
 import amber.ops as ops
 from amber.ops import elementwise as ew
 from amber.ops import registry
-from amber.ops.types import Scalar, Tensor, type_of
+from amber.ops.types import VALUE_BASED_CASTING, Scalar, Tensor, type_of
 
 DTYPES = [np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.float16,
           np.float32, np.float64]
@@ -194,8 +194,27 @@ def test_binary_infer_uses_weak_python_scalars(name, dtype, kind, shape, scalar_
     arr = small_array(dtype, shape, 0)
     arr = arr[()] if numpy_scalar and shape == () else arr  # 0-d: NumPy scalar or array
     args = (kind(1), arr) if scalar_first else (arr, kind(1))
+    if _numpy1_array_power(name, arr, scalar_first, kind):
+        return  # NOTE: the known difference test_numpy1_power_of_a_0d_float_array pins down
     expected = result_type_or_error(expr, *args)
     assert infer_or_error(op, *args) == expected
+
+
+def _numpy1_array_power(name, arr, scalar_first, kind):
+    return (VALUE_BASED_CASTING and name == "pow" and type(arr) is np.ndarray
+            and arr.ndim == 0 and arr.dtype in (np.float16, np.float32)
+            and not scalar_first and kind is not bool)
+
+
+@pytest.mark.xfail(VALUE_BASED_CASTING, strict=True, reason=(
+    "known limitation under NumPy 1: `a ** 2` keeps float16/float32 for a 0-d ARRAY `a` but "
+    "gives float64 for a NumPy scalar; amber types 0-d values as NumPy scalars (what x.sum() "
+    "and x[i] give), so it infers float64 where a 0-d array's power is float32"))
+@pytest.mark.parametrize("dtype", [np.float16, np.float32])
+def test_numpy1_power_of_a_0d_float_array(dtype):
+    arr = np.ones((), dtype)
+    expected = result_type_or_error(BINARY_REF["pow"][1], arr, 2)
+    assert infer_or_error(registry.OPS["pow"], arr, 2) == expected
 
 
 @pytest.mark.parametrize("name", sorted(BINARY_REF))

@@ -206,7 +206,9 @@ def jacobi_iteration(a):
     return x, it
 
 
-@runs(randn(3, 5), randn(2, 5, seed=3, scale=10.0))
+@runs(randn(3, 5), randn(2, 5, seed=3, scale=10.0),
+      refused_on_numpy1="`t * 2` turns the float32 `t` float64 under NumPy 1 in the iteration "
+      "that first doubles it, and the early return merges both dtypes (not peeled yet)")
 def temperature_search(logits):
     t = np.float32(1.0)
     while True:

@@ -60,9 +60,9 @@ def tuple_grows_in_a_run_time_loop(x, n):
 @runs(i32([3, 1]))
 def augmented_zero_d_array_or_scalar(x):
     t = np.array(x[0])
-    for i in range(int(x[1]) + 1):  # NUMPY1-ERR `t * 2` is int64 under NumPy 1
+    for i in range(int(x[1]) + 1):
         t += 1  # ERR
-        t = t * 2
+        t = t * np.int32(2)  # NOTE: a NumPy scalar: int32 under NumPy 1 and 2 alike
     return t
 
 
