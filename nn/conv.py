@@ -84,16 +84,7 @@ class Conv2d(Cell):
                           padding=self.padding, dilation=self.dilation, groups=self.group)
 
     def extend_repr(self) -> str:
-        text = (f"in_channels={self.in_channels}, out_channels={self.out_channels}, "
-                f"kernel_size={self.kernel_size}, stride={self.stride}, "
-                f"pad_mode={self.pad_mode}")
-        if self.pad_mode == "pad":
-            text += f", padding={self.padding}"
-        if self.dilation != (1, 1):
-            text += f", dilation={self.dilation}"
-        if self.group != 1:
-            text += f", group={self.group}"
-        return text + (", has_bias=True" if self.has_bias else "")
+        return _conv_repr(self, f", padding={self.padding}")
 
 
 class Conv2dTranspose(Cell):
@@ -172,16 +163,7 @@ class Conv2dTranspose(Cell):
         return out
 
     def extend_repr(self) -> str:
-        text = (f"in_channels={self.in_channels}, out_channels={self.out_channels}, "
-                f"kernel_size={self.kernel_size}, stride={self.stride}, "
-                f"pad_mode={self.pad_mode}")
-        if self.pad_mode == "pad":
-            text += f", padding={self.padding}, output_padding={self.output_padding}"
-        if self.dilation != (1, 1):
-            text += f", dilation={self.dilation}"
-        if self.group != 1:
-            text += f", group={self.group}"
-        return text + (", has_bias=True" if self.has_bias else "")
+        return _conv_repr(self, f", padding={self.padding}, output_padding={self.output_padding}")
 
 
 def _pool_config(cell: Cell, kernel_size: Any, stride: Any, pad_mode: str,
@@ -201,6 +183,19 @@ def _check_pool_input(cell: Cell, x: Any) -> None:
 
 def _pool_repr(cell: Cell) -> str:
     return f"kernel_size={cell.kernel_size}, stride={cell.stride}, pad_mode={cell.pad_mode}"
+
+
+def _conv_repr(cell: Conv2d | Conv2dTranspose, padding: str) -> str:
+    """The repr arguments both convolutions share; `padding` is shown in "pad" mode."""
+    text = (f"in_channels={cell.in_channels}, out_channels={cell.out_channels}, "
+            f"kernel_size={cell.kernel_size}, stride={cell.stride}, pad_mode={cell.pad_mode}")
+    if cell.pad_mode == "pad":
+        text += padding
+    if cell.dilation != (1, 1):
+        text += f", dilation={cell.dilation}"
+    if cell.group != 1:
+        text += f", group={cell.group}"
+    return text + (", has_bias=True" if cell.has_bias else "")
 
 
 class _Pool2d(Cell):
