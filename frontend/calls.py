@@ -11,7 +11,7 @@ from typing import Any, Callable
 import gast
 import numpy as np
 
-from ..graph import Value
+from ..graph import Scalar, Value
 from ..graph.types import type_of
 from ..nn.cell import Cell
 from ..common.tensor import Tensor
@@ -114,6 +114,9 @@ def call_value(f: Frame, func: Any, args: list[Any], kwargs: dict[str, Any]) -> 
         return found
     spelling = NUMPY_BY_ID.get(id(func))
     if spelling is not None:
+        if _numbers_only(args, kwargs):  # NOTE: NumPy's own result: np.abs(1) is np.int64(1)
+            return _python_call(f, func, args, kwargs, f"calling {describe(func)}")
+        args = _numpy_scalars(f, args)
         if "out" not in kwargs:
             return apply_op(f, spelling, args, kwargs)
         out = kwargs.pop("out")
@@ -389,6 +392,26 @@ def _scalar_like(x: Any) -> bool:
     if isinstance(x, tuple | list):
         return len(x) <= FOLD_ITEMS and all(_scalar_like(e) for e in x)
     return isinstance(x, bool | int | float | np.generic)
+
+
+def _numbers_only(args: list[Any], kwargs: dict[str, Any]) -> bool:
+    """A NumPy call on compile-time numbers only (settings such as dtype= or axis=None aside),
+    which NumPy itself can compute while compiling."""
+    settings = [v for v in kwargs.values() if not isinstance(v, str | type | np.dtype)
+                and v is not None]
+    return bool(args) and "out" not in kwargs and all(_scalar_like(a) for a in [*args, *settings])
+
+
+def _numpy_scalars(f: Frame, args: list[Any]) -> list[Any]:
+    """NumPy turns Python numbers into NumPy scalars of their default dtype when no array is
+    among the operands (`np.abs(i)` of an int `i` is an np.int64): run-time Python numbers are
+    cast so the op's result is the NumPy scalar eager code gets."""
+    scalars = [isinstance(a, Value) and isinstance(a.type, Scalar) for a in args]
+    if not any(scalars) or not all(s or _scalar_like(a) and not isinstance(a, tuple | list)
+                                   for s, a in zip(scalars, args)):
+        return args
+    return [f.op("cast", a, dtype=np.asarray(a.type.kind(0)).dtype) if s else
+            np.asarray(a)[()] for s, a in zip(scalars, args)]
 
 
 def _fold(spelling: Any, inputs: tuple, attrs: dict[str, Any]) -> Any:
