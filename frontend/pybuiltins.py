@@ -10,6 +10,7 @@ import numpy as np
 
 from ..graph import ListType, NoneType, Scalar, StrType, Tensor, TupleType, Value
 from ..ops import METHODS
+from .aliases import ARRAY, MIXED, SCALAR, zero_d_kind
 from .containers import dict_builtin
 from .context import Frame, tuple_items
 from .control import short_circuit
@@ -148,14 +149,28 @@ def _isinstance(f: Frame, obj: Any, cls: Any) -> bool:
         raise f.error("isinstance() needs a class known when compiling")
     if isinstance(obj, Value):
         f.number_facts(obj, "isinstance()")
-        sample = _sample(obj.type)
-        if sample is _NO_SAMPLE:
-            raise f.error(f"isinstance() of {describe(obj)} cannot be decided when compiling")
-        return isinstance(sample, to_python(cls))
+        answers = {isinstance(sample, to_python(cls)) for sample in _samples(f, obj)}
+        if len(answers) != 1:
+            raise f.error(f"isinstance() of {describe(obj)} cannot be decided when compiling",
+                          "it is a 0-d array on some paths and a NumPy scalar on others"
+                          if answers else "")
+        return answers.pop()
     return evaluate_python(f, isinstance, obj, cls)
 
 
 _NO_SAMPLE = object()
+
+
+def _samples(f: Frame, v: Value) -> list[Any]:
+    """Python objects of the classes `v` may have at run time: a 0-d value is an ndarray (an
+    argument, `np.array(3)`), a NumPy scalar (`x.sum()`) or, path by path, either."""
+    t = v.type
+    if isinstance(t, Tensor) and t.rank == 0:
+        kind = zero_d_kind(f, v)
+        return [s for k, s in ((ARRAY, np.zeros((), t.dtype)), (SCALAR, t.dtype.type(0)))
+                if kind in (k, MIXED)]
+    sample = _sample(t)
+    return [] if sample is _NO_SAMPLE else [sample]
 
 
 def _sample(t: Any) -> Any:
