@@ -113,8 +113,7 @@ def as_array(f: Frame, v: Any, dtype: Any = None) -> Any:
         except Exception as exc:  # NOTE: NumPy's own complaint, at run time as eagerly
             f.raise_at_runtime(type(exc), str(exc))
     if isinstance(v, Value) and isinstance(v.type, ListType):
-        raise f.error("a list built at run time cannot be turned into an array",
-                      "build it with compile-time loops, or stack the items with np.stack")
+        return _runtime_list_array(f, v, dtype)
     items = [as_array(f, x) if is_sequence(x) else x for x in _items(f, v)]
     parts = tuple(x if isinstance(x, Value) and isinstance(x.type, Tensor) else
                   f.op("asarray", f.materialise(x)) for x in items)
@@ -122,6 +121,29 @@ def as_array(f: Frame, v: Any, dtype: Any = None) -> Any:
     if dtype is not None and np.dtype(dtype) != stacked.type.dtype:
         return f.op("cast", stacked, dtype=np.dtype(dtype))
     return stacked
+
+
+def _runtime_list_array(f: Frame, v: Value, dtype: Any) -> Value:
+    """`np.array(lst, dtype)` of a list of numbers built at run time: shape (len(lst),), also
+    when it is empty. Stacking the items with one more (then dropping it) keeps the empty case
+    out of np.stack; the dtype must not depend on emptiness (an empty list gives float64)."""
+    item = v.type.element
+    number = isinstance(item, Scalar) or isinstance(item, Tensor) and item.rank == 0
+    dtype = None if dtype is None else np.dtype(dtype)
+    if not number:
+        raise f.error("a list of arrays built at run time cannot be turned into an array (an "
+                      "empty one would have another rank)", "stack the items with np.stack")
+    natural = np.asarray(item.kind(0)).dtype if isinstance(item, Scalar) else item.dtype
+    if dtype is None and natural != np.float64:
+        raise f.error(f"np.array of a list of {item} built at run time is {natural} if it has "
+                      "items and float64 if it is empty", "pass the dtype: np.array(lst, "
+                      f"dtype=np.{natural})")
+    spare = f.op("list_new", f.materialise(natural.type(0)))
+    padded = f.op("stack", f.op("list_concat", v, spare), axis=0)
+    items = f.op("getitem", padded, index=(slice(None, -1),))
+    # NOTE: a run-time item may be a Python number where its type says a NumPy dtype (`s = 0`
+    # before a loop that may not run), so the conversion is always made
+    return items if dtype is None else f.op("asarray", items, dtype=dtype)
 
 
 def operand(f: Frame, v: Any) -> Any:
@@ -217,6 +239,9 @@ def compare(f: Frame, opname: str, a: Any, b: Any) -> Any:
             # NOTE: a dict's keys are known while compiling, whatever its values are
             return evaluate_python(f, lambda key, d: key in d, a, dict.fromkeys(b)) == (
                 opname == "In")
+        found = _contains(f, a, b) if has_runtime(a) or has_runtime(b) else None
+        if found is not None:
+            return found if opname == "In" else f.op("not", found)
         if has_runtime(a) or has_runtime(b):
             raise f.error(f"`{SYMBOLS[opname]}` needs compile-time values, got {describe(a)} "
                           f"and {describe(b)}",
@@ -230,6 +255,31 @@ def compare(f: Frame, opname: str, a: Any, b: Any) -> Any:
         return same if opname == "Eq" else not same if isinstance(same, bool) else \
             f.op("not", same)
     return _node(f, opname, a, b)
+
+
+def _contains(f: Frame, a: Any, b: Any) -> Value | None:
+    """`a in b` at run time where Python's meaning is plain: an array holds a number when any
+    element equals it (`(b == a).any()`), a tuple of numbers when one of them equals it. None
+    for anything else (a list's `in` compares item by item, arrays or not)."""
+    number = _is_number(a)
+    if number and (isinstance(b, np.ndarray) and b.ndim or isinstance(b, Value) and isinstance(
+            b.type, Tensor) and b.type.rank):
+        return f.op("bool", f.op("any", _node(f, "Eq", b, a)))
+    if number and isinstance(b, tuple | PyList) and has_runtime(a):
+        items = b.items if isinstance(b, PyList) else b
+        if items and all(isinstance(e, bool | int | float | np.generic) for e in items):
+            found = f.op("bool", _node(f, "Eq", a, items[0]))
+            for e in items[1:]:
+                found = _node(f, "BitOr", found, f.op("bool", _node(f, "Eq", a, e)))
+            return found
+    return None
+
+
+def _is_number(v: Any) -> bool:
+    """A number, compile-time or run-time (a Python or NumPy scalar, a 0-d array)."""
+    if isinstance(v, Value):
+        return isinstance(v.type, Scalar) or isinstance(v.type, Tensor) and v.type.rank == 0
+    return isinstance(v, bool | int | float | np.generic)
 
 
 def _tuple_like(v: Any) -> bool:
