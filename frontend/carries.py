@@ -43,6 +43,9 @@ class Carry:
     kind: str = aliases.BOTTOM
     """For a 0-d array variable (state "var"): whether it is an array or a NumPy scalar on
     entry and at the end of every iteration (see `aliases.zero_d_kind`)."""
+    owner: str = ""
+    """For a list or dict the caller owns (an argument, a global): whose it is. The containers
+    standing for it in the loop are the caller's too, so writes into them stay refused."""
     shares: frozenset[Any] = frozenset()
     """What the variable was found to alias at the end of an iteration besides what it started
     as: other carries (as `Carry`s) and arrays from outside the loop (see `_shared`)."""
@@ -52,10 +55,12 @@ class Carry:
         """What identifies the carried object (the same for names holding one list or dict)."""
         return id(self.same_as) if self.same_as is not None else id(self)
 
-    def container(self, items: list[Any]) -> tuple | dict | PyList:
+    def container(self, f: Frame, items: list[Any]) -> tuple | dict | PyList:
         if self.is_list:
-            return PyList(list(items))
-        return dict(zip(self.keys, items)) if self.keys is not None else tuple(items)
+            made: Any = PyList(list(items))
+        else:
+            made = dict(zip(self.keys, items)) if self.keys is not None else tuple(items)
+        return f.compiler.mark_foreign(made, self.owner) if self.owner else made
 
     def parts(self, end: Any) -> list[Any] | None:
         """The items of `end` in this carry's order, if it has this carry's structure."""
@@ -102,9 +107,11 @@ def _carry(f: Frame, name: str, init: Any, seen: dict[int, Carry]) -> Carry:
         return Carry(name, init, CarryState.TUPLE,
                      items=[_carry(f, name, x, seen) for x in init])
     if isinstance(init, dict | PyList):
+        found = f.compiler.foreign.get(id(init))
         c = seen[id(init)] = Carry(name, init, CarryState.TUPLE,
                                    keys=tuple(init) if isinstance(init, dict) else None,
-                                   is_list=isinstance(init, PyList))
+                                   is_list=isinstance(init, PyList),
+                                   owner=found[1] if found and found[0] is init else "")
         values = init.values() if isinstance(init, dict) else init.items
         c.items = [_carry(f, name, x, seen) for x in values]
         return c
@@ -236,7 +243,7 @@ def _entry_value(f: Frame, c: Carry, block: Block, memo: dict[int, Any]) -> Any:
     items = [_entry(f, item, block, memo) for item in c.items]
     if items and all(x is MISSING for x in items):  # NOTE: `()` and `{}` are bound values
         return MISSING
-    return c.container([f.undefined(c.name) if x is MISSING else x for x in items])
+    return c.container(f, [f.undefined(c.name) if x is MISSING else x for x in items])
 
 
 def _may_be_number(f: Frame, v: Any) -> bool:
@@ -409,22 +416,22 @@ def init_values(f: Frame, carries: list[Carry]) -> list[Value]:
             for leaf in leaves(carries)]
 
 
-def _rebuild(c: Carry, outs: Any, memo: dict[int, Any]) -> Any:
+def _rebuild(f: Frame, c: Carry, outs: Any, memo: dict[int, Any]) -> Any:
     """The variable's value after the loop (MISSING: still unbound); one object per carry."""
     if c.key not in memo:
-        memo[c.key] = _rebuilt(c.same_as or c, outs, memo)
+        memo[c.key] = _rebuilt(f, c.same_as or c, outs, memo)
     return memo[c.key]
 
 
-def _rebuilt(c: Carry, outs: Any, memo: dict[int, Any]) -> Any:
+def _rebuilt(f: Frame, c: Carry, outs: Any, memo: dict[int, Any]) -> Any:
     if c.state == CarryState.VAR:
         return next(outs)
     if c.state == CarryState.CONST:
         return c.init
     if c.state == CarryState.UNBOUND:
         return c.init if isinstance(c.init, Unusable) else MISSING
-    items = [_rebuild(item, outs, memo) for item in c.items]
-    return MISSING if any(x is MISSING for x in items) else c.container(items)
+    items = [_rebuild(f, item, outs, memo) for item in c.items]
+    return MISSING if any(x is MISSING for x in items) else c.container(f, items)
 
 
 def leaves(carries: list[Carry]) -> list[Carry]:
@@ -446,7 +453,7 @@ def after_loop(f: Frame, node: Node, carries: list[Carry], body: Branch, line: i
     outs = iter(node.outputs)
     memo: dict[int, Any] = {}
     for c in carries:
-        value = _rebuild(c, outs, memo)
+        value = _rebuild(f, c, outs, memo)
         if value is MISSING:
             f.scope.unbind(c.name)
         else:
