@@ -396,6 +396,13 @@ class Frame:
             if any(isinstance(v.type, ListType | TupleType) for v in inputs):
                 hint = (f"a list or tuple is not an array here (inputs: {shown}): make it one "
                         "with np.array(...), as NumPy does implicitly")
+            if any(isinstance(v.type, AnyType) and (v.producer is None or v.producer.op is not
+                                                     pyops.undefined) for v in inputs):
+                raise self.error(
+                    "an operand has another dtype, rank or kind on each path that made it (a "
+                    "conditional expression or a function whose returns differ), and compiled "
+                    "code has one type per value", "give every path the same dtype and rank "
+                    f"(e.g. with .astype or np.int32(...)) (inputs: {shown})") from exc
             raise self.error(str(exc) or type(exc).__name__, hint,
                              kind=kind_for(exc)) from exc
         numbers = self.compiler.numbers
