@@ -114,12 +114,16 @@ class DynamicShapes:
         """The symbolic shape of each array argument with symbolic axes; ValueError when a
         call does not fit what was declared."""
         declared = self.declared(func, instance, args, kwargs)
+        arrays = dict(array_arguments(args, kwargs))
         if not declared and self.automatic:
-            declared = {path: Declared(dict.fromkeys(sorted(axes)))
-                        for path, axes in self.learned.items()}
+            # NOTE: an axis learned from calls of one rank says nothing about a call where the
+            # argument has another rank (a 0-d array after vectors): that call has its own shape
+            declared = {path: Declared(dict.fromkeys(fitting)) for path, axes in
+                        self.learned.items() if (fitting := [
+                            a for a in sorted(axes) if path in arrays and a < arrays[path].ndim])}
         if not declared:
             return {}
-        return _name_symbols(dict(array_arguments(args, kwargs)), declared)
+        return _name_symbols(arrays, declared)
 
     # -- automatic mode ---------------------------------------------------------------------
     def learn(self, owner: Hashable, args: tuple, kwargs: dict) -> str:
