@@ -1,0 +1,251 @@
+"""Programs from TensorFlow AutoGraph's reference tests (issue 14) that amber refuses, each with a
+CompileError at the line marked `# ERR` saying why (see `harness.check_rejected`): `try`,
+`with`, `global`, generators and classes defined inside compiled code, namedtuples, writes into
+the caller's list inside a loop, random numbers, and an array made of a run-time list whose
+dtype or rank depends on it being empty. Each runs eagerly; none may compile into something
+else."""
+import collections
+
+import numpy as np
+
+from harness import check_rejected, i32, runs
+
+
+def T(n):
+    return np.array(n, np.int32)
+
+
+# -- try / with (early_return, nested_control_flow) -------------------------------------------
+
+@runs(T(1))
+def return_in_try_with_finally(x):
+    try:  # ERR
+        if x > 0:
+            return 1
+        else:
+            return 0
+    finally:
+        x = x + 1
+
+
+@runs(1)
+def return_with_default_in_try_with_finally(x):
+    try:  # ERR
+        if x > 0:
+            return 1
+        return 0
+    finally:
+        x = x + 1
+
+
+@runs(T(0))
+def return_in_finally(x):
+    try:  # ERR
+        return 2
+    finally:
+        if x > 0:
+            return 1  # noqa: B012
+        else:
+            return 0  # noqa: B012
+
+
+@runs(T(1))
+def return_in_finally_default_in_try(x):
+    try:  # ERR
+        if x > 0:
+            return 0
+    finally:
+        return 1  # noqa: B012
+
+
+def _raising_helper():
+    raise ValueError()
+
+
+@runs(())
+def raise_during_return_caught():
+    try:  # ERR
+        return _raising_helper()
+    except ValueError:
+        pass
+    return 1
+
+
+@runs(T(2))
+def if_with_local_modification_masked_by_exception(x):
+    y = 0
+    if x > 0:
+        try:  # ERR
+            if x > 1:
+                _raising_helper()
+            y = 1
+        except ValueError:
+            pass
+        if y == 0:
+            y = 2
+    return y
+
+
+@runs(T(3))
+def nested_ifs_in_a_context_manager(x):
+    with np.errstate(all="ignore"):  # ERR
+        if x > 0:
+            if x < 5:
+                return x
+            else:
+                return x * x
+        else:
+            return x * x * x
+
+
+@runs(T(10))
+def while_continue_in_a_context_manager(x):
+    z = 0
+    while x > 0:
+        with np.errstate(divide="ignore"):  # ERR
+            x = x - 1
+            if x < 5:
+                continue
+            z = z + 1
+    return z
+
+
+@runs(T(10))
+def while_break_in_try(x):
+    z = 0
+    while x > 0:
+        x = x - 1
+        try:  # ERR
+            if x < 5:
+                break
+            z = z + 1
+        finally:
+            z = z + 10
+    return z
+
+
+# -- global, generators, classes inside compiled code ---------------------------------------
+
+_counter = None
+
+
+@runs(T(1))
+def if_nested_with_modification_of_global(x):
+    y = 0
+    if x > 0:
+        global _counter  # ERR
+        if _counter is None:
+            _counter = 1
+        else:
+            _counter += 1
+        y += _counter
+    return y
+
+
+def _generator_in_for(n):
+    for i in range(n):
+        yield i  # ERR
+
+
+@runs(3)
+def sum_of_a_generator(n):
+    return sum(_generator_in_for(n))
+
+
+@runs(T(2))
+def while_with_method_closure_call(n):
+    i = 0
+
+    class Callable:  # ERR
+        def __call__(self):
+            return i
+
+    i_via_closure = Callable()
+    s = 0
+    while i < n:
+        s = s * 10 + i_via_closure()
+        i += 1
+    return s
+
+
+# -- namedtuples (call_to_named_tuple, loop_with_variable_type) -----------------------------
+
+Pair = collections.namedtuple("Pair", ("a", "b"))
+Box = collections.namedtuple("Box", ["var"])
+
+
+@runs(T(1))
+def namedtuple_built(x):
+    n = Pair(a=1, b=x)  # ERR
+    return n.a + n.b
+
+
+@runs((T(1), Pair))
+def external_namedtuple(x, nt):
+    return nt(a=1, b=x)  # ERR
+
+
+class Plus(collections.namedtuple("Plus", ("a",))):
+    def bumped(self):
+        return self.a + 1
+
+
+@runs(1)
+def namedtuple_subclass(x):
+    nt = Plus(x)  # ERR
+    return nt.bumped()
+
+
+@runs(T(2))
+def for_with_nested_variable_shape_inside_if(n):
+    t = Box(var=np.array([0], np.int32))  # ERR
+    v = np.array([0, 0], np.int32)
+    if n > 1:
+        for i in range(n):
+            v = np.concatenate((v, [i]), 0)
+            t = Box(var=t.var + 1)
+    return v, t.var
+
+
+# -- random numbers, an array whose dtype or rank depends on a run-time list being empty ----
+
+@runs(([0] * 10, T(4)))
+def mutation_of_an_argument_list_in_a_loop(t, n):
+    for i in range(n):
+        t[i] = i  # ERR
+    return t
+
+
+@runs(([0, 0, 0], 2))
+def mutation_through_another_name_in_a_loop(t, n):
+    u = t
+    for i in range(n):
+        u[i] += 1  # ERR
+    return len(u)
+
+
+@runs(())
+def seeded_random_numbers():
+    np.random.seed(1)  # ERR
+    return 2 * np.random.binomial(1, 0.5, size=(10,)) - 1
+
+
+@runs(T(3))
+def array_of_a_run_time_list_without_dtype(n):
+    l = []
+    for i in range(n):
+        l.append(i)
+    return np.array(l)  # ERR
+
+
+@runs(T(3))
+def array_of_a_run_time_list_of_vectors(n):
+    rows = []
+    for i in range(n):
+        rows.append(i32([1, 2]) * i)
+    return np.array(rows, dtype=np.int32)  # ERR
+
+
+def test_rejected(program, capsys):
+    """A CompileError at the marked line, or eager's exception with a note there."""
+    check_rejected(program, capsys)
