@@ -10,15 +10,17 @@ import math
 from dataclasses import dataclass
 from typing import Callable
 
-from ..graph import Graph, Node, Tensor
+from ..graph import FOR, WHILE, Graph, Node, Tensor
 from ..graph.ir import INPLACE_ATTR  # NOTE: node.attrs[INPLACE_ATTR] = k: write into input k
 from ..ops import Spelling
 from .template import Form, operand, prepare
 
 INPLACE_MIN_ELEMENTS = 1024
-"""Results smaller than this are computed into a new array even when marked in place: NumPy
-serves small allocations from a cache, so reuse saves nothing while `out=` costs a keyword
-argument, and a new value can be inlined into the expression that reads it."""
+"""Outside loops, results smaller than this are computed into a new array even when marked in
+place: NumPy serves small allocations from a cache, so reuse saves little while `out=` costs a
+keyword argument, and a new value can be inlined into the expression that reads it. In a loop
+body every mark is taken: a chain then runs on one buffer, often the carried value's own, with
+no array made per iteration (`x *= 0.5; x -= 1.0`)."""
 
 
 @dataclass(frozen=True)
@@ -54,16 +56,26 @@ def lower_node(node: Node) -> Lowered:
 
 
 def inplace_input(node: Node) -> int | None:
-    """The input `node` runs in place over, if it is marked so and its result is large enough
-    to gain from it (see `INPLACE_MIN_ELEMENTS`)."""
+    """The input `node` runs in place over, if it is marked so and it is in a loop or its
+    result is large enough to gain from it (see `INPLACE_MIN_ELEMENTS`)."""
     k = node.attrs.get(INPLACE_ATTR)
     assert k is None or type(k) is int and 0 <= k < len(node.inputs), \
         f"codegen: {node.name} has {INPLACE_ATTR}={k!r}, not an input index"
     out = node.outputs[0].type if len(node.outputs) == 1 else None
     if k is None or isinstance(out, Tensor) and out.is_static \
-            and math.prod(out.shape) < INPLACE_MIN_ELEMENTS:
+            and math.prod(out.shape) < INPLACE_MIN_ELEMENTS and not _in_loop(node):
         return None
     return k
+
+
+def _in_loop(node: Node) -> bool:
+    """`node` runs in the body (or condition) of a While or For, at any depth."""
+    block = node.parent
+    while block is not None and block.owner_node is not None:
+        if block.owner_node.op in (WHILE, FOR):
+            return True
+        block = block.owner_node.parent
+    return False
 
 
 def _augmented(node: Node, k: int) -> type[ast.operator] | None:

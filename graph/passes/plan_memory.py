@@ -1,90 +1,128 @@
 """Memory planning: an elementwise op writes its result into the buffer of an input that dies
-at it, so chains like `relu(x @ w.T + b) * s` run on one buffer (`np.maximum(t, 0, out=t)`).
+at it, so chains like `relu(x @ w.T + b) * s` run on one buffer (`np.maximum(t, 0, out=t)`),
+in straight-line code and in loop bodies alike.
 
 Marks `node.attrs[INPLACE_ATTR] = k` (codegen emits the op's `inplace` spelling with `out` =
 input k and gives the result input k's name; k is any input of an elementwise op, the first of
 any other, such as an adjoint accumulated at an index). Input k qualifies only when it is a
-private buffer: made in the same block by an op that allocates a fresh array (or by an in-place
-op over one), or a loop's carried value whose buffer is private from start to end (see
-`_private_carry`: a gradient accumulated over a reverse loop), with the result's exact shape
-(static, or symbolic: one symbol is one size in a call) and dtype (rank >= 1: 0-d results are
-NumPy scalars), read afterwards by nobody, and never seen by anything that could keep it: no
-block result, tuple, list, view-making op, effect that stores it, graph input, parameter or
-constant. Every call allocates its own buffers, so compiled functions stay re-entrant and
-thread-safe. Assumes ops' `fresh` and `inplace` declarations are true, and that no pass runs
-after it.
+private buffer: made by an op that allocates a fresh array (or by an in-place op over one), an
+If result every arm of which makes one, or a loop's carried value whose buffer is private from
+start to end (see `_private_carry`); with the result's exact shape (static, or symbolic: one
+symbol is one size in a call) and dtype (rank >= 1: 0-d results are NumPy scalars); read
+afterwards by nobody, and never seen by anything that could keep it: no block result, tuple,
+list, view-making op, effect that stores it, graph input, parameter or constant. The op may sit
+in arms of Ifs below the block that made its input (reads in the other arm never run with it),
+never in a loop below it (the next iteration reads the input again).
+
+A For loop that surely runs (constant bounds, one trip or more) and would write in place over
+a carried value starting from a buffer it may not overwrite (the caller's argument) starts
+from a copy of it instead: one copy per call instead of a new array per iteration.
+
+Every call allocates its own buffers, so compiled functions stay re-entrant and thread-safe.
+Assumes ops' `fresh` and `inplace` declarations are true, and that no pass runs after it.
 """
 from __future__ import annotations
 
-from ..ir import FOR, INPLACE_ATTR, WHILE, Block, Graph, Node, Value
+from ..ir import FOR, IF, INPLACE_ATTR, WHILE, Block, Graph, InsertPoint, Node, Value
 from ..rewriter import Rewriter
 from ..types import Tensor
+from ...ops import python as pyops
 
 
 def run(graph: Graph, rw: Rewriter) -> bool:
     """Mark elementwise ops that may write into a dying input's buffer; True if any."""
-    for block in _blocks(graph.body):
-        for position, node in enumerate(block.nodes):
-            if node.is_region or node.op.inplace is None or INPLACE_ATTR in node.attrs:
-                continue
-            k = _reusable_input(node, block, position)
-            if k is not None:
-                rw.set_attr(node, INPLACE_ATTR, k)
+    _mark(graph, rw)
+    if _copy_loop_starts(graph, rw):
+        _mark(graph, rw)
     return rw.changed
 
 
-def _blocks(block: Block):
-    yield block
-    for node in block.nodes:
-        for inner in node.blocks:
-            yield from _blocks(inner)
+def _mark(graph: Graph, rw: Rewriter) -> None:
+    """Mark every node that may run in place, until a round marks nothing more (a mark makes
+    its result private, which may free a carried value marked earlier in the walk)."""
+    marked = True
+    while marked:
+        marked = False
+        for node in graph.walk():
+            if node.is_region or node.op.inplace is None or INPLACE_ATTR in node.attrs:
+                continue
+            k = _reusable_input(node)
+            if k is not None:
+                rw.set_attr(node, INPLACE_ATTR, k)
+                marked = True
 
 
-def _reusable_input(node: Node, block: Block, position: int) -> int | None:
+def _reusable_input(node: Node, assumed: frozenset[Value] = frozenset()) -> int | None:
     out = node.output.type
     if not (isinstance(out, Tensor) and out.is_symbolic and out.rank >= 1):
         return None
     candidates = node.inputs if node.op.elementwise else node.inputs[:1]
     for k, value in enumerate(candidates):
-        if value.type == out and _private(value, block) and _dies_at(value, node, block, position):
+        if value.type == out and _private(value, assumed) and _dies_at(value, node):
             return k
     return None
 
 
-def _private(value: Value, block: Block) -> bool:
+# -- private buffers ---------------------------------------------------------------------------
+
+def _home(value: Value) -> Block:
+    """The block that defines `value`."""
+    return value.producer.parent if value.producer is not None else value.owner
+
+
+def _private(value: Value, assumed: frozenset[Value] = frozenset()) -> bool:
+    """`value` is a buffer nobody else holds where it is defined."""
     producer = value.producer
     if producer is None:
-        return _private_carry(value, block)
-    return producer.parent is block and not producer.is_region and \
-        (producer.op.fresh or INPLACE_ATTR in producer.attrs)
+        return _private_carry(value, assumed)
+    if producer.op == IF:
+        return _private_merge(producer, value.index)
+    return not producer.is_region and (producer.op.fresh or INPLACE_ATTR in producer.attrs)
 
 
-def _private_carry(param: Value, block: Block) -> bool:
+def _private_merge(branch: Node, slot: int) -> bool:
+    """Every arm of If `branch` yields into `slot` a private buffer it made itself and
+    otherwise only reads (`x = x * 0.5 - 1 if c else x * 0.5 + 1`)."""
+    for arm in branch.blocks:
+        value = arm.results[slot]
+        if _home(value) is not arm or value.producer is None or \
+                not (_private(value) and _handed_on_only(value, arm)):
+            return False
+    return True
+
+
+def _private_carry(param: Value, assumed: frozenset[Value] = frozenset()) -> bool:
     """`param` is a loop body's carried value whose buffer nobody else holds in any iteration:
-    the loop starts it from a private buffer that nothing but the loop reads from then on, and
-    the body hands on a private buffer of its own that nothing keeps (not a tape, a tuple or a
-    region) or the parameter itself; a While's condition only reads it. (Writing into it then
-    changes no value anyone could still see: `dx[t] += g` over the whole reverse loop.)"""
-    loop = block.owner_node
-    if param.owner is not block or loop is None or loop.op not in (WHILE, FOR) \
-            or block is not loop.body:
+    the loop starts it from a private buffer that nothing but the loop reads from then on (or
+    it is `assumed` to: a copy will be made), and the body hands on a private buffer of its
+    own that nothing keeps (not a tape, a tuple or a region) or the parameter itself; a While's
+    condition only reads it. (Writing into it then changes no value anyone could still see:
+    `dx[t] += g` over a reverse loop, `x = x * 0.5 - 1` over a forward one.)"""
+    block = param.owner
+    loop = block.owner_node if isinstance(block, Block) else None
+    if loop is None or loop.op not in (WHILE, FOR) or block is not loop.body:
         return False
     slot = loop.slot_of(param)
     if slot is None:  # NOTE: a For's index
         return False
     init, following = loop.incoming(slot)
-    outer = loop.parent
-    if not (_private(init, outer) and _feeds_only(init, loop, outer)):
+    if param not in assumed and not (_home(init) is loop.parent and _private(init) and
+                                     _feeds_only(init, loop, loop.parent)):
         return False
-    # NOTE: another carried parameter handed on (`a, b = b, a`) is not private: its buffer
-    # goes round the loop under two names
-    if following is not param and not (following.producer is not None and
-                                       _private(following, block) and
-                                       _handed_on_only(following, block)):
+    if not _hands_on_private(param, following, block):
         return False
     if loop.op == WHILE:
         return all(_harmless(use.user, loop.cond) for use in loop.cond.params[slot].uses)
     return True
+
+
+def _hands_on_private(param: Value, following: Value, body: Block) -> bool:
+    """The body hands `param`'s slot on itself or a private buffer nothing else keeps.
+    NOTE: another carried parameter handed on (`a, b = b, a`) is not private: its buffer goes
+    round the loop under two names."""
+    return following is param or (following.producer is not None and
+                                  following.producer.parent is body and
+                                  _private(following) and _handed_on_only(following, body))
 
 
 def _feeds_only(init: Value, loop: Node, outer: Block) -> bool:
@@ -99,8 +137,8 @@ def _feeds_only(init: Value, loop: Node, outer: Block) -> bool:
 
 
 def _handed_on_only(value: Value, body: Block) -> bool:
-    """`value` is the body's result once (the next iteration's carried value) and otherwise
-    only read."""
+    """`value` is the block's result once (the next iteration's carried value, an If's
+    result) and otherwise only read."""
     results = 0
     for use in value.uses:
         if use.user is body:
@@ -116,16 +154,98 @@ def _harmless(user: Node | Block, block: Block) -> bool:
         (user.op.fresh or user.op.reads_only)
 
 
-def _dies_at(value: Value, node: Node, block: Block, position: int) -> bool:
-    """Every use of `value` is `node` itself or a harmless, fresh-result op before it."""
+# -- dying -------------------------------------------------------------------------------------
+
+def _dies_at(value: Value, node: Node) -> bool:
+    """Every use of `value` is `node` itself, a harmless, fresh-result op that runs before it,
+    or one in another arm of an If holding `node` (which never runs with it). `node` lies in
+    `value`'s block or in arms of Ifs below it; never in a loop below it."""
+    anchors = _anchors(node, _home(value))
+    if anchors is None:
+        return False
     for use in value.uses:
         user = use.user
-        if not isinstance(user, Node) or user.is_region:
-            return False
         if user is node:
             continue
-        if user.parent is not block or block.index(user) > position:
+        if not isinstance(user, Node) or user.is_region:
             return False
-        if not (user.op.fresh or user.op.reads_only):  # NOTE: readers keep nothing
-            return False
+        block, child = _enclosing(user, anchors)
+        anchor = anchors[block]
+        if child is anchor:  # NOTE: inside an If on the way to `node`, in its other arm
+            continue
+        if child is not user or not (user.op.fresh or user.op.reads_only) or \
+                block.index(user) > block.index(anchor):
+            return False  # NOTE: nested in another region, kept, or read afterwards
     return True
+
+
+def _anchors(node: Node, home: Block) -> dict[Block, Node] | None:
+    """Each block from `node`'s up to `home` -> the node in it that holds `node` (`node`
+    itself, then the Ifs around it); None if a loop lies between or `home` is not above."""
+    anchors: dict[Block, Node] = {}
+    child, block = node, node.parent
+    while True:
+        anchors[block] = child
+        if block is home:
+            return anchors
+        owner = block.owner_node
+        if owner is None or owner.op != IF:
+            return None
+        child, block = owner, owner.parent
+
+
+def _enclosing(user: Node, anchors: dict[Block, Node]) -> tuple[Block, Node]:
+    """The innermost of `anchors`' blocks holding `user`, and `user`'s ancestor directly in
+    it (the user's own home is at or below `anchors`' outermost block, the value's)."""
+    child = user
+    while child.parent not in anchors:
+        child = child.parent.owner_node
+    return child.parent, child
+
+
+# -- private loop starts -----------------------------------------------------------------------
+
+def _copy_loop_starts(graph: Graph, rw: Rewriter) -> bool:
+    """Start carried values from a copy where that lets the body run in place over them (see
+    the module docstring); True if any copy was made."""
+    copied = False
+    for loop in [n for n in graph.walk() if n.op == FOR and _surely_runs(n)]:
+        for slot, param in enumerate(loop.carried(loop.body)):
+            init = loop.inits[slot]
+            if _private(init) and _home(init) is loop.parent and \
+                    _feeds_only(init, loop, loop.parent):
+                continue  # NOTE: already private: marked in place without a copy
+            if not isinstance(init.type, Tensor) or not _would_reuse(param):
+                continue
+            b = rw.builder(InsertPoint.before(loop), loop.loc)
+            loop.set_input(len(loop.inputs) - len(loop.inits) + slot,
+                           b.op("copy", init, name=loop.outputs[slot].name or init.name))
+            copied = True
+    return copied
+
+
+def _surely_runs(loop: Node) -> bool:
+    """A For whose constant bounds make it run once or more: its results are then whatever
+    the body hands on, never its start (a copy would be seen where the start was returned)."""
+    bounds = [v.producer for v in loop.bounds]
+    if any(p is None or p.op is not pyops.constant for p in bounds):
+        return False
+    start, stop, step = (p.attrs["value"] for p in bounds)
+    if not all(type(v) is int for v in (start, stop, step)) or step == 0:
+        return False
+    return len(range(start, stop, step)) >= 1
+
+
+def _would_reuse(param: Value) -> bool:
+    """Some op in the loop body would write in place over `param` if it started private."""
+    assumed = frozenset({param})
+    if not _private_carry(param, assumed):
+        return False
+    for use in param.uses:
+        user = use.user
+        if isinstance(user, Node) and not user.is_region and user.op.inplace is not None \
+                and INPLACE_ATTR not in user.attrs:
+            k = _reusable_input(user, assumed)
+            if k is not None and user.inputs[k] is param:
+                return True
+    return False

@@ -1,11 +1,13 @@
 """`node.attrs["__inplace__"] = k` (set by memory planning): the op's `inplace` form writes into
 input k's buffer and the result keeps input k's variable (for results of at least
-`INPLACE_MIN_ELEMENTS`; smaller ones are computed into new arrays)."""
+`INPLACE_MIN_ELEMENTS`, or of any size in a loop body; smaller ones outside loops are computed
+into new arrays)."""
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
+import amber
 from amber.codegen import INPLACE_ATTR, generate
 from amber.codegen.lowering import INPLACE_MIN_ELEMENTS
 from amber.graph import Builder, Graph, InsertPoint, Tensor, run_graph
@@ -109,3 +111,40 @@ def test_small_results_are_computed_into_new_arrays(load_code) -> None:
     assert "    t = np.exp(x) + x\n" in code.source
     x_value = np.ones(SIZE - 1, np.float32)
     np.testing.assert_array_equal(load_code(code)(x_value), np.exp(x_value) + x_value)
+
+
+def if_else_loop(x):
+    for _ in range(200):
+        if x.sum() > 0:
+            x = x * 0.5 - 1.0
+        else:
+            x = x * 0.5 + 1.0
+    return x
+
+
+def test_a_small_chain_in_a_loop_runs_on_the_carried_buffer() -> None:
+    """16 floats: the loop starts from one copy of the caller's array, then every iteration
+    writes into it (as hand-written NumPy would), where it made two arrays per iteration."""
+    jitted = amber.jit(if_else_loop, backend="numpy")
+    x = np.linspace(-1, 1, 16).astype(np.float32)
+    before = x.copy()
+    got = jitted(x)
+    np.testing.assert_array_equal(got, if_else_loop(before))
+    np.testing.assert_array_equal(x, before)  # the caller's array is untouched
+    assert "    x = x.copy()\n    for _ in range(200):\n" in jitted.code
+    assert "            x *= 0.5\n            x -= 1.0\n" in jitted.code
+
+
+def data_dependent_loop(x):
+    for _ in range((x > 2.0).sum()):
+        x = x * 0.5 - 1.0
+    return x
+
+
+def test_a_loop_that_may_not_run_returns_the_argument_itself() -> None:
+    """No trip: eager returns the caller's own array, and so does the compiled function (a
+    copy made before the loop would hand back another array)."""
+    jitted = amber.jit(data_dependent_loop, backend="numpy")
+    x = np.zeros(16, np.float32)
+    assert jitted(x) is x
+    assert "copy" not in jitted.code

@@ -295,3 +295,159 @@ def test_carried_values_that_swap_are_not_private(run_in_place):
           return %r
         }
     """)
+
+
+def test_values_die_in_the_arm_of_an_if(run_in_place):
+    """%t dies in either arm (the other arm's read never runs with it), %s is read after the If
+    and %w is passed through by the other arm: only %t's buffer is reused."""
+    check_marks(run_in_place, """
+        graph @f(%x: f32[2,3], %c: bool) {
+          %t = exp(%x) : f32[2,3]
+          %s = exp(%x) : f32[2,3]
+          %w = exp(%x) : f32[2,3]
+          %p = print(%t) : none
+          %y, %z = if %c : f32[2,3], f32[2,3] {
+            then {
+              %u = neg(%t) : f32[2,3]
+              %v = sin(%s) : f32[2,3]
+              %q = cos(%w) : f32[2,3]
+              yield %u, %q
+            }
+            else {
+              %u2 = sin(%t) : f32[2,3]
+              yield %u2, %w
+            }
+          }
+          %r = make_tuple(%y, %z, %s) : (f32[2,3], f32[2,3], f32[2,3])
+          return %r
+        }
+    """, """
+        graph @f(%x: f32[2,3], %c: bool) {
+          %t = exp(%x) : f32[2,3]
+          %s = exp(%x) : f32[2,3]
+          %w = exp(%x) : f32[2,3]
+          %p = print(%t) : none
+          %y, %z = if %c : f32[2,3], f32[2,3] {
+            then {
+              %u = neg(%t, __inplace__=0) : f32[2,3]
+              %v = sin(%s) : f32[2,3]
+              %q = cos(%w) : f32[2,3]
+              yield %u, %q
+            }
+            else {
+              %u2 = sin(%t, __inplace__=0) : f32[2,3]
+              yield %u2, %w
+            }
+          }
+          %r = make_tuple(%y, %z, %s) : (f32[2,3], f32[2,3], f32[2,3])
+          return %r
+        }
+    """)
+
+
+def test_an_if_result_made_in_every_arm_is_private(run_in_place):
+    """%y is a fresh buffer on both paths, so tanh reuses it; %z may be the caller's %x, and
+    %v and %w may be one buffer under two names."""
+    check_marks(run_in_place, """
+        graph @f(%x: f32[2,3], %c: bool) {
+          %y, %z, %v, %w = if %c : f32[2,3], f32[2,3], f32[2,3], f32[2,3] {
+            then {
+              %a = exp(%x) : f32[2,3]
+              %b = neg(%x) : f32[2,3]
+              %d = cos(%x) : f32[2,3]
+              yield %a, %b, %d, %d
+            }
+            else {
+              %a2 = sin(%x) : f32[2,3]
+              %d2 = cos(%x) : f32[2,3]
+              %e2 = cos(%x) : f32[2,3]
+              yield %a2, %x, %d2, %e2
+            }
+          }
+          %y2 = tanh(%y) : f32[2,3]
+          %z2 = tanh(%z) : f32[2,3]
+          %v2 = tanh(%v) : f32[2,3]
+          %r = make_tuple(%y2, %z2, %v2, %w) : (f32[2,3], f32[2,3], f32[2,3], f32[2,3])
+          return %r
+        }
+    """, """
+        graph @f(%x: f32[2,3], %c: bool) {
+          %y, %z, %v, %w = if %c : f32[2,3], f32[2,3], f32[2,3], f32[2,3] {
+            then {
+              %a = exp(%x) : f32[2,3]
+              %b = neg(%x) : f32[2,3]
+              %d = cos(%x) : f32[2,3]
+              yield %a, %b, %d, %d
+            }
+            else {
+              %a2 = sin(%x) : f32[2,3]
+              %d2 = cos(%x) : f32[2,3]
+              %e2 = cos(%x) : f32[2,3]
+              yield %a2, %x, %d2, %e2
+            }
+          }
+          %y2 = tanh(%y, __inplace__=0) : f32[2,3]
+          %z2 = tanh(%z) : f32[2,3]
+          %v2 = tanh(%v) : f32[2,3]
+          %r = make_tuple(%y2, %z2, %v2, %w) : (f32[2,3], f32[2,3], f32[2,3], f32[2,3])
+          return %r
+        }
+    """)
+
+
+LOOP = """
+    graph @f(%x: f32[16], %n: int) {{
+      %zero = constant(value=0) : int
+      %one = constant(value=1) : int
+      %stop = {stop}
+      %half = constant(value=0.5) : float
+      %0 = for %zero, %stop, %one, %x : f32[16] {{
+        body(%i: int, %y_1: f32[16]) {{
+          %s = sum(%y_1) : f32[]
+          %c = gt(%s, %zero) : b1[]
+          %y_2 = if %c : f32[16] {{
+            then {{
+              %a = mul(%y_1, %half) : f32[16]
+              %a2 = sub(%a, %one) : f32[16]
+              yield %a2
+            }}
+            else {{
+              %b = mul(%y_1, %half) : f32[16]
+              %b2 = add(%b, %one) : f32[16]
+              yield %b2
+            }}
+          }}
+          yield %y_2
+        }}
+      }}
+      %r = make_tuple(%0, %x) : (f32[16], f32[16])
+      return %r
+    }}
+"""
+
+
+def _loop(stop: str, copied: bool) -> tuple[str, str]:
+    """The if/else loop over the caller's %x, and what plan_memory makes of it: the second op
+    of each arm always runs in place over the first's result; the first over the carried value
+    when the loop starts from a copy."""
+    text = textwrap.dedent(LOOP.format(stop=stop))
+    after = text.replace("sub(%a, %one)", "sub(%a, %one, __inplace__=0)") \
+        .replace("add(%b, %one)", "add(%b, %one, __inplace__=0)")
+    if copied:
+        after = after.replace("%y_1, %half)", "%y_1, %half, __inplace__=0)") \
+            .replace("%0 = for %zero, %stop, %one, %x", "%x_1 = copy(%x) : f32[16]\n"
+                     "  %0 = for %zero, %stop, %one, %x_1")
+    return text, after
+
+
+def test_a_loop_that_surely_runs_starts_from_a_copy(run_in_place):
+    """200 trips of `y = y * 0.5 -+ 1`: one copy of the caller's %x before the loop (still
+    returned beside the result), then every arm writes into the carried buffer."""
+    check_marks(run_in_place, *_loop("constant(value=200) : int", copied=True))
+
+
+def test_a_loop_that_may_not_run_writes_no_carried_value(run_in_place):
+    """Zero trips (constant or not) would return the copy where the caller's own array was:
+    no copy, the carried value is not private, and each arm allocates once."""
+    check_marks(run_in_place, *_loop("constant(value=0) : int", copied=False))
+    check_marks(run_in_place, *_loop("add(%n, %one) : int", copied=False))
