@@ -5,6 +5,7 @@ each branch or loop body, and a marker before each run of statements from one us
 from __future__ import annotations
 
 import ast
+import math
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
@@ -18,6 +19,7 @@ from ..ops.symbolic import Sym
 from .literal import ConstantPool, dtype_literal, literal, size_expression
 from .native.types import may_be_0d_array
 from .prelude import unbound_local
+from .lowering import in_loop
 from .storage import Kind, Storage
 
 @dataclass(frozen=True)
@@ -72,6 +74,8 @@ class Emitter:
         """id -> marker statement (kept here, so no other node can reuse its id)."""
         self.kernels: dict[Node, Any] = {}
         """Loop regions a Numba kernel computes (`native.Kernel`): each is one call."""
+        self._scalars: dict[tuple[str, Any], np.ndarray] = {}
+        """The 0-d arrays standing for typed numbers (see `operand`), one per dtype and value."""
 
     def function(self, graph: Graph, fn_name: str) -> ast.FunctionDef:
         """`def fn_name(<inputs>): <body>; return <results>`; the return statement is
@@ -133,8 +137,21 @@ class Emitter:
         low = self.st.lowered[node]
         hint = node.outputs[0].name or node.name
         out = None if low.inplace is None else py.name(self.st.name(node.inputs[low.inplace]))
-        return low.form.fill([self.expr(v) for v in node.inputs],
+        return low.form.fill([self.operand(node, v) for v in node.inputs],
                              lambda value: self.pool.ref(value, hint), out, self.size_names)
+
+    def operand(self, node: Node, value: Value) -> ast.expr:
+        """How `node` reads its input `value`: a Python number meeting a float array in
+        arithmetic inside a loop is a module-level 0-d array of the array's dtype (see
+        `typed_scalar`), else `expr(value)`."""
+        typed = typed_scalar(node, value, self.st) if in_loop(node) else None
+        if typed is None:
+            return self.expr(value)
+        key = (typed.dtype.str, typed.item())
+        if key not in self._scalars:
+            self._scalars[key] = typed
+        hint = f"f{typed.dtype.itemsize * 8}_{self.st.constant(value)}".replace("-", "minus_")
+        return self.pool.ref(self._scalars[key], hint)
 
     def if_expression(self, node: Node) -> ast.expr:
         form = self.st.ifs[node]
@@ -282,3 +299,32 @@ class Emitter:
             return False
         const = self.st.constant(value)
         return type(const) is int and const == number
+
+
+_ARITHMETIC = frozenset(("Add", "Sub", "Mult", "Div"))
+"""Operators whose result a weak Python number and a 0-d array of the other operand's dtype
+compute alike (not `**`: NumPy takes fast paths, `x ** 2` as `np.square`, for numbers only)."""
+
+
+def typed_scalar(node: Node, value: Value, st: Storage) -> np.ndarray | None:
+    """`value` as a 0-d array, where that changes nothing but speed: an inline int or float
+    meeting an array of float dtype D in `+ - * /` with a result of dtype D, so NumPy (either
+    version) casts the number to D anyway; the number must convert to D exactly (an int) or
+    stay finite (a float). A NumPy ufunc takes a 0-d array about twice as fast as a Python
+    number on small arrays, which is what a loop body pays per iteration."""
+    if st.kind[value] is not Kind.INLINE or node.op.operator not in _ARITHMETIC \
+            or not node.op.elementwise or len(node.inputs) != 2:
+        return None
+    number = st.constant(value)
+    other = node.inputs[1 - node.inputs.index(value)]
+    out = node.output.type
+    if type(number) not in (int, float) or other is value or \
+            not (isinstance(out, Tensor) and out.rank >= 1 and out.dtype.kind == "f") or \
+            not (isinstance(other.type, Tensor) and other.type.dtype == out.dtype):
+        return None
+    with np.errstate(all="ignore"):
+        typed = np.array(number, out.dtype)
+    if type(number) is int and int(typed) != number or not np.isfinite(typed) \
+            or not math.isfinite(number):
+        return None
+    return typed

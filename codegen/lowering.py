@@ -63,12 +63,12 @@ def inplace_input(node: Node) -> int | None:
         f"codegen: {node.name} has {INPLACE_ATTR}={k!r}, not an input index"
     out = node.outputs[0].type if len(node.outputs) == 1 else None
     if k is None or isinstance(out, Tensor) and out.is_static \
-            and math.prod(out.shape) < INPLACE_MIN_ELEMENTS and not _in_loop(node):
+            and math.prod(out.shape) < INPLACE_MIN_ELEMENTS and not in_loop(node):
         return None
     return k
 
 
-def _in_loop(node: Node) -> bool:
+def in_loop(node: Node) -> bool:
     """`node` runs in the body (or condition) of a While or For, at any depth."""
     block = node.parent
     while block is not None and block.owner_node is not None:

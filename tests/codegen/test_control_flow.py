@@ -244,7 +244,7 @@ def test_nested_regions(check_graph) -> None:
     body = function_text(code.source)
     # every version of x lives in the one variable `x`: no copies anywhere
     assert body.count("x = ") == 2 and "x_" not in body
-    assert "x = x * 0.5 + j" in body
+    assert "x = x * F32_0_5 + j" in body  # NOTE: a typed 0-d constant in a loop
 
 
 def test_an_if_chain_is_written_with_elif(check_graph) -> None:

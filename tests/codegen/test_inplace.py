@@ -132,7 +132,7 @@ def test_a_small_chain_in_a_loop_runs_on_the_carried_buffer() -> None:
     np.testing.assert_array_equal(got, if_else_loop(before))
     np.testing.assert_array_equal(x, before)  # the caller's array is untouched
     assert "    x = x.copy()\n    for _ in range(200):\n" in jitted.code
-    assert "            x *= 0.5\n            x -= 1.0\n" in jitted.code
+    assert "            x *= F32_0_5\n            x -= F32_1_0\n" in jitted.code
 
 
 def data_dependent_loop(x):

@@ -42,7 +42,7 @@ def Net_construct(x, n):
         # net.py:10: for j in range(3):
         for _ in range(3):
             # net.py:11: h = h * 0.5
-            h = h * 0.5
+            h = h * F32_0_5
         # net.py:12: i = i + 1
         i = i + 1
     return s, h
