@@ -382,7 +382,7 @@ square = _ufunc("square", np.square, grad=lambda ad: (ad.g * (ad.input(0) * 2),)
 reciprocal = _ufunc("reciprocal", np.reciprocal,  # NOTE: NumPy's: integer 1/x for ints
                     grad=lambda ad: (-ad.g * ad.out * ad.out,), numba=native.floats_only("R(1) / R(x)"))
 tanh = _ufunc("tanh", np.tanh, grad=lambda ad: (ad.g * (1 - ad.out * ad.out),),
-              numba="np.tanh(R(x))")
+              numba=native.tanh_spelling)
 sigmoid = _unary("sigmoid", _sigmoid, "1 / (1 + np.exp(-x))", inplace="np.divide(1, np.add("
                  "1, np.exp(np.negative(x, out=out), out=out), out=out), out=out)",
                  grad=lambda ad: (ad.g * ad.out * (1 - ad.out),),

@@ -14,7 +14,7 @@ from .native_kernels import (SMALL_PRODUCT, all_true, any_true, argmax_all, argm
                              matvec, max_all, maximum_, min_all, minimum_, pairwise_sum,
                              prod_all, py_add, py_floordiv, py_int, py_max, py_min, py_mod, py_mul,
                              py_sub, py_truediv, scalar_power, set_item, sign_, sum_block, sum_ints,
-                             vecdot, vecmat)
+                             tanh_f32, vecdot, vecmat)
 from .opdef import Dyn, Spelling
 from .types import NoneType, Scalar, Tensor, Type
 
@@ -102,6 +102,16 @@ def clip_spelling(types: tuple[Type, ...], attrs: Mapping[str, Any]) -> Spelling
     if types[2] != NoneType():
         expr = f"minimum_({expr}, R(hi))"
     return Spelling(expr, attrs, (maximum_, minimum_))
+
+
+def tanh_spelling(types: tuple[Type, ...], attrs: Mapping[str, Any]) -> Spelling | None:
+    """`np.tanh`: float32 through `tanh_f32` (a rational function within 1 ulp of the correctly
+    rounded tanh, which a kernel vectorizes, where Numba's `np.tanh` calls the C library per
+    element); other types through `np.tanh`."""
+    x = types[0]
+    if isinstance(x, Tensor) and x.dtype == np.float32:
+        return Spelling("tanh_f32(x)", attrs, (tanh_f32,))
+    return Spelling("np.tanh(R(x))", attrs)
 
 
 # ---- Python builtins ---------------------------------------------------------------------------

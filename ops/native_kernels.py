@@ -316,6 +316,32 @@ def vecdot(u, v, zero):
 # ---- elementwise --------------------------------------------------------------------------------
 
 
+def tanh_f32(x):
+    """`np.tanh` of a float32, as a rational function a kernel can vectorize (Numba calls the C
+    library's `tanhf` one element at a time, about 11 ns an element against NumPy's 0.8).
+
+    tanh(x) = x * P(t) / Q(t) with t = x*x / 9.1**2, P and Q of degree 5, evaluated in float64
+    and rounded once to float32; |x| is clamped to 9.1 first (beyond it tanh rounds to +-1 in
+    float32: 1 - tanh(9.1) is 2.5e-8, under half the spacing of float32 below 1). The coefficients were fitted
+    to tanh(x)/x on [0, 9.1] (least squares on relative error, reweighted towards the minimax
+    fit): relative error at most 4.2e-11 in float64, so the float32 result is the correctly
+    rounded tanh for all but a few of the 2**32 inputs and at most 1 ulp from it (checked on every
+    float32 by tests/native/test_tanh.py, which also compares NumPy's own float32 tanh).
+    NaN stays NaN (no comparison holds), +-inf give +-1, -0.0 gives -0.0."""
+    y = np.float64(x)
+    if y > 9.1:
+        y = 9.1
+    elif y < -9.1:
+        y = -9.1
+    t = y * y * 0.012075836251660426  # NOTE: 1 / 9.1**2
+    p = ((((0.14168154154222112 * t + 5.200980032369123) * t + 23.949153275844694) * t
+          + 30.324367084201352) * t + 11.673150239228185) * t + 0.9999999999593115
+    q = ((((11.408979939746395 * t + 122.00918694965809) * t + 283.9848622498835) * t
+          + 200.1534264790748) * t + 39.2764835357035) * t + 1.0
+    return np.float32(y * p / q)
+
+
+
 def maximum_(a, b):
     """NumPy's `maximum` of two numbers: NaN wins, and on a tie the second (so
     `maximum(-0.0, 0.0)` is 0.0 and `maximum(0.0, -0.0)` is -0.0, as NumPy's loops give)."""

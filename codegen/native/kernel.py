@@ -35,6 +35,9 @@ cached on disk beside the module, and divide by zero as NumPy does (inf, nan, 0:
 
 HELPER_DECORATOR = 'numba.njit(cache=True, error_model="numpy")'
 
+VIEWS = frozenset({"getitem", "transpose"})
+"""Ops whose array result may be a view of their first input."""
+
 
 @dataclass
 class Kernel:
@@ -79,7 +82,12 @@ class _Builder:
         self.indices: list[str] = []
         self.inlined: set[Value] = set()
         """Numbers read once, written into the expression reading them."""
+        self.contiguous: list[ast.stmt] = []
+        """The statements binding outer arrays to contiguous variables (`contiguous_copy`)."""
         inner = [n for b in region.blocks for n in b.walk()]
+        self.inner_nodes = set(inner)
+        self.inner_blocks = {b for n in [region, *inner] for b in n.blocks}
+        self.writes_in_place = any(not n.is_region and n.op.writes is not None for n in inner)
         self.inside = {v for n in inner for v in n.outputs} | {
             p for n in [region, *inner] for b in n.blocks for p in b.params}
 
@@ -92,9 +100,14 @@ class _Builder:
                 self.bind_outer(bound, self.outer_name(bound))
         for init, slot in zip(region.inits, slots):
             self.param(init, slot)
+            if is_array(init.type) and _unshared_fresh(init):
+                # NOTE: a copy of an array nothing else holds is not observable
+                self.contiguous.append(py.assign(slot, py.call(
+                    py.attr("np", "ascontiguousarray"), [py.name(slot)])))
         for value in self.captures():
             self.bind_outer(value, self.outer_name(value))
         body = self.loop(region, slots, inits_bound=True)
+        body[:0] = self.contiguous
         results = [out for out in region.outputs if out.uses]
         if results:
             values = [py.name(self.names[v]) for v in results]
@@ -124,6 +137,48 @@ class _Builder:
         name = self.namer.fresh(hint)
         self.names[value] = name
         self.param(value, name)
+        if is_array(value.type) and not self.writes_in_place and self.consumed(value):
+            self.contiguous.append(self.contiguous_copy(value, name))
+
+    def contiguous_copy(self, value: Value, param: str) -> ast.stmt:
+        """Read outer array `value` (parameter `param`) through a variable Numba types as
+        contiguous: `np.ascontiguousarray(x)` (Numba checks at run time and copies only an array
+        that is not), `np.ascontiguousarray(x.T).T` for a transpose made outside (a view of a
+        C-contiguous array: Fortran order).
+
+        A parameter's type is "any layout" (the signature's `[:, :]`), and on such an array
+        LLVM does not vectorize an element loop (its strides are unknown: tanh 6.6 ns an
+        element instead of 2.4) and `np.dot` copies the operand on every call (a 64x64 weight:
+        2.4 us a product). The copy is at most once a call and only of a value the kernel
+        consumes (`consumed`) in a region that writes no array in place, so no write is missed
+        and no view of the copy leaves the kernel."""
+        name = self.names[value] = self.namer.fresh(f"{param}_c")
+        source = py.name(param)
+        producer = value.producer
+        if producer is not None and not producer.is_region and producer.op.name == "transpose" \
+                and value.type.rank == 2:
+            copy = py.call(py.attr("np", "ascontiguousarray"), [py.attr(source, "T")])
+            return py.assign(name, py.attr(copy, "T"))
+        return py.assign(name, py.call(py.attr("np", "ascontiguousarray"), [source]))
+
+    def consumed(self, value: Value) -> bool:
+        """True if every use of `value` in the region makes a fresh value from it (an
+        elementwise op, a product, a reduction) or a view (an index, a transpose) itself only
+        consumed so: nothing in the region keeps the array, yields it or carries it (uses
+        outside read the original)."""
+        for use in value.uses:
+            user = use.user
+            if user not in self.inner_nodes and user not in self.inner_blocks:
+                continue
+            if not isinstance(user, Node) or user.is_region or user.op.writes is not None \
+                    or user.op.same_object:
+                return False
+            if user.op.name in VIEWS:
+                if not all(self.consumed(out) for out in user.outputs):
+                    return False
+            elif not (user.op.fresh or user.op.elementwise):
+                return False
+        return True
 
     def captures(self) -> list[Value]:
         """Values defined outside the region that something inside reads, in order of use."""
@@ -424,6 +479,12 @@ class _Builder:
                 # loop: inlined, an expression reading an array (a sum) would run per element
                 # and see the elements that loop already overwrote in place
                 self.inlined.add(out)
+
+
+def _unshared_fresh(value: Value) -> bool:
+    """A newly allocated array (`OpDef.fresh`) that nothing but its one reader holds."""
+    node = value.producer
+    return node is not None and not node.is_region and node.op.fresh and len(value.uses) == 1
 
 
 def _simple(expr: ast.expr) -> bool:

@@ -10,11 +10,17 @@ are tried.
 (`worth_compiling`), an estimate per iteration from what the benchmarks (benchmarks/native.py)
 show: the NumPy backend pays about a microsecond of interpreter and dispatch per op, which a
 kernel saves; a kernel pays more per element than NumPy only for transcendental functions,
-which it calls from the C library one element at a time while NumPy has SIMD versions (tanh
-about 11 ns an element more, exp about 1.5); a region is compiled when the saving outweighs that
-extra. Arrays above AUTO_MAX_ELEMENTS (computed, or multiplied, such as a large weight) keep the
-region NumPy: there NumPy's calls are cheap beside the work, and a kernel's BLAS calls measured
-slower.
+which it calls from the C library one element at a time while NumPy has SIMD versions (exp
+about 1.5 ns an element more), and float32 tanh, a rational function LLVM vectorizes where the
+loop reads only arrays of known layout (1.5 ns more) and not where it reads a carried array
+whose layout the kernel does not know (6 ns more); a region is compiled when the saving
+outweighs that extra. Arrays above AUTO_MAX_ELEMENTS keep the region NumPy: there NumPy's calls
+are cheap beside the work. That holds for the arrays the region computes and for the operands of its products,
+except an operand made outside the region (a weight) in a region writing no array in place: the
+kernel reads it through a contiguous copy made once a call (`kernel.contiguous_copy`), where a
+product of a carried array of unknown layout copies it on every call (measured: the RNN grid at
+hidden 256, batch 16, a 256x256 weight, 0.77x the NumPy backend; `x = max(x @ w, 0)` carrying a
+16x512 x, 1.38x).
 """
 from __future__ import annotations
 
@@ -22,6 +28,7 @@ import ast
 from typing import Iterator
 
 from ...graph import FOR, WHILE, Graph, Node, Value
+from ...graph.analysis import defined_inside
 from ...ops import python as pyops
 from ..namer import Namer
 from ..storage import maybe_unbound
@@ -40,10 +47,16 @@ NUMPY_CALL_NS = 1000
 """Auto: what the NumPy backend pays per op and iteration beyond the work itself (interpreter,
 dispatch, a fresh result array), which a kernel saves."""
 
-KERNEL_EXTRA_NS = {"tanh": 11.0, "gelu": 11.0, "log": 3.5, "pow": 3.0, "exp": 1.5,
+KERNEL_EXTRA_NS = {"tanh": 1.5, "gelu": 11.0, "log": 3.5, "pow": 3.0, "exp": 1.5,
                    "sigmoid": 1.5, "sin": 1.5, "cos": 1.5}
 """Auto: how many more nanoseconds per element a kernel takes than NumPy for these ops (float32,
-measured on 1024 elements; other ops cost a kernel no more than NumPy per element)."""
+measured on 1024 elements; other ops cost a kernel no more than NumPy per element). tanh is
+`ops.native_kernels.tanh_f32` in a vectorized loop (the C library's took 11 more; gelu still
+calls it)."""
+
+SCALAR_LOOP_EXTRA_NS = {"tanh": 6.0}
+"""Auto: the same where the element loop reads a carried array (see `_reads_carried`): of
+unknown layout, it keeps LLVM from vectorizing the loop."""
 
 AUTO_MIN_ITERATIONS = 8
 """Auto: a For loop of fewer iterations than this (known when compiling) stays NumPy: there is
@@ -106,17 +119,36 @@ def worth_compiling(region: Node) -> bool:
     if trips is not None and trips < AUTO_MIN_ITERATIONS:
         return False
     saved_ns = 0.0
+    writes = any(n.op.writes is not None for n in _ops(region))
     for node in _ops(region):
-        sized = [*node.outputs, *(node.inputs if node.op.name in PRODUCTS else ())]
+        operands = node.inputs if node.op.name in PRODUCTS else ()
+        sized = [*node.outputs, *(v for v in operands if writes or defined_inside(v, region))]
         if any(is_array(v.type) and elements(v.type) > AUTO_MAX_ELEMENTS for v in sized):
             return False
         if not any(is_array(v.type) for v in (*node.inputs, *node.outputs)):
             continue  # NOTE: Python numbers and 0-d values: a few tens of ns either way
         saved_ns += NUMPY_CALL_NS
         extra = KERNEL_EXTRA_NS.get(node.op.name, 0.0)
+        if node.op.name in SCALAR_LOOP_EXTRA_NS and _reads_carried(node, region):
+            extra = SCALAR_LOOP_EXTRA_NS[node.op.name]
         saved_ns -= extra * max((elements(v.type) for v in node.outputs if is_array(v.type)),
                                 default=0)
     return saved_ns > 0
+
+
+def _reads_carried(node: Node, region: Node) -> bool:
+    """True if the element loop computing `node` (with the elementwise ops feeding it, which
+    the kernel fuses into it) reads an array that is a block parameter of `region` or of a
+    region inside it (a carried value)."""
+    for value in node.inputs:
+        producer = value.producer
+        if producer is None:
+            if is_array(value.type) and defined_inside(value, region):
+                return True
+        elif not producer.is_region and producer.op.elementwise \
+                and _reads_carried(producer, region):
+            return True
+    return False
 
 
 def _ops(region: Node) -> Iterator[Node]:

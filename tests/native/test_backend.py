@@ -117,8 +117,12 @@ def project(x, w):
     (squash, (np.linspace(-1, 1, 64, dtype=np.float32),), True),  # tanh of 64: calls dominate
     (squash, (np.linspace(-1, 1, 4096, dtype=np.float32).reshape(64, 64),), False),  # tanh dominates
     (project, (np.ones((4, 8), np.float32), np.eye(8, dtype=np.float32)), True),
-    (project, (np.ones((1, 128), np.float32), np.eye(128, dtype=np.float32)), False),  # big weight
-], ids=["tiny", "tanh-small", "tanh-large", "matmul-small", "matmul-large-weight"])
+    # a big weight made outside: read through one contiguous copy a call (kernel 0.5x NumPy)
+    (project, (np.ones((1, 128), np.float32), np.eye(128, dtype=np.float32)), True),
+    # a big carried product (16x512): NumPy (a kernel measured 1.4x)
+    (project, (np.ones((16, 512), np.float32), np.eye(512, dtype=np.float32)), False),
+], ids=["tiny", "tanh-small", "tanh-large", "matmul-small", "matmul-large-weight",
+        "matmul-large-carried"])
 def test_auto_compiles_a_kernel_only_where_the_cost_rule_expects_it_to_win(
         numba, fn, args, kernel: bool) -> None:
     auto, plain = amber.jit(fn, backend="auto"), amber.jit(fn, backend="numpy")
