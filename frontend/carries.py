@@ -345,7 +345,12 @@ def _kind_of(f: Frame, v: Any) -> str:
 def _static(f: Frame, name: str, v: Any) -> Type:
     try:
         return static_type(v)
-    except TypeError:
+    except TypeError as err:
+        if isinstance(v, PyList) and all(isinstance(x, Value) for x in v.items):
+            raise f.error(f"`{name}` grows inside a run-time loop, so it is a list built at run "
+                          f"time, whose items share one dtype and rank ({err})",
+                          "convert the items to one dtype and rank before adding them "
+                          "(e.g. `x.astype(np.float64)`)", kind=NeedsUnrolling) from None
         raise f.error(f"`{name}` changes inside a run-time loop, but holds a {describe(v)}, "
                       "which exists only when compiling",
                       "change it with a compile-time loop (over a tuple or list) instead",
