@@ -231,8 +231,9 @@ def _runtime_list_sum(f: Frame, items: Value, start: Any) -> Value:
         raise f.error(err.message, "give sum() a start of the type the sum has: `sum(items, "
                       "0.0)` for Python floats, `sum(items, np.zeros_like(x))` for arrays like x",
                       kind=type(err)) from None
-    if isinstance(total.type, Tensor) and isinstance(first.type, Scalar):
-        f.compiler.numbers.add(total)  # NOTE: the list may be empty: then it is `start`
+    others = f.number_types([first], total.type)
+    if others is not None:
+        f.compiler.numbers[total] = others  # NOTE: the list may be empty: then it is `start`
     return total
 
 

@@ -124,15 +124,15 @@ def raise_error(exc_type: type, *args: object) -> None:
 
 def _list_sum_infer(items: Type, start: Type) -> Type:
     """The type of `sum(items, start)`: `start + items[0] + ...`, which is `start` itself when
-    the list is empty, so a sum of another kind than `start` has no one static type (a Python
-    number `start` is the exception: the frontend keeps such sums as numbers-or-arrays)."""
+    the list is empty, so a sum of another type than `start` has no one static type (a Python
+    number `start` is the exception: the frontend keeps such sums as maybe-numbers)."""
     from .elementwise import add  # NOTE: the element ops import nothing from here
     if not isinstance(items, ListType):
         raise TypeError(f"sum(): expected a list, got {items}")
     if isinstance(items.element, AnyType):
         return start
     total = add.infer(items.element, start)
-    if isinstance(start, Scalar) and (isinstance(total, Tensor) or total == start):
+    if isinstance(start, Scalar):
         return total
     if isinstance(start, Tensor) and isinstance(total, Tensor) and (
             total.dtype, total.rank) == (start.dtype, start.rank):
@@ -340,7 +340,8 @@ raise_ = OpDef(
 
 OPS = (constant, undefined, placeholder, stop_gradient, make_tuple, tuple_getitem, make_dict,
        depend,
-       list_new, list_append, list_extend, list_concat, list_delete, list_insert, list_sum, length, to_int, to_float, to_bool, not_, builtin_min, builtin_max,
+       list_new, list_append, list_extend, list_concat, list_delete, list_insert, list_sum,
+       length, to_int, to_float, to_bool, not_, builtin_min, builtin_max,
        format_, print_, assert_, raise_)
 
 
