@@ -265,6 +265,11 @@ list_sum = OpDef(
     grad=_list_sum_grad)
 """`sum(items, start)` over a run-time list: `start` plus the items, in order (`start` itself
 when the list is empty)."""
+check_bound = OpDef(
+    "check_bound", ("x",), kernel=lambda x: None, infer=lambda x: NoneType(), emit="x",
+    effects=True, reads_only=True, grad=NO_GRAD)
+"""A read of `x` for Python's check alone: the variable is unbound on some paths, and reading
+it there raises UnboundLocalError even where nothing uses what was read."""
 length = OpDef("len", ("x",), kernel=len, infer=_len_infer, emit="len(x)", grad=NO_GRAD)
 to_int = OpDef("int", ("x",), kernel=int, infer=_to_python(int), emit="int(x)", can_raise=True,
                grad=NO_GRAD, numba=native.to_int_spelling)
@@ -341,7 +346,7 @@ raise_ = OpDef(
 OPS = (constant, undefined, placeholder, stop_gradient, make_tuple, tuple_getitem, make_dict,
        depend,
        list_new, list_append, list_extend, list_concat, list_delete, list_insert, list_sum,
-       length, to_int, to_float, to_bool, not_, builtin_min, builtin_max,
+       check_bound, length, to_int, to_float, to_bool, not_, builtin_min, builtin_max,
        format_, print_, assert_, raise_)
 
 

@@ -197,6 +197,24 @@ def while_condition_that_always_raises_in_a_branch(a, b, n):
     return b, w0
 
 
+@runs(*INPUTS)
+def unused_read_of_a_variable_bound_only_in_a_loop_body(a, b, n):
+    w0 = 0
+    while w0 < 1 and (a.sum() > 0):
+        w0 += 1
+        late = a * 0.5
+    late = a + late  # UnboundLocalError where the loop never ran, though `late` is not used
+    return a, b
+
+
+@runs(*INPUTS)
+def unused_read_of_a_variable_bound_in_one_branch(a, b, n):
+    if a[0] > 0:
+        late = a
+    unused = late * 2.0  # UnboundLocalError on the other path
+    return b
+
+
 def test_program(program, check_program):
     """Compiled and eager agree on every input."""
     check_program(program)
