@@ -11,7 +11,7 @@ from typing import Any
 import gast
 import numpy as np
 
-from ..graph import AnyType, Block, InsertPoint, Node, Scalar, Tensor, TupleType, Type, Value
+from ..graph import AnyType, Block, InsertPoint, Node, Tensor, TupleType, Type, Value
 from . import aliases, names
 from .context import Frame, KindChanges, NeedsUnrolling, Scope, tuple_items
 from .control import Branch, changed_names, defined_in, same_constant
@@ -233,8 +233,9 @@ def _entry_value(f: Frame, c: Carry, block: Block, memo: dict[int, Any]) -> Any:
     if c.state == CarryState.VAR:
         c.param = block.add_param(c.type, hint(c.name))
         f.compiler.memory.zero_d[c.param] = c.kind
-        if isinstance(c.type, Tensor) and _may_be_number(f, c.init):
-            f.compiler.numbers.add(c.param)
+        others = f.number_types([c.init], c.type)
+        if others is not None:
+            f.compiler.numbers[c.param] = others
         return c.param
     if c.state == CarryState.CONST:
         return c.init
@@ -244,13 +245,6 @@ def _entry_value(f: Frame, c: Carry, block: Block, memo: dict[int, Any]) -> Any:
     if items and all(x is MISSING for x in items):  # NOTE: `()` and `{}` are bound values
         return MISSING
     return c.container(f, [f.undefined(c.name) if x is MISSING else x for x in items])
-
-
-def _may_be_number(f: Frame, v: Any) -> bool:
-    """A Python number, or a value that may be one at run time (see `Compiler.numbers`)."""
-    if isinstance(v, Value):
-        return isinstance(v.type, Scalar) or v in f.compiler.numbers
-    return isinstance(v, bool | int | float)
 
 
 def settle(f: Frame, carries: list[Carry], body: Branch, header: frozenset[str],
@@ -352,7 +346,12 @@ def _kind_of(f: Frame, v: Any) -> str:
 def _static(f: Frame, name: str, v: Any) -> Type:
     try:
         return static_type(v)
-    except TypeError:
+    except TypeError as err:
+        if isinstance(v, PyList) and all(isinstance(x, Value) for x in v.items):
+            raise f.error(f"`{name}` grows inside a run-time loop, so it is a list built at run "
+                          f"time, whose items share one dtype and rank ({err})",
+                          "convert the items to one dtype and rank before adding them "
+                          "(e.g. `x.astype(np.float64)`)", kind=NeedsUnrolling) from None
         raise f.error(f"`{name}` changes inside a run-time loop, but holds a {describe(v)}, "
                       "which exists only when compiling",
                       "change it with a compile-time loop (over a tuple or list) instead",
@@ -404,7 +403,9 @@ def yields(f: Frame, carries: list[Carry], body: Branch) -> list[Value]:
     with f.builder.at(InsertPoint.at_end(body.block)):
         for c in carries:
             for leaf, end in _leaf_ends(f, c, body.scope.get(c.name), seen):
-                if body.dead or end is MISSING:
+                if body.dead and leaf.param is not None:
+                    out.append(leaf.param)  # NOTE: never reached; the value passes through
+                elif body.dead or end is MISSING:
                     out.append(f.undefined(leaf.name))
                 else:
                     out.append(f.materialise(end))
@@ -445,11 +446,11 @@ def after_loop(f: Frame, node: Node, carries: list[Carry], body: Branch, line: i
     f.builder.insert(node)
     if node.effectful:
         f.compiler.note_effect(node)
-    numbers = f.compiler.numbers
     yields = node.blocks[-1].results
     for leaf, out, end in zip(leaves(carries), node.outputs, yields):
-        if leaf.param in numbers or end in numbers:
-            numbers.add(out)
+        others = f.number_types([v for v in (leaf.param, end) if v is not None], out.type)
+        if others is not None:
+            f.compiler.numbers[out] = others
     outs = iter(node.outputs)
     memo: dict[int, Any] = {}
     for c in carries:

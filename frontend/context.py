@@ -9,8 +9,8 @@ from typing import Any, Callable, Mapping
 import gast
 import numpy as np
 
-from ..graph import (AnyType, Block, Builder, Graph, InsertPoint, ListType, Loc, Node, Tensor,
-                     TupleType, Value)
+from ..graph import (AnyType, Block, Builder, Graph, InsertPoint, ListType, Loc, Node, Scalar,
+                     Tensor, TupleType, Type, Value, join_types)
 from ..graph.types import type_of
 from ..nn.cell import Cell
 from ..ops import OpDef
@@ -22,7 +22,7 @@ from .check import check_supported
 from .errors import CompileError, kind_for
 from .guards import Guard, SameObjectReader
 from .source import ParsedFunction, error_at, parse_function
-from .values import MISSING, PENDING, PyList, Unusable, describe
+from .values import MISSING, PENDING, PyList, Unusable, describe, kind_name
 
 """The op of a name's value on a path that never bound it."""
 INFER_ERRORS = (TypeError, ValueError, IndexError, ArithmeticError)
@@ -182,11 +182,13 @@ class Compiler:
         self.named: dict[Value, int] = {}
         """See `Scope.named`."""
         self.memory = Memory()
-        self.numbers: set[Value] = set()
-        """Values typed as arrays that may hold a Python number at run time: a variable that
-        is `0` on one path and an array on another (`s = 0` before `s = s + x` in a loop that
-        may not run) joins to the array type, and generated code holds whichever the path
-        made. Their dtype, shape and class are known only at run time (`Frame.number_facts`)."""
+        self.numbers: dict[Value, frozenset[Type]] = {}
+        """Values that may hold a number of another type at run time than their type says, with
+        those types: a variable that is `0` on one path and an array on another (`s = 0`
+        before `s = s + x` in a loop that may not run) joins to the array type, one that is
+        `0` on one path and `0.5` on another to float, and generated code holds whichever the
+        path made. Their dtype, shape and class are known only at run time
+        (`Frame.number_facts`), and an op whose result's type would differ is refused."""
         self.loop_seeds: list[Any] = []
         """The `seeds.Seeds` of the loop regions being built, innermost last."""
         self.last_effect: dict[Block, Node] = {}
@@ -405,10 +407,8 @@ class Frame:
                     f"(e.g. with .astype or np.int32(...)) (inputs: {shown})") from exc
             raise self.error(str(exc) or type(exc).__name__, hint,
                              kind=kind_for(exc)) from exc
-        numbers = self.compiler.numbers
-        if numbers and isinstance(value.type, Tensor) and any(v in numbers for v in inputs) \
-                and not any(isinstance(v.type, Tensor) and v not in numbers for v in inputs):
-            numbers.add(value)  # NOTE: `s * 2` is a number where s is; `s + x` is an array
+        if self.compiler.numbers and any(v in self.compiler.numbers for v in inputs):
+            self._number_result(value, inputs)
         node = value.producer
         if node is not None and node.effectful:
             self.compiler.note_effect(node)
@@ -416,12 +416,61 @@ class Frame:
                 after_write(self, node)
         return value
 
+    def number_types(self, merged: Any, t: Type) -> frozenset[Type] | None:
+        """The types other than `t` that a value of type `t` merged from `merged` (values or
+        Python numbers) may have at run time, when it may be a number (see
+        `Compiler.numbers`); None when it has type `t` whichever it came from."""
+        if not isinstance(t, Tensor | Scalar):
+            return None
+        numbers, others, found = self.compiler.numbers, set(), False
+        for v in merged:
+            if isinstance(v, Value) and v in numbers:
+                others |= numbers[v]
+                found = True
+                continue
+            vt = v.type if isinstance(v, Value) else type_of(v) \
+                if isinstance(v, bool | int | float) else None
+            if isinstance(vt, Scalar) and vt != t:
+                others.add(vt)
+                found = True
+        return frozenset(others - {t}) if found else None
+
+    def _number_result(self, value: Value, inputs: tuple[Value, ...]) -> None:
+        """Where an input may be a number of another type (see `Compiler.numbers`), the types
+        the result may have instead: `s * 2` is a number where s is, while the type of `s + x`
+        for an array x must not depend on which s is (else the op is refused)."""
+        numbers, node = self.compiler.numbers, value.producer
+        if node is None or node.is_region or not isinstance(value.type, Tensor | Scalar):
+            return  # NOTE: a tuple or list holding a number is as its items are
+        arrays = any(isinstance(v.type, Tensor) and v not in numbers for v in inputs)
+        others: set[Type] = set()
+        for k, v in enumerate(inputs):
+            for other in numbers.get(v, ()):
+                types = [u.type for u in inputs]
+                types[k] = other
+                try:
+                    alternative = node.op.infer(*types, **node.attrs)
+                except INFER_ERRORS:
+                    continue  # NOTE: not an operand NumPy takes either; as typed
+                if _covers(value.type, alternative):
+                    continue
+                if arrays:
+                    raise self.error(
+                        f"this is {alternative} where `{v.name or 'an operand'}` is "
+                        f"{kind_name(other)} (as on some paths), but {value.type} where it is "
+                        f"{kind_name(v.type)}: one value of two types",
+                        "start it as an array of the dtype it gets (e.g. `np.float32(0)` "
+                        "instead of `0`, `0.0` instead of `0`)")
+                others.add(alternative)
+        if others or not arrays and isinstance(value.type, Tensor):
+            numbers[value] = frozenset(others) | numbers.get(value, frozenset())
+
     def number_facts(self, v: Value, what: str) -> None:
         """Refuse to fold `what` (a dtype, shape or class) of a value that may be a Python
         number at run time (see `Compiler.numbers`)."""
         if v in self.compiler.numbers:
-            raise self.error(f"{what} of a value that is a Python number on some paths and an "
-                             "array on others is known only at run time",
+            raise self.error(f"{what} of a value that is a Python number on some paths and of "
+                             "another type on others is known only at run time",
                              "start it as an array of the dtype it gets (e.g. `np.float32(0)` "
                              "instead of `0`)")
 
@@ -500,6 +549,16 @@ def _parameter_names(args: gast.arguments) -> set[str]:
     """The names a function's parameters bind (not the names their annotations read)."""
     found = [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]
     return {a.id for a in found if isinstance(a, gast.Name)}
+
+
+def _covers(t: Type, other: Type) -> bool:
+    """A value of type `other` fits type `t` (at most sizes differ where `t` has "?")."""
+    if t == other:
+        return True
+    if not (isinstance(t, Tensor) and isinstance(other, Tensor)) or \
+            (t.dtype, t.rank) != (other.dtype, other.rank):
+        return False
+    return join_types([t, other]) == t
 
 
 def _plain(v: tuple) -> bool:

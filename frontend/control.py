@@ -9,7 +9,7 @@ from typing import Any, Callable
 
 import gast
 
-from ..graph import IF, AnyType, Block, InsertPoint, Node, Scalar, Tensor, TupleType, Type, Value
+from ..graph import IF, AnyType, Block, InsertPoint, Node, TupleType, Type, Value
 from . import names
 from .aliases import replace_object
 from .containers import LIST_MUTATORS
@@ -150,8 +150,9 @@ class Merger:
         self.yields: list[tuple[Value, Value]] = []
         self.types: list[Type] = []
         self.names: list[str] = []
-        self.numbers: list[int] = []
-        """Outputs that may be a Python number at run time (see `Compiler.numbers`)."""
+        self.numbers: dict[int, frozenset[Type]] = {}
+        """Outputs that may be a number of another type at run time (see `Compiler.numbers`),
+        with those types."""
         self.shared: dict[tuple[int, int, int], Any] = {}
         """(how, id, id) -> what a list or dict merged to: every name holding the same one
         (`e = d`) still holds one object after the if."""
@@ -256,10 +257,9 @@ class Merger:
                 "None)", kind=MergeConflict) from None
 
     def _add(self, pair: tuple[Value, Value], t: Type, name: str) -> _Out:
-        numbers = self.f.compiler.numbers
-        if isinstance(t, Tensor) and any(v in numbers or isinstance(v.type, Scalar)
-                                         for v in pair):
-            self.numbers.append(len(self.yields))  # NOTE: a number on one path
+        others = self.f.number_types(pair, t)
+        if others is not None:
+            self.numbers[len(self.yields)] = others  # NOTE: a number on one path
         self.yields.append(pair)
         self.types.append(t)
         self.names.append("" if name == EXPRESSION else names.value_hint(name))
@@ -277,7 +277,7 @@ class Merger:
             return []
         node = Node(IF, [cond], {}, self.types, self.names, [then, else_])
         self.f.builder.insert(node)
-        self.f.compiler.numbers.update(node.outputs[i] for i in self.numbers)
+        self.f.compiler.numbers.update((node.outputs[i], o) for i, o in self.numbers.items())
         if effects:
             self.f.compiler.note_effect(node)
         return node.outputs

@@ -185,6 +185,12 @@ def _while_region(f: Frame, node: gast.While, header: frozenset[str]) -> None:
             _discard(cond_block, body_block)
             mark.restore(f)  # never runs: lists stay compile-time
             return
+        if cond.dead:
+            _discard(cond_block, body_block)
+            mark.restore(f)
+            f.condition(node.test)  # NOTE: its first check raises at run time: so does this
+            raise f.error("a loop condition that always raises is not supported",
+                          node=node.test)  # NOTE: only where it raises for later iterations
         if not stable:
             _discard(cond_block, body_block)
             continue
@@ -206,11 +212,12 @@ def _while_region(f: Frame, node: gast.While, header: frozenset[str]) -> None:
 def _while_round(f: Frame, node: gast.While, header: frozenset[str], carries: list[Carry],
                  cond_block: Block, body_block: Block) -> tuple[Branch | None, Branch | None,
                                                                 bool]:
-    """Build the condition and body once; (None, None, True) when the loop never runs."""
+    """Build the condition and body once; (None, None, True) when the loop never runs,
+    (cond, None, True) when its condition always raises."""
     cond = run_branch(f, lambda: f.condition(node.test), entry_scope(f, carries, cond_block),
                       cond_block)
     if cond.dead:
-        raise f.error("a loop condition that always raises is not supported", node=node.test)
+        return cond, None, True
     if truth(cond.result) is False:
         return None, None, True
     body = run_branch(f, lambda: f.run_block(node.body, header),

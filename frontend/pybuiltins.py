@@ -14,6 +14,7 @@ from .aliases import ARRAY, MIXED, SCALAR, zero_d_kind
 from .containers import dict_builtin
 from .context import Frame, tuple_items
 from .control import short_circuit
+from .errors import CompileError
 from .expressions import attribute
 from .operators import binary, evaluate_python, to_python
 from .sequences import as_sequence, counted, first_dim, is_compile_time_sequence
@@ -99,6 +100,8 @@ def _extreme(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
             if has_runtime(args):
                 raise f.error(f"{name}() with key= or default= needs compile-time values")
             return evaluate_python(f, lambda *a: fn(*a, **kwargs), *args)
+        if len(args) == 1 and isinstance(args[0], Value) and isinstance(args[0].type, ListType):
+            return f.op(name, args[0])  # NOTE: a run-time list: only run time has its items
         items = list(args)
         if len(args) == 1 and not (isinstance(args[0], Value) and isinstance(args[0].type,
                                                                              Tensor)):
@@ -222,9 +225,30 @@ def _list(f: Frame, seq: Any = ()) -> PyList:
 def _sum(f: Frame, seq: Any, start: Any = 0) -> Any:
     if isinstance(seq, Value) and isinstance(seq.type, Tensor):
         return binary(f, "Add", start, f.op("sum", seq, axis=0))
+    if isinstance(seq, Value) and isinstance(seq.type, ListType):
+        return _runtime_list_sum(f, seq, start)
     total = start
     for item in as_sequence(f, seq):
         total = binary(f, "Add", total, item)
+    return total
+
+
+def _runtime_list_sum(f: Frame, items: Value, start: Any) -> Value:
+    """`sum(items, start)` over a list built at run time: one node, since only run time knows
+    how many items there are."""
+    first = f.materialise(start)
+    if isinstance(first.type, ListType | TupleType):
+        raise f.error("sum() of a run-time list with a list or tuple start is not supported",
+                      "concatenate the lists with + or extend() instead")
+    try:
+        total = f.op("list_sum", items, first)
+    except CompileError as err:
+        raise f.error(err.message, "give sum() a start of the type the sum has: `sum(items, "
+                      "0.0)` for Python floats, `sum(items, np.zeros_like(x))` for arrays like x",
+                      kind=type(err)) from None
+    others = f.number_types([first], total.type)
+    if others is not None:
+        f.compiler.numbers[total] = others  # NOTE: the list may be empty: then it is `start`
     return total
 
 

@@ -18,7 +18,8 @@ from ..ops import OpFunction, Primitive
 from .aliases import current, note_input
 from .context import Frame
 from .guards import ArgReader, AttrReader, ItemsReader, NamespaceReader, structure
-from .values import MISSING, ArgRoot, BoundMethod, PyList, Ref, Unusable, jit_wrapped
+from .values import (MISSING, ArgRoot, BoundMethod, PyList, Ref, Unusable, jit_wrapped,
+                     may_be_unbound)
 
 UNBOUND_MESSAGE = "cannot access local variable '{}' where it is not associated with a value"
 ARRAY_TYPES = (np.ndarray, np.generic, np.random.Generator)
@@ -30,6 +31,8 @@ def lookup(f: Frame, name: str) -> Any:
     if value is not MISSING:
         if isinstance(value, Unusable):
             raise f.read_unusable(value)
+        if isinstance(value, Value) and may_be_unbound(value):
+            f.op("check_bound", value)  # NOTE: raises where unbound even if the read is unused
         return value
     if name in f.locals:
         # NOTE: Python raises only when this path runs, so the error is compiled, not reported.

@@ -9,8 +9,8 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ..graph import (AnyType, ListType, NoneType, Scalar, StrType, Tensor, TupleType, Type, Value,
-                     join_types)
+from ..graph import (AnyType, Block, ListType, NoneType, Scalar, StrType, Tensor, TupleType, Type,
+                     Value, join_types)
 from ..graph.types import type_of
 from ..ops import OpFunction
 from ..ops import python as pyops
@@ -178,6 +178,25 @@ def absent(v: Any, pending_is_none: bool) -> bool:
 def is_undefined(v: Any) -> bool:
     """True for the result of an `undefined` node (a name unbound on some path)."""
     return isinstance(v, Value) and v.producer is not None and v.producer.op is pyops.undefined
+
+
+def may_be_unbound(v: Value, seen: set[Value] | None = None) -> bool:
+    """True for a value some path leaves unbound: an `undefined` merged by an If or carried by
+    a loop (a variable bound in one branch, or only in a loop body that may not run)."""
+    seen = set() if seen is None else seen
+    if v in seen:
+        return False
+    seen.add(v)
+    owner = v.owner
+    if owner is None:
+        return False
+    if isinstance(owner, Block):
+        region = owner.owner_node
+        slot = None if region is None else region.slot_of(v)
+        return slot is not None and any(may_be_unbound(x, seen) for x in region.incoming(slot))
+    if owner.is_region:
+        return any(may_be_unbound(x, seen) for x in owner.incoming(v.index))
+    return owner.op is pyops.undefined
 
 
 def truth(v: Any) -> bool | None:

@@ -1,6 +1,7 @@
 """Ops that exist for gradients: scattering an indexed adjoint back (`index_add`), zeroing what
 an item assignment overwrote (`index_zero`), splitting an adjoint back into the pieces that were
-joined (`split_like`, `unstack`), and adjoints of lists (`list_zeros_like`, `list_add`). They are
+joined (`split_like`, `unstack`), and adjoints of lists (`list_zeros_like`, `list_add`,
+`sum_to_items`). They are
 ordinary ops, so the backward graph stays ordinary IR; rules in the other families name them."""
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import numpy as np
 from .indexing import _getitem_infer, index_key, index_text
 from .opdef import NO_GRAD, REQUIRED, Dyn, GradContext, OpDef
 from .shaping import normalize_axis
-from .types import UNKNOWN, ListType, Tensor, Type
+from .types import UNKNOWN, ListType, Scalar, Tensor, Type
 
 
 def added_at(like: Any, key: Any, value: Any) -> Any:
@@ -96,6 +97,14 @@ def summed_to(g: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
     return (g.sum(axis=axes, keepdims=True) if axes else g).reshape(shape)
 
 
+def summed_to_items(g: Any, items: list) -> list:
+    """`g` summed back to the shape of each item of `items`, in the item's dtype (the adjoint
+    of the items of `sum(items, start)`: each item was broadcast into the whole sum)."""
+    g = np.asarray(g)
+    return [float(summed_to(g, ())) if isinstance(x, float)
+            else summed_to(g, np.shape(x)).astype(np.result_type(x), copy=False) for x in items]
+
+
 def _sum_to_infer(g: Type, *like: Type, shape: tuple[Any, ...]) -> Type:
     if not isinstance(g, Tensor) or len(shape) > g.rank:
         raise TypeError(f"sum_to: cannot sum {g} to shape {shape}")
@@ -142,6 +151,19 @@ def _list_like_infer(*lists: Type) -> Type:
         if not isinstance(t, ListType):
             raise TypeError(f"expected a list, got {t}")
     return lists[0]
+
+
+def _sum_to_items_infer(g: Type, items: Type) -> Type:
+    if not (isinstance(g, Tensor | Scalar) and isinstance(items, ListType)):
+        raise TypeError(f"sum_to_items: expected an adjoint and a list, got {g} and {items}")
+    return items
+
+
+def _sum_to_items_grad(ad: GradContext) -> tuple[Any, ...]:
+    """Each item's adjoint broadcast back over the sum's shape and added up."""
+    g = ad.input(0)
+    start = ad.op("zeros_like", g) if isinstance(ad.types[0], Tensor) else 0.0
+    return ad.op("list_sum", ad.g, start), None
 
 
 def _split_like_infer(g: Type, like: Type, *, axis: int) -> Type:
@@ -209,6 +231,12 @@ list_add = OpDef(
     helpers=(add_items,), fresh=True, grad=lambda ad: (ad.g, ad.g))
 """Two lists of arrays added item by item (adjoints of a list add up like this, not by `+`)."""
 
+sum_to_items = OpDef(
+    "sum_to_items", ("g", "items"), kernel=summed_to_items, infer=_sum_to_items_infer,
+    emit="summed_to_items(g, items)", helpers=(summed_to_items, summed_to),
+    grad=_sum_to_items_grad)  # NOTE: not fresh: an item may be a view of `g`
+"""`g` summed back to each item of the list `items` (the adjoint of a run-time list's `sum`)."""
+
 list_copy = OpDef(
     "list_copy", ("items",), kernel=list, infer=_list_like_infer, emit="list(items)",
     grad=lambda ad: (ad.g,))
@@ -223,4 +251,4 @@ sizes ("?"), the second input is an array of the target shape, read when the cod
 `fresh`: where nothing was stretched the result is a view of `g`."""
 
 OPS = (index_add, index_add_into, list_add_at, index_zero, split_like, unstack, list_zeros_like,
-       list_add, list_copy, sum_to)
+       list_add, sum_to_items, list_copy, sum_to)

@@ -10,7 +10,8 @@ from .elementwise import as_tensor, np_call, primitive, spell
 from .opdef import REQUIRED, Dyn, GradContext
 from .shaping import (dim_product, format_dims, listed_axis, normalize_axes, normalize_axis,
                       shape_op, shaped_like)
-from .types import UNKNOWN, Dim, ListType, Tensor, TupleType, Type, dim_add, dim_floordiv, dim_mul
+from .types import (UNKNOWN, AnyType, Dim, ListType, Tensor, TupleType, Type, dim_add,
+                    dim_floordiv, dim_mul)
 
 
 def _same_dim(name: str, dims: list[Dim], shown: str) -> Dim:
@@ -30,6 +31,8 @@ def _members(name: str, xs: Type) -> tuple[list[Tensor], bool]:
             raise ValueError(f"{name}: need at least one array")
         return [as_tensor(name, e) for e in xs.elements], True
     if isinstance(xs, ListType):
+        if isinstance(xs.element, AnyType):  # NOTE: a list no item ever went into
+            raise ValueError(f"{name}: need at least one array")
         return [as_tensor(name, xs.element)], False
     raise TypeError(f"{name}: expected a tuple or list of tensors, got {xs}")
 

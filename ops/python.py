@@ -122,6 +122,29 @@ def raise_error(exc_type: type, *args: object) -> None:
     raise exc_type(*args)
 
 
+def _list_sum_infer(items: Type, start: Type) -> Type:
+    """The type of `sum(items, start)`: `start + items[0] + ...`, which is `start` itself when
+    the list is empty, so a sum of another type than `start` has no one static type (a Python
+    number `start` is the exception: the frontend keeps such sums as maybe-numbers)."""
+    from .elementwise import add  # NOTE: the element ops import nothing from here
+    if not isinstance(items, ListType):
+        raise TypeError(f"sum(): expected a list, got {items}")
+    if isinstance(items.element, AnyType):
+        return start
+    total = add.infer(items.element, start)
+    if isinstance(start, Scalar):
+        return total
+    if isinstance(start, Tensor) and isinstance(total, Tensor) and (
+            total.dtype, total.rank) == (start.dtype, start.rank):
+        return join_types([total, start])
+    raise TypeError(f"sum() of a list built at run time is its start ({start}) when the list is "
+                    f"empty, and {total} otherwise: a value of two types")
+
+
+def _list_sum_grad(ad: GradContext) -> tuple[Any, ...]:
+    return ad.op("sum_to_items", ad.g, ad.input(0)), ad.g
+
+
 def _len_infer(x: Type) -> Type:
     if not isinstance(x, Tensor | ListType | TupleType):
         raise TypeError(f"len(): expected a sized value, got {x}")
@@ -138,9 +161,21 @@ def _list_append_grad(ad: GradContext) -> tuple[Any, ...]:
     return ad.op("getitem", ad.g, index=(slice(None, -1),)), ad.op("getitem", ad.g, index=(-1,))
 
 
+def _extreme_item_grad(ad: GradContext, name: str) -> Any:
+    """`min(items)` of a run-time list of 0-d arrays: the adjoint goes to the item chosen, the
+    first of equal ones, as NumPy's argmin picks it."""
+    if not isinstance(ad.types[0].element, Tensor):
+        raise NotImplementedError(f"the gradient of {name}() over a run-time list of Python "
+                                  "numbers (append 0-d arrays instead)")
+    where = ad.op(f"arg{name}", ad.op("stack", ad.input(0), axis=0))
+    return ad.op("index_add", ad.input(0), ad.g, where, index=(Dyn(0),))
+
+
 def _extreme_grad(name: str) -> Callable[[GradContext], tuple[Any, ...]]:
     """Python's min/max of two numbers: the adjoint goes to the one chosen (the first on ties)."""
     def grad(ad: GradContext) -> tuple[Any, ...]:
+        if len(ad.types) == 1 and isinstance(ad.types[0], ListType):
+            return (_extreme_item_grad(ad, name),)
         if len(ad.types) != 2:
             raise NotImplementedError(f"the gradient of {name}() over {len(ad.types)} values")
         first = ad.input(0) <= ad.input(1) if name == "min" else ad.input(0) >= ad.input(1)
@@ -224,6 +259,17 @@ list_insert = OpDef(
     emit="list_insert_kernel(items, i, x)", helpers=(list_insert_kernel,), effects=True,
     writes=0, grad=_list_insert_grad)
 """`items.insert(i, x)` on a run-time list, in place."""
+list_sum = OpDef(
+    "list_sum", ("items", "start"), kernel=lambda items, start: sum(items, start),
+    infer=_list_sum_infer, emit="sum(items, start)", can_raise=True,
+    grad=_list_sum_grad)
+"""`sum(items, start)` over a run-time list: `start` plus the items, in order (`start` itself
+when the list is empty)."""
+check_bound = OpDef(
+    "check_bound", ("x",), kernel=lambda x: None, infer=lambda x: NoneType(), emit="x",
+    effects=True, reads_only=True, grad=NO_GRAD)
+"""A read of `x` for Python's check alone: the variable is unbound on some paths, and reading
+it there raises UnboundLocalError even where nothing uses what was read."""
 length = OpDef("len", ("x",), kernel=len, infer=_len_infer, emit="len(x)", grad=NO_GRAD)
 to_int = OpDef("int", ("x",), kernel=int, infer=_to_python(int), emit="int(x)", can_raise=True,
                grad=NO_GRAD, numba=native.to_int_spelling)
@@ -236,6 +282,8 @@ not_ = OpDef("not", ("x",), kernel=lambda x: not x, infer=_to_python(bool), emit
              operator="Not", can_raise=True, grad=NO_GRAD, numba=native.numbers_only("not x"))
 def _builtin_minmax(name: str):
     def infer(*xs: Type) -> Type:
+        if len(xs) == 1 and isinstance(xs[0], ListType):  # min(items) of a run-time list
+            return _extreme_item(name, xs[0].element)
         for x in xs:
             _tensor_or_scalar(name, x)
         if len(xs) == 1:  # min(seq): the smallest item of a sequence
@@ -243,6 +291,18 @@ def _builtin_minmax(name: str):
             return Tensor(x.shape[1:], x.dtype) if isinstance(x, Tensor) else x
         return join_types(list(xs))
     return infer
+
+
+def _extreme_item(name: str, item: Type) -> Type:
+    """The type of `min(items)` for a run-time list: its item's, for numbers (Python's
+    comparison of two arrays of several elements has no truth value)."""
+    if isinstance(item, AnyType):
+        raise ValueError(f"{name}() arg is an empty sequence")
+    if not (isinstance(item, Scalar) or isinstance(item, Tensor) and item.rank == 0):
+        raise TypeError(f"{name}() of a run-time list of {item} compares whole arrays; "
+                        f"reduce them instead (np.{name}imum.reduce(items) or np.{name}(np.stack("
+                        "items), axis=0))")
+    return item
 
 
 def _format_infer(*xs: Type, template: str) -> Type:
@@ -285,7 +345,8 @@ raise_ = OpDef(
 
 OPS = (constant, undefined, placeholder, stop_gradient, make_tuple, tuple_getitem, make_dict,
        depend,
-       list_new, list_append, list_extend, list_concat, list_delete, list_insert, length, to_int, to_float, to_bool, not_, builtin_min, builtin_max,
+       list_new, list_append, list_extend, list_concat, list_delete, list_insert, list_sum,
+       check_bound, length, to_int, to_float, to_bool, not_, builtin_min, builtin_max,
        format_, print_, assert_, raise_)
 
 

@@ -66,7 +66,9 @@ def test_runs_in_an_isolated_interpreter_without_amber(tmp_path: Path) -> None:
     assert "unbound:" in run.stdout and "'extra'" in run.stdout
     got = pickle.loads((tmp_path / "out.pkl").read_bytes())
     want = run_graph(graph, *args)
-    np.testing.assert_allclose(got[0], want[0], rtol=1e-6)
+    # NOTE: `-I` ignores PYTHONPATH, so the child may run another NumPy than this process (the
+    # NumPy 1 run of the suite): float32 GEMMs of two builds differ in the last bits
+    np.testing.assert_allclose(got[0], want[0], rtol=1e-5)
     assert got[0].dtype == np.float32 and got[1] == want[1] == 2
 
 

@@ -1,8 +1,9 @@
 """Random differentiable programs: hypothesis builds function bodies of nested if / while / for
 (constant, compile-time and run-time bounds) / break / continue / early return / helper calls /
-list accumulation / in-place updates over two float64 vectors, writes each to a real .py file,
-and checks `amber.value_and_grad(program, (0, 1))` against the eager value and float64 central
-finite differences of the eager program, compiled and in pynative mode.
+list accumulation (read back by a loop, `sum` or negative indices) / in-place updates over two
+float64 vectors, writes each to a real .py file, and checks
+`amber.value_and_grad(program, (0, 1))` against the eager value and float64 central finite
+differences of the eager program, compiled and in pynative mode.
 
 CI explores a fixed set of examples per flavor; a deep randomized search:
     AMBER_HYPOTHESIS_EXAMPLES=2000 python -m pytest tests/gradients/test_random_gradients.py
@@ -143,9 +144,15 @@ class GradientProgramWriter:
 
     def source(self) -> str:
         body = "\n".join(self.lines)
-        tail = "    for item in acc:\n        a = a + item\n" if "append" in self.kinds else ""
+        tail = self.draw(st.sampled_from(LIST_TAILS)) if "append" in self.kinds else ""
         return (f"import numpy as np\n{HELPER}\n\ndef program(a, b, n):\n    k = 0\n"
                 f"    acc = []\n{body}\n{tail}    return {RETURN}\n")
+
+
+LIST_TAILS = ("    for item in acc:\n        a = a + item\n", "    a = sum(acc, a)\n",
+              "    b = b + sum(acc)\n    if len(acc) > 1:\n        a = a + acc[-2] * acc[-1]\n")
+"""How a program reads the list its loops appended to: item by item, through `sum` (the
+int 0 when empty), by negative indices."""
 
 
 @st.composite

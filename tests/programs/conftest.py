@@ -3,7 +3,7 @@
 (ids = program names) that `check_program` runs eagerly and compiled, in every compile mode:
 -O0, -O1, -O2 (the default) and -O2 verifying the IR after each pass.
 
-Random programs (`test_random_programs.py`) run 400 hypothesis examples by default; a deep search:
+Random programs (`test_random_programs.py`) run 800 hypothesis examples by default (50 per flavor); a deep search:
     AMBER_HYPOTHESIS_EXAMPLES=10000 python -m pytest tests/programs/test_random_programs.py
 
 The Numba backend: every program with a `for` or `while` in its source also runs in `numba`

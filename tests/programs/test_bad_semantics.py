@@ -92,6 +92,63 @@ def identity_of_a_run_time_number(x):
     return n is one  # ERR
 
 
+@runs((POS, np.array(2)))
+def sum_of_a_run_time_list_with_a_start_of_another_rank(x, n):
+    outs = []
+    for i in range(n):
+        outs.append(x * i)
+    return sum(outs, np.float32(0))  # ERR  (0-d when empty, 1-d otherwise)
+
+
+@runs((POS, np.array(2)))
+def class_of_a_sum_of_floats_from_the_int_zero(x, n):
+    vals = []
+    for i in range(n):
+        vals.append(float(x[i]))
+    return isinstance(sum(vals), float)  # ERR  (the int 0 when empty, a float otherwise)
+
+
+@runs((POS, np.array(2)))
+def int_or_float_accumulator_added_to_an_int_array(x, n):
+    s = 0
+    for i in range(n):
+        s += 0.5
+    return np.arange(3) + s  # ERR  (int64 when the loop never ran, float64 otherwise)
+
+
+@runs((POS, np.array(2)))
+def int_or_float_from_a_branch_asked_its_class(x, n):
+    s = 0
+    if n > 1:
+        s = 0.5
+    return isinstance(s, float)  # ERR
+
+
+@runs((POS, np.array(2)))
+def number_or_array_accumulator_added_to_a_0d_array(x, n):
+    s = 0
+    for i in range(n):
+        s = s + x
+    return x.sum() + s * 2, np.arange(3) + s  # ERR  (int64 where s is still 0)
+
+
+@runs((POS, np.array(2)))
+def run_time_list_of_mixed_dtypes(x, n):
+    outs = []
+    for i in range(n):  # ERR
+        outs.append(x * i)
+        outs.append(x.astype(np.float64) * i)
+    return sum(outs)
+
+
+@runs((POS, np.array(1)))
+def max_of_a_run_time_list_of_arrays(x, n):
+    outs = []
+    for i in range(n):
+        outs.append(x * i)
+    return max(outs)  # ERR  (compares whole arrays)
+
+
 class WritesAnAttributeDict(nn.Cell):
     def __init__(self):
         super().__init__()

@@ -173,6 +173,48 @@ def dict_gains_a_key_in_nested_branches(a, b, n):
     return len(d["n"]), d["n"]["w"]
 
 
+@runs(*INPUTS)
+def loop_after_a_branch_that_always_raises(a, b, n):
+    if a[0] > 2:
+        b = b + late  # UnboundLocalError: `late` is bound only below
+        late = a
+    for i1 in range(3):
+        b = b + late  # the loop body always raises too: it carries b through unchanged
+        if b[0] > 0:
+            return b
+    return b
+
+
+@runs(*INPUTS)
+def while_condition_that_always_raises_in_a_branch(a, b, n):
+    if n > 9:
+        late = a  # never runs: `late` is local, unbound below
+    w0 = 0
+    if a.sum() > 3:
+        while w0 < 3 and (0 < late.sum()):  # raises at its first check, where it runs
+            w0 += 1
+            b = b * 2.0
+    return b, w0
+
+
+@runs(*INPUTS)
+def unused_read_of_a_variable_bound_only_in_a_loop_body(a, b, n):
+    w0 = 0
+    while w0 < 1 and (a.sum() > 0):
+        w0 += 1
+        late = a * 0.5
+    late = a + late  # UnboundLocalError where the loop never ran, though `late` is not used
+    return a, b
+
+
+@runs(*INPUTS)
+def unused_read_of_a_variable_bound_in_one_branch(a, b, n):
+    if a[0] > 0:
+        late = a
+    unused = late * 2.0  # UnboundLocalError on the other path
+    return b
+
+
 def test_program(program, check_program):
     """Compiled and eager agree on every input."""
     check_program(program)

@@ -90,6 +90,8 @@ REFUSED = {
     "power_iteration": MIXED_RESULT,
     "vector_becomes_its_sum_in_a_loop": MIXED_RESULT,
     "none_then_array_in_a_run_time_range": MIXED_RESULT,
+    "max_of_a_run_time_list_of_python_floats": "over a run-time list of Python numbers",
+    "sum_of_a_run_time_list_written_in_place": VIEW_WRITE,  # NOTE: the sum may be `start`
     **{f"{name}-{k}": VIEW_WRITE for k in (0, 1) for name in (
         "list_in_a_dict_augmented_in_a_run_time_loop", "list_items_updated_in_a_run_time_loop")},
 

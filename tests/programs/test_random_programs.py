@@ -8,11 +8,14 @@ their aliases updated in place (`z += v`, `out=`, `z[...] =`) next to NumPy scal
 dicts (nested, gaining keys), lists updated by subscript and resized, tuples grown, a variable
 that is a 1-d array on one path and 0-d on another, an int accumulator that becomes a float,
 None next to arrays in conditions, and (as a Cell) 0-d Parameters updated in place, through
-helper methods and by assignment. Programs of those flavors may be refused with a CompileError
+helper methods and by assignment; lists grown at run time and what is asked of them (`sum`,
+`max`, `len`, negative indices, `np.stack`), lists of dicts and dicts filled in loops, augmented
+assignment before early returns, and variables bound only in a loop body or a branch (read where
+they may be unbound). Programs of those flavors may be refused with a CompileError
 (a loop whose iterations change a value's kind has no static form), never with an internal
 error, and never compiled to a different answer.
 
-CI explores 650 examples (the same 50 for each of thirteen flavors, failures reported unshrunk).
+CI explores 800 examples (the same 50 for each of sixteen flavors, failures reported unshrunk).
 A deep, randomized and shrinking search of 10,000+ examples:
     AMBER_HYPOTHESIS_EXAMPLES=10000 python -m pytest tests/programs/test_random_programs.py
 Each shrunk failure goes into `test_found_by_hypothesis.py` as a regular corpus program.
@@ -40,10 +43,15 @@ FLAVORS: dict[str, tuple[str, ...]] = {
     "ranks": ("assign", "rank", "rank", "if", "for", "while", "return"),
     "promotion": ("assign", "widen", "none", "if", "for", "while", "jump", "return"),
     "parameters": ("assign", "parameter", "parameter", "zero_d", "if", "for", "while", "return"),
+    "lists": ("assign", "runlist", "runlist", "if", "for", "while", "jump", "return"),
+    "nesting": ("assign", "nest", "nest", "late", "if", "for", "while", "jump", "return"),
+    "augmented": ("assign", "augment", "augment", "late", "if", "for", "while", "jump",
+                  "return"),
 }
-MAY_REFUSE = frozenset(("zero_d", "containers", "ranks", "promotion", "parameters"))
+MAY_REFUSE = frozenset(("zero_d", "containers", "ranks", "promotion", "parameters", "lists",
+                        "nesting", "augmented"))
 """Flavors whose programs may be refused with a (non-internal) CompileError."""
-EXAMPLES = -(-int(os.environ.get("AMBER_HYPOTHESIS_EXAMPLES", "650")) // len(FLAVORS))
+EXAMPLES = -(-int(os.environ.get("AMBER_HYPOTHESIS_EXAMPLES", "800")) // len(FLAVORS))
 DEEP = EXAMPLES > 50
 # NOTE: CI runs a fixed set (derandomized) and reports a failure unshrunk, to stay inside the
 # time budget; the deep search shrinks (minutes per failure) for the corpus regression file.
@@ -83,6 +91,10 @@ PREAMBLE = {
     "widen": ("q = 0",),
     "none": ("o = None",),
     "parameter": ("pp = self.p",),
+    "runlist": ("outs = []", "vals = []"),
+    "nest": ('ld = [{"v": a * 1.0}, {"v": b * 1.0}]', "e = {}", 'dd = {"in": {"s": k}}'),
+    "late": ("if n > 9:  # never: `late` is a local variable, unbound until bound below",
+             "    late = a"),
 }
 STATEMENTS = {
     "zero_d": ("z = np.array({t}[{i}])", "z += {t}[{i}]", "y = z", "y -= {c}", "z = z * 0.5",
@@ -97,8 +109,26 @@ STATEMENTS = {
                   "tup = tup + ({t}.sum(),)", "k = k + len(tup)"),
     "rank": ("r = {t}", "r = {t}.sum()", "r = {t}[{i}]", "{t} = {t} + r", "r = r * 0.5",
              "k = k + int(np.all(r > {c}))"),
-    "widen": ("q = q + {t}.sum()", "q = q + k", "q = q * 2", "q = q + 0.5", "q = int(q) % 5"),
+    "widen": ("q = q + {t}.sum()", "q = q + k", "q = q * 2", "q = q + 0.5", "q = int(q) % 5",
+              "k = k + int(isinstance(q, float))",
+              "m = m + int((np.arange(3) + q).dtype == np.float64)"),
     "none": ("o = {t} * 1.0", "o = None", "if o is not None:\n    {t} = {t} + o"),
+    "runlist": ("outs.append({t} * 0.5)", "outs.append({t} + k)", "vals.append({t}.sum())",
+                "{t} = sum(outs, {t} * 0.5)", "{t} = {t} + sum(outs)", "k = k + len(outs)",
+                "if len(outs) > 0:\n    {t} = outs[-1] * 0.5 + {u}", "m = m + len(vals) % 3",
+                "if len(vals) > 0:\n    k = k + int(max(vals) > min(vals))",
+                "if len(outs) > 1:\n    {t} = {t} + np.stack(outs)[-2]",
+                "if len(outs) > 0:\n    outs[-1] = outs[-1] + {t}",
+                "if len(outs) > 0:\n    {t} = {t} + np.concatenate(outs)[:3]"),
+    "nest": ("ld[{i2}]['v'] = ld[{i2}]['v'] * 0.5 + {t}", "ld[{i2}]['w'] = {t} - {c}",
+             "{t} = ld[{i2}]['v'] + {u}", "e['s'] = {t} * 1.0", "e[{c}] = k",
+             "if 's' in e:\n    {t} = {t} + e['s']", "dd['in']['s'] = dd['in']['s'] + k",
+             "dd['in']['t'] = {t}.sum()", "ld[{i2}]['v'] += {t}", "k = k + len(e)"),
+    "augment": ("{t} += {u}", "{t} *= 0.5", "{t}[{i}] += {c}", "k += {c}", "m -= k",
+                "{t} -= {t}.sum() * 0.1"),
+    # NOTE: `late` is never the first name a statement loads: CPython 3.11 fuses a store and
+    # the next line's first load, and an UnboundLocalError there names the earlier line
+    "late": ("late = {t} * 0.5", "late = {t} + late", "{t} = {t} + late"),
     "parameter": ("self.p += {t}[{i}]", "self.bump({t}.sum())", "self.w += {t}",
                   "pp = self.p", "pp -= {c}", "self.p = self.p * 0.5", "self.p = {c}",
                   "{t} = {t} * self.p + self.w", "k = k + int(self.p > {c})"),
@@ -110,6 +140,10 @@ EXTRA_CONDITIONS = {
     "widen": ("q > {c}",),
     "none": ("o is not None and o.sum() > {c}", "o is None or o[{i}] > 0"),
     "parameter": ("self.p > {c}", "self.w.sum() < pp"),
+    "runlist": ("len(outs) > {c}", "len(vals) > {c} and max(vals) > 0"),
+    "nest": ("'w' in ld[{i2}]", "ld[{i2}]['v'].sum() > {c}", "'t' in dd['in']"),
+    "augment": (),
+    "late": ("{c} < late.sum()",),
 }
 EXTRA_RETURNS = {
     "zero_d": ("z, y, k", "a, z"),
@@ -118,6 +152,9 @@ EXTRA_RETURNS = {
     "widen": ("q", "a, q, k"),
     "none": ("a if o is None else o",),
     "parameter": ("a, self.p * 1.0, self.w * 1.0", "pp, k"),
+    "runlist": ("sum(outs, a), len(outs)", "sum(vals, 0.0), k", "outs, vals"),
+    "nest": ("ld[0]['v'], ld[1], e", "dd, len(e)"),
+    "late": ("a, late",),
 }
 CELL = """
 
