@@ -136,6 +136,10 @@ def call_value(f: Frame, func: Any, args: list[Any], kwargs: dict[str, Any]) -> 
                 getattr(func, "__self__", None), str) and has_runtime(args) and not kwargs:
             return format_at_run_time(f, func.__self__, list(args))
         return _python_call(f, func, args, kwargs, f"calling {describe(func)}")
+    if isinstance(func, type) and issubclass(func, tuple) and hasattr(func, "_fields"):
+        raise f.error(f"cannot build the namedtuple {func.__name__} in compiled code: its "
+                      "class would be lost at the first branch, loop or return",
+                      "use a tuple or a dict with the same fields")
     raise f.error(f"cannot compile a call to {describe(func)}",
                   "call amber ops, supported numpy functions, layers, or Python functions "
                   "defined with def")

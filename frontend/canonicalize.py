@@ -312,7 +312,8 @@ def _jumps(stmts: Stmts, nested: bool = False) -> set[str]:
         elif isinstance(stmt, gast.If):
             found |= _jumps(stmt.body, nested) | _jumps(stmt.orelse, nested)
         elif isinstance(stmt, (gast.For, gast.While)):
-            found |= _jumps(stmt.body, nested=True)
+            # NOTE: a break or continue in a loop's `else` belongs to the enclosing loop
+            found |= _jumps(stmt.body, nested=True) | _jumps(stmt.orelse, nested)
     return found
 
 

@@ -327,6 +327,37 @@ def nested_while_loops_break_collect(x):
 
 
 
+@runs(0, 2, 3, T(0), T(2), T(3))
+def inner_loop_else_breaks_the_outer(x):
+    v = []
+    u = []
+    while x > 0:
+        x -= 1
+        y = x * 1
+        while y > 1:
+            break
+        else:
+            u.append(y)
+            break
+        v.append(x * 1)
+    return v, u
+
+
+@runs(([1, 2, 3], [2, 5]), (np.array([1, 2, 3]), np.array([2, 5])), ([], [1]),
+      (np.array([4, 5]), np.array([5, 4])))
+def inner_loop_else_continues_the_outer(l, m):
+    s = 0
+    for a in l:
+        for b in m:
+            if b == a:
+                break
+        else:
+            s += 100
+            continue
+        s += a
+    return s
+
+
 @runs(True, False, B(True), B(False))
 def correlated_breaks_with_side_effects(cond1):
     lst = []
