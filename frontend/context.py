@@ -16,7 +16,7 @@ from ..nn.cell import Cell
 from ..ops import OpDef
 from ..ops import python as pyops
 from . import names
-from .aliases import Memory, after_write, note_input
+from .aliases import Memory, after_write, note_input, note_result
 from .canonicalize import canonicalize, result_body, returns_none
 from .check import check_supported
 from .errors import CompileError, kind_for
@@ -414,7 +414,7 @@ class Frame:
             self.compiler.note_effect(node)
             if node.op.writes is not None:
                 after_write(self, node)
-        return value
+        return note_result(self, value) if isinstance(value.type, Tensor) else value
 
     def number_facts(self, v: Value, what: str) -> None:
         """Refuse to fold `what` (a dtype, shape or class) of a value that may be a Python
