@@ -1650,6 +1650,118 @@ class Scaled(nn.Cell):
         return self.k * x
 
 
+class CellListIndexedByTensorCounter(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.blocks = nn.CellList()
+        self.blocks.append(Scaled(4))
+        self.blocks.append(Scaled(5))
+        self.blocks.append(Scaled(6))
+
+    def construct(self, t, x):
+        out = t
+        while x < 3:
+            out = out + self.blocks[x](t)
+            x += 1
+        return out
+
+
+runs((s32(10), s32(0)), (s32(3), s32(2)), (s32(1), s32(5)))(CellListIndexedByTensorCounter)
+
+
+class FloatCellListIndexedByTensorCounter(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.blocks = nn.CellList([Scaled(0.5), Scaled(2.0), Scaled(-1.0)])
+
+    def construct(self, t, x):
+        out = t
+        while x < 3:
+            out = out + self.blocks[x](t)
+            x += 1
+        return out
+
+
+runs((X23, s32(0)), (X23B, s32(1)))(FloatCellListIndexedByTensorCounter)
+
+
+class TupleOfCellsIndexedByTensor(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.relu = nn.ReLU()
+        self.softmax = nn.Softmax()
+        self.tanh = nn.Tanh()
+        self.first = (self.relu, self.softmax)
+        self.second = (self.tanh, self.relu)
+
+    def construct(self, x, i, j):
+        x = self.first[i](x)
+        return self.second[j](x)
+
+
+runs((X23, s32(0), s32(-1)), (X23B, s32(1), s32(0)))(TupleOfCellsIndexedByTensor)
+
+
+class CellListIndexPastTheEnd(nn.Cell):
+    """Python's IndexError once the Tensor counter passes the last layer; a negative index
+    counts from the end."""
+    def __init__(self):
+        super().__init__()
+        self.blocks = nn.CellList([Scaled(2), Scaled(3)])
+
+    def construct(self, t, x):
+        out = t
+        while x < 3:
+            out = out + self.blocks[x](t)
+            x += 1
+        return out
+
+
+runs((s32(1), s32(-2)), (s32(1), s32(0)), (s32(1), s32(3)))(CellListIndexPastTheEnd)
+
+
+class SwitchLayerInBranch(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.heads = (nn.ReLU(), nn.Tanh(), nn.Sigmoid())
+
+    def construct(self, x, i):
+        if x.sum() > 0:
+            return self.heads[i](x) * 2
+        return self.heads[i - 1](x)
+
+
+runs((X23, s32(0)), (X23B, s32(2)), (-X23B, s32(1)))(SwitchLayerInBranch)
+
+
+def _double(v):
+    return v * 2
+
+
+def _shift(v):
+    return v - 1
+
+
+@runs((X23, s32(1)), (X23B, s32(0)))
+def functions_in_a_tuple_picked_by_tensor(x, k):
+    return (_double, _shift)[k](x)
+
+
+@runs((t32(2),), (t32(7),), (s32(3),))
+def tensor_in_a_tuple_of_numbers(n):
+    if n in (1, 2, 3):
+        return n * 10
+    return n
+
+
+@runs((i32([4]), i32([2])), (i32([9]), i32([9])))
+def tensor_not_in_a_list_of_tensors(a, b):
+    seen = [b, b + 1]
+    if a not in seen:
+        return a + 100
+    return a
+
+
 class LoopReadsOuterAttribute(nn.Cell):
     def __init__(self):
         super().__init__()
@@ -1773,6 +1885,23 @@ runs((f32([-1.0]), f32([2.0])), (f32([5.0]), f32([2.0])), (f32([1.0]), f32([3.0]
 
 # -- membership, lists, dicts (test_tensor_in_list.py, test_list_append.py) ------------------
 
+class TensorInAttributeList(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.known = [Tensor([1], mstype.int32), Tensor([2], mstype.int32),
+                      Tensor([3], mstype.int32)]
+
+    def construct(self, c):
+        if c in self.known:
+            out = c + c
+        else:
+            out = c + 0
+        return out
+
+
+runs(i32([1]), i32([3]), i32([4]))(TensorInAttributeList)
+
+
 def _homogeneous_padding(points):
     padding = [[0, 0] for _ in range(len(points.shape))]
     padding[-1][-1] = 1
@@ -1872,6 +2001,17 @@ def closures_defined_in_body(x):
     def k(v):
         return v - 1
     return f(k(x)), k(f(x))
+
+
+def _factorial_like(x, depth):
+    if depth <= 0:
+        return x * 0 + 1
+    return x * _factorial_like(x - 1, depth - 1)
+
+
+@runs(f32([5.0]), X23)
+def recursion_on_a_constant_depth(x):
+    return _factorial_like(x, 3)
 
 
 @runs(i32([5]), i32([1]), i32([-2]))
