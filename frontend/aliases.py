@@ -155,6 +155,13 @@ def kind_of_object(memory: Memory, obj: Any) -> str:
     return ARRAY
 
 
+def note_tensor(memory: Memory, v: Value, tensor_class: type) -> Value:
+    """`v` is a new array of the class-keeping `tensor_class` in eager code (`Tensor(x)`)."""
+    memory.tensor_class = memory.tensor_class or tensor_class
+    memory.zero_d[v] = TENSOR
+    return v
+
+
 def is_array_kind(kind: str) -> bool:
     """True if a 0-d value of this kind is an array on every path."""
     return kind in (ARRAY, TENSOR)

@@ -158,9 +158,9 @@ def _tensor_constant(f: Frame, args: list[Any], kwargs: dict[str, Any]) -> Any:
     if set(bound.arguments) - {"cls", "input_data", "dtype"} or not isinstance(data, Value):
         raise f.error("Tensor() of run-time values takes one array and an optional dtype",
                       "build constant tensors from compile-time data, or use ops.cast")
-    if dtype is None:
-        return f.op("copy", data)
-    return f.op("cast", data, dtype=np.dtype(to_python(dtype)))
+    # NOTE: a new Tensor (an array even of a NumPy scalar: `Tensor(x.sum())` is 0-d)
+    made = f.op("array", data, dtype=None if dtype is None else np.dtype(to_python(dtype)))
+    return aliases.note_tensor(f.compiler.memory, made, Tensor)
 
 
 def _tensor_only_method(f: Frame, method: TensorMethod, args: list[Any],
