@@ -2229,6 +2229,372 @@ class ParameterUpdatedByHelperInLoop(nn.Cell):
 runs(X23, X23B)(ParameterUpdatedByHelperInLoop)
 
 
+# -- while loops over Parameters and Tensor-indexed writes (parse/test_while_param.py,
+#    test_cont_grad.py) ------------------------------------------------------------------------
+
+class ParameterRebindInTensorWhile(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.update = Parameter(Tensor(1, mstype.float32), name="update")
+
+    def construct(self, x, y, z):
+        out = z
+        while x < y:
+            self.update = self.update + 1
+            out = out + 1
+            x = x + 1
+        return out, self.update * 1
+
+
+runs((tf(0.0), tf(10.0), tf(100.0)), (sf(3.0), sf(1.0), sf(2.0)))(ParameterRebindInTensorWhile)
+
+
+class ParameterCopiedToCounter(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.update = Parameter(Tensor(1, mstype.float32), name="update")
+
+    def construct(self, x, y, z):
+        out = z
+        i = self.update
+        while x < y:
+            i = i + 1
+            out = out + 1
+            x = x + 1
+        return out, i, self.update * 1
+
+
+runs((tf(0.0), tf(10.0), tf(100.0)), (sf(4.0), sf(6.0), sf(-1.0)))(ParameterCopiedToCounter)
+
+
+class TwoParametersFromOneTensor(nn.Cell):
+    def __init__(self, start):
+        super().__init__()
+        self.px = Parameter(start, name="px")
+        self.py = Parameter(start, name="py")
+
+    def construct(self):
+        a = 0
+        while a < 3:
+            self.px = self.px + self.py
+            a += 1
+        return self.px * 1, self.py * 1
+
+
+runs((), init=(Tensor(np.array(2.0, np.float32)),))(TwoParametersFromOneTensor)
+
+
+class AssignResultsSteerNestedWhiles(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.assign = P.Assign()
+        self.var = Parameter(Tensor([1], mstype.int32), name="var")
+
+    def construct(self, x, y, z, c2, c4):
+        out = self.assign(self.var, c4)
+        while x < c2:
+            y = self.assign(self.var, c4)
+            while y < c2 and x < c2:
+                if 2 * y < c2:
+                    y = y + 2
+                else:
+                    y = y + 1
+            out = out + y
+            z = self.assign(self.var, c4)
+            while z < c2:
+                z = z + 1
+            out = out + z
+            x = x + 1
+        out = out + x
+        while x < 2 * c2:
+            y = self.assign(self.var, c4)
+            x = x + 1
+            while y < c2:
+                z = self.assign(self.var, c4)
+                while z < c2:
+                    z = z + 1
+                if x < c2:
+                    y = y - 1
+                else:
+                    y = y + 1
+                out = out + z
+            out = out + y
+        out = out + x
+        return out
+
+
+runs((t32(2), t32(14), t32(1), Tensor(i32([14])), Tensor(i32([0]))),
+     (t32(5), t32(1), t32(0), Tensor(i32([6])), Tensor(i32([2]))))(AssignResultsSteerNestedWhiles)
+
+
+class WhileWritesRowsOfInput(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.max = P.ReduceMax()
+
+    def construct(self, idx, end, x):
+        while idx < end:
+            part = x[idx, :, :]
+            top = self.max(part)
+            x[idx, :, 0:2] = top
+            idx = idx + 1
+        return x
+
+
+runs((t32(0), t32(2), Tensor(f32([[[4, 0], [0, 0]], [[0, 4], [0, 0]]]))),
+     (s32(1), s32(2), f32(np.arange(8).reshape(2, 2, 2))))(WhileWritesRowsOfInput)
+
+
+class WhileAccumulatesWithParameter(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.max = P.ReduceMax()
+        self.param = Parameter(Tensor(np.arange(8).reshape((2, 2, 2)), mstype.float32),
+                               name="weight")
+        self.zero = Tensor(np.zeros([2, 2, 2]), mstype.float32)
+
+    def construct(self, idx, end, x):
+        out = self.zero
+        while idx < end:
+            part = x[idx, :, :]
+            x[idx, :, 0:2] = self.max(part)
+            out = out + x + self.param
+            idx = idx + 1
+        return out
+
+
+runs((t32(0), t32(2), Tensor(f32(np.arange(8).reshape(2, 2, 2)))),
+     (s32(1), s32(0), f32(np.ones((2, 2, 2)))))(WhileAccumulatesWithParameter)
+
+
+class WhileSumsSlices(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.zero = Tensor(np.zeros([2, 2, 2]), mstype.float32)
+
+    def construct(self, idx, end, x):
+        out = self.zero
+        while idx < end:
+            out = out + x[idx, :, :]
+            idx = idx + 1
+        return out
+
+
+runs((t32(0), t32(2), Tensor(f32(np.arange(8).reshape(2, 2, 2)))),
+     (s32(1), s32(2), f32(np.ones((2, 2, 2)))))(WhileSumsSlices)
+
+
+class ConstantBranchInTensorWhile(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.param = Parameter(Tensor(np.arange(8).reshape((2, 2, 2)), mstype.float32),
+                               name="weight")
+        self.zero = Tensor(np.zeros([2, 2, 2]), mstype.float32)
+        self.start = Tensor(np.array(0), mstype.int32)
+
+    def construct(self, idx, end, x):
+        out = self.zero
+        for _ in range(0, 2):
+            idx = self.start
+            while idx < end:
+                if 2 > 1:
+                    out = out + self.param
+                else:
+                    out = out + idx + self.param
+                idx = idx + 1
+        return out + x
+
+
+runs((t32(0), t32(4), f32(np.ones((2, 2, 2)))), (s32(0), s32(0), f32(np.zeros((2, 2, 2)))))(
+    ConstantBranchInTensorWhile)
+
+
+class AddNInWhile(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.addn = P.AddN()
+
+    def construct(self, idx, end, x):
+        first = self.addn((x, x, x))
+        out = first
+        while idx < end:
+            out = self.addn((out, first))
+            idx = idx + 1
+        return self.addn((out, x))
+
+
+runs((t32(0), t32(4), f32(np.ones((2, 2, 2)) * 3)), (s32(2), s32(1), X23))(AddNInWhile)
+
+
+@runs((f32([1.1]), f32([8.0])), (f32([3.0]), f32([2.0])))
+def while_squares_until_bound(x, y):
+    while x < y:
+        z = x * x
+        x = z + 1
+    return x
+
+
+@runs((f32([1.1]), f32([8.0])), (f32([0.5]), f32([0.2])))
+def while_squares_plus_bound(x, y):
+    while x < y:
+        z = x * x
+        x = z + y
+    return x
+
+
+# -- sequences of ops and objects in loops (parse/test_for_stmt.py, test_celllist.py) ---------
+
+class TupleOfPrimitivesApplied(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.steps = (P.Sqrt(), P.Reciprocal(), P.Square())
+
+    def construct(self, x):
+        t = x
+        for op in self.steps:
+            t = op(t)
+        return t
+
+
+runs(np.abs(X23) + 0.5, np.abs(X23B) + 0.1)(TupleOfPrimitivesApplied)
+
+
+class LayerChosenByConfigInZip(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.convs = nn.CellList([nn.Dense(3, 4), nn.Dense(3, 5)])
+        self.widths = [(4, 3), (5, 3)]
+        self.info = [self.convs, self.widths]
+
+    def construct(self, x):
+        func = None
+        convs, widths = self.info
+        for _, (layer, width) in enumerate(zip(convs, widths)):
+            if width[0] == 5:
+                func = layer
+        return func(x)
+
+
+runs(X23, X23B)(LayerChosenByConfigInZip)
+
+
+# -- Tensors and NumPy arrays made inside construct (st/fallback/control_flow) ---------------
+
+@runs(())
+def tensor_constants_counted_in_while():
+    x = Tensor(1)
+    y = Tensor(0)
+    while x < Tensor(5):
+        if x % 2 == Tensor(0):
+            y += Tensor(1)
+        x += Tensor(1)
+    return x + y
+
+
+@runs(())
+def tensor_constant_breaks_on_multiple():
+    x = Tensor(1)
+    while x < Tensor(5):
+        if x % 3 == Tensor(0):
+            break
+        x += Tensor(1)
+    return x
+
+
+@runs(())
+def tensor_constants_continue_and_elif_break():
+    x = Tensor(1)
+    y = Tensor(0)
+    while x < Tensor(10) and x + y < Tensor(20):
+        if x % 3 == Tensor(0):
+            x += Tensor(1)
+            y += Tensor(1)
+            continue
+        elif y % 2 == Tensor(0):
+            x += Tensor(1)
+        elif (x + y) % 5 == Tensor(0):
+            break
+        else:
+            x += Tensor(1)
+    return x + y
+
+
+@runs(())
+def numpy_array_grown_until_builtin_sum():
+    x = np.array([1, 2, 3, 4])
+    y = 0
+    while sum(x) <= 40 and y % 2 == 0:
+        if min(x) % 2 == 0:
+            x += 1
+        else:
+            x += 3
+    return Tensor(sum(x))
+
+
+@runs(())
+def numpy_array_grown_until_max_breaks():
+    x = np.array([1, 2, 3, 4])
+    while sum(x) <= 40:
+        if min(x) % 2 == 0:
+            x += 1
+        else:
+            x += 3
+        if max(x) == 8:
+            break
+    return Tensor(sum(x))
+
+
+@runs(t32(1), t32(0))
+def numpy_arrays_updated_under_tensor_counter(start):
+    x = np.array([1, 2])
+    y = np.array([3, 2])
+    index = start
+    while index < Tensor(3):
+        index += 1
+        if (y > x).all():
+            y += x
+    return Tensor(y), index
+
+
+@runs(())
+def abs_of_tensors_steers_nested_whiles():
+    x = Tensor([-1])
+    y = Tensor([-2])
+    while abs(x) <= abs(y):
+        z = np.array([3, 4, 5])
+        index = 0
+        z_sum = 0
+        while index < 3:
+            z_sum += z[index]
+            index += 1
+        x = x + Tensor(z_sum)
+    while y < x:
+        y += x
+    return x, y
+
+
+@runs(tf([2.0, -1.0]), tf([0.5, 0.5]))
+def tensor_input_sum_in_for_with_if(x):
+    total = Tensor(0.0)
+    for i in range(4):
+        if x.sum() > i:
+            total += x.sum()
+        else:
+            total -= 1.0
+    return total, x * total
+
+
+@runs(t32(3), t32(-2), s32(4))
+def tensor_counter_down_and_up(n):
+    up = Tensor(0)
+    while n > 0:
+        n -= 1
+        up += 2
+    while up > 3:
+        up = up - 3
+    return n, up
+
+
 # -- GradOperation wrapping control flow (inner/*.py BackwardNet, test_cont_grad.py) ---------
 
 GRAD_ALL = amber.ops.GradOperation(get_all=True)
