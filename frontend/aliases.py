@@ -254,9 +254,9 @@ def _zero_d_kind(f: Frame, v: Value) -> str:
     if node.op is pyops.constant:
         return kind_of_object(f.compiler.memory, node.attrs["value"])
     if node.op.same_object or node.op.writes is not None:
-        return zero_d_kind(f, node.inputs[0])
+        return zero_d_kind(f, _viewed(f, node.inputs[0]))
     if v.type.rank:  # NOTE: made before a Tensor was seen, or outside `Frame.op`
-        inputs = {zero_d_kind(f, x) for x in node.inputs if isinstance(x.type, Tensor)}
+        inputs = {_input_kind(f, x) for x in node.inputs if isinstance(x.type, Tensor)}
         return TENSOR if TENSOR in inputs else ANY if ANY in inputs else ARRAY
     if node.op is pyops.tuple_getitem:
         source = node.inputs[0].producer
@@ -266,6 +266,30 @@ def _zero_d_kind(f: Frame, v: Value) -> str:
     if node.op is indexing.getitem and isinstance(node.inputs[0].type, ListType):
         return zero_d_kind(f, node.inputs[0])  # NOTE: an item: the kind of the list's items
     return _sampled(f, node)
+
+
+def _viewed(f: Frame, v: Value) -> Value:
+    """Where a chain of views and in-place writes of `v` starts (followed iteratively: the
+    writes of an unrolled loop make long chains)."""
+    memo, node = f.compiler.memory.zero_d, v.producer
+    while node is not None and v not in memo and not node.is_region and (
+            node.op.same_object or node.op.writes is not None):
+        v = node.inputs[0]
+        node = v.producer
+    return v
+
+
+def _input_kind(f: Frame, x: Value) -> str:
+    """The kind of an input of an array op made before a Tensor was seen. An array made by an
+    op since then without a Tensor input is plain (`note_result` enters the others)."""
+    memo, node = f.compiler.memory.zero_d, x.producer
+    if x in memo:
+        return memo[x]
+    views = node is not None and (node.op.same_object or node.op.writes is not None)
+    if x.type.rank and node is not None and not node.is_region and \
+            node.op is not pyops.constant and not views:
+        return ARRAY
+    return zero_d_kind(f, x)
 
 
 LIST_ITEMS = {"list_new": slice(None), "list_append": slice(0, 2), "list_insert": slice(0, 3, 2),
