@@ -16,6 +16,7 @@ import numpy as np
 
 from ..graph import ListType, NoneType, Scalar, StrType, Tensor, Value
 from ..ops import indexing
+from ..ops.types import keeps_class
 from ..ops import python as pyops
 from . import names
 from .values import MISSING, PyList, has_runtime
@@ -48,8 +49,12 @@ class Memory:
     defaults: dict[str, Any] = field(default_factory=dict)
     """State name -> the graph input (its version until the first write); `Scope.fallback`."""
     zero_d: dict[Value, Any] = field(default_factory=dict)
-    """0-d value -> ARRAY, SCALAR, MIXED or BOTTOM (see `zero_d_kind`); inputs and loop
-    parameters are entered by whoever makes them."""
+    """0-d value -> ARRAY, TENSOR, SCALAR, MIXED, ANY or BOTTOM (see `zero_d_kind`); inputs and
+    loop parameters are entered by whoever makes them. Arrays of rank >= 1 are entered only
+    once a class-keeping array (TENSOR) has been seen."""
+    tensor_class: type | None = None
+    """The class-keeping ndarray subclass (amber's `Tensor`) met in this build, if any: from
+    then on every value's kind is followed as it is made (see `note_result`)."""
 
 
 def roots(f: Frame, v: Value) -> frozenset[Value]:
@@ -122,6 +127,11 @@ ARRAY, SCALAR, MIXED = "array", "scalar", "mixed"
 """What a 0-d value is at run time: an ndarray (a write through any name reaches it, as
 `b = np.array(3); t = b; t -= 1` changes b), an immutable NumPy scalar (`x.sum()`, `x[0]`,
 `a + 1`; `t -= 1` rebinds t), or one or the other depending on the path taken."""
+TENSOR, ANY = "tensor", "any"
+"""An array of a class-keeping ndarray subclass (amber's `Tensor`): NumPy gives results of its
+class, so `t + 1`, `t.sum()`, `t < 3` are 0-d arrays where a plain array gives NumPy scalars.
+Generated code holds plain arrays, so such a 0-d result is made an array there too (see
+`note_result`). ANY: a Tensor on some paths, a plain array or a NumPy scalar on others."""
 BOTTOM = "bottom"
 """No value (an unbound name): the identity of `join_kinds`."""
 SAMPLE_LIMIT = 100_000
@@ -129,14 +139,77 @@ SAMPLE_LIMIT = 100_000
 
 
 def note_input(memory: Memory, v: Value, obj: Any) -> Value:
-    """Graph input `v` carries `obj`: an array, or a NumPy scalar (immutable)."""
-    memory.zero_d[v] = ARRAY if isinstance(obj, np.ndarray) else SCALAR
+    """Graph input `v` carries `obj`: an array (of a class-keeping subclass or not), or a
+    NumPy scalar (immutable)."""
+    memory.zero_d[v] = kind_of_object(memory, obj)
     return v
+
+
+def kind_of_object(memory: Memory, obj: Any) -> str:
+    """The kind of a compile-time object (noting a class-keeping array's class)."""
+    if not isinstance(obj, np.ndarray):
+        return SCALAR
+    if keeps_class(obj):
+        memory.tensor_class = memory.tensor_class or type(obj)
+        return TENSOR
+    return ARRAY
+
+
+def note_tensor(memory: Memory, v: Value, tensor_class: type) -> Value:
+    """`v` is a new array of the class-keeping `tensor_class` in eager code (`Tensor(x)`)."""
+    memory.tensor_class = memory.tensor_class or tensor_class
+    memory.zero_d[v] = TENSOR
+    return v
+
+
+def is_array_kind(kind: str) -> bool:
+    """True if a 0-d value of this kind is an array on every path."""
+    return kind in (ARRAY, TENSOR)
+
+
+def is_mixed_kind(kind: str) -> bool:
+    """True if a 0-d value of this kind is an array on some paths and a scalar on others."""
+    return kind in (MIXED, ANY)
 
 
 def join_kinds(a: str, b: str) -> str:
     """The kind of a value that is `a` on one path and `b` on another."""
-    return b if a == BOTTOM else a if b in (BOTTOM, a) else MIXED
+    if a == BOTTOM or b in (BOTTOM, a):
+        return b if a == BOTTOM else a
+    return ANY if TENSOR in (a, b) or ANY in (a, b) else MIXED
+
+
+def note_result(f: Frame, value: Value) -> Value:
+    """Follow the kind of the array `value` just made, once a class-keeping array has been
+    seen: an op on a Tensor gives a Tensor (a view, a write: the input's kind). A 0-d result
+    that is a Tensor in eager code is a NumPy scalar in generated code (which holds plain
+    arrays): it is made a 0-d array, so a write through another name reaches it as in eager
+    code. Returns the value to use."""
+    memory = f.compiler.memory
+    node = value.producer
+    if node is None or value in memory.zero_d:
+        return value
+    if node.op is pyops.constant:
+        memory.zero_d[value] = kind_of_object(memory, node.attrs["value"])
+        return value
+    if memory.tensor_class is None:
+        return value
+    kinds = {zero_d_kind(f, x) for x in node.inputs if isinstance(x.type, Tensor)}
+    if not kinds & {TENSOR, ANY}:
+        return value
+    if node.op.same_object or node.op.writes is not None:
+        memory.zero_d[value] = zero_d_kind(f, node.inputs[0])
+        return value
+    if value.type.rank:
+        memory.zero_d[value] = TENSOR if TENSOR in kinds else ANY
+        return value
+    kind = _sampled(f, node)
+    memory.zero_d[value] = kind
+    if kind != TENSOR:
+        return value
+    made = f.op("array", value)
+    memory.zero_d[made] = TENSOR
+    return made
 
 
 def zero_d_kind(f: Frame, v: Value) -> str:
@@ -154,10 +227,12 @@ def zero_d_kind(f: Frame, v: Value) -> str:
         kind = _list_kind(f, v)
     elif not isinstance(t, Tensor):
         kind = BOTTOM if _is_undefined(v) else MIXED
-    elif t.rank:
+    elif t.rank and f.compiler.memory.tensor_class is None:
         kind = ARRAY
     else:
         kind = _zero_d_kind(f, v)
+        if t.rank and kind == MIXED:
+            kind = ANY  # NOTE: an array of rank >= 1 is an array: only its class is unknown
     memo[v] = kind
     return kind
 
@@ -177,9 +252,12 @@ def _zero_d_kind(f: Frame, v: Value) -> str:
     if node.is_region:
         return _join_all(f, node.incoming(v.index))
     if node.op is pyops.constant:
-        return ARRAY if isinstance(node.attrs["value"], np.ndarray) else SCALAR
+        return kind_of_object(f.compiler.memory, node.attrs["value"])
     if node.op.same_object or node.op.writes is not None:
-        return zero_d_kind(f, node.inputs[0])
+        return zero_d_kind(f, _viewed(f, node.inputs[0]))
+    if v.type.rank:  # NOTE: made before a Tensor was seen, or outside `Frame.op`
+        inputs = {_input_kind(f, x) for x in node.inputs if isinstance(x.type, Tensor)}
+        return TENSOR if TENSOR in inputs else ANY if ANY in inputs else ARRAY
     if node.op is pyops.tuple_getitem:
         source = node.inputs[0].producer
         if source is not None and source.op is pyops.make_tuple:
@@ -188,6 +266,30 @@ def _zero_d_kind(f: Frame, v: Value) -> str:
     if node.op is indexing.getitem and isinstance(node.inputs[0].type, ListType):
         return zero_d_kind(f, node.inputs[0])  # NOTE: an item: the kind of the list's items
     return _sampled(f, node)
+
+
+def _viewed(f: Frame, v: Value) -> Value:
+    """Where a chain of views and in-place writes of `v` starts (followed iteratively: the
+    writes of an unrolled loop make long chains)."""
+    memo, node = f.compiler.memory.zero_d, v.producer
+    while node is not None and v not in memo and not node.is_region and (
+            node.op.same_object or node.op.writes is not None):
+        v = node.inputs[0]
+        node = v.producer
+    return v
+
+
+def _input_kind(f: Frame, x: Value) -> str:
+    """The kind of an input of an array op made before a Tensor was seen. An array made by an
+    op since then without a Tensor input is plain (`note_result` enters the others)."""
+    memo, node = f.compiler.memory.zero_d, x.producer
+    if x in memo:
+        return memo[x]
+    views = node is not None and (node.op.same_object or node.op.writes is not None)
+    if x.type.rank and node is not None and not node.is_region and \
+            node.op is not pyops.constant and not views:
+        return ARRAY
+    return zero_d_kind(f, x)
 
 
 LIST_ITEMS = {"list_new": slice(None), "list_append": slice(0, 2), "list_insert": slice(0, 3, 2),
@@ -202,7 +304,7 @@ def _list_kind(f: Frame, v: Value) -> str:
     if node is None or node.is_region:
         return _zero_d_kind(f, v)
     if node.op is pyops.constant:
-        return _join_all_kinds(ARRAY if isinstance(x, np.ndarray) else SCALAR
+        return _join_all_kinds(kind_of_object(f.compiler.memory, x)
                                for x in node.attrs["value"])
     if node.op.same_object:
         return zero_d_kind(f, node.inputs[0])
@@ -246,8 +348,9 @@ def _sampled(f: Frame, node: Any) -> str:
                 out = node.op.kernel(*combo, **attrs)
         except Exception:  # NOTE: any failure on made-up data: nothing is known
             return MIXED
-        found.add(ARRAY if isinstance(out, np.ndarray) else SCALAR)
-    return found.pop() if len(found) == 1 else MIXED
+        found.add(TENSOR if keeps_class(out) else ARRAY if isinstance(out, np.ndarray)
+                  else SCALAR)
+    return _join_all_kinds(found)
 
 
 def _samples(f: Frame, x: Value) -> list[Any]:
@@ -261,14 +364,17 @@ def _samples(f: Frame, x: Value) -> list[Any]:
         return [""]
     if not isinstance(t, Tensor):
         return []
+    kind = zero_d_kind(f, x)
     if t.rank:
         shape = tuple(d if isinstance(d, int) else 1 for d in t.shape)
         if math.prod(shape) > SAMPLE_LIMIT:
             shape = tuple(min(d, 2) for d in shape)
-        return [np.zeros(shape, t.dtype)]
-    kind = zero_d_kind(f, x)
+        array = np.zeros(shape, t.dtype)
+        tensor = [] if kind == ARRAY else [array.view(f.compiler.memory.tensor_class)]
+        return tensor if kind == TENSOR else [array, *tensor]
     array, scalar = np.zeros((), t.dtype), t.dtype.type(0)
-    return [array] if kind == ARRAY else [scalar] if kind == SCALAR else [array, scalar]
+    tensor = [array.view(f.compiler.memory.tensor_class)] if kind in (TENSOR, ANY) else []
+    return {ARRAY: [array], SCALAR: [scalar], TENSOR: tensor}.get(kind, [array, scalar, *tensor])
 
 
 # -- writes -------------------------------------------------------------------------------------

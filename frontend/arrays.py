@@ -10,7 +10,7 @@ import numpy as np
 
 from ..graph import Scalar, Tensor, Value
 from ..ops import NUMPY
-from .aliases import ARRAY, MIXED, SCALAR, own_array, zero_d_kind
+from .aliases import SCALAR, is_array_kind, is_mixed_kind, own_array, zero_d_kind
 from .context import Frame
 from .expressions import shape_of
 from .operators import as_array, is_sequence, to_python
@@ -38,7 +38,7 @@ def _np_asarray(f: Frame, a: Any, dtype: Any = None, *, copy: bool = False) -> A
         raise f.error(f"np.asarray of {describe(a)} is not supported")
     # NOTE: `np.dtype("float64") == None` holds, so None is compared by identity
     same = isinstance(a.type, Tensor) and (dtype is None or dtype == a.type.dtype)
-    if same and not copy and zero_d_kind(f, a) == ARRAY:
+    if same and not copy and (a.type.rank or is_array_kind(zero_d_kind(f, a))):
         return a
     return f.op("array" if copy or zero_d_kind(f, a) == SCALAR else "asarray", a, dtype=dtype)
 
@@ -63,7 +63,7 @@ def write_out(f: Frame, result: Any, out: Any) -> Any:
         out = own_array(f, out)
     if not (isinstance(out, Value) and isinstance(out.type, Tensor)):
         raise f.error(f"out= must be an array, got {describe(out)}")
-    if zero_d_kind(f, out) == MIXED:
+    if not out.type.rank and is_mixed_kind(zero_d_kind(f, out)):
         raise f.error("out= is a 0-d value that is an array on some paths and a NumPy scalar "
                       "on others", "make it an array on every path with np.asarray")
     got = result.type if isinstance(result, Value) else None

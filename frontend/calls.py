@@ -24,12 +24,13 @@ from .closures import call_closure
 from .containers import dict_method, list_method
 from .context import Frame, NeedsUnrolling, call_identity
 from .errors import CompileError, CompileTypeError, arity_message, kind_for
+from .control import choose, short_circuit
 from .expressions import elements, evaluate, format_at_run_time
-from .operators import operand, python_result, to_python
+from .operators import compare, operand, python_result, to_python
 from .pybuiltins import BUILTINS
 from .scope import bind_arguments
-from .values import (BoundMethod, Closure, DictMethod, ListMethod, PyList, Ref, TensorMethod, describe,
-                     has_runtime, jit_wrapped, python_name)
+from .values import (BoundMethod, Choice, Closure, DictMethod, ListMethod, PyList, Ref, TensorMethod,
+                     describe, has_runtime, jit_wrapped, python_name)
 
 COMPOSITE_CLASSES = frozenset(v for v in COMPOSITE.values() if isinstance(v, type))
 """MindSpore API classes built from ops (`ops.DType()`): created while compiling."""
@@ -90,6 +91,8 @@ def call_value(f: Frame, func: Any, args: list[Any], kwargs: dict[str, Any]) -> 
         return call_closure(f, func, args, kwargs)
     if isinstance(func, Ref):
         return _call_object(f, func, args, kwargs)
+    if isinstance(func, Choice):
+        return _call_choice(f, func, args, kwargs)
     if isinstance(func, OpFunction | Primitive):
         return apply_op(f, func, args, kwargs)
     if isinstance(func, type) and (issubclass(func, Primitive) or func in COMPOSITE_CLASSES):
@@ -159,9 +162,9 @@ def _tensor_constant(f: Frame, args: list[Any], kwargs: dict[str, Any]) -> Any:
     if set(bound.arguments) - {"cls", "input_data", "dtype"} or not isinstance(data, Value):
         raise f.error("Tensor() of run-time values takes one array and an optional dtype",
                       "build constant tensors from compile-time data, or use ops.cast")
-    if dtype is None:
-        return f.op("copy", data)
-    return f.op("cast", data, dtype=np.dtype(to_python(dtype)))
+    # NOTE: a new Tensor (an array even of a NumPy scalar: `Tensor(x.sum())` is 0-d)
+    made = f.op("array", data, dtype=None if dtype is None else np.dtype(to_python(dtype)))
+    return aliases.note_tensor(f.compiler.memory, made, Tensor)
 
 
 def _tensor_only_method(f: Frame, method: TensorMethod, args: list[Any],
@@ -433,6 +436,19 @@ def _fold(spelling: Any, inputs: tuple, attrs: dict[str, Any]) -> Any:
 
 # -- cells and Python functions -----------------------------------------------------------
 
+def _call_choice(f: Frame, choice: Choice, args: list[Any], kwargs: dict[str, Any],
+                 k: int = 0) -> Any:
+    """`layers[i](...)` for a run-time `i`: item k when `i` is k or k - len (Python's negative
+    index), else the next; IndexError past the last (an If per item)."""
+    n = len(choice.items)
+    if k == n:
+        f.raise_at_runtime(IndexError, f"{choice.what} index out of range")
+    picked = short_circuit(f, "Or", compare(f, "Eq", choice.index, k),
+                           lambda: compare(f, "Eq", choice.index, k - n))
+    return choose(f, picked, lambda: call_value(f, choice.items[k], list(args), dict(kwargs)),
+                  lambda: _call_choice(f, choice, args, kwargs, k + 1))
+
+
 def _call_object(f: Frame, ref: Ref, args: list[Any], kwargs: dict[str, Any]) -> Any:
     obj = ref.obj
     if jit_wrapped(obj) is not None:  # e.g. `self.step = amber.jit(step)`
@@ -478,18 +494,20 @@ def inline(f: Frame, func: types.FunctionType, args: list[Any], kwargs: dict[str
     another object (each sub-cell's `construct`) is a different call, never recursion."""
     compiler = f.compiler
     receiver = args[0] if method and args else None
-    if compiler.is_active(func, receiver):
+    signature = _signature(args[1:] if method else args, kwargs)
+    if compiler.is_active(func, receiver, signature):
         identity = call_identity(func, receiver)
         start = [entry for entry, _ in compiler.stack].index(identity)
         cycle = [name for _, name in compiler.stack[start:]] + [func.__qualname__]
         on = f" on the same {type(getattr(receiver, 'obj', receiver)).__name__} object" \
             if method else ""
         raise f.error(f"recursive call{on}: {' -> '.join(cycle)}",
-                      "amber compiles a call by inlining it, so a function that calls itself "
-                      "never finishes; rewrite the recursion as a loop over a range or a tuple")
+                      "amber compiles a call by inlining it, so a function calling itself "
+                      "with arguments known only at run time never finishes; rewrite the "
+                      "recursion as a loop, or steer it by compile-time values")
     if len(compiler.stack) >= MAX_INLINE_DEPTH:
         raise f.error(f"calls are nested more than {MAX_INLINE_DEPTH} deep",
-                      "flatten the chain of helper calls")
+                      "flatten the chain of helper calls, or make a recursion end sooner")
     try:
         bound = inspect.signature(func).bind(*args, **kwargs)
     except TypeError as exc:
@@ -498,7 +516,7 @@ def inline(f: Frame, func: types.FunctionType, args: list[Any], kwargs: dict[str
                                     str(exc), skip),
                       "pass the arguments its definition asks for",
                       kind=CompileTypeError) from None
-    frame = compiler.push_frame(func, receiver)
+    frame = compiler.push_frame(func, receiver, signature)
     for name, value in bind_arguments(frame, func, bound).items():
         frame.scope.bind(name, value)
     passed = aliases.enter(f, frame)
@@ -515,6 +533,26 @@ def inline(f: Frame, func: types.FunctionType, args: list[Any], kwargs: dict[str
     finally:
         compiler.pop_frame()
         f.builder.loc = saved_loc
+
+
+def _signature(args: list[Any], kwargs: dict[str, Any]) -> Any:
+    """What compiling a call depends on: the types of run-time values, compile-time values
+    themselves (by identity when unhashable), item by item in tuples, lists and dicts."""
+    def part(v: Any) -> Any:
+        if isinstance(v, Value):
+            return ("value", v.type)
+        if isinstance(v, tuple | list):
+            return (type(v).__name__, *map(part, v))
+        if isinstance(v, PyList):
+            return ("pylist", *map(part, v.items))
+        if isinstance(v, dict):
+            return ("dict", *((k, part(x)) for k, x in v.items()))
+        try:
+            hash(v)
+        except TypeError:
+            return ("object", id(v))
+        return (type(v), v) if not isinstance(v, float) else (float, repr(v))
+    return part(list(args)), part(dict(sorted(kwargs.items())))
 
 
 HANDLERS: dict[type, Callable[[Frame, Any], Any]] = {gast.Call: call}

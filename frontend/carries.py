@@ -340,7 +340,7 @@ def _kind_of(f: Frame, v: Any) -> str:
         return aliases.zero_d_kind(f, v)
     if _nothing_to_carry(f, v):
         return aliases.BOTTOM
-    return aliases.ARRAY if isinstance(v, np.ndarray) else aliases.SCALAR
+    return aliases.kind_of_object(f.compiler.memory, v)
 
 
 def _static(f: Frame, name: str, v: Any) -> Type:
@@ -352,7 +352,7 @@ def _static(f: Frame, name: str, v: Any) -> Type:
                           f"time, whose items share one dtype and rank ({err})",
                           "convert the items to one dtype and rank before adding them "
                           "(e.g. `x.astype(np.float64)`)", kind=NeedsUnrolling) from None
-        raise f.error(f"`{name}` changes inside a run-time loop, but holds a {describe(v)}, "
+        raise f.error(f"{names.shown(name)} changes inside a run-time loop, but holds a {describe(v)}, "
                       "which exists only when compiling",
                       "change it with a compile-time loop (over a tuple or list) instead",
                       kind=NeedsUnrolling)

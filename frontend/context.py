@@ -16,7 +16,7 @@ from ..nn.cell import Cell
 from ..ops import OpDef
 from ..ops import python as pyops
 from . import names
-from .aliases import Memory, after_write, note_input
+from .aliases import Memory, after_write, note_input, note_result
 from .canonicalize import canonicalize, result_body, returns_none
 from .check import check_supported
 from .errors import CompileError, kind_for
@@ -44,6 +44,12 @@ class NeedsUnrolling(CompileError):
     CellList, a tuple of layers) by the loop index, or a carried variable changes kind or
     dtype between iterations. An enclosing `for` over a short constant range is unrolled
     instead; otherwise this is the user's error."""
+
+
+class IndexesLayers(NeedsUnrolling):
+    """A loop body calls a layer (or function) picked from a compile-time sequence by a
+    run-time index: unrolled when the loop can be, else built again with the index choosing
+    the layer at run time (`Compiler.layer_choices`)."""
 
 
 class KindChanges(NeedsUnrolling):
@@ -179,6 +185,8 @@ class Compiler:
         """The functions being inlined, outermost first: (code, id of the bound receiver or
         None) and a name for messages. A call is recursive when its pair is already here."""
         self.frames: list[Frame] = []
+        self.signatures: list[Any] = []
+        """Per entry of `stack`: what was known of its call's arguments (see `is_active`)."""
         self.named: dict[Value, int] = {}
         """See `Scope.named`."""
         self.memory = Memory()
@@ -189,6 +197,9 @@ class Compiler:
         `0` on one path and `0.5` on another to float, and generated code holds whichever the
         path made. Their dtype, shape and class are known only at run time
         (`Frame.number_facts`), and an op whose result's type would differ is refused."""
+        self.layer_choices = 0
+        """Above 0 while a loop that cannot be unrolled is built again: a run-time index into
+        a sequence of layers then picks the layer with an If per layer (`IndexesLayers`)."""
         self.loop_seeds: list[Any] = []
         """The `seeds.Seeds` of the loop regions being built, innermost last."""
         self.last_effect: dict[Block, Node] = {}
@@ -202,24 +213,34 @@ class Compiler:
         """Functions defined inside compiled code, prepared (see `closures.prepare`)."""
         self._paths: dict[int, str] | None = None
 
-    def push_frame(self, func: types.FunctionType, receiver: Any = None) -> Frame:
+    def push_frame(self, func: types.FunctionType, receiver: Any = None,
+                   signature: Any = None) -> Frame:
         """A new frame for `func` (a method when `receiver` is the object it runs on), on top
-        of the call stack (`pop_frame` takes it off)."""
+        of the call stack (`pop_frame` takes it off). `signature`: what the compiler knows of
+        the call's arguments (see `is_active`)."""
         frame = Frame(self, func, self.prepare(func))
         if self.frames:  # NOTE: an inlined call: its lines remember the line calling it
             frame.caller = self.builder.loc
         self.frames.append(frame)
         self.stack.append((call_identity(func, receiver), func.__qualname__))
+        self.signatures.append(signature)
         return frame
 
     def pop_frame(self) -> None:
         self.frames.pop()
         self.stack.pop()
+        self.signatures.pop()
 
-    def is_active(self, func: types.FunctionType, receiver: Any = None) -> bool:
-        """True if `func` on `receiver` is already being inlined (calling it is recursion)."""
+    def is_active(self, func: types.FunctionType, receiver: Any = None,
+                  signature: Any = None) -> bool:
+        """True if `func` on `receiver` is already being inlined with arguments the compiler
+        cannot tell apart (the same compile-time values and run-time types, `signature`):
+        inlining it again would never end. A recursion whose compile-time arguments change
+        (a depth counting down, a shape shrinking) is inlined level by level."""
         identity = call_identity(func, receiver)
-        return any(entry == identity for entry, _ in self.stack)
+        return any(entry == identity and (signature is None or known is None
+                                          or known == signature)
+                   for (entry, _), known in zip(self.stack, self.signatures))
 
     def prepare(self, func: types.FunctionType) -> Prepared:
         """Parse, check and canonicalize `func` (once per build)."""
@@ -414,7 +435,7 @@ class Frame:
             self.compiler.note_effect(node)
             if node.op.writes is not None:
                 after_write(self, node)
-        return value
+        return note_result(self, value) if isinstance(value.type, Tensor) else value
 
     def number_types(self, merged: Any, t: Type) -> frozenset[Type] | None:
         """The types other than `t` that a value of type `t` merged from `merged` (values or

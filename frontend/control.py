@@ -190,7 +190,7 @@ class Merger:
             return self._memo(0, a, b, lambda: rebuild(a, [
                 self._merge(name, x, y) for (_, x), (_, y) in zip(items_of(a), items_of(b))]))
         if isinstance(a, dict) and isinstance(b, dict) and not names.is_synthetic(name):
-            raise self.f.error(f"`{name}` is a dict with keys {sorted(a, key=repr)} on one path "
+            raise self.f.error(f"{names.shown(name)} is a dict with keys {sorted(a, key=repr)} on one path "
                                f"and {sorted(b, key=repr)} on the other",
                                "give the dict the same keys on every path (set them before the "
                                "`if`)", kind=MergeConflict)
@@ -224,7 +224,7 @@ class Merger:
         try:
             value = self.f.new_block_value(blocks[side], v)
         except CompileError:
-            return Unusable(f"`{name}` is bound on only some paths here and holds a "
+            return Unusable(f"{names.shown(name)} is bound on only some paths here and holds a "
                             f"{describe(v)}", "bind it before the `if` as well")
         with self.f.builder.at(InsertPoint.at_end(blocks[1 - side])):
             other = self.f.undefined(name)
@@ -236,7 +236,7 @@ class Merger:
             va = self.f.new_block_value(self.then.block, a)
             vb = self.f.new_block_value(self.else_.block, b)
         except CompileError:
-            return Unusable(f"`{name}` is {describe(a)} on one path and {describe(b)} on the "
+            return Unusable(f"{names.shown(name)} is {describe(a)} on one path and {describe(b)} on the "
                             "other, and such objects exist only at compile time",
                             "choose between them with a compile-time condition")
         return self._add((va, vb), self._join(name, va, vb), name)
@@ -251,7 +251,7 @@ class Merger:
                 return AnyType()  # e.g. a function returning different kinds on different paths
             lines = [b.scope.lines.get(name, 0) for b in (self.then, self.else_)]
             raise self.f.error(
-                f"`{name}` is {kind_name(va.type)} on the path through line {lines[0]} but "
+                f"{names.shown(name)} is {kind_name(va.type)} on the path through line {lines[0]} but "
                 f"{kind_name(vb.type)} on the path through line {lines[1]}",
                 "give it the same kind of value on every path (e.g. a zeros array instead of "
                 "None)", kind=MergeConflict) from None

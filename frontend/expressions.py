@@ -208,10 +208,27 @@ def _compare(f: Frame, node: gast.Compare) -> Any:
 def _chain(f: Frame, left: Any, ops: list, rights: list) -> Any:
     """`a < b < c` is `a < b and b < c` with b evaluated once, short-circuiting."""
     right = evaluate(f, rights[0])
-    result = compare(f, type(ops[0]).__name__, left, right)
+    opname = type(ops[0]).__name__
+    if opname in ("In", "NotIn") and isinstance(right, tuple | PyList) and (
+            has_runtime(left) or has_runtime(right)):
+        found = _contains(f, left, list(right if isinstance(right, tuple) else right.items))
+        result = found if opname == "In" else unary(f, "Not", found)
+    else:
+        result = compare(f, opname, left, right)
     if len(ops) == 1:
         return result
     return short_circuit(f, "And", result, lambda: _chain(f, right, ops[1:], rights[1:]))
+
+
+def _contains(f: Frame, needle: Any, items: list[Any]) -> Any:
+    """`needle in items` for a compile-time tuple or list: Python tests item by item (the same
+    object, else `item == needle` made a bool, so an array item compares by value and an
+    ambiguous comparison raises), stopping at the first match."""
+    if not items:
+        return False
+    item = items[0]
+    found = True if item is needle else truth_value(f, compare(f, "Eq", item, needle))
+    return short_circuit(f, "Or", found, lambda: _contains(f, needle, items[1:]))
 
 
 def _boolop(f: Frame, node: gast.BoolOp) -> Any:

@@ -13,7 +13,7 @@ from ..graph import FOR, INDEX_TYPE, WHILE, AnyType, Block, InsertPoint, ListTyp
 from . import names
 from .carries import (Carry, after_loop, entry_scope, hint, init_values, leaves, make_carries,
                       make_seeding, settle, yields)
-from .context import Frame, KindChanges, Mark, NeedsUnrolling
+from .context import Frame, IndexesLayers, KindChanges, Mark, NeedsUnrolling
 from .control import Branch, branch_on, branch_with, mutated_lists, run_branch
 from .errors import CompileError
 from .operators import binary, compare, condition_value
@@ -69,12 +69,31 @@ def build_while(f: Frame, node: gast.While) -> None:
             _unroll_range_while(f, node, header, *steps)
         else:
             mark.restore(f)
-            if not _unroll_while(f, node, header):
-                if not isinstance(error, KindChanges) or f.peels.get(id(node), 0) >= MAX_PEELS:
+            try:
+                unrolled = _unroll_while(f, node, header)
+            except IndexesLayers:
+                mark.restore(f)
+                unrolled = False
+            if not unrolled:
+                if isinstance(error, IndexesLayers):
+                    _with_layer_choices(f, lambda: _while_region(f, node, header))
+                elif not isinstance(error, KindChanges) or \
+                        f.peels.get(id(node), 0) >= MAX_PEELS:
                     raise error from None
-                _peel_while(f, node, tail or ([], live))
-                return
+                else:
+                    _peel_while(f, node, tail or ([], live))
+                    return
     _run_tail(f, tail)
+
+
+def _with_layer_choices(f: Frame, build: Callable[[], Any]) -> Any:
+    """Build a loop that indexes layers by a run-time value and cannot be unrolled: the
+    index picks the layer at run time (see `IndexesLayers`)."""
+    f.compiler.layer_choices += 1
+    try:
+        return build()
+    finally:
+        f.compiler.layer_choices -= 1
 
 
 def _run_tail(f: Frame, tail: Tail | None) -> None:
@@ -274,6 +293,10 @@ def _for_over(f: Frame, node: gast.For, it: IndexedIter, header: frozenset[str],
         if static and len(range(*bounds)) <= UNROLL_LIMIT:
             mark.restore(f)
             _unroll(f, node, (it.element(i) for i in range(*bounds)), header)
+            return False
+        if isinstance(error, IndexesLayers):
+            mark.restore(f)
+            _with_layer_choices(f, lambda: _for_region(f, node, it, header, live))
             return False
         if (not isinstance(error, KindChanges) or not isinstance(it.step, int)
                 or it.step == 0 or f.peels.get(id(node), 0) >= MAX_PEELS):

@@ -31,6 +31,14 @@ def is_synthetic(name: str) -> bool:
     return name.startswith(SYNTHETIC_PREFIX)
 
 
+def shown(name: str) -> str:
+    """How a message names variable `name`: the user's name in backquotes, or what a
+    compiler-made variable holds (`return` statements assign the value returned)."""
+    if name.startswith(RETURN_VALUE):
+        return "the value returned"
+    return f"`{name}`"
+
+
 def is_state(name: str) -> bool:
     """Whether `name` holds an instance array's current version."""
     return name.startswith(STATE[:-2])

@@ -2,18 +2,19 @@
 region), subscripts (`x[i, 1:]`, `t[0]`, `self.layers[1]`), item assignment and unpacking."""
 from __future__ import annotations
 
+from types import FunctionType
 from typing import Any
 
 import numpy as np
 
-from ..graph import ListType, Tensor, TupleType, Value
+from ..graph import ListType, Scalar, Tensor, TupleType, Value
 from ..ops.indexing import split_index
 from .aliases import own_array, replace_object
-from .context import Frame, NeedsUnrolling, tuple_items
+from .context import Frame, IndexesLayers, NeedsUnrolling, tuple_items
 from .operators import ITERATORS, binary, evaluate_python, to_python
 from .scope import container_items, wrap
-from .values import (IndexedIter, PyList, Ref, RuntimeRange, describe, has_runtime,
-                     static_type)
+from .values import (BoundMethod, Choice, Closure, IndexedIter, PyList, Ref, RuntimeRange,
+                     describe, has_runtime, static_type)
 
 
 def first_dim(f: Frame, v: Value) -> Any:
@@ -100,6 +101,9 @@ def getitem(f: Frame, base: Any, key: Any) -> Any:
     if has_runtime(key):
         if isinstance(base, tuple | PyList) and not all(_materialisable(x) for x in (
                 base if isinstance(base, tuple) else base.items)):
+            items = tuple(base if isinstance(base, tuple) else base.items)
+            if all(_callable(x) for x in items):
+                return _choice(f, items, key, type(base).__name__.replace("PyList", "list"))
             raise f.error(f"a sequence of {describe(_first_object(base))}s cannot be indexed by "
                           "a run-time value", "iterate over the sequence directly",
                           kind=NeedsUnrolling)
@@ -139,11 +143,9 @@ def _py_index(f: Frame, items: Any, key: Any) -> Any:
 
 def _ref_item(f: Frame, base: Ref, key: Any) -> Any:
     """`self.layers[i]` for a cell container: the item with its path (compile-time `i`)."""
-    if has_runtime(key):
-        raise f.error(f"a {type(base.obj).__name__} cannot be indexed by a run-time value",
-                      "iterate over the layers directly: `for layer in self.layers:`",
-                      kind=NeedsUnrolling)
     items = tuple(as_sequence(f, base))  # NOTE: guards the container's structure
+    if has_runtime(key):
+        return _choice(f, items, key, type(base.obj).__name__)
     if isinstance(key, slice):
         try:
             part = base.obj[key]  # a container's slice: a new container of the same layers
@@ -151,6 +153,25 @@ def _ref_item(f: Frame, base: Ref, key: Any) -> Any:
             f.raise_at_runtime(type(exc), str(exc))
         return wrap(f, part, None, None)
     return _py_index(f, items, key)
+
+
+def _callable(x: Any) -> bool:
+    return isinstance(x, Ref | Closure | BoundMethod) or isinstance(x, FunctionType)
+
+
+def _choice(f: Frame, items: tuple[Any, ...], key: Any, what: str) -> Choice:
+    """`items[key]` for a run-time integer `key`: picked when called (see `Choice`)."""
+    t = key.type if isinstance(key, Value) else None
+    if not (isinstance(t, Scalar) and t.kind is int or isinstance(t, Tensor) and not t.rank
+            and t.dtype.kind in "iu"):
+        raise f.error(f"a {what} of {len(items)} layers or functions can only be indexed by a "
+                      f"run-time integer, got {describe(key)}",
+                      "index it with a 0-d integer tensor or an int")
+    if f.compiler.loop_seeds and not f.compiler.layer_choices:
+        raise f.error(f"a {what} indexed by a run-time value inside a loop",
+                      "iterate over the layers directly: `for layer in self.layers:`",
+                      kind=IndexesLayers)  # NOTE: an enclosing loop is unrolled if it can be
+    return Choice(items, key, what)
 
 
 def _value_item(f: Frame, base: Value, key: Any) -> Any:

@@ -10,7 +10,7 @@ import numpy as np
 from ..graph import ListType, Scalar, Tensor, TupleType, Value
 from ..nn.cell import Parameter
 from . import control, loops, names
-from .aliases import ARRAY, MIXED, own_array, replace_object, zero_d_kind
+from .aliases import is_array_kind, is_mixed_kind, own_array, replace_object, zero_d_kind
 from .containers import delitem, extend
 from .context import DeadPath, Frame, Mark, MergeConflict
 from .expressions import attribute, evaluate
@@ -219,15 +219,15 @@ def augmented(f: Frame, opname: str, old: Any, rhs: Any, in_place: bool = False)
     new = binary(f, opname, old, rhs)
     if not (isinstance(old, Value) and isinstance(old.type, Tensor) and isinstance(new, Value)):
         return new
-    if in_place:
+    if in_place and not old.type.rank:
         kind = zero_d_kind(f, old)
-        if kind == MIXED:
+        if is_mixed_kind(kind):
             raise f.error("this 0-d value is a NumPy array on some paths and a NumPy scalar "
                           "on others, so an in-place operator would change other names only "
                           "on some paths",
                           "write it as an assignment (`x = x + ...`), or make it an array "
                           "on every path with np.asarray")
-        if kind != ARRAY:
+        if not is_array_kind(kind):
             return new  # NOTE: `s += 1` on a NumPy scalar rebinds s, as `s = s + 1`
     want, got = old.type, new.type
     if isinstance(got, Tensor) and len(got.shape) != len(want.shape) or any(

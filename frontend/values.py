@@ -79,6 +79,16 @@ class TensorMethod:
 
 
 @dataclass(eq=False)
+class Choice:
+    """`layers[i]` for a compile-time sequence of cells or functions and a run-time integer
+    `i` (MindSpore's switch_layer): calling it calls the item `i` picks (an If per item)."""
+    items: tuple[Any, ...]
+    index: Value
+    what: str
+    """The sequence, for messages (`CellList`, `tuple`)."""
+
+
+@dataclass(eq=False)
 class PyList:
     """A Python list built at compile time; its items are run-time or compile-time values."""
     items: list[Any] = field(default_factory=list)
@@ -294,6 +304,8 @@ def describe(v: Any) -> str:
         return f"function {v.name}"
     if isinstance(v, PyList):
         return "list"
+    if isinstance(v, Choice):
+        return f"item of a {v.what} picked by a run-time index"
     if isinstance(v, IndexedIter | RuntimeRange):
         return "run-time iterator (only a for loop can use it)"
     if isinstance(v, TensorMethod):

@@ -10,7 +10,7 @@ import numpy as np
 from .registry import FUNCTIONS
 
 __all__ = ["DType", "dtype", "scalar_to_tensor", "tuple_to_array", "ScalarToTensor",
-           "TupleToArray"]
+           "TupleToArray", "addn", "AddN"]
 
 _full = FUNCTIONS["full"]
 
@@ -51,6 +51,24 @@ class TupleToArray:
 
     def __call__(self, x: Any) -> np.ndarray:
         return tuple_to_array(x)
+
+
+def addn(x: Any) -> Any:
+    """`ops.addn((a, b, c))`: the element-wise sum of the tensors in a tuple or list, added
+    left to right."""
+    if not len(x):
+        raise ValueError("addn needs at least one tensor")
+    total = x[0]
+    for item in x[1:]:
+        total = total + item
+    return total
+
+
+class AddN:
+    """`ops.AddN()((a, b, c))`."""
+
+    def __call__(self, x: Any) -> Any:
+        return addn(x)
 
 
 PUBLIC = {name: globals()[name] for name in __all__}

@@ -194,6 +194,15 @@ def result_dtype(*types: Type) -> np.dtype:
     return np.result_type(*operands)
 
 
+def keeps_class(obj: object) -> bool:
+    """True for an array of an ndarray subclass NumPy keeps in results, 0-d ones included
+    (amber's `Tensor`: `t + 1` and `t.sum()` are 0-d Tensors where a plain array gives NumPy
+    scalars; a `Parameter` hands out plain values, as its `__array_wrap__` says)."""
+    kind = type(obj)
+    return kind is not np.ndarray and issubclass(kind, np.ndarray) and \
+        kind.__array_wrap__ is np.ndarray.__array_wrap__
+
+
 def type_of(value: object) -> Type:
     """The type of a concrete Python/NumPy value."""
     if isinstance(value, np.ndarray | np.generic):

@@ -6,7 +6,7 @@ from typing import Any, Callable, Hashable, Sequence
 
 import numpy as np
 
-from ..ops.types import dtype_short
+from ..ops.types import dtype_short, keeps_class
 
 _ndarray = np.ndarray
 _KW = "kw"
@@ -15,7 +15,8 @@ _KW = "kw"
 def arg_key(value: Any) -> Hashable:
     """The key of one argument: `(shape, dtype)` for an array, `(type, value)` for a scalar."""
     if isinstance(value, _ndarray):
-        return (value.shape, value.dtype)
+        return (value.shape, value.dtype, "tensor") if keeps_class(value) else \
+            (value.shape, value.dtype)
     if isinstance(value, np.generic):
         return ((), value.dtype, "scalar")
     kind = type(value)
@@ -48,7 +49,8 @@ def shaped_key(args: tuple, kwargs: dict,
     call's structure."""
     def at(value: Any, path: str) -> Hashable:
         if isinstance(value, _ndarray):
-            return (shape(path, value), value.dtype)
+            found = (shape(path, value), value.dtype)
+            return (*found, "tensor") if keeps_class(value) else found
         kind = type(value)
         if kind is tuple or kind is list:
             return (kind.__name__, *(at(v, f"{path}.{i}") for i, v in enumerate(value)))
@@ -78,7 +80,7 @@ def describe_arg(key: Hashable) -> str:
     head = key[0]
     if isinstance(head, tuple):
         dims = ",".join(str(d) for d in head)
-        return f"{dtype_short(key[1])}[{dims}]" + ("" if len(key) == 2 else " scalar")
+        return f"{dtype_short(key[1])}[{dims}]" + ("" if len(key) == 2 else f" {key[2]}")
     if head in (bool, int, float, str):
         return f"{head.__name__}={key[1] if head is not str else repr(key[1])}"
     if head == "dict":

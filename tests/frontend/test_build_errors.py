@@ -201,13 +201,19 @@ class IndexedLayers(nn.Cell):
 
     def construct(self, x):
         for i in range(int(x.sum())):
-            x = self.layers[i](x)  # error
+            x = self.layers[i](x)
         return x
 
 
-def test_run_time_index_into_layers():
-    err = expect_error(IndexedLayers(), (X,), "run-time value")
-    assert "for layer in self.layers" in err.hint
+def test_run_time_index_into_layers_picks_the_layer_at_run_time():
+    """A loop over a run-time range cannot be unrolled: the index picks the layer with an If
+    per layer, and an index past the last layer raises IndexError, as eagerly."""
+    net = IndexedLayers()
+    compiled = amber.jit(net)
+    for x in (np.full((2, 3), 0.25, np.float32), np.full((2, 3), 1 / 3, np.float32)):
+        np.testing.assert_allclose(compiled(x), net.construct(x), rtol=1e-6)
+    with pytest.raises(IndexError):
+        compiled(X)
 
 
 def builds_a_layer(x):

@@ -1,6 +1,8 @@
 """Recursion is a call of the same function on the same object: the same `construct` on another
-cell (nested SequentialCells, a tree of cells) compiles; a function or a cell that really calls
-itself is a CompileError at its line, naming the cycle."""
+cell (nested SequentialCells, a tree of cells) compiles, and so does a recursion whose
+compile-time arguments change from level to level (a counter, a shape); a function or a cell
+calling itself with arguments the compiler cannot tell apart is a CompileError at its line,
+naming the cycle."""
 import inspect
 
 import numpy as np
@@ -78,11 +80,37 @@ class CallsItsConstruct(nn.Cell):
 
 
 def helper(x, n):
-    return helper(x, n - 1) if n else x  # error
+    return helper(x * 2.0, n) if n else x  # error
 
 
 def helper_entry(x):
     return helper(x, 3)
+
+
+def countdown(x, n):
+    return countdown(x * 2.0, n - 1) + n if n else x
+
+
+def halving(x):
+    if x.shape[0] <= 1:
+        return x
+    return halving(x[: x.shape[0] // 2]) + x[: x.shape[0] // 2].sum()
+
+
+def countdown_entry(x):
+    return countdown(x, 3)
+
+
+def halving_entry(x):
+    return halving(np.concatenate([x, x, x]))
+
+
+@pytest.mark.parametrize("target", [countdown_entry, halving_entry],
+                         ids=["compile-time-depth", "shrinking-shape"])
+def test_recursion_steered_by_compile_time_values_is_inlined(target):
+    """Each level's compile-time arguments (a counter, a shape) differ from its caller's, so the
+    recursion ends while compiling, at the level where the condition is decided."""
+    np.testing.assert_allclose(amber.jit(target)(X), target(X), rtol=1e-6, atol=1e-6)
 
 
 def ping(x):
