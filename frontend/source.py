@@ -104,16 +104,14 @@ def _python_function(fn: Any) -> types.FunctionType:
     if not isinstance(func, types.FunctionType):
         raise CompileError(f"cannot compile {name}: it is not a Python function (built-in and C "
                            "functions have no source)", hint=NO_SOURCE_HINT)
-    if func.__name__ == "<lambda>":
-        code = func.__code__
-        raise CompileError("cannot compile a lambda: it has no stand-alone source",
-                           file=code.co_filename, line=code.co_firstlineno, hint=NO_SOURCE_HINT)
     return func
 
 
 def _read_source(func: types.FunctionType) -> _Source:
     """Read, parse and relocate the source of `func`; raises CompileError when it is missing."""
     code = func.__code__
+    if func.__name__ == "<lambda>":
+        return _read_lambda(func)
     try:
         block, first_line = _source_lines(func)
     except (OSError, TypeError) as exc:
@@ -134,6 +132,48 @@ def _read_source(func: types.FunctionType) -> _Source:
     lines = linecache.getlines(code.co_filename, func.__globals__) or block
     return _Source(node=node, file=code.co_filename, first_line=first_line, lines=lines,
                    source=SourceText(_dedent(block), code.co_filename, first_line))
+
+
+def _read_lambda(func: types.FunctionType) -> _Source:
+    """A lambda defined outside compiled code (passed in, or a global) as `def <lambda>(args):
+    return body`: found in its file's syntax tree by the lines and columns its code spans."""
+    code = func.__code__
+    lines = linecache.getlines(code.co_filename, func.__globals__)
+    found = _lambda_in(lines, code) if lines else None
+    if found is None:
+        raise CompileError("cannot compile a lambda: its source cannot be told apart (several "
+                           "lambdas on one line, or no readable file)", file=code.co_filename,
+                           line=code.co_firstlineno, hint=NO_SOURCE_HINT)
+    body = gast.Return(value=found.body)
+    node = gast.FunctionDef(name="<lambda>", args=found.args, body=[body], decorator_list=[],
+                            returns=None, type_comment=None, type_params=[])
+    for n in (node, body):
+        for attr in ("lineno", "col_offset", "end_lineno", "end_col_offset"):
+            setattr(n, attr, getattr(found, attr, None))
+    text = "".join(lines[found.lineno - 1:found.end_lineno])
+    return _Source(node=node, file=code.co_filename, first_line=found.lineno, lines=lines,
+                   source=SourceText(text, code.co_filename, found.lineno))
+
+
+def _lambda_in(lines: list[str], code: types.CodeType) -> gast.Lambda | None:
+    """The lambda of the file starting on `code`'s first line whose body spans every position
+    `code`'s instructions have: the innermost one (a lambda inside another's body is within
+    both); None if there is none or two equally deep."""
+    try:
+        tree = gast.parse("".join(lines))
+    except SyntaxError:
+        return None
+    spots = [(line, col) for line, _, col, end in code.co_positions()
+             if line is not None and col is not None and (col, end) != (0, 0)]
+    found = [n for n in gast.walk(tree) if isinstance(n, gast.Lambda)
+             and n.lineno == code.co_firstlineno and all(
+                 (n.body.lineno, n.body.col_offset) <= spot
+                 <= (n.body.end_lineno, n.body.end_col_offset) for spot in spots)]
+    spans = sorted(((n.body.end_lineno - n.body.lineno, n.body.end_col_offset - n.body.col_offset),
+                    k) for k, n in enumerate(found))
+    if not spans or len(spans) > 1 and spans[0][0] == spans[1][0]:
+        return None
+    return found[spans[0][1]]
 
 
 def _source_lines(func: types.FunctionType) -> tuple[list[str], int]:

@@ -125,8 +125,16 @@ def test_parses_are_cached_by_code_object(monkeypatch):
     assert again.node is first.node and again.closure == {"bias": [2], "k": 2}
 
 
+def test_lambdas_defined_outside_are_read_from_their_file():
+    made = (lambda x: x + 1, lambda x: (lambda y: y * x))
+    plus, times = parse_function(made[0]).node, parse_function(made[1](2)).node
+    assert isinstance(plus.body[0], gast.Return) and isinstance(plus.body[0].value.op, gast.Add)
+    assert isinstance(times.body[0].value.op, gast.Mult)
+    assert plus.args.args[0].id == "x" and times.args.args[0].id == "y"
+
+
 @pytest.mark.parametrize("fn, words", [
-    (lambda x: x + 1, ["lambda", "def"]),
+    (eval("lambda x: x + 1"), ["lambda", "cannot"]),
     (len, ["len", "not a Python function"]),
     (math.sqrt, ["sqrt", "built-in"]),
     (np.add, ["not a Python function"]),
