@@ -1,8 +1,11 @@
 """Paddle dy2static programs a user can expect amber to refuse (issue 14), each at the line
 marked `# ERR` with the reason: writing into a dict attribute of the Cell, `global` and
 `nonlocal`, a class defined or instantiated inside compiled code, appending to a global list,
-list aliases that part ways in a run-time loop,
+list aliases that part ways in a run-time loop, a call into the standard library (logging),
+np.meshgrid (no op yet),
 popping from the caller's list, an accumulator whose dtype depends on which iterations ran."""
+import logging
+
 import numpy as np
 
 from amber import nn
@@ -117,6 +120,18 @@ def list_aliases_part_ways_in_a_run_time_loop(x, n):
             first = [x * i, x]
             both[1] = first
     return both[1][0], both[0][0]
+
+
+@runs(randn(3, 4))
+def logging_call_compiled_into_the_standard_library(x):
+    logging.info("compiled code would have to trace the logging module")  # ERR
+    return x * 2
+
+
+@runs(randn(3, 4))
+def meshgrid_of_run_time_vectors(x):
+    gx, gy = np.meshgrid(x[0], x[1])  # ERR
+    return gx + gy
 
 
 def test_rejected(program, capsys):
