@@ -75,9 +75,9 @@ def pop_from_an_argument_list(x, lst):
 @runs(i64([0, 0, 3]))
 def int32_accumulator_meets_int64_items_on_some_paths(xs):
     x = np.full((1,), 0, np.int32)
-    for i, num in enumerate(xs):
-        for idx in range(num):  # ERR
-            x = x + num
+    for i in range(len(xs)):
+        for idx in range(xs[i]):  # ERR
+            x = x + xs[i:i + 1]  # an int64 array: int64 under NumPy 1 and 2 alike
     return x
 
 
