@@ -473,7 +473,8 @@ def inline(f: Frame, func: types.FunctionType, args: list[Any], kwargs: dict[str
         raise f.error(f"calls are nested more than {MAX_INLINE_DEPTH} deep",
                       "flatten the chain of helper calls")
     try:
-        bound = inspect.signature(func).bind(*args, **kwargs)
+        # NOTE: a functools.wraps wrapper is compiled itself, so its own signature binds
+        bound = inspect.signature(func, follow_wrapped=False).bind(*args, **kwargs)
     except TypeError as exc:
         skip = 1 if method else 0
         raise f.error(arity_message(func.__qualname__, func, len(args) - skip + len(kwargs),
