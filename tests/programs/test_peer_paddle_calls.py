@@ -3,6 +3,8 @@ for NumPy: functions and methods calling each other (a nested def, a module-leve
 helper with a shape branch), the same layer applied twice, a Parameter returned as it is,
 prints with formats and keywords, asserts on arrays and flags, clone/item/size/true division,
 and a thin-plate-spline grid built with nested loops writing items of a matrix."""
+from functools import wraps
+
 import numpy as np
 
 from amber import Parameter, nn
@@ -197,6 +199,49 @@ runs(randn(10), init=(False,), tag="itself")(ReturnsItsParameter)
 @runs(randn(10))
 def input_returned_as_it_is(x):
     return x
+
+
+# -- decorated helpers (the wrapper's body runs too) ---------------------------------------
+
+def adds_two(fun):
+    @wraps(fun)
+    def inner(*args, **kwargs):
+        print("in adds_two")
+        return np.add(np.array([2]), fun(*args, **kwargs))
+    return inner
+
+
+def adds(k=3):
+    def decorate(fun):
+        @wraps(fun)
+        def inner(*args, **kwargs):
+            print(f"in adds({k})")
+            return np.add(np.array(k), fun(*args, **kwargs))
+        return inner
+    return decorate
+
+
+@adds_two
+def plain_value(x, y=0):
+    print("plain_value x=%d" % x)
+    return np.array(y)
+
+
+@adds(1)
+@adds_two
+def stacked_decorators(x, y=0):
+    return np.array(y) + x
+
+
+@runs(1, 4)
+def decorated_helpers_in_a_loop(k):
+    out = []
+    for idx, fun in enumerate([plain_value, stacked_decorators]):
+        out.append(fun(idx + 1, idx + k))
+    return out
+
+
+runs((np.array(1), np.array(2)))(stacked_decorators)
 
 
 # -- tensor methods ------------------------------------------------------------------------
