@@ -1,7 +1,7 @@
 """NumPy calls the frontend builds from several ops, or checks before the registry's spelling:
 `np.array`/`np.asarray`/`np.copy` (of run-time values and of lists holding them), lists and
 tuples as array operands (`np.maximum(x, [1, 2])`, `x * (1.0, 2.0)`), `out=` arguments,
-`np.pad` with a run-time fill, `np.triu`/`np.tril`."""
+`np.pad` with a run-time fill, `np.triu`/`np.tril`, `np.linalg.norm`."""
 from __future__ import annotations
 
 from typing import Any, Callable
@@ -116,10 +116,34 @@ def _triangle(upper: bool) -> Callable[..., Any]:
     return handler
 
 
+# -- np.linalg.norm ------------------------------------------------------------------------------
+
+def _np_norm(f: Frame, x: Any, ord: Any = None, axis: Any = None, keepdims: Any = False) -> Any:
+    """`np.linalg.norm` as the square root of a sum of squares: the 2-norm of vectors (ord
+    None or 2, over one axis or a whole 1-d array) and the Frobenius norm (ord None or 'fro').
+    Integers are squared as float64, as NumPy does."""
+    if has_runtime((ord, axis, keepdims)):
+        raise f.error("np.linalg.norm needs ord, axis and keepdims known when compiling")
+    if not (isinstance(x, Value) and isinstance(x.type, Tensor)):
+        return NOT_HANDLED
+    axes = (axis,) if isinstance(axis, int) else tuple(axis) if axis is not None else None
+    vector = len(axes) == 1 if axes is not None else x.type.rank == 1
+    if not (ord is None or ord == 2 and vector or ord == "fro" and not vector) \
+            or np.issubdtype(x.type.dtype, np.complexfloating):
+        raise f.error(f"np.linalg.norm with ord={ord!r} of {describe(x)} is not supported "
+                      "in compiled code",
+                      "write it out, e.g. np.sqrt(np.sum(x * x, axis=...)) for the 2-norm")
+    if not np.issubdtype(x.type.dtype, np.inexact):
+        x = f.call(np.asarray, [x], {"dtype": np.float64})
+    squares = f.call(np.multiply, [x, x], {})
+    total = f.call(np.sum, [squares], {"axis": axes, "keepdims": keepdims})
+    return f.call(np.sqrt, [total], {})
+
+
 OVERRIDES: dict[int, Callable[..., Any]] = {
     id(np.array): _np_array, id(np.asarray): _np_asarray, id(np.asanyarray): _np_asarray,
     id(np.copy): _np_copy, id(np.pad): _np_pad, id(np.triu): _triangle(True),
-    id(np.tril): _triangle(False),
+    id(np.tril): _triangle(False), id(np.linalg.norm): _np_norm,
 }
 """id(np.<function>) -> handler(frame, *args, **kwargs); NOT_HANDLED leaves the call to the
 registry's spelling (or to compile-time evaluation)."""

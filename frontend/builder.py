@@ -149,7 +149,9 @@ def _record_return_line(compiler: Compiler, prepared: Prepared) -> None:
 def _bind_inputs(compiler: Compiler, frame: Frame, func: Any, args: tuple, kwargs: dict,
                  shapes: dict[str, tuple], takes_self: bool = True) -> dict[str, Any]:
     """Bind the call's arguments to the function's parameters; arrays become graph inputs."""
-    params = list(inspect.signature(func).parameters.values())
+    # NOTE: a functools.wraps wrapper is compiled itself, so its own signature binds
+    signature = inspect.signature(func, follow_wrapped=False)
+    params = list(signature.parameters.values())
     converted: list[Any] = []
     offset = 0
     if compiler.root is not None and takes_self:
@@ -161,7 +163,7 @@ def _bind_inputs(compiler: Compiler, frame: Frame, func: Any, args: tuple, kwarg
         converted.append(_input(compiler, frame, arg, str(i), hint, shapes))
     named = {k: _input(compiler, frame, v, k, k, shapes) for k, v in kwargs.items()}
     try:
-        bound = inspect.signature(func).bind(*converted, **named)
+        bound = signature.bind(*converted, **named)
     except TypeError as exc:
         skip = 1 if compiler.root is not None else 0
         err = frame.error(arity_message(func.__qualname__, func, len(args) + len(kwargs),

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import inspect
 import os
+import sysconfig
 import types
 from typing import Any, Callable
 
@@ -474,6 +475,14 @@ def is_library(file: str) -> bool:
     return os.path.abspath(file).startswith(LIBRARY_DIRS)
 
 
+def is_standard_library(file: str) -> bool:
+    """True for a module of Python's standard library (not a package installed beside it)."""
+    path = os.path.abspath(file)
+    return path.startswith(STDLIB_DIRS) and "site-packages" not in path.split(os.sep)
+
+
+STDLIB_DIRS = tuple({os.path.abspath(sysconfig.get_paths()[k]) + os.sep
+                     for k in ("stdlib", "platstdlib")})
 LIBRARY_DIRS = tuple(os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                                   d) + os.sep for d in ("nn", "ops"))
 
@@ -509,7 +518,8 @@ def inline(f: Frame, func: types.FunctionType, args: list[Any], kwargs: dict[str
         raise f.error(f"calls are nested more than {MAX_INLINE_DEPTH} deep",
                       "flatten the chain of helper calls, or make a recursion end sooner")
     try:
-        bound = inspect.signature(func).bind(*args, **kwargs)
+        # NOTE: a functools.wraps wrapper is compiled itself, so its own signature binds
+        bound = inspect.signature(func, follow_wrapped=False).bind(*args, **kwargs)
     except TypeError as exc:
         skip = 1 if method else 0
         raise f.error(arity_message(func.__qualname__, func, len(args) - skip + len(kwargs),
@@ -529,6 +539,10 @@ def inline(f: Frame, func: types.FunctionType, args: list[Any], kwargs: dict[str
         if is_library(frame.parsed.file) and not is_library(f.parsed.file):
             # NOTE: a problem inside an amber layer is reported where the user called it.
             raise f.error(f"in {func.__qualname__}: {err.message}", err.hint) from err
+        if is_standard_library(frame.parsed.file) and not is_standard_library(f.parsed.file):
+            raise f.error(f"cannot compile this call into Python's standard library "
+                          f"({func.__module__}.{func.__qualname__}): {err.message}",
+                          "call it outside the compiled function") from err
         raise
     finally:
         compiler.pop_frame()

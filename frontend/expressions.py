@@ -157,7 +157,18 @@ def shape_of(f: Frame, v: Value) -> tuple[Any, ...]:
 def _binop(f: Frame, node: gast.BinOp) -> Any:
     left = evaluate(f, node.left)
     right = evaluate(f, node.right)
+    if isinstance(node.op, gast.Mod) and isinstance(left, str) and has_runtime(right):
+        return _percent_format(f, left, right)
     return binary(f, type(node.op).__name__, left, right)
+
+
+def _percent_format(f: Frame, template: str, right: Any) -> Any:
+    """`"loss %.3f at %d" % (loss, i)` with run-time values: a `percent_format` node."""
+    if isinstance(right, dict):
+        raise f.error("%-formatting with a dict of run-time values is not supported",
+                      "use an f-string: f\"{d['key']}\"")
+    values = list(right) if isinstance(right, tuple) else [right]
+    return f.op("percent_format", *(f.materialise(v) for v in values), template=template)
 
 
 def _unaryop(f: Frame, node: gast.UnaryOp) -> Any:

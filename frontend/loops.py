@@ -10,7 +10,7 @@ from typing import Any, Callable
 import gast
 
 from ..graph import FOR, INDEX_TYPE, WHILE, AnyType, Block, InsertPoint, ListType, Node, Value
-from . import names
+from . import context, names
 from .carries import (Carry, after_loop, entry_scope, hint, init_values, leaves, make_carries,
                       make_seeding, settle, yields)
 from .context import Frame, IndexesLayers, KindChanges, Mark, NeedsUnrolling
@@ -239,9 +239,32 @@ def _while_round(f: Frame, node: gast.While, header: frozenset[str], carries: li
         return cond, None, True
     if truth(cond.result) is False:
         return None, None, True
-    body = run_branch(f, lambda: f.run_block(node.body, header),
-                      entry_scope(f, carries, body_block), body_block)
+    body = run_branch(f, _peel_on_conflict(
+        lambda: f.run_block(node.body, _carried_live(header, carries))),
+        entry_scope(f, carries, body_block), body_block)
     return cond, body, settle(f, carries, body, header)
+
+
+def _carried_live(header: frozenset[str], carries: list[Carry]) -> frozenset[str]:
+    """The names live at the end of a loop body: those read later, and every carried name (a
+    name holding a list another carried name holds is carried too: it must end the body
+    bound, even if nothing reads it again)."""
+    return header | {c.name for c in carries}
+
+
+def _peel_on_conflict(build_body: Callable[[], None]) -> Callable[[], None]:
+    """`build_body`, with a MergeConflict that reaches the end of the loop body (a variable's
+    dtype or kind differs between the paths through the body's last `if`, as when one path
+    promotes an int32 accumulator and another `continue`s) raised as KindChanges: the loop's
+    first iteration is then built before it, where the promotion may be decided at compile
+    time (`if i > 2: continue` with i = 0), and the loop over the rest carries the wider value."""
+    def build() -> None:
+        try:
+            build_body()
+        except context.MergeConflict as conflict:
+            raise KindChanges(conflict.message, conflict.file, conflict.line, conflict.col,
+                              conflict.source_line, conflict.hint) from None
+    return build
 
 
 def _condition_in(f: Frame, cond: Branch) -> Value:
@@ -353,9 +376,10 @@ def _for_region(f: Frame, node: gast.For, it: Any, header: frozenset[str],
         body_block = Block()
         index = body_block.add_param(INDEX_TYPE, hint(index_name))
 
+        @_peel_on_conflict
         def build() -> None:
             f.assign(node.target, it.element(index))
-            f.run_block(node.body, header)
+            f.run_block(node.body, _carried_live(header, carries))
         try:
             with seeding.round():
                 body = run_branch(f, build, entry_scope(f, carries, body_block), body_block)

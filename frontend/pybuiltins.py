@@ -222,6 +222,15 @@ def _list(f: Frame, seq: Any = ()) -> PyList:
     return PyList(list(as_sequence(f, seq)))
 
 
+def _sorted(f: Frame, seq: Any, **kwargs: Any) -> PyList:
+    """sorted() of items known when compiling: a dict's keys, a tuple of constants."""
+    items = list(as_sequence(f, seq))
+    if has_runtime(items) or has_runtime(kwargs):
+        raise f.error("sorted() of run-time values is not supported in compiled code",
+                      "sort an array with np.sort")
+    return PyList(sorted(items, **{k: to_python(v) for k, v in kwargs.items()}))
+
+
 def _sum(f: Frame, seq: Any, start: Any = 0) -> Any:
     if isinstance(seq, Value) and isinstance(seq.type, Tensor):
         return binary(f, "Add", start, f.op("sum", seq, axis=0))
@@ -327,6 +336,7 @@ BUILTINS: dict[Any, Callable[..., Any]] = {
     min: _extreme("min", builtins.min), max: _extreme("max", builtins.max), abs: _abs,
     int: _convert(int), float: _convert(float), bool: _convert(bool),
     isinstance: _isinstance, print: _print, tuple: _tuple, list: _list, sum: _sum,
+    sorted: _sorted,
     getattr: _getattr, hasattr: _hasattr,
     super: _super, any: _any_all("any"), all: _any_all("all"),
     iter: _unsupported("iter", "loop with for instead"),
@@ -334,7 +344,7 @@ BUILTINS: dict[Any, Callable[..., Any]] = {
     slice: lambda f, *args: slice(*args),
     round: _round,
     dict: dict_builtin,
-    **{fn: _iter_python(fn.__name__, fn) for fn in (str, type, divmod, pow, sorted,
+    **{fn: _iter_python(fn.__name__, fn) for fn in (str, type, divmod, pow,
                                                        repr, format, hash, callable, ord, chr)},
 }
 """builtin -> handler(frame, *args, **kwargs)."""

@@ -84,7 +84,8 @@ def outside_value(f: Frame, value: Any, description: str, reader: Any) -> Any:
     if isinstance(value, tuple | list) and _rooted(f, value):
         return wrap(f, tuple(value), None, None)  # e.g. a global list of the model's weights
     if isinstance(value, list):
-        return tuple(value)
+        # NOTE: a list, so that `.append` is refused as a write into the caller's object
+        return f.compiler.mark_foreign(PyList(list(value)), description)
     if isinstance(value, dict):
         f.compiler.mark_foreign(value, description)
     return value

@@ -96,15 +96,24 @@ def _char_column(text: str, byte_col: int) -> int:
 
 
 def _python_function(fn: Any) -> types.FunctionType:
-    """Unwrap decorators, bound methods and static/class methods down to a def'd function."""
-    func = inspect.unwrap(fn) if callable(fn) else fn
+    """Unwrap bound methods, static/class methods and wrappers without Python source of their
+    own (`functools.lru_cache`, amber's jit objects) down to a def'd function. A wrapper
+    written in Python (`functools.wraps`) is that function: its body may change the call."""
+    func = _peel(fn)
     while isinstance(func, (types.MethodType, staticmethod, classmethod)):
-        func = inspect.unwrap(func.__func__)
+        func = _peel(func.__func__)
     name = getattr(func, "__qualname__", None) or repr(func)
     if not isinstance(func, types.FunctionType):
         raise CompileError(f"cannot compile {name}: it is not a Python function (built-in and C "
                            "functions have no source)", hint=NO_SOURCE_HINT)
     return func
+
+
+def _peel(fn: Any) -> Any:
+    """`fn` without the wrappers (`__wrapped__`) that are not Python functions themselves."""
+    while not isinstance(fn, types.FunctionType) and getattr(fn, "__wrapped__", None) is not None:
+        fn = fn.__wrapped__
+    return fn
 
 
 def _read_source(func: types.FunctionType) -> _Source:

@@ -141,7 +141,8 @@ class _Transform:
         if isinstance(value.type, ListType):
             for acc, one in ((a, b), (b, a)):
                 node = one.producer
-                if node is not None and node.op.name == "index_add":  # NOTE: one item's part
+                if node is not None and not node.is_region and node.op.name == "index_add":
+                    # NOTE: one item's part (a region's output, an If's merged list, is whole)
                     return scope.builder.op("list_add_at", acc, node.inputs[1], *node.inputs[2:],
                                             index=node.attrs["index"], name=_grad_name(value))
             return scope.builder.op("list_add", a, b, name=_grad_name(value))

@@ -313,6 +313,11 @@ format_ = OpDef(
     "format", ("*xs",), kernel=lambda *xs, template: template.format(*xs), infer=_format_infer,
     emit="template.format(*xs)", attrs={"template": REQUIRED}, can_raise=True, grad=NO_GRAD)
 """`template.format(*xs)`: f-strings and `str.format` of run-time values."""
+percent_format = OpDef(
+    "percent_format", ("*xs",), kernel=lambda *xs, template: template % xs,
+    infer=_format_infer, emit="template % xs", attrs={"template": REQUIRED}, can_raise=True,
+    grad=NO_GRAD)
+"""`template % (x, ...)`: printf-style formatting of run-time values."""
 
 
 def _print_emit(attrs: dict[str, Any]) -> str:
@@ -343,7 +348,8 @@ raise_ = OpDef(
     attrs={"exc_type": REQUIRED}, helpers=(raise_error,), effects=True, can_raise=True,
     grad=NO_GRAD)
 
-OPS = (constant, undefined, placeholder, stop_gradient, make_tuple, tuple_getitem, make_dict,
+OPS = (constant, undefined, placeholder, stop_gradient, make_tuple, tuple_getitem,
+       make_dict, percent_format,
        depend,
        list_new, list_append, list_extend, list_concat, list_delete, list_insert, list_sum,
        check_bound, length, to_int, to_float, to_bool, not_, builtin_min, builtin_max,

@@ -158,7 +158,9 @@ def build(program: Program) -> Subject:
     target = program.target
     if not isinstance(target, type):
         jitted = amber.jit(target)
-        return Subject(getattr(target, "__wrapped__", target), jitted, jitted)
+        # NOTE: only amber's own wrapper is peeled: a functools.wraps decorator is the program
+        eager = target.__wrapped__ if isinstance(target, JitFunction) else target
+        return Subject(eager, jitted, jitted)
     eager_net, compiled_net = instantiate(program), instantiate(program)
     call = type(compiled_net).__call__
     if isinstance(call, JitMethod):

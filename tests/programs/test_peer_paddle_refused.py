@@ -1,0 +1,139 @@
+"""Paddle dy2static programs a user can expect amber to refuse (issue 14), each at the line
+marked `# ERR` with the reason: writing into a dict attribute of the Cell, `global` and
+`nonlocal`, a class defined or instantiated inside compiled code, appending to a global list,
+list aliases that part ways in a run-time loop, a call into the standard library (logging),
+np.meshgrid (no op yet),
+popping from the caller's list, an accumulator whose dtype depends on which iterations ran."""
+import logging
+
+import numpy as np
+
+from amber import nn
+from harness import check_rejected, f32, i32, i64, randn, runs
+
+ROW = f32([1.0, 2.0])
+GLOBAL_LIST = []
+
+
+class ConstantsInAnAttributeDict(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Dense(5, 3, weight_init="ones")
+        self.constant_vars = {}
+
+    def construct(self, x):
+        self.constant_vars["bias"] = np.full((3,), 1, np.float32)  # ERR
+        out = self.fc(x)
+        if np.mean(out) < 0:
+            out = out + self.constant_vars["bias"]
+        return out
+
+
+runs(randn(4, 5))(ConstantsInAnAttributeDict)
+
+
+@runs(ROW)
+def global_statement(x):
+    global SOME_GLOBAL  # ERR
+    SOME_GLOBAL = 10
+    return x + SOME_GLOBAL
+
+
+@runs(ROW)
+def nonlocal_statement(x):
+    i = 10
+
+    def func():
+        nonlocal i  # ERR
+        i = 1
+
+    func()
+    return x + i
+
+
+@runs(ROW)
+def class_defined_inside(x):
+    class Foo:  # ERR
+        a = 1
+
+    return x + Foo.a
+
+
+@runs(ROW)
+def append_to_a_global_list(x):
+    for i in range(3):
+        GLOBAL_LIST.append(4)  # ERR
+    return x
+
+
+@runs((ROW, [1.0, 2.0]))
+def pop_from_an_argument_list(x, lst):
+    v = lst.pop()  # ERR
+    return x + v
+
+
+@runs(i64([0, 0, 3]))
+def int32_accumulator_meets_int64_items_on_some_paths(xs):
+    x = np.full((1,), 0, np.int32)
+    for i in range(len(xs)):
+        for idx in range(xs[i]):  # ERR
+            x = x + xs[i:i + 1]  # an int64 array: int64 under NumPy 1 and 2 alike
+    return x
+
+
+class Holder:
+    """A plain Python object: amber does not build instances of user classes."""
+
+    def __init__(self):
+        self.a = 3
+        self.b = 4
+        self.c = 5
+
+
+@runs(ROW)
+def python_object_made_inside(x):
+    foo = Holder()  # ERR
+    if x.sum() > foo.a:
+        x = x + foo.b
+    return x
+
+
+@runs(i32([0]))
+def object_attributes_rewritten_in_a_while(x):
+    foo = Holder()  # ERR
+    i = np.copy(x)
+    while i < 10:
+        foo.b = np.zeros((1,), np.float32)
+        foo.c = foo.b + foo.a
+        i += 1
+        if foo.c > 6:
+            break
+    return foo.c
+
+
+@runs((f32([1.0, -2.0]), i32([3])))
+def list_aliases_part_ways_in_a_run_time_loop(x, n):
+    first = [x, x]
+    both = [first, first]
+    for i in range(int(n[0])):  # ERR
+        if x[0] > 0:
+            first = [x * i, x]
+            both[1] = first
+    return both[1][0], both[0][0]
+
+
+@runs(randn(3, 4))
+def logging_call_compiled_into_the_standard_library(x):
+    logging.info("compiled code would have to trace the logging module")  # ERR
+    return x * 2
+
+
+@runs(randn(3, 4))
+def meshgrid_of_run_time_vectors(x):
+    gx, gy = np.meshgrid(x[0], x[1])  # ERR
+    return gx + gy
+
+
+def test_rejected(program, capsys):
+    """A CompileError at the marked line, or eager's exception with a note there."""
+    check_rejected(program, capsys)
