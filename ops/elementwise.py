@@ -234,6 +234,8 @@ def _value_based_probe(name: str, fn: Callable[..., Any], types: tuple[Type, ...
     values of compile-time constants are known (`KNOWN_VALUES`) and used; a run-time value
     whose range the arrays' dtype does not cover is refused (the dtype would depend on it)."""
     values = KNOWN_VALUES.get()
+    if name == "pow":
+        _refuse_value_dependent_power(types, values)
     if values is None or len(values) != len(types) or not any(
             isinstance(t, Tensor) and t.rank > 0 for t in types):
         return probe(name, fn, types, attrs)
@@ -245,6 +247,19 @@ def _value_based_probe(name: str, fn: Callable[..., Any], types: tuple[Type, ...
         return probe(name, fn, types, attrs, samples)
     except TypeError:  # NOTE: e.g. a Python int beyond int64: let the usual rule report it
         return probe(name, fn, types, attrs)
+
+
+def _refuse_value_dependent_power(types: tuple[Type, ...], values: tuple[Any, ...] | None) -> None:
+    """NumPy 1's `**` with a 0-d array exponent picks a kernel by the exponent's value (2 squares,
+    1 copies), and a bool base then gets another dtype (`mask ** two` is int8 where two is 2,
+    int16 where it is 3): refuse an exponent whose value is known only at run time."""
+    base, exponent = types
+    known = values is not None and len(values) == 2 and values[1] is not NOT_KNOWN
+    if _is_bool(base) and isinstance(exponent, Tensor) and exponent.rank == 0 and not known:
+        raise TypeError(
+            f"pow: under NumPy {np.__version__}, a bool base raised to a 0-d {exponent.dtype} "
+            "exponent computed at run time gets a dtype that depends on the exponent's value; "
+            "cast the base to the dtype you want (e.g. `mask.astype(np.int32)`), or use NumPy 2")
 
 
 def _refuse_value_dependent(name: str, types: tuple[Type, ...], values: tuple[Any, ...]) -> None:
