@@ -8,11 +8,13 @@ of the eager program. Programs that cannot be differentiated this way are counte
 """
 from __future__ import annotations
 
+import contextlib
 import copy
 import glob
 import importlib.util
 import os
 import re
+import signal
 from collections import Counter
 from typing import Any
 
@@ -176,7 +178,10 @@ def _suitable(program: harness.Program, args: tuple) -> Any:
         raise Unsuitable("no floating inputs")
     state = _cell_state(eager) if isinstance(program.target, type) else []
     try:
-        out = eager(*copy.deepcopy(args))
+        with _time_limit(EAGER_SECONDS):
+            out = eager(*copy.deepcopy(args))
+    except _TooLong:
+        raise Unsuitable("eager does not finish on float64 inputs") from None
     except Exception as exc:  # noqa: BLE001
         raise Unsuitable(f"eager raises {type(exc).__name__}") from None
     after = _cell_state(eager) if isinstance(program.target, type) else []
@@ -186,6 +191,28 @@ def _suitable(program: harness.Program, args: tuple) -> Any:
     if not _leaves_ok(out):
         raise Unsuitable("a float output is not float64 (or not a tuple/array/number)")
     return out
+
+
+EAGER_SECONDS = 5.0
+"""A program given float64 inputs may never stop (`while x != 3` counting by ones from 5.5):
+choosing the cases must not hang."""
+
+
+class _TooLong(Exception):
+    pass
+
+
+@contextlib.contextmanager
+def _time_limit(seconds: float) -> Any:
+    def stop(signum: int, frame: Any) -> None:
+        raise _TooLong
+    previous = signal.signal(signal.SIGALRM, stop)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
 
 
 def _cell_state(construct: Any) -> list[np.ndarray]:
