@@ -91,7 +91,7 @@ def value_read_by_the_other_arm_and_after_the_if(x):
             z = y - 1.0
         else:
             z = y + 1.0
-        x = z * y
+        x = np.tanh(z * y)  # NOTE: bounded, so float64 finite differences stay accurate
     return x
 
 
