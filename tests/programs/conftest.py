@@ -72,10 +72,16 @@ def _top_level_loops(path: str | None) -> dict[str, bool]:
             for node in defined if names.count(node.name) == 1}
 
 
+PEER = "test_peer_"
+"""Programs ported from other compilers' test suites run in O2 (and numba for loops) only."""
+
+
 def modes_of(program: harness.Program) -> list[str]:
     """The modes a program runs in: every one, plus `numba` for a program with a loop (under
     AMBER_NATIVE_CORPUS=all, every mode again with the Numba backend)."""
     modes = sorted(MODES)
+    if PEER in program.origin and not NATIVE_ALL:
+        modes = ["O2"]  # NOTE: the peer ports add breadth of Python, not of pipelines (CI time)
     if NATIVE_ALL:
         return modes + [f"{NATIVE_MODE}-{m}" for m in modes]
     return modes + ([NATIVE_MODE] if has_loop(program) else [])
