@@ -255,7 +255,8 @@ def _refuse_value_dependent_power(types: tuple[Type, ...], values: tuple[Any, ..
     int16 where it is 3): refuse an exponent whose value is known only at run time."""
     base, exponent = types
     known = values is not None and len(values) == 2 and values[1] is not NOT_KNOWN
-    if _is_bool(base) and isinstance(exponent, Tensor) and exponent.rank == 0 and not known:
+    if isinstance(base, Tensor) and _is_bool(base) and isinstance(exponent, Tensor) \
+            and exponent.rank == 0 and not known:
         raise TypeError(
             f"pow: under NumPy {np.__version__}, a bool base raised to a 0-d {exponent.dtype} "
             "exponent computed at run time gets a dtype that depends on the exponent's value; "

@@ -387,6 +387,9 @@ def check(program: Program, capsys: Any, subject: Subject | None = None) -> Subj
 
 
 NUMPY_1 = int(np.__version__.split(".")[0]) < 2
+NUMPY_2_ONLY = ("test_peer_mindspore.py", "test_bad_peer_mindspore.py")
+"""Port files not yet checked under NumPy 1: there about 20 of the MindSpore ports are refused
+(float32 Tensors meeting Python floats widen by value), a known gap written up in issue 14."""
 
 
 def _check_refused(subject: Subject, program: Program, capsys: Any) -> None:
