@@ -219,7 +219,8 @@ class Emitter:
         reads = [{self.st.name(v) for v in self.st.reads(s)} for _, s in copies]
         if any(names[i] in reads[j] for i in range(len(names)) for j in range(i + 1, len(names))):
             return [py.assign_tuple(names, values)]
-        return [py.assign(n, v) for n, v in zip(names, values)]
+        return [_copy_binding(n, v) if self.st.splits_unbound(t, s) else py.assign(n, v)
+                for n, v, (t, s) in zip(names, values, copies)]
 
     def kernel_call(self, kernel: Any) -> list[ast.stmt]:
         """`a, b = Net_construct_while(x, w)`: the region as one call of its Numba kernel. A
@@ -299,6 +300,16 @@ class Emitter:
             return False
         const = self.st.constant(value)
         return type(const) is int and const == number
+
+
+def _copy_binding(name: str, value: ast.Name) -> ast.stmt:
+    """`name = value` where `value` may be unbound: then `name` ends unbound too, as the one
+    Python variable the two stand for would be (`del` of a fresh binding unbinds it)."""
+    unbind = [py.assign(name, py.const(None)), py.delete([name])]
+    return ast.Try(body=[py.assign(name, value)],
+                   handlers=[ast.ExceptHandler(type=py.name("UnboundLocalError"), name=None,
+                                               body=unbind)],
+                   orelse=[], finalbody=[])
 
 
 _ARITHMETIC = frozenset(("Add", "Sub", "Mult", "Div"))

@@ -124,6 +124,13 @@ class Storage:
                 copies.append((target, source))
         return copies, in_place
 
+    def splits_unbound(self, target: Value, source: Value) -> bool:
+        """Whether `target = source` stands for a merge `resolve` had to drop although `source`
+        may hold no binding: the copy may run while `source` is unbound, where the IR only
+        passes the missing binding on (it must not raise there)."""
+        return source in self.unbound and any(e.a is source and e.b is target
+                                              for e in self.dropped)
+
     def left_unbound(self, targets: Sequence[Value], sources: Sequence[Value]) -> list[Value]:
         """The targets a region boundary leaves unassigned (their source is undefined)."""
         return [t for t, s in zip(targets, sources, strict=True) if self.kind[s] is Kind.UNDEFINED
@@ -342,12 +349,23 @@ def maybe_unbound(graph: Graph) -> set[Value]:
 
 
 def _slot_sources(graph: Graph) -> dict[Value, list[Value]]:
-    """Each region output and carried parameter -> the values that flow into its slot."""
+    """Each region output and carried parameter -> the values that flow into its slot. A
+    branch or loop body that always raises flows nothing: its yields are never reached."""
     sources: dict[Value, list[Value]] = {}
     for node in graph.walk():
+        if not node.is_region:
+            continue
+        ends = list(node.blocks) if node.op == IF else [None, node.body]  # see `incoming`
         for k, group in enumerate(_carried_groups(node)):
-            sources.update(dict.fromkeys(group, node.incoming(k)))
+            flowing = [v for v, block in zip(node.incoming(k), ends)
+                       if block is None or not _always_raises(block)]
+            sources.update(dict.fromkeys(group, flowing))
     return sources
+
+
+def _always_raises(block: Block) -> bool:
+    """Whether the block raises before it ends (a `raise` among its own statements)."""
+    return any(node.op is pyops.raise_ for node in block.nodes)
 
 
 def _carried_groups(node: Node) -> list[tuple[Value, ...]]:

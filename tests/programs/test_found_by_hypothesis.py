@@ -8,7 +8,9 @@ read once though `a[1] = ...` wrote it through the alias `a = b` in between. The
 from the flavors for issue 14: an in-place write after an early return made a version of the
 return value (unbound on the path that had not returned) that a later loop read, and a dict
 gaining a key in a nested branch left uses by a discarded branch in the graph ("internal
-error: graph invalid")."""
+error: graph invalid"). The `nesting` flavor found the two after them: a branch that always
+raises counted as one where the return value stays unbound, so codegen split the return value's
+variable and copied it while still unbound (UnboundLocalError in generated code)."""
 import numpy as np
 
 from harness import f32, runs
@@ -213,6 +215,39 @@ def unused_read_of_a_variable_bound_in_one_branch(a, b, n):
         late = a
     unused = late * 2.0  # UnboundLocalError on the other path
     return b
+
+
+@runs(*INPUTS)
+def return_slot_carried_past_a_branch_that_always_raises(a, b, n):
+    if a.sum() > 0:
+        if 0 < late.sum():  # raises where it runs: `late` is bound only below
+            return a, b
+    else:
+        a = np.tanh(a + a)
+    late = a * 0.5
+    if a.sum() <= 0:
+        w1 = 0
+        while w1 < 1 and (a.sum() > 0):
+            w1 += 1
+            if a.sum() > 0:
+                return a, b
+    return a, b
+
+
+@runs(*INPUTS)
+def return_in_a_loop_after_a_branch_that_always_raises(a, b, n):
+    if a.sum() > 0:
+        if 0 < late.sum():
+            return a, b
+    else:
+        a = np.tanh(a + a)
+    late = a * 0.5
+    w1 = 0
+    while w1 < 1:
+        w1 += 1
+        if a.sum() > 0:
+            return a, b
+    return a, b
 
 
 def test_program(program, check_program):
