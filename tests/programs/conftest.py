@@ -3,7 +3,7 @@
 (ids = program names) that `check_program` runs eagerly and compiled, in every compile mode:
 -O0, -O1, -O2 (the default) and -O2 verifying the IR after each pass.
 
-Random programs (`test_random_programs.py`) run 800 hypothesis examples by default (50 per flavor); a deep search:
+Random programs (`test_random_programs.py`) run 480 hypothesis examples by default (30 per flavor); a deep search:
     AMBER_HYPOTHESIS_EXAMPLES=10000 python -m pytest tests/programs/test_random_programs.py
 
 The Numba backend: every program with a `for` or `while` in its source also runs in `numba`
@@ -79,7 +79,8 @@ PEER = "test_peer_"
 
 def modes_of(program: harness.Program) -> list[str]:
     """The modes a program runs in: every one, plus `numba` for a program with a loop (under
-    AMBER_NATIVE_CORPUS=all, every mode again with the Numba backend)."""
+    AMBER_NATIVE_CORPUS=all, every mode again with the Numba backend). The peer-suite ports
+    (test_peer_*) run in O2 only (+ `numba` for a loop), unless AMBER_NATIVE_CORPUS=all."""
     modes = sorted(MODES)
     if PEER in program.origin and not NATIVE_ALL:
         modes = ["O2"]  # NOTE: the peer ports add breadth of Python, not of pipelines (CI time)

@@ -328,9 +328,10 @@ def _same_error(got: Outcome, want: Outcome) -> None:
             f"eager raised {want.error!r}, compiled returned {got.result!r}")
     if isinstance(got.error, amber.CompileError):
         where = (os.path.basename(got.error.file), got.error.line)
-        _expect(where in stack_lines(want.error), "error",
-                f"compiled raised a CompileError at {where}, not a line eager passed through "
-                f"before raising {want.error!r}:\n{got.error}")
+        if where not in stack_lines(want.error):  # NOTE: chained, so callers see the refusal
+            raise Mismatch(f"error: compiled raised a CompileError at {where}, not a line eager "
+                           f"passed through before raising {want.error!r}:\n{got.error}"
+                           ) from got.error
         # NOTE: found at compile time, so nothing ran: no output or side effects to compare.
         got.printed, got.args, got.state = want.printed, want.args, want.state
         return

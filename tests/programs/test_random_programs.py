@@ -15,7 +15,7 @@ they may be unbound). Programs of those flavors may be refused with a CompileErr
 (a loop whose iterations change a value's kind has no static form), never with an internal
 error, and never compiled to a different answer.
 
-CI explores 800 examples (the same 50 for each of sixteen flavors, failures reported unshrunk).
+CI explores 480 examples (the same 30 for each of sixteen flavors, failures reported unshrunk).
 A deep, randomized and shrinking search of 10,000+ examples:
     AMBER_HYPOTHESIS_EXAMPLES=10000 python -m pytest tests/programs/test_random_programs.py
 Each shrunk failure goes into `test_found_by_hypothesis.py` as a regular corpus program.
@@ -51,7 +51,7 @@ FLAVORS: dict[str, tuple[str, ...]] = {
 MAY_REFUSE = frozenset(("zero_d", "containers", "ranks", "promotion", "parameters", "lists",
                         "nesting", "augmented"))
 """Flavors whose programs may be refused with a (non-internal) CompileError."""
-EXAMPLES = -(-int(os.environ.get("AMBER_HYPOTHESIS_EXAMPLES", "800")) // len(FLAVORS))
+EXAMPLES = -(-int(os.environ.get("AMBER_HYPOTHESIS_EXAMPLES", "480")) // len(FLAVORS))
 DEEP = EXAMPLES > 50
 # NOTE: CI runs a fixed set (derandomized) and reports a failure unshrunk, to stay inside the
 # time budget; the deep search shrinks (minutes per failure) for the corpus regression file.
