@@ -7,6 +7,7 @@ keep Python semantics (`7 / 2 == 3.5`) and arrays get NumPy's, exactly as eager 
 from __future__ import annotations
 
 import inspect
+import math
 import operator as pyop
 import warnings
 from typing import Any, Callable, Mapping
@@ -421,6 +422,26 @@ sin = _ufunc("sin", np.sin, grad=lambda ad: (ad.g * ad.op("cos", ad.input(0)),),
              numba="np.sin(R(x))")
 cos = _ufunc("cos", np.cos, grad=lambda ad: (-ad.g * ad.op("sin", ad.input(0)),),
              numba="np.cos(R(x))")
+log1p = _ufunc("log1p", np.log1p, grad=lambda ad: (ad.g / (ad.input(0) + 1),),
+               numba="np.log1p(R(x))")
+expm1 = _ufunc("expm1", np.expm1, grad=lambda ad: (ad.g * (ad.out + 1),), numba="np.expm1(R(x))")
+log2 = _ufunc("log2", np.log2, grad=lambda ad: (ad.g / (ad.input(0) * math.log(2)),),
+              numba="np.log2(R(x))")
+log10 = _ufunc("log10", np.log10, grad=lambda ad: (ad.g / (ad.input(0) * math.log(10)),),
+               numba="np.log10(R(x))")
+exp2 = _ufunc("exp2", np.exp2, grad=lambda ad: (ad.g * ad.out * math.log(2),),
+              numba="np.exp2(R(x))")
+tan = _ufunc("tan", np.tan, grad=lambda ad: (ad.g * (ad.out * ad.out + 1),), numba="np.tan(R(x))")
+arctan = _ufunc("arctan", np.arctan, grad=lambda ad: (ad.g / (ad.input(0) * ad.input(0) + 1),),
+                numba="np.arctan(R(x))")
+sinh = _ufunc("sinh", np.sinh, grad=lambda ad: (ad.g * ad.op("cosh", ad.input(0)),),
+              numba="np.sinh(R(x))")
+cosh = _ufunc("cosh", np.cosh, grad=lambda ad: (ad.g * ad.op("sinh", ad.input(0)),),
+              numba="np.cosh(R(x))")
+trunc = _ufunc("trunc", np.trunc, grad=NO_GRAD, numba="np.trunc(R(x))")
+rint = _ufunc("rint", np.rint, grad=NO_GRAD, numba="np.rint(R(x))")
+isinf = _ufunc("isinf", np.isinf, in_place=False, grad=NO_GRAD,
+               numba=native.floats_only("np.isinf(x)"))
 logical_not = _ufunc("logical_not", np.logical_not, grad=NO_GRAD, numba="not T(x)")
 isnan = _ufunc("isnan", np.isnan, in_place=False, grad=NO_GRAD, numba=native.floats_only("np.isnan(x)"))
 isfinite = _ufunc("isfinite", np.isfinite, in_place=False, grad=NO_GRAD,
@@ -523,6 +544,18 @@ _UNARY = (  # op, MindSpore functions, NumPy functions, MindSpore primitive
     (sign, ("sign",), ("sign",), "Sign"),
     (sin, ("sin",), ("sin",), "Sin"),
     (cos, ("cos",), ("cos",), "Cos"),
+    (log1p, ("log1p",), ("log1p",), "Log1p"),
+    (expm1, ("expm1",), ("expm1",), "Expm1"),
+    (log2, ("log2",), ("log2",), None),
+    (log10, ("log10",), ("log10",), None),
+    (exp2, ("exp2",), ("exp2",), None),
+    (tan, ("tan",), ("tan",), "Tan"),
+    (arctan, ("atan", "arctan"), ("arctan",), "Atan"),
+    (sinh, ("sinh",), ("sinh",), "Sinh"),
+    (cosh, ("cosh",), ("cosh",), "Cosh"),
+    (trunc, ("trunc",), ("trunc", "fix"), None),
+    (rint, ("rint",), ("rint",), "Rint"),
+    (isinf, ("isinf",), ("isinf",), "IsInf"),
     (logical_not, ("logical_not",), ("logical_not",), "LogicalNot"),
     (isnan, ("isnan",), ("isnan",), "IsNan"),
     (isfinite, ("isfinite",), ("isfinite",), "IsFinite"),
@@ -555,7 +588,8 @@ _BINARY = (
 )
 
 OPS = (neg, pos, absolute, exp, log, sqrt, rsqrt, square, reciprocal, tanh, sigmoid, relu, gelu,
-       floor, ceil, round_, sign, sin, cos, logical_not, isnan, isfinite, invert,
+       floor, ceil, round_, sign, sin, cos, log1p, expm1, log2, log10, exp2, tan, arctan, sinh,
+       cosh, trunc, rint, isinf, logical_not, isnan, isfinite, invert,
        add, sub, mul, div, floordiv, mod, pow_, maximum, minimum, eq, ne, lt, le, gt, ge,
        logical_and, logical_or, logical_xor, bitwise_and, bitwise_or, bitwise_xor, left_shift,
        right_shift, select, clip)

@@ -31,7 +31,10 @@ SAMPLES: dict[str, list[tuple[tuple, dict]]] = {
        ("neg", "pos", "abs", "exp", "tanh", "sigmoid", "relu", "gelu", "sin", "cos", "square",
         "float")},
     "float": [((np.ones(()),), {})],
-    **{name: [((np.ones((2, 3)),), {})] for name in ("log", "sqrt", "rsqrt", "reciprocal")},
+    **{name: [((np.ones((2, 3)),), {})] for name in ("log", "sqrt", "rsqrt", "reciprocal",
+                                                     "log1p", "log2", "log10")},
+    **{name: [((np.ones((2, 3)),), {})] for name in ("expm1", "exp2", "tan", "arctan", "sinh",
+                                                     "cosh")},
     **{name: [((np.ones((2, 3)), np.ones((3,))), {}), ((np.ones((2, 1)), np.ones((1, 3))), {}),
               ((np.ones((2, 3)), 2.5), {})]
        for name in ("add", "sub", "mul", "div", "maximum", "minimum", "mod", "mindspore_div")},
@@ -170,8 +173,8 @@ SAMPLES: dict[str, list[tuple[tuple, dict]]] = {
 ADJOINT_PAIRS = ("max_pool2d_grad", "max_pool2d_pick")
 """Ops whose other inputs must stay consistent (`out` is max pooling's result), checked by
 `test_max_pool_gradient_and_pick_are_adjoint` instead of finite differences."""
-UNUSUAL_DOMAIN = {"log", "sqrt", "rsqrt", "reciprocal", "pow", "div", "mindspore_div", "mod",
-                  "batch_norm", "nll_loss"}
+UNUSUAL_DOMAIN = {"log", "log1p", "log2", "log10", "tan", "sqrt", "rsqrt", "reciprocal", "pow",
+                  "div", "mindspore_div", "mod", "batch_norm", "nll_loss"}
 """Ops whose float inputs are drawn away from zero and positive (their rules are exact there)."""
 
 

@@ -44,7 +44,9 @@ SAMPLES: dict[str, list[tuple[tuple, dict]]] = {  # op name -> [(inputs, attrs),
     # elementwise.py
     **{name: [((A,), {}), ((B,), {}), ((2.5,), {})] for name in
        ("neg", "exp", "sqrt", "square", "tanh", "sigmoid", "relu", "gelu", "floor", "ceil",
-        "sign", "sin", "cos", "isnan", "isfinite")},
+        "sign", "sin", "cos", "isnan", "isfinite", "expm1", "exp2", "tan", "arctan", "sinh",
+        "cosh", "trunc", "rint", "isinf")},
+    **{name: [((np.abs(A) + 0.5,), {}), ((3,), {})] for name in ("log1p", "log2", "log10")},
     "pos": [((A,), {}), ((True,), {})],
     "abs": [((A,), {}), ((-2,), {}), ((I,), {})],
     "log": [((np.abs(A),), {}), ((3,), {})],
