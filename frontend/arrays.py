@@ -1,7 +1,8 @@
 """NumPy calls the frontend builds from several ops, or checks before the registry's spelling:
 `np.array`/`np.asarray`/`np.copy` (of run-time values and of lists holding them), lists and
 tuples as array operands (`np.maximum(x, [1, 2])`, `x * (1.0, 2.0)`), `out=` arguments,
-`np.pad` with a run-time fill, `np.triu`/`np.tril`, `np.linalg.norm`."""
+`np.pad` with a run-time fill, `np.triu`/`np.tril`, `np.linalg.norm`, `np.var`/`np.std`,
+`np.outer`, `np.swapaxes`/`np.moveaxis`, `np.ravel`, `np.diff`, `np.vstack`/`np.hstack`."""
 from __future__ import annotations
 
 from typing import Any, Callable
@@ -13,7 +14,7 @@ from ..ops import NUMPY
 from .aliases import SCALAR, is_array_kind, is_mixed_kind, own_array, zero_d_kind
 from .context import Frame
 from .expressions import shape_of
-from .operators import as_array, is_sequence, to_python
+from .operators import as_array, binary, is_sequence, to_python
 from .values import describe, has_runtime
 
 NOT_HANDLED: Any = object()
@@ -140,10 +141,141 @@ def _np_norm(f: Frame, x: Any, ord: Any = None, axis: Any = None, keepdims: Any 
     return f.call(np.sqrt, [total], {})
 
 
+# -- statistics and rearrangements written with other ops ----------------------------------------
+
+def _tensor(a: Any) -> bool:
+    return isinstance(a, Value) and isinstance(a.type, Tensor)
+
+
+def _axes(f: Frame, a: Value, axis: Any, what: str) -> tuple[int, ...]:
+    """The axes `axis` names (None: all), checked the way NumPy checks them."""
+    if has_runtime(axis):
+        raise f.error(f"{what}: the axis must be known when compiling")
+    rank = a.type.rank
+    if axis is None:
+        return tuple(range(rank))
+    try:
+        return tuple(np.lib.array_utils.normalize_axis_tuple(axis, rank)
+                     if hasattr(np.lib, "array_utils") else
+                     np.core.numeric.normalize_axis_tuple(axis, rank))
+    except (np.exceptions.AxisError if hasattr(np, "exceptions") else np.AxisError) as exc:
+        raise f.error(f"{what}: {exc}") from None
+
+
+def _variance(root: bool) -> Callable[..., Any]:
+    """`np.var` / `np.std` (and the methods) as NumPy computes them: the mean kept as an array,
+    the squared deviations summed and divided by max(count - ddof, 0); the square root for std.
+    Integers and bools are computed in float64, as NumPy does."""
+    what = "np.std" if root else "np.var"
+
+    def handler(f: Frame, a: Any, axis: Any = None, dtype: Any = None, out: Any = None,
+                ddof: Any = 0, keepdims: Any = False, **rest: Any) -> Any:
+        if not _tensor(a):
+            return NOT_HANDLED
+        if dtype is not None or out is not None or rest or has_runtime((ddof, keepdims)):
+            raise f.error(f"{what} takes axis, ddof and keepdims (known when compiling) here",
+                          "write the mean and the squared deviations out")
+        kind = a.type.dtype.kind
+        if kind not in "biuf" or a.type.dtype == np.float16:
+            raise f.error(f"{what} of {describe(a)} is not supported in compiled code")
+        axes = _axes(f, a, axis, what)
+        x = a if kind == "f" else f.call(np.asarray, [a], {"dtype": np.float64})
+        mean = f.call(np.mean, [x], {"axis": axes, "keepdims": True})
+        deviation = binary(f, "Sub", x, mean)
+        squares = binary(f, "Mult", deviation, deviation)
+        total = f.call(np.sum, [squares], {"axis": axes, "keepdims": bool(keepdims)})
+        dims = shape_of(f, a)
+        count: Any = 1
+        for k in axes:
+            count = binary(f, "Mult", count, dims[k])
+        # NOTE: a count of x's float dtype divides alike under both NumPys (a Python int would
+        # make NumPy 1 widen a float32 scalar to float64); it is exact below 2**24
+        scalar_type = x.type.dtype.type if kind == "f" else np.float64
+        if has_runtime(count):
+            count = f.call(scalar_type, [f.call(max, [binary(f, "Sub", count, ddof), 0], {})], {})
+        else:
+            count = scalar_type(max(count - ddof, 0))
+        result = binary(f, "Div", total, count)
+        return f.call(np.sqrt, [result], {}) if root else result
+    return handler
+
+
+def _np_outer(f: Frame, a: Any, b: Any, out: Any = None) -> Any:
+    """`np.outer(a, b)`: the flattened a as a column times the flattened b as a row."""
+    if not (_tensor(a) or _tensor(b)) or out is not None:
+        return NOT_HANDLED
+    column = f.call(np.reshape, [_np_asarray(f, a), (-1, 1)], {})
+    return binary(f, "Mult", column, f.call(np.reshape, [_np_asarray(f, b), (1, -1)], {}))
+
+
+def _permuted(numpy_function: Callable[..., Any]) -> Callable[..., Any]:
+    """`np.swapaxes` / `np.moveaxis` as a transpose; NumPy itself computes the order (and its
+    errors) on a stand-in array of the same rank whose sizes are the axis numbers."""
+    def handler(f: Frame, a: Any, *axes: Any) -> Any:
+        if not _tensor(a):
+            return NOT_HANDLED
+        if has_runtime(axes):
+            raise f.error(f"np.{numpy_function.__name__}: the axes must be known when compiling")
+        stand_in = np.broadcast_to(0, tuple(range(2, a.type.rank + 2)))
+        try:
+            order = numpy_function(stand_in, *(to_python(x) for x in axes)).shape
+        except (ValueError, IndexError, TypeError) as exc:
+            raise f.error(f"np.{numpy_function.__name__}: {exc}") from None
+        return f.call(np.transpose, [a, tuple(d - 2 for d in order)], {})
+    return handler
+
+
+def _np_ravel(f: Frame, a: Any, order: Any = "C") -> Any:
+    """`np.ravel(a)`: `a.reshape(-1)` (a view where NumPy's is one)."""
+    if not _tensor(a):
+        return NOT_HANDLED
+    if order != "C":
+        raise f.error("np.ravel: only order='C' is supported in compiled code")
+    return f.call(np.reshape, [a, (-1,)], {})
+
+
+def _np_diff(f: Frame, a: Any, n: Any = 1, axis: Any = -1) -> Any:
+    """`np.diff`: `a[1:] - a[:-1]` along the axis, n times (`!=` for bools, as NumPy)."""
+    if not _tensor(a):
+        return NOT_HANDLED
+    if has_runtime(n) or not isinstance(n, int) or n < 0:
+        raise f.error("np.diff: n must be a non-negative int known when compiling")
+    (k,) = _axes(f, a, axis, "np.diff")
+    head = (slice(None),) * k
+    for _ in range(n):
+        later = f.op("getitem", a, index=head + (slice(1, None),))
+        earlier = f.op("getitem", a, index=head + (slice(None, -1),))
+        a = f.call(np.not_equal if a.type.dtype == np.bool_ else np.subtract,
+                   [later, earlier], {})
+    return a
+
+
+def _stacked(vertical: bool) -> Callable[..., Any]:
+    """`np.vstack` (rows: 1-d items become 1 x n) and `np.hstack` (along axis 1, or 0 for 1-d
+    items) as one concatenate."""
+    def handler(f: Frame, tup: Any, **kwargs: Any) -> Any:
+        items = list(tup) if isinstance(tup, tuple | list) else getattr(tup, "items", None)
+        if kwargs or not items or not any(_tensor(v) for v in items):
+            return NOT_HANDLED
+        arrays = [_np_asarray(f, v) for v in items]
+        ranks = [v.type.rank if _tensor(v) else np.ndim(v) for v in arrays]
+        if vertical:
+            arrays = [f.call(np.reshape, [v, (1, -1)], {}) if r < 2 else v
+                      for v, r in zip(arrays, ranks)]
+            return f.call(np.concatenate, [arrays], {"axis": 0})
+        arrays = [f.call(np.reshape, [v, (1,)], {}) if r == 0 else v for v, r in zip(arrays, ranks)]
+        return f.call(np.concatenate, [arrays], {"axis": 0 if ranks[0] <= 1 else 1})
+    return handler
+
+
 OVERRIDES: dict[int, Callable[..., Any]] = {
     id(np.array): _np_array, id(np.asarray): _np_asarray, id(np.asanyarray): _np_asarray,
     id(np.copy): _np_copy, id(np.pad): _np_pad, id(np.triu): _triangle(True),
     id(np.tril): _triangle(False), id(np.linalg.norm): _np_norm,
+    id(np.var): _variance(False), id(np.std): _variance(True), id(np.outer): _np_outer,
+    id(np.swapaxes): _permuted(np.swapaxes), id(np.moveaxis): _permuted(np.moveaxis),
+    id(np.ravel): _np_ravel, id(np.diff): _np_diff, id(np.vstack): _stacked(True),
+    id(np.hstack): _stacked(False),
 }
 """id(np.<function>) -> handler(frame, *args, **kwargs); NOT_HANDLED leaves the call to the
 registry's spelling (or to compile-time evaluation)."""

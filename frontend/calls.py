@@ -26,7 +26,7 @@ from .containers import dict_method, list_method
 from .context import Frame, NeedsUnrolling, call_identity
 from .errors import CompileError, CompileTypeError, arity_message, kind_for
 from .control import choose, short_circuit
-from .expressions import elements, evaluate, format_at_run_time
+from .expressions import NUMPY_FUNCTION_METHODS, elements, evaluate, format_at_run_time
 from .operators import compare, operand, python_result, to_python
 from .pybuiltins import BUILTINS
 from .scope import bind_arguments
@@ -170,8 +170,11 @@ def _tensor_constant(f: Frame, args: list[Any], kwargs: dict[str, Any]) -> Any:
 
 def _tensor_only_method(f: Frame, method: TensorMethod, args: list[Any],
                         kwargs: dict[str, Any]) -> Any:
-    """MindSpore's Tensor methods that ndarrays lack: `value()`, `view(*shape)`, `dim()`."""
+    """MindSpore's Tensor methods that ndarrays lack: `value()`, `view(*shape)`, `dim()`; and
+    the array methods written as their NumPy function (`x.var()` is `np.var(x)`)."""
     name, value = method.function, method.value
+    if name in NUMPY_FUNCTION_METHODS:
+        return call_value(f, getattr(np, name), [value, *args], kwargs)
     if name == "view":
         dims = args[0] if len(args) == 1 and isinstance(args[0], tuple | list) else tuple(args)
         if kwargs or not dims or not all(isinstance(d, int | Value) for d in dims):

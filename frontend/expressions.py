@@ -126,7 +126,7 @@ def value_attribute(f: Frame, v: Value, name: str) -> Any:
             return f.op("transpose", v, perm=None)
         if name in METHODS:
             return TensorMethod(v, METHODS[name])
-        if name in ("item", *TENSOR_ONLY_METHODS):
+        if name in ("item", *TENSOR_ONLY_METHODS, *NUMPY_FUNCTION_METHODS):
             return TensorMethod(v, name)
         raise f.error(f"arrays have no supported attribute or method '{name}'",
                       f"supported methods: {', '.join(sorted(METHODS))}")
@@ -138,6 +138,8 @@ def value_attribute(f: Frame, v: Value, name: str) -> Any:
 
 
 TENSOR_ONLY_METHODS = ("value", "view", "dim")
+NUMPY_FUNCTION_METHODS = ("var", "std", "ravel", "swapaxes")
+"""Array methods that are the NumPy function of the same name called on the array."""
 """MindSpore Tensor methods ndarrays lack: `p.value()` (the parameter itself), `x.view(*shape)`
 (a reshape), `x.dim()` (the rank)."""
 

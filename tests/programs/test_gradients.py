@@ -79,6 +79,8 @@ REFUSED = {
     "mutate_input_through_transpose_and_slice": VIEW_WRITE, "helper_mutates_its_argument":
     VIEW_WRITE, "inplace_in_loop_on_loop_carried-0": VIEW_WRITE,
     "write_through_view_between_equal_reads": VIEW_WRITE,
+    **{f"ravel_is_a_view_of_a_contiguous_array-{k}": VIEW_WRITE for k in (0, 1)},
+    "ravel_of_a_transpose_is_a_copy": VIEW_WRITE,  # NOTE: `x.T` is a view; its copy is not
     "return_value_from_for": MIXED_RESULT, "return_none_or_array": MIXED_RESULT,
     "bare_return_in_branch": MIXED_RESULT, "return_after_search_flag": MIXED_RESULT,
     "return_with_continue": MIXED_RESULT, "branch_assigns_different_shapes": MIXED_RESULT,
