@@ -3,7 +3,9 @@ the reason: an in-place operator on a 0-d value that is the caller's array on th
 iteration and a NumPy scalar after (a plain 0-d NumPy input; the same program on 0-d amber
 Tensors compiles, see test_peer_mindspore.py), recursion whose depth depends on run-time
 values, a function chosen by a run-time condition, and an instance of a plain Python class made
-inside construct (MindSpore's ms_class): compiled code cannot set its attributes."""
+inside construct (MindSpore's ms_class): compiled code cannot set its attributes. Under NumPy 1,
+where a 0-d int32 plus a Python int is int64, one of them compiles (`compiles_on_numpy1`) and
+another is refused at another line (`# NUMPY1-ERR`)."""
 import numpy as np
 
 from amber import Parameter, Tensor, nn
