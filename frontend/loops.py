@@ -74,16 +74,29 @@ def build_while(f: Frame, node: gast.While) -> None:
             except IndexesLayers:
                 mark.restore(f)
                 unrolled = False
-            if not unrolled:
-                if isinstance(error, IndexesLayers):
-                    _with_layer_choices(f, lambda: _while_region(f, node, header))
-                elif not isinstance(error, KindChanges) or \
-                        f.peels.get(id(node), 0) >= MAX_PEELS:
-                    raise error from None
-                else:
-                    _peel_while(f, node, tail or ([], live))
-                    return
+            if not unrolled and _while_another_way(f, node, header, error, mark,
+                                                   tail or ([], live)):
+                return
     _run_tail(f, tail)
+
+
+def _while_another_way(f: Frame, node: gast.While, header: frozenset[str],
+                       error: NeedsUnrolling, mark: Mark, tail: Tail) -> bool:
+    """The loop that neither one plain region nor unrolling could build: with the layers it
+    indexes chosen at run time (IndexesLayers), and with its first iteration peeled where a
+    carried dtype changes (KindChanges), both when both hold. True if it built `tail` too."""
+    if isinstance(error, IndexesLayers):
+        try:
+            _with_layer_choices(f, lambda: _while_region(f, node, header))
+            return False
+        except KindChanges as changes:
+            mark.restore(f)
+            return _with_layer_choices(
+                f, lambda: _while_another_way(f, node, header, changes, mark, tail))
+    if not isinstance(error, KindChanges) or f.peels.get(id(node), 0) >= MAX_PEELS:
+        raise error
+    _peel_while(f, node, tail)
+    return True
 
 
 def _with_layer_choices(f: Frame, build: Callable[[], Any]) -> Any:
@@ -317,17 +330,28 @@ def _for_over(f: Frame, node: gast.For, it: IndexedIter, header: frozenset[str],
             mark.restore(f)
             _unroll(f, node, (it.element(i) for i in range(*bounds)), header)
             return False
-        if isinstance(error, IndexesLayers):
-            mark.restore(f)
+        mark.restore(f)
+        return _for_another_way(f, node, it, header, live, error, mark, tail or ([], live))
+    return False
+
+
+def _for_another_way(f: Frame, node: gast.For, it: IndexedIter, header: frozenset[str],
+                     live: frozenset[str], error: NeedsUnrolling, mark: Mark, tail: Tail
+                     ) -> bool:
+    """`_while_another_way` for a loop over `it`'s indices."""
+    if isinstance(error, IndexesLayers):
+        try:
             _with_layer_choices(f, lambda: _for_region(f, node, it, header, live))
             return False
-        if (not isinstance(error, KindChanges) or not isinstance(it.step, int)
-                or it.step == 0 or f.peels.get(id(node), 0) >= MAX_PEELS):
-            raise
-        mark.restore(f)
-        _peel_for(f, node, it, header, live, tail or ([], live))
-        return True
-    return False
+        except KindChanges as changes:
+            mark.restore(f)
+            return _with_layer_choices(f, lambda: _for_another_way(
+                f, node, it, header, live, changes, mark, tail))
+    if (not isinstance(error, KindChanges) or not isinstance(it.step, int)
+            or it.step == 0 or f.peels.get(id(node), 0) >= MAX_PEELS):
+        raise error
+    _peel_for(f, node, it, header, live, tail)
+    return True
 
 
 def _peel_for(f: Frame, node: gast.For, it: IndexedIter, header: frozenset[str],

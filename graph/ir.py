@@ -16,7 +16,7 @@ from typing import Any, Callable, Iterator, Sequence
 import numpy as np
 
 from ..ops import OpDef, lookup
-from ..ops.types import KNOWN_VALUES, NOT_KNOWN, VALUE_BASED_CASTING
+from ..ops.types import KNOWN_VALUES, NOT_KNOWN
 from .types import Scalar, Type, join_types
 
 IF, WHILE, FOR = "if", "while", "for"
@@ -554,14 +554,13 @@ class Builder:
         """Add one op node and return its output; the type comes from the op's `infer`."""
         opdef = lookup(op) if isinstance(op, str) else op
         full = opdef.full_attrs(attrs)
-        if VALUE_BASED_CASTING:  # NOTE: NumPy 1 promotes by the values of constants
-            token = KNOWN_VALUES.set(tuple(_known_value(v) for v in inputs))
-            try:
-                out_type = opdef.infer(*(v.type for v in inputs), **full)
-            finally:
-                KNOWN_VALUES.reset(token)
-        else:
+        # NOTE: NumPy 1 promotes by the values of constants, and `**` with a constant exponent
+        # has one dtype where a run-time exponent's value may decide it (under both NumPys)
+        token = KNOWN_VALUES.set(tuple(_known_value(v) for v in inputs))
+        try:
             out_type = opdef.infer(*(v.type for v in inputs), **full)
+        finally:
+            KNOWN_VALUES.reset(token)
         node = Node(opdef, inputs, full, [out_type], [name], loc=loc,
                     control_inputs=control_inputs)
         return self.insert(node).output
@@ -601,7 +600,7 @@ INDEX_TYPE = Scalar(int)
 
 def _known_value(v: Value) -> Any:
     """The value of a constant scalar operand (a Python number, a NumPy scalar or 0-d array),
-    for NumPy 1's value-based promotion; `NOT_KNOWN` for anything else."""
+    for promotion by value (`KNOWN_VALUES`); `NOT_KNOWN` for anything else."""
     node = v.producer
     if node is None or node.is_region or node.op.name != "constant":
         return NOT_KNOWN

@@ -219,7 +219,12 @@ def elementwise_infer(name: str, fn: Callable[..., Any], nullable: bool = False,
             shape = broadcast_shapes(*(t.shape for t in types if isinstance(t, Tensor)))
         except ValueError as err:
             raise ValueError(f"{name}: {err}") from None
-        out = type_of(_value_based_probe(name, fn, types, attrs) if VALUE_BASED_CASTING
+        values = KNOWN_VALUES.get()
+        _refuse_value_dependent(name, fn, types, values)
+        # NOTE: NumPy 1 promotes by value; `**` picks its ufunc by the exponent's value under
+        # both NumPys (`mask ** 2` is int8, `mask ** 3` int64)
+        by_value = VALUE_BASED_CASTING or name == "pow"
+        out = type_of(_probe_known_values(name, fn, types, attrs, values) if by_value
                       else probe(name, fn, types, attrs))
         return Tensor(shape, out.dtype) if isinstance(out, Tensor) else out
     return infer
@@ -229,18 +234,13 @@ def _scalar_like(t: Type) -> bool:
     return isinstance(t, Scalar) or isinstance(t, Tensor) and t.rank == 0
 
 
-def _value_based_probe(name: str, fn: Callable[..., Any], types: tuple[Type, ...],
-                       attrs: Mapping[str, Any]) -> Any:
-    """NumPy 1: a Python scalar or 0-d operand mixed with arrays promotes by its value. The
-    values of compile-time constants are known (`KNOWN_VALUES`) and used; a run-time value
-    whose range the arrays' dtype does not cover is refused (the dtype would depend on it)."""
-    values = KNOWN_VALUES.get()
-    if name == "pow":
-        _refuse_value_dependent_power(types, values)
+def _probe_known_values(name: str, fn: Callable[..., Any], types: tuple[Type, ...],
+                        attrs: Mapping[str, Any], values: tuple[Any, ...] | None) -> Any:
+    """`probe` with the values of compile-time constants (`KNOWN_VALUES`) as the samples of
+    Python scalar and 0-d operands mixed with arrays, where their value decides the dtype."""
     if values is None or len(values) != len(types) or not any(
             isinstance(t, Tensor) and t.rank > 0 for t in types):
         return probe(name, fn, types, attrs)
-    _refuse_value_dependent(name, types, values)
     samples = tuple(np.asarray(v) if isinstance(t, Tensor) and v is not NOT_KNOWN
                     else v if _scalar_like(t) and v is not NOT_KNOWN else sample(t)
                     for t, v in zip(types, values))
@@ -250,21 +250,73 @@ def _value_based_probe(name: str, fn: Callable[..., Any], types: tuple[Type, ...
         return probe(name, fn, types, attrs)
 
 
-def _refuse_value_dependent_power(types: tuple[Type, ...], values: tuple[Any, ...] | None) -> None:
-    """NumPy 1's `**` with a 0-d array exponent picks a kernel by the exponent's value (2 squares,
-    1 copies), and a bool base then gets another dtype (`mask ** two` is int8 where two is 2,
-    int16 where it is 3): refuse an exponent whose value is known only at run time."""
-    base, exponent = types
-    known = values is not None and len(values) == 2 and values[1] is not NOT_KNOWN
-    if isinstance(base, Tensor) and _is_bool(base) and isinstance(exponent, Tensor) \
-            and exponent.rank == 0 and not known:
+def _refuse_value_dependent(name: str, fn: Callable[..., Any], types: tuple[Type, ...],
+                            values: tuple[Any, ...] | None) -> None:
+    """Refuse an op whose result dtype NumPy decides by the value of an operand that is known
+    only at run time: under NumPy 1 a narrow array meeting a run-time number (value-based
+    casting); and `**`, which NumPy computes by another ufunc for some exponents. `values`: the
+    operands' values where they are compile-time constants (None: none is known)."""
+    known = values if values is not None and len(values) == len(types) else None
+    why = _power_depends_on_value(fn, types, known) if name == "pow" else None
+    if why is None and VALUE_BASED_CASTING and known is not None:
+        why = _casting_depends_on_value(types, known)
+    if why is not None:
         raise TypeError(
-            f"pow: under NumPy {np.__version__}, a bool base raised to a 0-d {exponent.dtype} "
-            "exponent computed at run time gets a dtype that depends on the exponent's value; "
-            "cast the base to the dtype you want (e.g. `mask.astype(np.int32)`), or use NumPy 2")
+            f"{name}: under NumPy {np.__version__}, {why}, and that value is computed at run "
+            "time, so the dtype is not known when compiling; cast one side explicitly (e.g. "
+            "`x.astype(np.int64)`, `mask.astype(np.int32)`)")
 
 
-def _refuse_value_dependent(name: str, types: tuple[Type, ...], values: tuple[Any, ...]) -> None:
+POWER_PROBES = (-1, 0, 0.5, 1, 2, 2.5, 3)
+"""Exponents that reveal NumPy's power fast paths: an array raised to -1, 0, 0.5, 1 or 2 is
+computed by reciprocal, ones_like, sqrt, positive or square (NumPy 1: for any scalar or 0-d
+exponent; NumPy 2: for a Python int 2), whose dtype can differ from power's (`mask ** 2` is
+int8); 2.5 and 3 take power itself."""
+
+
+def _power_depends_on_value(fn: Callable[..., Any], types: tuple[Type, ...],
+                            values: tuple[Any, ...] | None) -> str | None:
+    """Why the dtype of `base ** exponent` depends on a run-time exponent's value, or None.
+    A 0-d base is probed as a 0-d array and as a NumPy scalar (it may be either at run time)."""
+    base, exponent = types
+    if values is not None and values[1] is not NOT_KNOWN:
+        return None
+    if not isinstance(base, Tensor) or not _scalar_like(exponent) or _is_bool(exponent):
+        return None
+    array = np.ones((1,) * base.rank, base.dtype)
+    exponents = [e for e in (_exponent_of(exponent, v) for v in POWER_PROBES) if e is not None]
+    for b in (array, array[()]) if base.rank == 0 else (array,):
+        dtypes = set()
+        for e in exponents:
+            try:
+                with np.errstate(all="ignore"), warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    dtypes.add(np.result_type(fn(b, e)))
+            except (TypeError, ValueError, OverflowError, ZeroDivisionError):
+                continue  # NOTE: not an exponent this base takes (int ** -1): no dtype to compare
+        if len(dtypes) > 1:
+            shown = ", ".join(sorted(str(d) for d in dtypes))
+            return (f"a {base.dtype} base raised to a {exponent} exponent is {shown} depending "
+                    "on the exponent's value (NumPy computes `** 2` as a square, `** 0.5` as a "
+                    "square root, ...)")
+    return None
+
+
+def _exponent_of(t: Type, value: float) -> Any:
+    """`value` as an operand of type `t` (a Python number, or a NumPy scalar of t's dtype);
+    None where `t` cannot hold it."""
+    if isinstance(t, Scalar):
+        return None if t.kind is int and value != int(value) else t.kind(value)
+    if t.dtype.kind in "iu" and (value != int(value) or value < 0 and t.dtype.kind == "u"):
+        return None
+    return np.array(value, t.dtype)[()]
+
+
+def _casting_depends_on_value(types: tuple[Type, ...], values: tuple[Any, ...]) -> str | None:
+    """NumPy 1: why a narrow array combined with a run-time number has a value-dependent dtype
+    (int8 + 300 is int16; uint8 + -1 is int16; float16 * 1e5 and float16 + 300 are float32),
+    or None. NOTE: run-time numbers are taken as small (an int32 array plus 2**40 is int64, a
+    float32 array plus 70000 float64: amber assumes neither)."""
     arrays = [t.dtype for t in types if isinstance(t, Tensor) and t.rank > 0]
     for t, v in zip(types, values):
         if v is not NOT_KNOWN or not _scalar_like(t):
@@ -274,13 +326,13 @@ def _refuse_value_dependent(name: str, types: tuple[Type, ...], values: tuple[An
             narrow_int = (array.kind in "iu" and dtype.kind in "iu"
                           and not np.can_cast(dtype, array)
                           and (array.itemsize < 4 or array.kind == "u"))
-            narrow_float = array == np.float16 and dtype.kind == "f" and dtype.itemsize > 2
+            narrow_float = array == np.float16 and (  # NOTE: float16 + 300 is float32
+                dtype.kind == "f" and dtype.itemsize > 2
+                or dtype.kind in "iu" and not np.can_cast(dtype, array))
             if narrow_int or narrow_float:
-                raise TypeError(
-                    f"{name}: under NumPy {np.__version__}, the dtype of a {array} array "
-                    f"combined with a {dtype} value computed at run time depends on that value "
-                    "(value-based casting), which is not known when compiling; cast one side "
-                    "explicitly (e.g. `x.astype(np.int64)`), or use NumPy 2")
+                return (f"the dtype of a {array} array combined with a {dtype} value depends "
+                        "on that value (value-based casting)")
+    return None
 
 
 def _is_bool(t: Type) -> bool:

@@ -9,9 +9,10 @@ its entry (cachedir.py).
 Keys. The full key hashes everything the code depends on: the source of every function compiled
 into it, its guards, the input signature, the pass options and the amber version. The sources
 and guards are only known after the frontend ran, so a lookup goes in two steps:
-1. the *first key* hashes what is known before compiling (amber and Python versions, pass
-   options, the target's name and own source, the input signature) and names a directory of
-   candidate entries;
+1. the *first key* hashes what is known before compiling (amber, Python and NumPy versions,
+   pass options, the target's name and own source, the input signature) and names a directory
+   of candidate entries (NumPy's version, because types follow the running NumPy's promotion:
+   NumPy 1 and 2 give different dtypes to the same code);
 2. each candidate's metadata lists the compiled functions as (name, file, first line, line count,
    SHA-256 of their text) and the guards (description, expected value); a candidate is used only
    if re-reading those file lines gives the same hashes, every guard re-read from the instance
@@ -48,6 +49,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator, Sequence
+
+import numpy as np
 
 from ..version import __version__, compiler_fingerprint
 from . import log
@@ -121,8 +124,8 @@ def first_key(target_name: str, target_source: str, signature: str, options: str
               root: Path | None = None) -> str:
     """The lookup key computable before compiling (see the module docstring)."""
     python = f"{sys.version_info.major}.{sys.version_info.minor}"
-    return _digest(f"amber-cache/{FORMAT}", amber_version(root), python, options, target_name,
-                   target_source, signature)
+    return _digest(f"amber-cache/{FORMAT}", amber_version(root), python, np.__version__, options,
+                   target_name, target_source, signature)
 
 
 # -- metadata --------------------------------------------------------------------------------

@@ -37,7 +37,6 @@ MODES = {"O0": {"opt_level": 0}, "O1": {"opt_level": 1}, "O2": {"opt_level": 2},
 """Compile modes every corpus program runs in (`amber.set_context` options). In `disk` mode the
 disk cache is on: each program is checked twice, the second time from what the first stored."""
 
-collect_ignore = list(harness.NUMPY_2_ONLY) if harness.NUMPY_1 else []
 NATIVE_MODE = "numba"
 NATIVE_ALL = os.environ.get("AMBER_NATIVE_CORPUS", "").lower() == "all"
 HAS_NUMBA = importlib.util.find_spec("numba") is not None

@@ -3,7 +3,9 @@ the reason: an in-place operator on a 0-d value that is the caller's array on th
 iteration and a NumPy scalar after (a plain 0-d NumPy input; the same program on 0-d amber
 Tensors compiles, see test_peer_mindspore.py), recursion whose depth depends on run-time
 values, a function chosen by a run-time condition, and an instance of a plain Python class made
-inside construct (MindSpore's ms_class): compiled code cannot set its attributes."""
+inside construct (MindSpore's ms_class): compiled code cannot set its attributes. Under NumPy 1,
+where a 0-d int32 plus a Python int is int64, one of them compiles (`compiles_on_numpy1`) and
+another is refused at another line (`# NUMPY1-ERR`)."""
 import numpy as np
 
 from amber import Parameter, Tensor, nn
@@ -16,7 +18,9 @@ def s32(v):
     return np.array(v, np.int32)
 
 
-@runs(s32(4))
+@runs(s32(4), compiles_on_numpy1=(
+    "`x + 1` is int64 under NumPy 1 (a 0-d int32 plus a Python int), so the first iteration is "
+    "peeled: its `x -= 2` writes the caller's array, later ones rebind an int64 NumPy scalar"))
 def counter_written_in_place_then_rebound(x):
     while x < 5:
         if x > 3:
@@ -46,7 +50,7 @@ class InputCountedInPlaceInNestedWhile(nn.Cell):
                     self.level -= x
                     return out
                 out = self.add(out, y)
-            x = x + 1
+            x = x + 1  # NUMPY1-ERR: int64 there, int32 where the inner while returned
         out = self.mul(out, y)
         return out
 

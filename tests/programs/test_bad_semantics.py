@@ -3,7 +3,8 @@
 and arrays the caller owns, containers whose structure depends on a run-time trip count, an
 in-place operator on a 0-d value that is an array on some paths only, a dict keyed by a
 run-time value, `is` between a run-time number and a constant (CPython shares small ints, so
-only the value can tell)."""
+only the value can tell), a bool mask raised to a run-time Python int (its value decides the
+dtype)."""
 import numpy as np
 import pytest
 
@@ -12,6 +13,13 @@ from harness import check_rejected, f32, i32, runs
 
 POS = f32([1.0, 2.0, 3.0])
 TABLE = np.array([1.0, 2.0, 3.0])
+
+
+@runs(np.array([2]))
+def bool_mask_raised_to_a_run_time_python_int(x):
+    mask = x > 0
+    n = int(x[0])
+    return mask ** n  # ERR (NumPy squares for 2: int8, and calls power for 3: int64)
 
 
 @runs((POS, [POS]))

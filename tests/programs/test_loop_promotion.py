@@ -7,6 +7,7 @@ dtype. When the loop may run zero times, the variable keeps its old dtype on tha
 Python, and what follows the loop is built on both paths."""
 import numpy as np
 
+from amber import nn
 from harness import f32, i32, runs
 
 # x[0] is the start value, x[1] the trip count (0 and negative: the loop never runs)
@@ -134,6 +135,48 @@ def dict_gains_a_key_in_a_run_time_loop(x, n):
     for i in range(int(n[0])):
         d["k"] = x * i
     return len(d), d.get("k", x)
+
+
+class Halved(nn.Cell):
+    def __init__(self, k):
+        super().__init__()
+        self.k = k
+
+    def construct(self, x):
+        return x * (self.k / 2)
+
+
+class LayersPickedByAWhileCounter(nn.Cell):
+    """A layer picked by a run-time counter (chosen at run time), and an int32 accumulator the
+    first iteration makes float64: both at once."""
+    def __init__(self):
+        super().__init__()
+        self.blocks = nn.CellList([Halved(1), Halved(2), Halved(3)])
+
+    def construct(self, t, x):
+        out = t
+        while x < 3:
+            out = out + self.blocks[x](t)
+            x = x + 1
+        return out
+
+
+runs((i32([5]), i32(0)), (i32([5]), i32(2)), (i32([5]), i32(3)))(LayersPickedByAWhileCounter)
+
+
+class LayersPickedByARunTimeRange(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.blocks = nn.CellList([Halved(1), Halved(2), Halved(3)])
+
+    def construct(self, t, n):
+        out = t
+        for i in range(int(n)):
+            out = out + self.blocks[i](t)
+        return out
+
+
+runs((i32([5]), i32(0)), (i32([5]), i32(2)), (i32([5]), i32(3)))(LayersPickedByARunTimeRange)
 
 
 def test_program(program, check_program):

@@ -271,8 +271,10 @@ class ForInForGuardedBreak(nn.Cell):
         return self.relu(out)
 
 
-runs((sf(7), sf(20), sf(2)), (sf(1), sf(9), sf(-0.5)), (sf(3), sf(2), sf(1.5)))(
-    ForInForGuardedBreak)
+runs((sf(7), sf(20), sf(2)), (sf(1), sf(9), sf(-0.5)), (sf(3), sf(2), sf(1.5)),
+     refused_on_numpy1="`x + 1` is float64 under NumPy 1 (a 0-d float32 plus a Python int) "
+     "and runs only in iterations where `2 * x < y`: `x`'s dtype in the loops depends on the "
+     "data")(ForInForGuardedBreak)
 
 
 class WhileTrueContinueBreak(nn.Cell):
@@ -320,7 +322,9 @@ class ParameterCountdownReturnsFromInnerWhile(nn.Cell):
         return out
 
 
-runs((t32(2), t32(1)), (t32(0), t32(2)), (t32(3), t32(4)), init=(8,))(
+runs((t32(2), t32(1)), (t32(0), t32(2)), (t32(3), t32(4)), init=(8,),
+     refused_on_numpy1="`x = x + 1` is int64 under NumPy 1 (a 0-d int32 plus a Python int), "
+     "where the path that returned from the inner while keeps an int32 `x`: they do not merge")(
     ParameterCountdownReturnsFromInnerWhile)
 
 
@@ -736,7 +740,10 @@ class WhileInWhileAssignsThenBranch(nn.Cell):
         return out, self.weight
 
 
-runs((ONE_I, THREE_I), (s32(5), s32(2)), (s32(2), s32(4)), init=(3,))(
+runs((ONE_I, THREE_I), (s32(5), s32(2)), (s32(2), s32(4)), init=(3,),
+     refused_on_numpy1="`i + 1` and `x + 1` are int64 under NumPy 1 (a 0-d int32 plus a Python "
+     "int), so `out` widens only where the inner while runs after the first outer iteration, "
+     "or `out < 20`: the result is int64 for (1, 3) and int32 for (2, 4)")(
     WhileInWhileAssignsThenBranch)
 
 
@@ -1170,7 +1177,10 @@ class IfAfterWhileInFor(nn.Cell):
         return out, self.param_b * 1
 
 
-runs(s32(3), s32(25))(IfAfterWhileInFor)
+runs(s32(3), s32(25), refused_on_numpy1=(
+    "`out` turns int64 under NumPy 1 only on some paths (a 0-d int32 plus the int64 counter "
+    "`j + 1`, or minus the Python int 20): with the Parameters counting up from call to call, "
+    "the third call with x = 3 returns int32 where the first returns int64"))(IfAfterWhileInFor)
 
 
 class IfAfterForInIf(nn.Cell):
@@ -1321,7 +1331,10 @@ class WhileAfterIfInWhile(nn.Cell):
         return out
 
 
-runs(s32(3), s32(9))(WhileAfterIfInWhile)
+runs(s32(3), s32(9), refused_on_numpy1=(
+    "`out - 1` (only when `out > 4`) and `out + 2` are int64 under NumPy 1 (a 0-d int32 and a "
+    "Python int): a second call with x = 9 returns int32 where the first returns int64"))(
+    WhileAfterIfInWhile)
 
 
 class WhileAfterIfInFor(nn.Cell):
@@ -1537,7 +1550,9 @@ class WhileIfFor(nn.Cell):
         return x
 
 
-runs(s32(3), s32(0))(WhileIfFor)
+runs(s32(3), s32(0), refused_on_numpy1=(
+    "`x - 1` is int64 under NumPy 1 (a 0-d int32 minus a Python int) and runs only while "
+    "`x > i`: the result is int64 for x = 3 and int32 for x = 0"))(WhileIfFor)
 
 
 class ForAfterWhileInIf(nn.Cell):
@@ -1580,7 +1595,10 @@ class WhileWhileInWhile(nn.Cell):
         return out
 
 
-runs(s32(1), s32(-4))(WhileWhileInWhile)
+runs(s32(1), s32(-4), refused_on_numpy1=(
+    "`j = x * 0` is an int64 counter under NumPy 1 (a 0-d int32 times a Python int), so "
+    "`out + j` widens `out` only in the outer iterations where the inner while runs: `out`'s "
+    "dtype in the loop depends on the data"))(WhileWhileInWhile)
 
 
 class ForAfterWhileInFor(nn.Cell):

@@ -83,6 +83,22 @@ def loop_target_is_not_carried(x):
     return total
 
 
+MASK = np.array([True, False, True])
+
+
+@runs((MASK, np.array([1, 1])), (MASK, np.array([1, 2])), refused_on_numpy1=(
+    "NumPy 1 computes `mask ** 2` as np.square (int8 for a bool mask) and `mask ** 3` by "
+    "power (int64): the dtype depends on the run-time exponent's value"))
+def bool_mask_raised_to_a_run_time_count(mask, x):
+    return mask ** x.sum(), mask ** float(x[1])  # NumPy 2: int64 and float64, by type alone
+
+
+@runs((MASK, np.array([1, 1])), (MASK, np.array([1, 2])))
+def bool_mask_plus_a_run_time_number(mask, x):
+    n = int(x.sum())
+    return mask + n, mask * x.sum(), mask - n, mask / n, mask ** 2, mask ** 3
+
+
 def test_program(program, check_program):
     """Compiled and eager agree on every input, dtypes included."""
     check_program(program)

@@ -153,6 +153,16 @@ def test_entry_of_another_amber_version_is_not_used(cache_dir: Path,
     assert len(list(cache_dir.glob("*/*.json"))) == 2
 
 
+def test_entry_written_under_another_numpy_is_not_used(cache_dir: Path,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """Types follow the running NumPy (NumPy 1 promotes a 0-d float32 plus a Python int to
+    float64, NumPy 2 keeps float32): code compiled under one must not serve the other."""
+    run_fresh(Model())
+    monkeypatch.setattr(np, "__version__", "1.26.4" if np.__version__.startswith("2.") else "2.4.6")
+    assert run_fresh(Model()).stats.compiles == 1
+    assert len(list(cache_dir.glob("*/*.json"))) == 2
+
+
 def test_entry_of_a_changed_compiler_is_not_used(cache_dir: Path, tmp_path: Path,
                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     """An edited checkout keeps its version number; the compiler's content fingerprint
