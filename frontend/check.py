@@ -25,13 +25,19 @@ UNSUPPORTED: dict[type, tuple[str, str]] = {
     gast.Await: ("`await`", "compiled code is synchronous: await outside the model"),
     gast.AsyncFor: ("`async for`", "iterate with a plain for loop"),
     gast.Match: ("`match`", "use if/elif/else"),
-    gast.NamedExpr: ("the walrus operator `:=`", "assign on its own line before the expression"),
     gast.SetComp: ("a set comprehension", "use a list comprehension [... for ...]"),
     gast.ClassDef: ("a class definition", "define the class at module level"),
     gast.Import: ("`import`", "import at the top of the module"),
     gast.ImportFrom: ("`from ... import`", "import at the top of the module"),
     gast.TypeAlias: ("a `type` alias", "define the alias at module level"),
 }
+
+
+_WALRUS_REFUSED = {gast.While: "a while condition", gast.ListComp: "a comprehension",
+                   gast.SetComp: "a comprehension", gast.DictComp: "a comprehension",
+                   gast.GeneratorExp: "a generator expression", gast.Lambda: "a lambda"}
+"""Where a `:=` would bind a name the compiled form cannot carry out (a loop condition yields
+only its truth; comprehensions and lambdas have scopes of their own)."""
 
 
 def check_supported(parsed: ParsedFunction) -> None:
@@ -57,6 +63,15 @@ def _check_node(parsed: ParsedFunction, node: gast.AST) -> None:
     if rule is not None:
         what, hint = rule
         raise error_at(parsed, node, f"{what} is not supported inside {where}", hint)
+    walrus_scope = _WALRUS_REFUSED.get(type(node))
+    if walrus_scope is not None:
+        inner = node.test if isinstance(node, gast.While) else node
+        walrus = next((n for n in gast.walk(inner) if isinstance(n, gast.NamedExpr)), None)
+        if walrus is not None:
+            raise error_at(parsed, walrus, f"the walrus operator `:=` in {walrus_scope} is not "
+                           f"supported inside {where}",
+                           "assign on its own line before it (in a while loop: at the end of "
+                           "the body too)")
     if isinstance(node, gast.comprehension) and node.is_async:
         raise error_at(parsed, node.target, f"`async for` is not supported inside {where}",
                        "iterate with a plain for loop")

@@ -16,20 +16,40 @@ from .sequences import as_sequence, getitem
 from .values import DictMethod, ListMethod, PyList, describe, has_runtime
 
 LIST_METHODS = ("append", "extend", "insert", "pop", "reverse", "clear", "index", "count",
-                "copy", "remove")
-LIST_MUTATORS = ("append", "extend", "insert", "pop", "reverse", "clear", "remove")
+                "copy", "remove", "sort")
+LIST_MUTATORS = ("append", "extend", "insert", "pop", "reverse", "clear", "remove", "sort")
 """Methods that change the list (a list changed inside a region is made at run time)."""
 DICT_METHODS = ("update", "pop", "setdefault", "clear", "popitem", "get", "copy")
 RUNTIME_LIST_METHODS = ("append", "extend", "insert", "pop", "copy")
 
 
+def _sort_list(f: Frame, old: PyList, args: list[Any], kwargs: dict[str, Any]) -> None:
+    """`items.sort(key=None, reverse=False)` of a compile-time list whose sort keys are known
+    when compiling (a key function is called on each item, as Python does, once)."""
+    if args or set(kwargs) - {"key", "reverse"}:
+        raise f.error("list.sort() takes only the keyword arguments key and reverse")
+    key, reverse = kwargs.get("key"), kwargs.get("reverse", False)
+    keys = [item if key is None else f.call(key, [item], {}) for item in old.items]
+    if has_runtime(keys) or has_runtime(reverse):
+        raise f.error("list.sort() needs the sort keys known when compiling",
+                      "sort the values before calling the compiled function")
+    f.writable(old)
+    try:  # NOTE: Python's own sort on the keys: stable, its TypeError for unorderable keys
+        order = sorted(range(len(keys)), key=lambda i: to_python(keys[i]), reverse=reverse)
+    except TypeError as exc:
+        f.raise_at_runtime(TypeError, str(exc))
+    replace_object(f, old, PyList([old.items[i] for i in order]))
+
+
 def list_method(f: Frame, method: ListMethod, args: list[Any], kwargs: dict[str, Any]) -> Any:
     """`items.<name>(*args)` on a compile-time or run-time list."""
-    if kwargs:
+    if kwargs and method.name != "sort":
         raise f.error(f"list.{method.name}() takes no keyword arguments")
     if isinstance(method.target, Value):
         return _runtime_list_method(f, method.target, method.name, args)
     old = method.target
+    if method.name == "sort":
+        return _sort_list(f, old, args, kwargs)
     if method.name == "copy":
         return PyList(list(old.items))
     if method.name in ("index", "count", "remove") and has_runtime(args):

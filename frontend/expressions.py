@@ -257,6 +257,13 @@ def _boolop(f: Frame, node: gast.BoolOp) -> Any:
     return rest(list(node.values))()
 
 
+def _named_expr(f: Frame, node: gast.NamedExpr) -> Any:
+    """`(name := value)`: binds the name in the function's scope; its value is the result."""
+    value = evaluate(f, node.value)
+    f.scope.bind(node.target.id, value, getattr(node, "lineno", 0) or 0)
+    return value
+
+
 def _ifexp(f: Frame, node: gast.IfExp) -> Any:
     test = condition(f, node.test)
     known = truth(test)
@@ -410,7 +417,7 @@ def format_at_run_time(f: Frame, template: str, values: list[Any]) -> Any:
 HANDLERS: dict[type, Callable[[Frame, Any], Any]] = {
     gast.Constant: _constant, gast.Name: _name, gast.Attribute: _attribute,
     gast.BinOp: _binop, gast.UnaryOp: _unaryop, gast.Compare: _compare, gast.BoolOp: _boolop,
-    gast.IfExp: _ifexp, gast.Tuple: _tuple, gast.List: _list, gast.Dict: _dict,
+    gast.NamedExpr: _named_expr, gast.IfExp: _ifexp, gast.Tuple: _tuple, gast.List: _list, gast.Dict: _dict,
     gast.Subscript: _subscript, gast.Slice: _slice, gast.ListComp: _listcomp,
     gast.GeneratorExp: _genexp, gast.DictComp: _dictcomp,
     gast.JoinedStr: _joinedstr,

@@ -82,6 +82,35 @@ def _zip(f: Frame, *seqs: Any) -> Any:
     return IndexedIter(0, n, 1, lambda i: tuple(it.element(i) for it in its))
 
 
+def _map(f: Frame, func: Any, *seqs: Any) -> Any:
+    """`map(func, *seqs)`: the calls in order (a tuple for compile-time sequences; over run-time
+    data, each call is made where the loop reads the element, as lazily as Python's)."""
+    if not seqs:
+        raise f.error("map() must have at least two arguments")
+    pairs = _zip(f, *seqs)
+    if isinstance(pairs, tuple):
+        return tuple(f.call(func, list(items), {}) for items in pairs)
+    return IndexedIter(pairs.start, pairs.stop, pairs.step,
+                       lambda i: f.call(func, list(pairs.element(i)), {}))
+
+
+def _filter(f: Frame, func: Any, seq: Any) -> Any:
+    """`filter(func, seq)` over a compile-time sequence whose kept items are known when
+    compiling."""
+    if not is_compile_time_sequence(seq):
+        raise f.error("filter() over run-time data is not supported",
+                      "loop and append the items you keep to a list")
+    kept = []
+    for item in as_sequence(f, seq):
+        keep = truth(item if func is None else f.call(func, [item], {}))
+        if keep is None:
+            raise f.error("filter() needs to know which items it keeps when compiling",
+                          "loop and append the items you keep to a list")
+        if keep:
+            kept.append(item)
+    return tuple(kept)
+
+
 def _reversed(f: Frame, seq: Any) -> Any:
     if isinstance(seq, range):
         return seq[::-1]
@@ -333,6 +362,7 @@ def _iter_python(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
 
 BUILTINS: dict[Any, Callable[..., Any]] = {
     len: _len, range: _range, enumerate: _enumerate, zip: _zip, reversed: _reversed,
+    map: _map, filter: _filter,
     min: _extreme("min", builtins.min), max: _extreme("max", builtins.max), abs: _abs,
     int: _convert(int), float: _convert(float), bool: _convert(bool),
     isinstance: _isinstance, print: _print, tuple: _tuple, list: _list, sum: _sum,

@@ -64,9 +64,10 @@ def uses_match(x):
 
 
 def uses_walrus(xs):
-    if (n := len(xs)) > 2:  # <-
-        return n
-    return 0
+    i = 0
+    while (i := i + 1) < len(xs):  # <-
+        pass  # (a walrus in an if test compiles)
+    return i
 
 
 def uses_setcomp(xs):
@@ -99,7 +100,7 @@ CASES = [
     (uses_global, "global", "`global`"), (make_nonlocal(), "nonlocal", "`nonlocal`"),
     (uses_try, "try", "try/except"), (uses_with, "with", "`with`"),
     (uses_async_def, "async", "`async def`"), (uses_match, "match", "`match`"),
-    (uses_walrus, "n :=", "walrus"), (uses_setcomp, "{x for", "set comprehension"),
+    (uses_walrus, "i :=", "walrus"), (uses_setcomp, "{x for", "set comprehension"),
     (uses_class, "class", "class definition"),
     (uses_import, "import", "`import`"), (uses_from_import, "from", "`from ... import`"),
     (uses_reserved_name, "__amber_brk0", "reserved"),

@@ -1,0 +1,31 @@
+"""Python forms refused at the line marked `# ERR` (see `harness.check_rejected`): the walrus
+operator where the compiled form could not carry its binding (a while condition, a
+comprehension), and sorting a list of run-time items."""
+from harness import check_rejected, f32, runs
+
+INPUT = (f32([0.5, -1.0, 2.0]), 2)
+
+
+@runs(INPUT)
+def walrus_in_a_while_condition_is_refused(x, n):
+    i = 0
+    while (i := i + 1) < n:  # ERR
+        pass
+    return i
+
+
+@runs(INPUT)
+def walrus_in_a_comprehension_is_refused(x, n):
+    return [last := v * 2 for v in range(3)], last  # ERR
+
+
+@runs(INPUT)
+def list_sort_of_run_time_items_is_refused(x, n):
+    items = [x[0], x[1]]
+    items.sort()  # ERR
+    return items
+
+
+def test_rejected(program, capsys):
+    """A CompileError at the marked line."""
+    check_rejected(program, capsys)

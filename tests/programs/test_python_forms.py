@@ -1,0 +1,88 @@
+"""Python forms compiled since the peer suites: the walrus operator (in statements, branches,
+short-circuit operands, call arguments), `map` / `filter` (over compile-time sequences, and
+`map` lazily over run-time data), and `list.sort(key=, reverse=)` of compile-time lists. What
+stays refused is in test_bad_python_forms.py."""
+import numpy as np
+
+from harness import f32, runs
+
+INPUTS = ((f32([0.5, -1.0, 2.0]), 0), (f32([-0.5, -1.0, -2.0]), 2), (f32([1.0, 1.0, 1.0]), 3))
+
+
+@runs(*INPUTS)
+def walrus_in_an_if_test(x, n):
+    if (total := x.sum()) > 0:
+        return total * 2
+    return total
+
+
+@runs(*INPUTS)
+def walrus_in_a_short_circuit_operand_may_leave_the_name_unbound(x, n):
+    if n > 1 and (top := x.max()) > 0:
+        return top
+    if n > 2:
+        return top  # UnboundLocalError where `n > 1` was false... never here: n > 2
+    return x.min(), n
+
+
+@runs(*INPUTS)
+def walrus_read_after_it_did_not_run(x, n):
+    if n > 1 and (top := x.max()) > -5:
+        pass
+    return top  # UnboundLocalError when n <= 1, as in Python
+
+
+@runs(*INPUTS)
+def walrus_in_both_arms_of_a_conditional_expression(x, n):
+    r = (t := x * 2) if n > 0 else (t := x * 3)
+    return r, t
+
+
+@runs(*INPUTS)
+def walrus_in_a_loop_body_and_a_call(x, n):
+    total = 0.0
+    for i in range(n):
+        if (s := x[i % 3] * i) > 0:
+            total = total + s
+    return total, np.maximum(k := n + 1, 2), k
+
+
+@runs(*INPUTS)
+def map_and_filter_over_known_sequences(x, n):
+    doubled = list(map(lambda v: v * 2, [1, 2, 3]))
+    sums = tuple(map(lambda a, b: a + b, [x, x * 2], [1.0, 2.0]))
+    return (doubled, sums, sum(map(abs, [-1, 2, -3])), list(filter(lambda v: v > 1, [1, 2, 3])),
+            list(filter(None, [0, 1, 2])), [k * 2 for k in map(int, [1.5, 2.5])])
+
+
+@runs(*INPUTS)
+def map_over_run_time_data_calls_in_the_loop(x, n):
+    total = 0.0
+    for v in map(lambda e: e * 2.0 + n, x):
+        total = total + v
+    return total
+
+
+@runs(*INPUTS)
+def list_sort_with_key_and_reverse(x, n):
+    pairs = [(2, x), (1, x * 2), (3, x * 3)]
+    pairs.sort(key=lambda p: p[0], reverse=True)
+    names = ["bb", "a", "ccc", "dd"]
+    names.sort(key=len)  # stable: "bb" before "dd"
+    numbers = [3, 1, 2]
+    alias = numbers
+    numbers.sort()
+    return pairs[0][1], names, alias
+
+
+@runs(*INPUTS)
+def list_sorted_in_a_run_time_branch(x, n):
+    order = [3, 1, 2]
+    if x.sum() > 0:
+        order.sort()
+    return order
+
+
+def test_program(program, check_program):
+    """Compiled and eager agree on every input (or compiling refuses at the marked line)."""
+    check_program(program)
