@@ -1,4 +1,5 @@
-"""Reductions over axes: sum, mean, max, min, prod, argmax, argmin, all, any.
+"""Reductions over axes: sum, mean, max, min, prod, argmax, argmin, all, any; and the running
+sum along one axis, cumsum.
 
 `axis` is canonical NumPy: an int, a tuple (`()` reduces nothing) or None (every axis). MindSpore
 spellings, where `()` means every axis, are translated by their binders.
@@ -14,7 +15,7 @@ from .elementwise import (as_tensor, checked, dtype_or_none, np_call, on_tensor,
 from . import native
 from .opdef import NO_GRAD, GradContext, OpDef
 from .shaping import normalize_axes
-from .types import Tensor, Type
+from .types import Tensor, Type, dim_mul
 
 Grad = Callable[[GradContext], tuple[Any, ...]]
 
@@ -182,7 +183,38 @@ _NUMPY = (  # op, NumPy names, NumPy signature after the array
     (any_, ("any",), "axis=None, out=None, keepdims=False"),
 )
 
-OPS = (sum_, mean, prod, reduce_max, reduce_min, argmax, argmin, all_, any_)
+def _cumsum_infer(x: Type, *, axis: Any) -> Tensor:
+    """x's shape (flattened for axis=None); NumPy's accumulator dtype (bools and ints narrower
+    than the platform int sum as it)."""
+    t = as_tensor("cumsum", x)
+    dtype = np.cumsum(np.zeros(1, t.dtype)).dtype
+    if axis is None:
+        return Tensor((dim_mul(*t.shape),), dtype)
+    if type(axis) is not int or not -max(t.rank, 1) <= axis < max(t.rank, 1):
+        raise ValueError(f"cumsum: axis {axis!r} is out of range for {t}")
+    return Tensor(t.shape, dtype)
+
+
+def _cumsum_grad(ad: GradContext) -> tuple[Any, ...]:
+    """The running sum from the other end: each entry feeds every later partial sum."""
+    x, axis = ad.types[0], ad.attrs["axis"]
+    along = 0 if axis is None else axis
+    flipped = ad.op("flip", ad.g, axis=along)
+    back = ad.op("flip", ad.op("cumsum", flipped, axis=along), axis=along)
+    if axis is None:
+        if not all(isinstance(d, int) for d in x.shape):
+            raise NotImplementedError("the gradient of a flattened cumsum of run-time shape")
+        back = ad.op("reshape", back, shape=tuple(x.shape))
+    return (back,)
+
+
+cumsum = OpDef("cumsum", ("x",), kernel=checked("cumsum", lambda x, axis: np.cumsum(x, axis),
+                                                _cumsum_infer),
+               infer=_cumsum_infer, emit=np_call("np.cumsum", "x", axis=None),
+               attrs={"axis": None}, fresh=True, grad=_cumsum_grad)
+"""`np.cumsum(x, axis)`: the running sum (of the flattened array for axis=None)."""
+
+OPS = (sum_, mean, prod, reduce_max, reduce_min, argmax, argmin, all_, any_, cumsum)
 
 FUNCTIONS = (
     *(spell(name, op, "x, axis=(), keep_dims=False", _ms_axis, keep_dims="keepdims")
@@ -191,11 +223,14 @@ FUNCTIONS = (
       for op, _, _, names, params in _REDUCTIONS for name in names),
     spell("argmax", argmax, "input, dim=None, keepdim=False", **_KEEP),
     spell("argmin", argmin, "input, axis=None, keepdims=False", _int32_indices, **_KEEP),
+    spell("cumsum", cumsum, "input, axis", input="x"),
 )
-NUMPY = tuple(spell(name, op, f"a, {params}", _np_axis, a="x")
-              for op, names, params in _NUMPY for name in names)
-METHODS = tuple(spell(name, op, f"x, {params}", _np_axis)
-                for op, names, params in _NUMPY for name in names[:1])
+NUMPY = (*(spell(name, op, f"a, {params}", _np_axis, a="x")
+           for op, names, params in _NUMPY for name in names),
+         spell("cumsum", cumsum, "a, axis=None", a="x"))
+METHODS = (*(spell(name, op, f"x, {params}", _np_axis)
+             for op, names, params in _NUMPY for name in names[:1]),
+           spell("cumsum", cumsum, "x, axis=None"))
 PRIMITIVES = (
     *(primitive(p, op, "keep_dims=False", "x, axis=()", _ms_axis, keep_dims="keepdims")
       for op, _, p, _, _ in _REDUCTIONS),

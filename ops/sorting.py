@@ -1,13 +1,15 @@
 """Sorting: `topk`, the k largest (or smallest) entries along the last axis with their indices
-(MindSpore's `TopK` and `ops.topk`)."""
+(MindSpore's `TopK` and `ops.topk`); `sort` and `argsort` along one axis (`np.sort`,
+`np.argsort`, `x.argsort()`), with NumPy's own algorithm so ties come out in NumPy's order."""
 from __future__ import annotations
 
 from typing import Any
 
 import numpy as np
 
-from .elementwise import as_tensor, checked
-from .opdef import GradContext, OpDef, OpFunction, Primitive
+from .elementwise import as_tensor, checked, np_call, spell
+from .shaping import normalize_axis
+from .opdef import NO_GRAD, GradContext, OpDef, OpFunction, Primitive
 from .types import Tensor, TupleType, Type
 
 
@@ -74,6 +76,55 @@ class TopK(Primitive):
         return (input_x,), {"k": k, "largest": True}
 
 
-OPS = (topk,)
+SORT_KINDS = (None, "quicksort", "mergesort", "heapsort", "stable")
+
+
+def _sorted_infer(name: str, index: bool) -> Any:
+    def infer(x: Type, *, axis: Any, kind: Any) -> Tensor:
+        t = as_tensor(name, x)
+        if kind not in SORT_KINDS:
+            raise ValueError(f"{name}: kind must be one of {SORT_KINDS[1:]}, got {kind!r}")
+        if axis is None or not t.rank:
+            raise TypeError(f"{name}: axis=None (a flattened sort) and 0-d arrays are not "
+                            "supported; reshape to 1-d first")
+        normalize_axis(name, axis, t.rank, t)
+        return Tensor(t.shape, np.dtype(np.intp)) if index else t
+    return infer
+
+
+def _sort_grad(ad: GradContext) -> tuple[Any, ...]:
+    """Each entry's adjoint goes back to where it came from: the permutation is `argsort` of
+    the input with the same algorithm, spread by a one-hot over the axis (moved last)."""
+    x = ad.types[0]
+    axis = ad.attrs["axis"] % x.rank
+    n = x.shape[axis]
+    if not isinstance(n, int):
+        raise NotImplementedError("the gradient of sort along an axis of run-time size")
+    last = [*(a for a in range(x.rank) if a != axis), axis]
+    back = tuple(int(i) for i in np.argsort(last))
+
+    def moved(v: Any, perm: Any) -> Any:
+        return v if axis == x.rank - 1 else ad.op("transpose", v, perm=tuple(perm))
+    order = ad.op("argsort", moved(ad.input(0), last), axis=-1, kind=ad.attrs["kind"])
+    one, zero = x.dtype.type(1), x.dtype.type(0)
+    hot = ad.op("one_hot", order, one, zero, depth=n)             # [..., n (sorted), n]
+    spread = ad.op("sum", ad.op("expand_dims", moved(ad.g, last), axis=-1) * hot, axis=-2)
+    return (moved(spread, back),)
+
+
+sort = OpDef("sort", ("x",), kernel=lambda x, axis, kind: np.sort(x, axis=axis, kind=kind),
+             infer=_sorted_infer("sort", False), emit=np_call("np.sort", "x", axis=-1, kind=None),
+             attrs={"axis": -1, "kind": None}, fresh=True, grad=_sort_grad)
+"""`np.sort(x, axis, kind)`: a sorted copy."""
+argsort = OpDef("argsort", ("x",), kernel=lambda x, axis, kind: np.argsort(x, axis=axis, kind=kind),
+                infer=_sorted_infer("argsort", True),
+                emit=np_call("np.argsort", "x", axis=-1, kind=None),
+                attrs={"axis": -1, "kind": None}, fresh=True, grad=NO_GRAD)
+"""`np.argsort(x, axis, kind)`: the indices that sort x (NumPy's intp)."""
+
+OPS = (topk, sort, argsort)
+NUMPY = (spell("sort", sort, "a, axis=-1, kind=None", a="x"),
+         spell("argsort", argsort, "a, axis=-1, kind=None", a="x"))
+METHODS = (spell("argsort", argsort, "x, axis=-1, kind=None"),)
 FUNCTIONS = (OpFunction("topk", topk, _bind_topk),)
 PRIMITIVES = (TopK,)

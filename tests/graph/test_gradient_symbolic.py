@@ -30,6 +30,8 @@ N = symbol("N")
 
 REFUSES_SYMBOLS = {
     "concat": "the pieces' offsets along a symbolic axis are not static slices",
+    "sort": "a one-hot over the sorted axis needs its size",
+    "cumsum": "(axis=None) reshaping the flattened adjoint back needs the static shape",
     "split": "pieces of a symbolic size",
     "tile": "tiling a symbolic size",
     "repeat": "repeating along a symbolic size",

@@ -1,6 +1,7 @@
 """NumPy functions amber writes with other ops (frontend/arrays.py) and the newer ufuncs:
 np.var / np.std and their methods (axis, ddof, keepdims; ints and bools in float64), np.outer,
 np.swapaxes / np.moveaxis, np.ravel (a view, as NumPy's), np.diff, np.vstack / np.hstack,
+np.sort / np.argsort (NumPy's algorithm: ties in NumPy's order), np.cumsum,
 log1p / expm1 / log2 / log10 / exp2 / tan / arctan / sinh / cosh / trunc / rint / isinf. Each
 is compared with eager NumPy, in every compile mode; the differentiable ones are in the
 gradient corpus too."""
@@ -91,6 +92,31 @@ def ufuncs_in_place_in_a_loop(x):
     for _ in range(3):
         y = np.log1p(np.abs(y)) + np.arctan(y)
     return y
+
+
+@runs(V, M, T3, f32([2.0, 2.0, -1.0, 2.0]))
+def sorted_values_and_orders(x):
+    return np.sort(x), np.sort(x, axis=0), np.argsort(x), x.argsort(axis=0), np.argsort(
+        x, kind="stable")
+
+
+@runs(V, M)
+def sorted_then_weighted(x):
+    ranks = np.sort(x) * np.arange(x.shape[-1])  # differentiable through the sort
+    return ranks.sum(axis=-1)
+
+
+@runs(V, M, T3, i32([1, 2, 3, 4]), np.array([True, False, True]))
+def running_sums(x):
+    return np.cumsum(x), x.cumsum(axis=0), np.cumsum(x, axis=-1) if x.ndim else x
+
+
+@runs(V, M)
+def running_sum_in_a_loop(x):
+    total = x * 0.0
+    for _ in range(2):
+        total = total + np.cumsum(x, axis=-1) * 0.5
+    return total
 
 
 @runs(M)
