@@ -15,6 +15,7 @@ from typing import Any, Callable, Protocol
 import numpy as np
 
 from ..graph import ListType, NoneType, Scalar, StrType, Tensor, Value
+from ..graph.types import same_tuple_kind
 from ..ops import indexing
 from ..ops.types import keeps_class
 from ..ops import python as pyops
@@ -429,7 +430,7 @@ def _substitute(v: Any, version: Callable[[Value], Value], lists: dict[int, PyLi
     if isinstance(v, Value):
         return version(v)
     if isinstance(v, tuple) and v:
-        items = tuple(_substitute(x, version, lists) for x in v)
+        items = same_tuple_kind(v, [_substitute(x, version, lists) for x in v])
         return v if all(a is b for a, b in zip(items, v)) else items
     if isinstance(v, dict) and v:
         items = {k: _substitute(x, version, lists) for k, x in v.items()}
@@ -491,7 +492,7 @@ def _replace(v: Any, memo: dict[int, Any]) -> Any:
     if id(v) in memo:
         return memo[id(v)]
     if isinstance(v, tuple) and v:
-        items = tuple(_replace(x, memo) for x in v)
+        items = same_tuple_kind(v, [_replace(x, memo) for x in v])
         out = v if all(a is b for a, b in zip(items, v)) else items
     elif isinstance(v, dict) and v:
         items = {k: _replace(x, memo) for k, x in v.items()}

@@ -13,13 +13,13 @@ import gast
 import numpy as np
 
 from ..graph import Scalar, Value
-from ..graph.types import type_of
+from ..graph.types import is_namedtuple_class, type_of
 from ..nn.cell import Cell
 from ..common.tensor import Tensor
 from ..ops import METHODS, NUMPY, Dyn, OpDef, OpFunction, Primitive, lookup
 from ..ops.composite import PUBLIC as COMPOSITE
 from ..ops.primitive import CONSTEXPR_FLAG
-from . import aliases, gradients
+from . import aliases, gradients, namedtuples
 from .arrays import NOT_HANDLED, numpy_override, write_out
 from .closures import call_closure
 from .containers import dict_method, list_method
@@ -129,6 +129,8 @@ def call_value(f: Frame, func: Any, args: list[Any], kwargs: dict[str, Any]) -> 
         return _numpy_call(f, func, args, kwargs)
     if isinstance(func, types.FunctionType):
         return inline(f, func, args, kwargs)
+    if namedtuples.pure_method(func):
+        return namedtuples.call_pure_method(f, func, args, kwargs)
     if isinstance(func, types.MethodType) and isinstance(func.__func__, types.FunctionType):
         return inline(f, func.__func__, [func.__self__, *args], kwargs, method=True)
     if isinstance(func, Cell):
@@ -140,10 +142,8 @@ def call_value(f: Frame, func: Any, args: list[Any], kwargs: dict[str, Any]) -> 
                 getattr(func, "__self__", None), str) and has_runtime(args) and not kwargs:
             return format_at_run_time(f, func.__self__, list(args))
         return _python_call(f, func, args, kwargs, f"calling {describe(func)}")
-    if isinstance(func, type) and issubclass(func, tuple) and hasattr(func, "_fields"):
-        raise f.error(f"cannot build the namedtuple {func.__name__} in compiled code: its "
-                      "class would be lost at the first branch, loop or return",
-                      "use a tuple or a dict with the same fields")
+    if is_namedtuple_class(func):
+        return namedtuples.build(f, func, args, kwargs)
     raise f.error(f"cannot compile a call to {describe(func)}",
                   "call amber ops, supported numpy functions, layers, or Python functions "
                   "defined with def")

@@ -12,6 +12,7 @@ import gast
 import numpy as np
 
 from ..graph import AnyType, Block, InsertPoint, Node, Tensor, TupleType, Type, Value
+from ..graph.types import tuple_class, tuple_of_class
 from . import aliases, names
 from .context import Frame, KindChanges, NeedsUnrolling, Scope, tuple_items
 from .control import Branch, changed_names, defined_in, same_constant
@@ -33,6 +34,8 @@ class Carry:
     items: list[Carry] = field(default_factory=list)
     keys: tuple[Any, ...] | None = None
     """For a dict carried item by item: its keys (None for a tuple or list)."""
+    tuple_cls: type = tuple
+    """For a tuple carried item by item: its class (`tuple` or a namedtuple class)."""
     is_list: bool = False
     """A compile-time list carried item by item (its length stays the same)."""
     same_as: Carry | None = None
@@ -59,7 +62,8 @@ class Carry:
         if self.is_list:
             made: Any = PyList(list(items))
         else:
-            made = dict(zip(self.keys, items)) if self.keys is not None else tuple(items)
+            made = dict(zip(self.keys, items)) if self.keys is not None else tuple_of_class(
+                self.tuple_cls, items)
         return f.compiler.mark_foreign(made, self.owner) if self.owner else made
 
     def parts(self, end: Any) -> list[Any] | None:
@@ -68,7 +72,9 @@ class Carry:
             fits = isinstance(end, PyList) and len(end.items) == len(self.items)
             return list(end.items) if fits else None
         if self.keys is None:
-            return list(end) if isinstance(end, tuple) and len(end) == len(self.items) else None
+            fits = isinstance(end, tuple) and len(end) == len(self.items) and tuple_class(
+                end) is self.tuple_cls
+            return list(end) if fits else None
         if isinstance(end, dict) and end.keys() == set(self.keys):
             return [end[k] for k in self.keys]
         return None
@@ -105,7 +111,7 @@ def _carry(f: Frame, name: str, init: Any, seen: dict[int, Carry]) -> Carry:
         init = tuple_items(f, init)
     if isinstance(init, tuple):
         return Carry(name, init, CarryState.TUPLE,
-                     items=[_carry(f, name, x, seen) for x in init])
+                     items=[_carry(f, name, x, seen) for x in init], tuple_cls=tuple_class(init))
     if isinstance(init, dict | PyList):
         found = f.compiler.foreign.get(id(init))
         c = seen[id(init)] = Carry(name, init, CarryState.TUPLE,
@@ -318,6 +324,7 @@ def _settle_one(f: Frame, c: Carry, end: Any, ends: dict[int, Any]) -> bool:
             count = len(end.items) if isinstance(end, PyList) else len(end)
             c.items = [Carry(c.name, MISSING, CarryState.UNBOUND) for _ in range(count)]
             c.keys = tuple(end) if isinstance(end, dict) else None
+            c.tuple_cls = tuple_class(end) if isinstance(end, tuple) else tuple
             c.is_list = isinstance(end, PyList)
             del ends[c.key]
             _settle_one(f, c, end, ends)
@@ -371,6 +378,12 @@ def _widen(f: Frame, c: Carry, before: Type, end: Any) -> Type:
         if isinstance(before, Tensor) and isinstance(after, Tensor):
             hint = ("give it the dtype and rank it ends with before the loop, e.g. "
                     f"`{c.name} = {c.name}.astype(np.{after.dtype})`")
+        elif isinstance(before, TupleType) and isinstance(after, TupleType) and \
+                before.cls is not after.cls:
+            kind = NeedsUnrolling
+            hint = (f"keep `{c.name}` one class in every iteration: rebuild it with "
+                    f"{after.cls.__name__ if after.cls is not tuple else before.cls.__name__}(...)"
+                    " before the loop, or convert with tuple(...) on both sides")
         elif isinstance(before, TupleType) and isinstance(after, TupleType):
             kind = NeedsUnrolling
             hint = (f"a tuple that grows in a loop whose trip count is known only at run time "

@@ -11,7 +11,7 @@ import numpy as np
 
 from ..graph import (AnyType, Block, Builder, Graph, InsertPoint, ListType, Loc, Node, Scalar,
                      Tensor, TupleType, Type, Value, join_types)
-from ..graph.types import type_of
+from ..graph.types import tuple_class, tuple_of_class, type_of
 from ..nn.cell import Cell
 from ..ops import OpDef
 from ..ops import python as pyops
@@ -146,8 +146,10 @@ class Mark:
 
 
 def tuple_items(f: Frame, v: Value) -> tuple[Value, ...]:
-    """The elements of a run-time tuple value, one `tuple_getitem` each."""
-    return tuple(f.op("tuple_getitem", v, index=i) for i in range(len(v.type.elements)))
+    """The elements of a run-time tuple value, one `tuple_getitem` each (in a tuple of its
+    class: a namedtuple stays one)."""
+    return tuple_of_class(v.type.cls, [f.op("tuple_getitem", v, index=i)
+                                       for i in range(len(v.type.elements))])
 
 
 @dataclass(frozen=True)
@@ -517,7 +519,10 @@ class Frame:
         if isinstance(v, tuple):
             if _plain(v):
                 return self.constant(v)
-            return self.op("make_tuple", *(self.materialise(x) for x in v), name=name)
+            items = [self.materialise(x) for x in v]
+            if tuple_class(v) is not tuple:
+                return self.op("make_namedtuple", *items, name=name, cls=type(v))
+            return self.op("make_tuple", *items, name=name)
         if isinstance(v, PyList):
             return self.op("list_new", *(self.materialise(x) for x in v.items), name=name)
         if isinstance(v, dict) and _plain(tuple(v)):

@@ -10,6 +10,7 @@ from typing import Any, Callable
 import gast
 
 from ..graph import IF, AnyType, Block, InsertPoint, Node, TupleType, Type, Value
+from ..graph.types import same_tuple_kind
 from . import names
 from .aliases import replace_object
 from .containers import LIST_MUTATORS
@@ -124,6 +125,8 @@ def fill(v: Any, outs: list[Value], memo: dict[int, Any] | None = None) -> Any:
 def same_structure(a: Any, b: Any) -> bool:
     """Two compile-time containers merged item by item: tuples and lists of one length, dicts
     with the same keys."""
+    if isinstance(a, tuple) and isinstance(b, tuple) and type(a) is not type(b):
+        return False  # NOTE: a namedtuple and a plain tuple (or another namedtuple) differ
     if isinstance(a, tuple) and isinstance(b, tuple) or isinstance(a, PyList) and isinstance(
             b, PyList):
         return len(items_of(a)) == len(items_of(b))
@@ -140,7 +143,8 @@ def rebuild(like: tuple | dict | PyList, items: list[Any]) -> tuple | dict | PyL
     """A container of `like`'s kind and keys holding `items`."""
     if isinstance(like, PyList):
         return PyList(list(items))
-    return dict(zip(like.keys(), items)) if isinstance(like, dict) else tuple(items)
+    return dict(zip(like.keys(), items)) if isinstance(like, dict) else same_tuple_kind(
+        like, items)
 
 class Merger:
     """Merges what two branches bind into If outputs (the phis)."""

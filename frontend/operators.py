@@ -8,6 +8,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ..graph import AnyType, ListType, NoneType, Scalar, StrType, Tensor, TupleType, Value
+from ..graph.types import same_tuple_kind
 from ..ops import OPERATORS, lookup
 from .context import Frame, tuple_items
 from .values import PENDING, PyList, Ref, describe, has_runtime, truth
@@ -33,7 +34,7 @@ def to_python(v: Any) -> Any:
     if isinstance(v, PyList):
         return [to_python(x) for x in v.items]
     if isinstance(v, tuple):
-        return tuple(to_python(x) for x in v)
+        return same_tuple_kind(v, [to_python(x) for x in v])
     if isinstance(v, Ref):
         return v.obj
     if v is PENDING:

@@ -11,7 +11,7 @@ import numpy as np
 
 from ..graph import (AnyType, Block, ListType, NoneType, Scalar, StrType, Tensor, TupleType, Type,
                      Value, join_types)
-from ..graph.types import type_of
+from ..graph.types import tuple_class, type_of
 from ..ops import OpFunction
 from ..ops import python as pyops
 
@@ -235,7 +235,7 @@ def static_type(v: Any) -> Type:
     if isinstance(v, Value):
         return v.type
     if isinstance(v, tuple):
-        return TupleType(tuple(static_type(x) for x in v))
+        return TupleType(tuple(static_type(x) for x in v), tuple_class(v))
     if isinstance(v, PyList):
         return ListType(widen_all([static_type(x) for x in v.items]))
     if v is PENDING:
@@ -259,8 +259,8 @@ def widen(a: Type, b: Type) -> Type:
             return a
         return ListType(widen(a.element, b.element))
     if isinstance(a, TupleType) and isinstance(b, TupleType) and len(a.elements) == len(
-            b.elements):
-        return TupleType(tuple(widen(x, y) for x, y in zip(a.elements, b.elements)))
+            b.elements) and a.cls is b.cls:
+        return TupleType(tuple(widen(x, y) for x, y in zip(a.elements, b.elements)), a.cls)
     return join_types([a, b])
 
 
@@ -285,7 +285,7 @@ def kind_name(t: Type) -> str:
     if isinstance(t, StrType):
         return "a string"
     if isinstance(t, TupleType):
-        return f"a tuple {t}"
+        return f"a tuple {t}" if t.cls is tuple else f"a {t.cls.__name__} {t}"
     if isinstance(t, ListType):
         return f"a list {t}"
     return "a value of unknown kind"

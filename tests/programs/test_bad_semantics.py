@@ -3,7 +3,10 @@
 and arrays the caller owns, containers whose structure depends on a run-time trip count, an
 in-place operator on a 0-d value that is an array on some paths only, a dict keyed by a
 run-time value, `is` between a run-time number and a constant (CPython shares small ints, so
-only the value can tell)."""
+only the value can tell), a namedtuple that is a plain tuple on another path (then read), a namedtuple's
+field assigned, `_make` and a namedtuple class with its own `__new__`."""
+import collections
+
 import numpy as np
 import pytest
 
@@ -160,6 +163,52 @@ class WritesAnAttributeDict(nn.Cell):
 
 
 runs(POS)(WritesAnAttributeDict)
+
+
+# -- namedtuples: the class is part of the value ---------------------------------------------
+
+Pair = collections.namedtuple("Pair", ("a", "b"))
+
+
+class Clamped(Pair):
+    """A namedtuple whose constructor does more than store its fields."""
+
+    def __new__(cls, a, b):
+        return super().__new__(cls, min(a, b), b)
+
+
+@runs((POS, i32([2])))
+def namedtuple_becomes_a_plain_tuple_in_a_run_time_loop(x, n):
+    p = Pair(x, 0)
+    for i in range(int(n[0])):  # ERR
+        p = (p.a * 2, i) if i > 0 else tuple(p)
+    return p
+
+
+@runs(POS)
+def namedtuple_on_one_path_plain_tuple_on_the_other_then_read(x):
+    if x.sum() > 0:
+        p = Pair(x, 1)
+    else:
+        p = (x, 1)
+    return p.b  # ERR
+
+
+@runs(POS)
+def namedtuple_field_assigned(x):
+    p = Pair(x, 1)
+    p.a = x * 2  # ERR
+    return p
+
+
+@runs(POS)
+def namedtuple_made_by_its_class_method(x):
+    return Pair._make((x, 1))  # ERR
+
+
+@runs(POS)
+def namedtuple_with_its_own_constructor(x):
+    return Clamped(1, 2), x  # ERR
 
 
 def test_rejected(program, capsys):
