@@ -4,7 +4,8 @@ and arrays the caller owns, containers whose structure depends on a run-time tri
 in-place operator on a 0-d value that is an array on some paths only, a dict keyed by a
 run-time value, `is` between a run-time number and a constant (CPython shares small ints, so
 only the value can tell), a namedtuple that is a plain tuple on another path (then read), a namedtuple's
-field assigned, `_make` and a namedtuple class with its own `__new__`."""
+field assigned, `_make` and a namedtuple class with its own `__new__`, np.meshgrid with
+copy=False (broadcast views)."""
 import collections
 
 import numpy as np
@@ -209,6 +210,12 @@ def namedtuple_made_by_its_class_method(x):
 @runs(POS)
 def namedtuple_with_its_own_constructor(x):
     return Clamped(1, 2), x  # ERR
+
+
+@runs(POS)
+def meshgrid_without_copies(x):
+    gx, gy = np.meshgrid(x, x, copy=False)  # ERR
+    return gx + gy
 
 
 def test_rejected(program, capsys):

@@ -2,7 +2,6 @@
 marked `# ERR` with the reason: writing into a dict attribute of the Cell, `global` and
 `nonlocal`, a class defined or instantiated inside compiled code, appending to a global list,
 list aliases that part ways in a run-time loop, a call into the standard library (logging),
-np.meshgrid (no op yet),
 popping from the caller's list, an accumulator whose dtype depends on which iterations ran."""
 import logging
 
@@ -126,12 +125,6 @@ def list_aliases_part_ways_in_a_run_time_loop(x, n):
 def logging_call_compiled_into_the_standard_library(x):
     logging.info("compiled code would have to trace the logging module")  # ERR
     return x * 2
-
-
-@runs(randn(3, 4))
-def meshgrid_of_run_time_vectors(x):
-    gx, gy = np.meshgrid(x[0], x[1])  # ERR
-    return gx + gy
 
 
 def test_rejected(program, capsys):
