@@ -5,7 +5,7 @@ in-place operator on a 0-d value that is an array on some paths only, a dict key
 run-time value, `is` between a run-time number and a constant (CPython shares small ints, so
 only the value can tell), a namedtuple that is a plain tuple on another path (then read), a namedtuple's
 field assigned, `_make` and a namedtuple class with its own `__new__`, np.meshgrid with
-copy=False (broadcast views)."""
+copy=False (broadcast views), np.random draws with run-time arguments."""
 import collections
 
 import numpy as np
@@ -216,6 +216,12 @@ def namedtuple_with_its_own_constructor(x):
 def meshgrid_without_copies(x):
     gx, gy = np.meshgrid(x, x, copy=False)  # ERR
     return gx + gy
+
+
+@runs(POS)
+def random_draw_around_a_run_time_mean(x):
+    np.random.seed(0)
+    return np.random.normal(x, 1.0)  # ERR
 
 
 def test_rejected(program, capsys):

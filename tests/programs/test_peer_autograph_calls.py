@@ -1,12 +1,13 @@
 """Programs from TensorFlow AutoGraph's reference tests (issue 14), part 3 of 3, lists grown in
-loops, builtins, lambdas and user functions passed around or called in loops, closures reading
-loop variables, print, slices, annotations, assert, namedtuples, and the regression programs of
-the general fixes they led to. Rewritten for NumPy: each runs with Python values (decided while compiling)
-and with 0-d arrays standing for scalar tensors (If/While/For regions), with inputs reaching
-both branches, zero-trip loops and early exits. tf.Variable becomes a 0-d Parameter,
-tf.TensorArray a list, a tensor to iterate an array. AutoGraph refuses several of these (a name
-bound on one path only, None on one path, dtype or shape changing in a loop, loop/else); Python
-runs them, so amber must too. Refused ones are in test_peer_autograph_refused.py."""
+loops, builtins, lambdas and user functions passed around or called in loops, closures reading loop
+variables, print, seeded np.random calls, slices, annotations, assert, namedtuples, and the
+regression programs of the general fixes they led to. Rewritten for NumPy: each runs with Python
+values (decided while compiling) and with 0-d arrays standing for scalar tensors (If/While/For
+regions), with inputs reaching both branches, zero-trip loops and early exits. tf.Variable becomes a
+0-d Parameter, tf.TensorArray a list, a tensor to iterate an array. AutoGraph refuses several of
+these (a name bound on one path only, None on one path, dtype or shape changing in a loop,
+loop/else); Python runs them, so amber must too. Refused ones are in
+test_peer_autograph_refused.py."""
 import collections
 
 import numpy as np
@@ -218,6 +219,12 @@ def print_in_cond(x):
 @runs(1, T(1))
 def core_api_call(x):
     return x * np.array(2, np.int32)
+
+
+@runs(())
+def seeded_random_numbers():
+    np.random.seed(1)
+    return 2 * np.random.binomial(1, 0.5, size=(10,)) - 1
 
 
 # -- call_to_user_function -------------------------------------------------------------------

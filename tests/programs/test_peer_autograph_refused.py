@@ -1,7 +1,7 @@
 """Programs from TensorFlow AutoGraph's reference tests (issue 14) that amber refuses, each with a
 CompileError at the line marked `# ERR` saying why (see `harness.check_rejected`): `try`,
 `with`, `global`, generators and classes defined inside compiled code, writes into
-the caller's list inside a loop, random numbers, and an array made of a run-time list whose
+the caller's list inside a loop, and an array made of a run-time list whose
 dtype or rank depends on it being empty. Each runs eagerly; none may compile into something
 else."""
 import numpy as np
@@ -166,7 +166,7 @@ def while_with_method_closure_call(n):
     return s
 
 
-# -- random numbers, an array whose dtype or rank depends on a run-time list being empty ----
+# -- an array whose dtype or rank depends on a run-time list being empty ----
 
 @runs(([0] * 10, T(4)))
 def mutation_of_an_argument_list_in_a_loop(t, n):
@@ -181,12 +181,6 @@ def mutation_through_another_name_in_a_loop(t, n):
     for i in range(n):
         u[i] += 1  # ERR
     return len(u)
-
-
-@runs(())
-def seeded_random_numbers():
-    np.random.seed(1)  # ERR
-    return 2 * np.random.binomial(1, 0.5, size=(10,)) - 1
 
 
 @runs(T(3))
