@@ -213,6 +213,9 @@ class Compiler:
         self._prepared: dict[types.CodeType, Prepared] = {}
         self.nested: dict[gast.AST, Prepared] = {}
         """Functions defined inside compiled code, prepared (see `closures.prepare`)."""
+        self.rebinding: list[Any] = []
+        """The frames whose variables a running nested function rebinds (`nonlocal`), innermost
+        last: their scopes are stale until it returns (see `closures.call_closure`)."""
         self._paths: dict[int, str] | None = None
 
     def push_frame(self, func: types.FunctionType, receiver: Any = None,

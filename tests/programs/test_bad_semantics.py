@@ -5,7 +5,8 @@ in-place operator on a 0-d value that is an array on some paths only, a dict key
 run-time value, `is` between a run-time number and a constant (CPython shares small ints, so
 only the value can tell), a namedtuple that is a plain tuple on another path (then read), a namedtuple's
 field assigned, `_make` and a namedtuple class with its own `__new__`, np.meshgrid with
-copy=False (broadcast views), np.random draws with run-time arguments."""
+copy=False (broadcast views), np.random draws with run-time arguments, a
+nested function rebinding a variable (`nonlocal`) called in a loop, or while another reads it."""
 import collections
 
 import numpy as np
@@ -222,6 +223,34 @@ def meshgrid_without_copies(x):
 def random_draw_around_a_run_time_mean(x):
     np.random.seed(0)
     return np.random.normal(x, 1.0)  # ERR
+
+
+@runs((POS, i32([3])))
+def nonlocal_rebound_by_calls_in_a_loop(x, n):
+    i = 0
+
+    def inc():
+        nonlocal i
+        i += 1
+
+    for k in range(int(n[0])):
+        inc()  # ERR
+    return i
+
+
+@runs(POS)
+def nonlocal_read_by_another_closure_meanwhile(x):
+    i = 0
+
+    def get():
+        return i
+
+    def inc():
+        nonlocal i
+        i += 1
+        return get()  # ERR
+
+    return inc()
 
 
 def test_rejected(program, capsys):

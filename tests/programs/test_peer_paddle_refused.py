@@ -1,7 +1,6 @@
 """Paddle dy2static programs a user can expect amber to refuse (issue 14), each at the line
-marked `# ERR` with the reason: writing into a dict attribute of the Cell, `global` and
-`nonlocal`, a class defined or instantiated inside compiled code, appending to a global list,
-list aliases that part ways in a run-time loop, a call into the standard library (logging),
+marked `# ERR` with the reason: writing into a dict attribute of the Cell, `global`, a class
+defined or instantiated inside compiled code, appending to a global list, list aliases that part ways in a run-time loop, a call into the standard library (logging),
 popping from the caller's list, an accumulator whose dtype depends on which iterations ran."""
 import logging
 
@@ -36,18 +35,6 @@ def global_statement(x):
     global SOME_GLOBAL  # ERR
     SOME_GLOBAL = 10
     return x + SOME_GLOBAL
-
-
-@runs(ROW)
-def nonlocal_statement(x):
-    i = 10
-
-    def func():
-        nonlocal i  # ERR
-        i = 1
-
-    func()
-    return x + i
 
 
 @runs(ROW)
