@@ -9,6 +9,7 @@ import typing
 
 import numpy as np
 
+import amber
 from amber import nn
 from harness import f32, i32, runs
 
@@ -155,3 +156,18 @@ runs(POS, NEG)(ConfiguredByANamedtuple)
 def test_program(program, check_program):
     """Compiled and eager agree on every input."""
     check_program(program)
+
+
+def test_namedtuple_arguments_are_keyed_by_their_items():
+    """A namedtuple argument's numbers are compile-time: each new value compiles anew (keyed by
+    class and items, never by the object's identity, which a dead object's successor reuses)."""
+    jitted = amber.jit(_scaled_by_a_field)
+    x = f32([1.0, 2.0])
+    for k in range(5):
+        np.testing.assert_array_equal(jitted(Pair(k, x)), x * k)
+    np.testing.assert_array_equal(jitted(Pair(3, -x)), x * -3)
+    assert jitted.stats.specializations == 5
+
+
+def _scaled_by_a_field(p):
+    return p.b * p.a
