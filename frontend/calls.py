@@ -20,7 +20,7 @@ from ..ops import METHODS, NUMPY, Dyn, OpDef, OpFunction, Primitive, lookup
 from ..ops.composite import PUBLIC as COMPOSITE
 from ..ops.primitive import CONSTEXPR_FLAG
 from ..ops.randomness import global_random_function
-from . import aliases, gradients, namedtuples
+from . import aliases, gradients, instances, namedtuples
 from .arrays import NOT_HANDLED, numpy_override, write_out
 from .closures import call_closure
 from .containers import dict_method, list_method
@@ -147,6 +147,8 @@ def call_value(f: Frame, func: Any, args: list[Any], kwargs: dict[str, Any]) -> 
         return _python_call(f, func, args, kwargs, f"calling {describe(func)}")
     if is_namedtuple_class(func):
         return namedtuples.build(f, func, args, kwargs)
+    if instances.plain_class(func):
+        return instances.build(f, func, args, kwargs)
     raise f.error(f"cannot compile a call to {describe(func)}",
                   "call amber ops, supported numpy functions, layers, or Python functions "
                   "defined with def")

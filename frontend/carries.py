@@ -17,8 +17,8 @@ from . import aliases, names
 from .context import Frame, KindChanges, NeedsUnrolling, Scope, tuple_items
 from .control import Branch, changed_names, defined_in, same_constant
 from .seeds import CarryState, Seeding
-from .values import (MISSING, PyList, Unusable, absent, describe, has_runtime, is_undefined,
-                     kind_name, static_type, widen)
+from .values import (MISSING, Instance, PyList, Unusable, absent, describe, has_runtime,
+                     holds_instance, is_undefined, kind_name, static_type, widen)
 
 
 @dataclass(eq=False)
@@ -36,6 +36,9 @@ class Carry:
     """For a dict carried item by item: its keys (None for a tuple or list)."""
     tuple_cls: type = tuple
     """For a tuple carried item by item: its class (`tuple` or a namedtuple class)."""
+    instance: Instance | None = None
+    """For an object made in compiled code, carried attribute by attribute (`keys`): a version
+    of it (its class and identity)."""
     is_list: bool = False
     """A compile-time list carried item by item (its length stays the same)."""
     same_as: Carry | None = None
@@ -61,6 +64,8 @@ class Carry:
     def container(self, f: Frame, items: list[Any]) -> tuple | dict | PyList:
         if self.is_list:
             made: Any = PyList(list(items))
+        elif self.instance is not None:
+            made = self.instance.with_fields(dict(zip(self.keys, items)))
         else:
             made = dict(zip(self.keys, items)) if self.keys is not None else tuple_of_class(
                 self.tuple_cls, items)
@@ -71,6 +76,10 @@ class Carry:
         if self.is_list:
             fits = isinstance(end, PyList) and len(end.items) == len(self.items)
             return list(end.items) if fits else None
+        if self.instance is not None:
+            fits = isinstance(end, Instance) and end.ident is self.instance.ident and \
+                end.fields.keys() == set(self.keys)
+            return [end.fields[k] for k in self.keys] if fits else None
         if self.keys is None:
             fits = isinstance(end, tuple) and len(end) == len(self.items) and tuple_class(
                 end) is self.tuple_cls
@@ -102,9 +111,14 @@ def _nothing_to_carry(f: Frame, v: Any) -> bool:
 def _carry(f: Frame, name: str, init: Any, seen: dict[int, Carry]) -> Carry:
     """The carry of `init`; `seen` (id -> carry) makes one list or dict one carry, however many
     names and containers hold it."""
-    if isinstance(init, dict | PyList) and id(init) in seen:
+    if isinstance(init, dict | PyList | Instance) and id(init) in seen:
         first = seen[id(init)]
         return Carry(name, init, first.state, same_as=first.same_as or first)
+    if isinstance(init, Instance):
+        c = seen[id(init)] = Carry(name, init, CarryState.TUPLE, keys=tuple(init.fields),
+                                   instance=init)
+        c.items = [_carry(f, name, x, seen) for x in init.fields.values()]
+        return c
     if _nothing_to_carry(f, init):
         return Carry(name, init, CarryState.UNBOUND)
     if isinstance(init, Value) and isinstance(init.type, TupleType):
@@ -133,7 +147,7 @@ def _seen(carries: list[Carry]) -> dict[int, Carry]:
     while todo:
         c = todo.pop()
         if c.state == CarryState.TUPLE:
-            if isinstance(c.init, dict | PyList) and id(c.init) not in found:
+            if isinstance(c.init, dict | PyList | Instance) and id(c.init) not in found:
                 found[id(c.init)] = c
             todo.extend(c.items)
     return found
@@ -151,16 +165,18 @@ def make_carries(f: Frame, candidates: set[str], existing: list[Carry] = ()) -> 
         for name in todo:
             out.append(_carry(f, name, f.scope.get(name), seen))
             done.add(name)
+        # NOTE: an object made in compiled code is always carried: a method may write it
         todo = sorted(name for name, value in f.scope.vars.items()
-                      if name not in done and _holds(value, seen))
+                      if name not in done and (_holds(value, seen) or holds_instance(value)))
     return out
 
 
 def _holds(v: Any, seen: dict[int, Carry]) -> bool:
     """`v` is or holds one of the lists or dicts in `seen`."""
-    if isinstance(v, dict | PyList) and id(v) in seen:
+    if isinstance(v, dict | PyList | Instance) and id(v) in seen:
         return True
     items = v.values() if isinstance(v, dict) else v.items if isinstance(v, PyList) else \
+        v.fields.values() if isinstance(v, Instance) else \
         v if isinstance(v, tuple) else ()
     return any(_holds(x, seen) for x in items)
 
@@ -300,6 +316,13 @@ def _settle_one(f: Frame, c: Carry, end: Any, ends: dict[int, Any]) -> bool:
         parts = c.parts(end)
         if parts is not None:
             return all([_settle_one(f, item, e, ends) for item, e in zip(c.items, parts)])
+        if c.instance is not None and isinstance(end, Instance) and \
+                end.ident is c.instance.ident:
+            raise f.error(f"`{c.name}` has attributes {list(c.keys)} before the loop but "
+                          f"{list(end.fields)} after an iteration, and the number of iterations "
+                          "is known only at run time",
+                          "set every attribute before the loop (e.g. in __init__)",
+                          kind=KindChanges)
         if c.keys is not None and isinstance(end, dict):
             raise f.error(f"the dict `{c.name}` has keys {list(c.keys)} before the loop but "
                           f"{list(end)} after an iteration, and the number of iterations is "

@@ -22,7 +22,7 @@ from .check import check_supported
 from .errors import CompileError, kind_for
 from .guards import Guard, SameObjectReader
 from .source import ParsedFunction, error_at, parse_function
-from .values import MISSING, PENDING, PyList, Unusable, describe, kind_name
+from .values import MISSING, PENDING, Instance, PyList, Unusable, describe, kind_name
 
 """The op of a name's value on a path that never bound it."""
 INFER_ERRORS = (TypeError, ValueError, IndexError, ArithmeticError)
@@ -519,6 +519,11 @@ class Frame:
             return self.constant(None)
         if isinstance(v, Unusable):
             raise self.read_unusable(v)
+        if isinstance(v, Instance):
+            raise self.error(f"a {v.cls.__name__} object made in compiled code cannot leave it "
+                             "(be returned, printed, or kept in a run-time list)",
+                             "return its attributes, or make the object outside the compiled "
+                             "function and pass what it holds")
         if isinstance(v, tuple):
             if _plain(v):
                 return self.constant(v)

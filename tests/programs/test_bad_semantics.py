@@ -6,7 +6,9 @@ run-time value, `is` between a run-time number and a constant (CPython shares sm
 only the value can tell), a namedtuple that is a plain tuple on another path (then read), a namedtuple's
 field assigned, `_make` and a namedtuple class with its own `__new__`, np.meshgrid with
 copy=False (broadcast views), np.random draws with run-time arguments, a
-nested function rebinding a variable (`nonlocal`) called in a loop, or while another reads it."""
+nested function rebinding a variable (`nonlocal`) called in a loop, or while another reads it,
+objects of plain classes made inside that would leave compiled code (returned, printed, kept in
+a run-time list) or whose identity or attributes depend on the path, a class with operators."""
 import collections
 
 import numpy as np
@@ -251,6 +253,64 @@ def nonlocal_read_by_another_closure_meanwhile(x):
         return get()  # ERR
 
     return inc()
+
+
+class Record:
+    """A plain class: its objects may be made in compiled code, but not leave it."""
+
+    def __init__(self, value):
+        self.value = value
+
+
+class Scaled:
+    """A class with an operator: its objects are more than records."""
+
+    def __init__(self, value):
+        self.value = value
+
+    def __mul__(self, k):
+        return Scaled(self.value * k)
+
+
+@runs(POS)
+def object_made_inside_returned(x):
+    return Record(x)  # ERR
+
+
+@runs(POS)
+def object_made_inside_printed(x):
+    r = Record(x)
+    print(r)  # ERR
+    return x
+
+
+@runs(POS)
+def one_object_or_another_picked_at_run_time(x):
+    a, b = Record(x), Record(x * 2)
+    r = a if x.sum() > 0 else b  # ERR
+    r.value = 0
+    return a.value, b.value
+
+
+@runs(POS)
+def attribute_set_on_one_path_only(x):
+    r = Record(x)
+    if x.sum() > 0:
+        r.extra = 1
+    return r.extra  # ERR
+
+
+@runs(POS)
+def object_of_a_class_with_operators(x):
+    return (Scaled(x) * 2).value  # ERR
+
+
+@runs((POS, i32([2])))
+def objects_kept_in_a_list_grown_at_run_time(x, n):
+    items = []
+    for i in range(int(n[0])):  # ERR
+        items.append(Record(x * i))
+    return len(items)
 
 
 def test_rejected(program, capsys):

@@ -1,7 +1,8 @@
-"""Paddle dy2static programs a user can expect amber to refuse (issue 14), each at the line
-marked `# ERR` with the reason: writing into a dict attribute of the Cell, `global`, a class
-defined or instantiated inside compiled code, appending to a global list, list aliases that part ways in a run-time loop, a call into the standard library (logging),
-popping from the caller's list, an accumulator whose dtype depends on which iterations ran."""
+"""Paddle dy2static programs a user can expect amber to refuse (issue 14), each at the line marked
+`# ERR` with the reason: writing into a dict attribute of the Cell, `global`, a class defined inside
+compiled code, appending to a global list, list aliases that part ways in a run-time loop, a call
+into the standard library (logging), popping from the caller's list, an accumulator whose dtype
+depends on which iterations ran."""
 import logging
 
 import numpy as np
@@ -65,36 +66,6 @@ def int32_accumulator_meets_int64_items_on_some_paths(xs):
         for idx in range(xs[i]):  # ERR
             x = x + xs[i:i + 1]  # an int64 array: int64 under NumPy 1 and 2 alike
     return x
-
-
-class Holder:
-    """A plain Python object: amber does not build instances of user classes."""
-
-    def __init__(self):
-        self.a = 3
-        self.b = 4
-        self.c = 5
-
-
-@runs(ROW)
-def python_object_made_inside(x):
-    foo = Holder()  # ERR
-    if x.sum() > foo.a:
-        x = x + foo.b
-    return x
-
-
-@runs(i32([0]))
-def object_attributes_rewritten_in_a_while(x):
-    foo = Holder()  # ERR
-    i = np.copy(x)
-    while i < 10:
-        foo.b = np.zeros((1,), np.float32)
-        foo.c = foo.b + foo.a
-        i += 1
-        if foo.c > 6:
-            break
-    return foo.c
 
 
 @runs((f32([1.0, -2.0]), i32([3])))
