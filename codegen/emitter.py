@@ -115,7 +115,7 @@ class Emitter:
             constant = self.st.constant(value)
             if isinstance(constant, Sym):  # NOTE: a `dim` node: the variable read at entry
                 return size_expression(constant, self.size_names)
-            return literal(constant)
+            return literal(constant, hoist=self.pool.ref)  # NOTE: names a namedtuple's class
         if kind is Kind.MODULE:
             return self.pool.ref(self.st.constant(value), value.name)
         if kind is Kind.NONE:
@@ -195,7 +195,8 @@ class Emitter:
         out = node.output
         kind = self.st.kind[out]
         if kind is Kind.VAR and node.op is pyops.constant:  # a list: fresh on every call
-            return [py.assign(self.st.name(out), literal(self.st.constant(out)))]
+            return [py.assign(self.st.name(out), literal(self.st.constant(out),
+                                                         hoist=self.pool.ref))]
         low = self.st.lowered.get(node)
         if kind is Kind.VAR and low is not None and low.inplace is not None:
             if low.augmented is not None:

@@ -11,6 +11,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from ..ops import Dyn
+from ..ops.types import is_namedtuple_class
 from ..ops.symbolic import SYMBOL_NAME, Sym
 from . import pyast as py
 from .namer import Namer, readable
@@ -92,6 +93,9 @@ def literal(value: Any, dyn: Sequence[ast.expr] = (), hoist: Hoist | None = None
             lower, upper, step = (None if p is None else again(p) for p in parts)
             return ast.Slice(lower=lower, upper=upper, step=step)
         return py.call("slice", [again(p) for p in parts])
+    if isinstance(value, tuple) and is_namedtuple_class(type(value)):
+        items = py.tuple_([again(v) for v in value])  # NOTE: `Pair._make((1, 2))`
+        return py.call(py.attr(again(type(value)), "_make"), [items])
     if isinstance(value, tuple):
         return py.tuple_([again(v, subscript) for v in value])
     if isinstance(value, list):
@@ -182,7 +186,14 @@ class ConstantPool:
     def definitions(self) -> list[ast.stmt]:
         """`NAME = <literal>` for every constant, a stand-in class for every external."""
         return [_stand_in(ident, value) if isinstance(value, type) else
-                py.assign(ident, literal(value)) for ident, value in self._entries.values()]
+                py.assign(ident, literal(value, hoist=self._class_ref))
+                for ident, value in self._entries.values()]
+
+    def _class_ref(self, value: Any) -> ast.expr:
+        """Inside a module constant (a namedtuple), its class; nothing else is hoisted twice."""
+        if not isinstance(value, type):
+            return literal(value)
+        return self.ref(value)
 
     def externals(self) -> dict[str, type]:
         return {ident: value for ident, value in self._entries.values()

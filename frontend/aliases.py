@@ -15,11 +15,12 @@ from typing import Any, Callable, Protocol
 import numpy as np
 
 from ..graph import ListType, NoneType, Scalar, StrType, Tensor, Value
+from ..graph.types import same_tuple_kind
 from ..ops import indexing
 from ..ops.types import keeps_class
 from ..ops import python as pyops
 from . import names
-from .values import MISSING, PyList, has_runtime
+from .values import MISSING, Instance, PyList, has_runtime
 
 
 class Frame(Protocol):
@@ -429,11 +430,14 @@ def _substitute(v: Any, version: Callable[[Value], Value], lists: dict[int, PyLi
     if isinstance(v, Value):
         return version(v)
     if isinstance(v, tuple) and v:
-        items = tuple(_substitute(x, version, lists) for x in v)
+        items = same_tuple_kind(v, [_substitute(x, version, lists) for x in v])
         return v if all(a is b for a, b in zip(items, v)) else items
     if isinstance(v, dict) and v:
         items = {k: _substitute(x, version, lists) for k, x in v.items()}
         return v if all(items[k] is x for k, x in v.items()) else items
+    if isinstance(v, Instance) and v.fields:
+        items = {k: _substitute(x, version, lists) for k, x in v.fields.items()}
+        return v if all(items[k] is x for k, x in v.fields.items()) else v.with_fields(items)
     if isinstance(v, PyList) and v.items:
         if id(v) not in lists:
             items = [_substitute(x, version, lists) for x in v.items]
@@ -447,7 +451,7 @@ def _substitute(v: Any, version: Callable[[Value], Value], lists: dict[int, PyLi
 
 def holds_container(v: Any) -> bool:
     """True if `v` is or holds a compile-time list or dict (which a write may replace)."""
-    if isinstance(v, PyList | dict):
+    if isinstance(v, PyList | dict | Instance):
         return True
     return isinstance(v, tuple) and any(holds_container(x) for x in v)
 
@@ -482,6 +486,7 @@ def _arrays_in(v: Any) -> list[np.ndarray]:
     if isinstance(v, np.ndarray):
         return [v]
     items = v.items if isinstance(v, PyList) else v.values() if isinstance(v, dict) else \
+        v.fields.values() if isinstance(v, Instance) else \
         v if isinstance(v, tuple) else ()
     return [a for x in items for a in _arrays_in(x)]
 
@@ -491,11 +496,14 @@ def _replace(v: Any, memo: dict[int, Any]) -> Any:
     if id(v) in memo:
         return memo[id(v)]
     if isinstance(v, tuple) and v:
-        items = tuple(_replace(x, memo) for x in v)
+        items = same_tuple_kind(v, [_replace(x, memo) for x in v])
         out = v if all(a is b for a, b in zip(items, v)) else items
     elif isinstance(v, dict) and v:
         items = {k: _replace(x, memo) for k, x in v.items()}
         out = v if all(items[k] is x for k, x in v.items()) else items
+    elif isinstance(v, Instance) and v.fields:
+        items = {k: _replace(x, memo) for k, x in v.fields.items()}
+        out = v if all(items[k] is x for k, x in v.fields.items()) else v.with_fields(items)
     elif isinstance(v, PyList) and v.items:
         items = [_replace(x, memo) for x in v.items]
         out = v if all(a is b for a, b in zip(items, v.items)) else PyList(items)

@@ -1,7 +1,7 @@
 """NumPy calls the frontend builds from several ops, or checks before the registry's spelling:
 `np.array`/`np.asarray`/`np.copy` (of run-time values and of lists holding them), lists and
 tuples as array operands (`np.maximum(x, [1, 2])`, `x * (1.0, 2.0)`), `out=` arguments,
-`np.pad` with a run-time fill, `np.triu`/`np.tril`, `np.linalg.norm`, `np.var`/`np.std`,
+`np.pad` with a run-time fill, `np.triu`/`np.tril`, `np.linalg.norm`, `np.meshgrid`, `np.var`/`np.std`,
 `np.outer`, `np.swapaxes`/`np.moveaxis`, `np.ravel`, `np.diff`, `np.vstack`/`np.hstack`."""
 from __future__ import annotations
 
@@ -13,9 +13,9 @@ from ..graph import Scalar, Tensor, Value
 from ..ops import NUMPY
 from .aliases import SCALAR, is_array_kind, is_mixed_kind, own_array, zero_d_kind
 from .context import Frame
-from .expressions import shape_of
+from .expressions import shape_of, value_attribute
 from .operators import as_array, binary, is_sequence, to_python
-from .values import describe, has_runtime
+from .values import PyList, describe, has_runtime
 
 NOT_HANDLED: Any = object()
 """What an override returns to leave the call to the registry's spelling."""
@@ -139,6 +139,49 @@ def _np_norm(f: Frame, x: Any, ord: Any = None, axis: Any = None, keepdims: Any 
     squares = f.call(np.multiply, [x, x], {})
     total = f.call(np.sum, [squares], {"axis": axes, "keepdims": keepdims})
     return f.call(np.sqrt, [total], {})
+
+
+# -- np.meshgrid ---------------------------------------------------------------------------------
+
+MESHGRID_RESULT = type(np.meshgrid(np.zeros(1)))
+"""What np.meshgrid returns: a tuple under NumPy 2, a list under NumPy 1."""
+
+
+def _np_meshgrid(f: Frame, *xi: Any, copy: Any = True, sparse: Any = False,
+                 indexing: Any = "xy") -> Any:
+    """`np.meshgrid` as NumPy builds it: each input flattened and reshaped to lie along its own
+    axis (the first two swapped for 'xy'), then, unless sparse, broadcast to the full grid, and
+    copied unless copy=False (each grid keeps its input's dtype)."""
+    if has_runtime((copy, sparse, indexing)):
+        raise f.error("np.meshgrid needs copy, sparse and indexing known when compiling")
+    if indexing not in ("xy", "ij"):
+        raise f.error(f"np.meshgrid: indexing must be 'xy' or 'ij', not {indexing!r}")
+    if not copy and not sparse:
+        raise f.error("np.meshgrid(..., copy=False) is not supported in compiled code (its "
+                      "grids are views of one element each)", "leave copy=True")
+    arrays = [x if isinstance(x, Value) else f.materialise(np.asarray(to_python(x)))
+              if not is_sequence(x) or not has_runtime(x) else as_array(f, x, None)
+              for x in xi]
+    if not all(isinstance(x, Value) and isinstance(x.type, Tensor) for x in arrays):
+        raise f.error("np.meshgrid takes arrays (or lists of numbers)")
+    ndim = len(arrays)
+    sizes = [value_attribute(f, x, "size") for x in arrays]
+    axes = list(range(ndim))
+    if indexing == "xy" and ndim > 1:
+        axes[0], axes[1] = 1, 0  # NOTE: the first input runs along columns
+    grids = []
+    for k, x in enumerate(arrays):
+        shape = [1] * ndim
+        shape[axes[k]] = -1
+        grids.append(f.call(np.reshape, [x, tuple(shape)], {}))
+    if not sparse:
+        full = [1] * ndim
+        for k, size in enumerate(sizes):
+            full[axes[k]] = size
+        grids = [f.call(np.broadcast_to, [g, tuple(full)], {}) for g in grids]
+    if copy:  # NOTE: sparse grids too: reshaped views of the inputs otherwise
+        grids = [f.call(np.array, [g], {}) for g in grids]
+    return tuple(grids) if MESHGRID_RESULT is tuple else PyList(grids)
 
 
 # -- statistics and rearrangements written with other ops ----------------------------------------
@@ -271,7 +314,7 @@ def _stacked(vertical: bool) -> Callable[..., Any]:
 OVERRIDES: dict[int, Callable[..., Any]] = {
     id(np.array): _np_array, id(np.asarray): _np_asarray, id(np.asanyarray): _np_asarray,
     id(np.copy): _np_copy, id(np.pad): _np_pad, id(np.triu): _triangle(True),
-    id(np.tril): _triangle(False), id(np.linalg.norm): _np_norm,
+    id(np.tril): _triangle(False), id(np.linalg.norm): _np_norm, id(np.meshgrid): _np_meshgrid,
     id(np.var): _variance(False), id(np.std): _variance(True), id(np.outer): _np_outer,
     id(np.swapaxes): _permuted(np.swapaxes), id(np.moveaxis): _permuted(np.moveaxis),
     id(np.ravel): _np_ravel, id(np.diff): _np_diff, id(np.vstack): _stacked(True),

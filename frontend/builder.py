@@ -13,6 +13,7 @@ import numpy as np
 
 from ..graph import AnyType, Graph, InsertPoint, Tensor
 from ..graph.ir import Loc
+from ..graph.types import same_tuple_kind
 from ..graph.verifier import IRVerifyError, verify
 from ..nn.cell import Cell
 from . import calls, closures, control, expressions, loops, statements
@@ -197,7 +198,7 @@ def _input(compiler: Compiler, frame: Frame, value: Any, path: str, hint: str,
         items = [_input(compiler, frame, x, f"{path}.{i}", f"{hint}_{i}", shapes)
                  for i, x in enumerate(value)]
         if isinstance(value, tuple):
-            return tuple(items)
+            return same_tuple_kind(value, items)  # NOTE: a namedtuple argument stays one
         return compiler.mark_foreign(PyList(items), f"argument {hint}")
     if isinstance(value, dict):
         return compiler.mark_foreign(

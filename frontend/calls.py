@@ -13,13 +13,14 @@ import gast
 import numpy as np
 
 from ..graph import Scalar, Value
-from ..graph.types import type_of
+from ..graph.types import is_namedtuple_class, type_of
 from ..nn.cell import Cell
 from ..common.tensor import Tensor
 from ..ops import METHODS, NUMPY, Dyn, OpDef, OpFunction, Primitive, lookup
 from ..ops.composite import PUBLIC as COMPOSITE
 from ..ops.primitive import CONSTEXPR_FLAG
-from . import aliases, gradients
+from ..ops.randomness import global_random_function
+from . import aliases, gradients, instances, namedtuples
 from .arrays import NOT_HANDLED, numpy_override, write_out
 from .closures import call_closure
 from .containers import dict_method, list_method
@@ -127,8 +128,12 @@ def call_value(f: Frame, func: Any, args: list[Any], kwargs: dict[str, Any]) -> 
         return write_out(f, apply_op(f, spelling, args, kwargs), out)
     if _is_numpy(func):
         return _numpy_call(f, func, args, kwargs)
+    if global_random_function(func) is not None:
+        return _global_random(f, global_random_function(func), args, kwargs)
     if isinstance(func, types.FunctionType):
         return inline(f, func, args, kwargs)
+    if namedtuples.pure_method(func):
+        return namedtuples.call_pure_method(f, func, args, kwargs)
     if isinstance(func, types.MethodType) and isinstance(func.__func__, types.FunctionType):
         return inline(f, func.__func__, [func.__self__, *args], kwargs, method=True)
     if isinstance(func, Cell):
@@ -140,10 +145,10 @@ def call_value(f: Frame, func: Any, args: list[Any], kwargs: dict[str, Any]) -> 
                 getattr(func, "__self__", None), str) and has_runtime(args) and not kwargs:
             return format_at_run_time(f, func.__self__, list(args))
         return _python_call(f, func, args, kwargs, f"calling {describe(func)}")
-    if isinstance(func, type) and issubclass(func, tuple) and hasattr(func, "_fields"):
-        raise f.error(f"cannot build the namedtuple {func.__name__} in compiled code: its "
-                      "class would be lost at the first branch, loop or return",
-                      "use a tuple or a dict with the same fields")
+    if is_namedtuple_class(func):
+        return namedtuples.build(f, func, args, kwargs)
+    if instances.plain_class(func):
+        return instances.build(f, func, args, kwargs)
     raise f.error(f"cannot compile a call to {describe(func)}",
                   "call amber ops, supported numpy functions, layers, or Python functions "
                   "defined with def")
@@ -244,6 +249,24 @@ def _numpy_call(f: Frame, func: Any, args: list[Any], kwargs: dict[str, Any]) ->
     raise f.error(f"{python_name(func)} is not supported on run-time values",
                   "use an amber op or a supported numpy function (the names in "
                   "amber.ops.NUMPY)")
+
+
+def _global_random(f: Frame, name: str, args: list[Any], kwargs: dict[str, Any]) -> Any:
+    """`np.random.<name>(...)` on NumPy's global generator: the same call, made at run time in
+    program order (so a seeded program draws what it draws eagerly)."""
+    def plain(a: Any) -> bool:  # NOTE: what generated code can write as a literal
+        return isinstance(a, bool | int | float | str | type(None) | np.dtype) or isinstance(
+            a, type) and issubclass(a, np.generic)
+
+    arguments = [*args, *kwargs.values()]
+    if has_runtime(arguments) or not all(
+            plain(a) or isinstance(a, tuple) and all(map(plain, a)) for a in arguments):
+        raise f.error(f"np.random.{name} in compiled code takes numbers, strings and tuples "
+                      "of them known when compiling",
+                      "draw with constant arguments and scale the result "
+                      "(loc + scale * np.random.standard_normal(size))")
+    return f.op("global_random", function=name, args=tuple(args),
+                keywords=tuple(kwargs.items()))
 
 
 def _unroll_if_looping(f: Frame) -> type[CompileError]:

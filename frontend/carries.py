@@ -12,12 +12,13 @@ import gast
 import numpy as np
 
 from ..graph import AnyType, Block, InsertPoint, Node, Tensor, TupleType, Type, Value
+from ..graph.types import tuple_class, tuple_of_class
 from . import aliases, names
 from .context import Frame, KindChanges, NeedsUnrolling, Scope, tuple_items
 from .control import Branch, changed_names, defined_in, same_constant
 from .seeds import CarryState, Seeding
-from .values import (MISSING, PyList, Unusable, absent, describe, has_runtime, is_undefined,
-                     kind_name, static_type, widen)
+from .values import (MISSING, Instance, PyList, Unusable, absent, describe, has_runtime,
+                     holds_instance, is_undefined, kind_name, static_type, widen)
 
 
 @dataclass(eq=False)
@@ -33,6 +34,11 @@ class Carry:
     items: list[Carry] = field(default_factory=list)
     keys: tuple[Any, ...] | None = None
     """For a dict carried item by item: its keys (None for a tuple or list)."""
+    tuple_cls: type = tuple
+    """For a tuple carried item by item: its class (`tuple` or a namedtuple class)."""
+    instance: Instance | None = None
+    """For an object made in compiled code, carried attribute by attribute (`keys`): a version
+    of it (its class and identity)."""
     is_list: bool = False
     """A compile-time list carried item by item (its length stays the same)."""
     same_as: Carry | None = None
@@ -58,8 +64,11 @@ class Carry:
     def container(self, f: Frame, items: list[Any]) -> tuple | dict | PyList:
         if self.is_list:
             made: Any = PyList(list(items))
+        elif self.instance is not None:
+            made = self.instance.with_fields(dict(zip(self.keys, items)))
         else:
-            made = dict(zip(self.keys, items)) if self.keys is not None else tuple(items)
+            made = dict(zip(self.keys, items)) if self.keys is not None else tuple_of_class(
+                self.tuple_cls, items)
         return f.compiler.mark_foreign(made, self.owner) if self.owner else made
 
     def parts(self, end: Any) -> list[Any] | None:
@@ -67,8 +76,14 @@ class Carry:
         if self.is_list:
             fits = isinstance(end, PyList) and len(end.items) == len(self.items)
             return list(end.items) if fits else None
+        if self.instance is not None:
+            fits = isinstance(end, Instance) and end.ident is self.instance.ident and \
+                end.fields.keys() == set(self.keys)
+            return [end.fields[k] for k in self.keys] if fits else None
         if self.keys is None:
-            return list(end) if isinstance(end, tuple) and len(end) == len(self.items) else None
+            fits = isinstance(end, tuple) and len(end) == len(self.items) and tuple_class(
+                end) is self.tuple_cls
+            return list(end) if fits else None
         if isinstance(end, dict) and end.keys() == set(self.keys):
             return [end[k] for k in self.keys]
         return None
@@ -96,16 +111,21 @@ def _nothing_to_carry(f: Frame, v: Any) -> bool:
 def _carry(f: Frame, name: str, init: Any, seen: dict[int, Carry]) -> Carry:
     """The carry of `init`; `seen` (id -> carry) makes one list or dict one carry, however many
     names and containers hold it."""
-    if isinstance(init, dict | PyList) and id(init) in seen:
+    if isinstance(init, dict | PyList | Instance) and id(init) in seen:
         first = seen[id(init)]
         return Carry(name, init, first.state, same_as=first.same_as or first)
+    if isinstance(init, Instance):
+        c = seen[id(init)] = Carry(name, init, CarryState.TUPLE, keys=tuple(init.fields),
+                                   instance=init)
+        c.items = [_carry(f, name, x, seen) for x in init.fields.values()]
+        return c
     if _nothing_to_carry(f, init):
         return Carry(name, init, CarryState.UNBOUND)
     if isinstance(init, Value) and isinstance(init.type, TupleType):
         init = tuple_items(f, init)
     if isinstance(init, tuple):
         return Carry(name, init, CarryState.TUPLE,
-                     items=[_carry(f, name, x, seen) for x in init])
+                     items=[_carry(f, name, x, seen) for x in init], tuple_cls=tuple_class(init))
     if isinstance(init, dict | PyList):
         found = f.compiler.foreign.get(id(init))
         c = seen[id(init)] = Carry(name, init, CarryState.TUPLE,
@@ -127,7 +147,7 @@ def _seen(carries: list[Carry]) -> dict[int, Carry]:
     while todo:
         c = todo.pop()
         if c.state == CarryState.TUPLE:
-            if isinstance(c.init, dict | PyList) and id(c.init) not in found:
+            if isinstance(c.init, dict | PyList | Instance) and id(c.init) not in found:
                 found[id(c.init)] = c
             todo.extend(c.items)
     return found
@@ -145,16 +165,18 @@ def make_carries(f: Frame, candidates: set[str], existing: list[Carry] = ()) -> 
         for name in todo:
             out.append(_carry(f, name, f.scope.get(name), seen))
             done.add(name)
+        # NOTE: an object made in compiled code is always carried: a method may write it
         todo = sorted(name for name, value in f.scope.vars.items()
-                      if name not in done and _holds(value, seen))
+                      if name not in done and (_holds(value, seen) or holds_instance(value)))
     return out
 
 
 def _holds(v: Any, seen: dict[int, Carry]) -> bool:
     """`v` is or holds one of the lists or dicts in `seen`."""
-    if isinstance(v, dict | PyList) and id(v) in seen:
+    if isinstance(v, dict | PyList | Instance) and id(v) in seen:
         return True
     items = v.values() if isinstance(v, dict) else v.items if isinstance(v, PyList) else \
+        v.fields.values() if isinstance(v, Instance) else \
         v if isinstance(v, tuple) else ()
     return any(_holds(x, seen) for x in items)
 
@@ -294,6 +316,13 @@ def _settle_one(f: Frame, c: Carry, end: Any, ends: dict[int, Any]) -> bool:
         parts = c.parts(end)
         if parts is not None:
             return all([_settle_one(f, item, e, ends) for item, e in zip(c.items, parts)])
+        if c.instance is not None and isinstance(end, Instance) and \
+                end.ident is c.instance.ident:
+            raise f.error(f"`{c.name}` has attributes {list(c.keys)} before the loop but "
+                          f"{list(end.fields)} after an iteration, and the number of iterations "
+                          "is known only at run time",
+                          "set every attribute before the loop (e.g. in __init__)",
+                          kind=KindChanges)
         if c.keys is not None and isinstance(end, dict):
             raise f.error(f"the dict `{c.name}` has keys {list(c.keys)} before the loop but "
                           f"{list(end)} after an iteration, and the number of iterations is "
@@ -318,6 +347,7 @@ def _settle_one(f: Frame, c: Carry, end: Any, ends: dict[int, Any]) -> bool:
             count = len(end.items) if isinstance(end, PyList) else len(end)
             c.items = [Carry(c.name, MISSING, CarryState.UNBOUND) for _ in range(count)]
             c.keys = tuple(end) if isinstance(end, dict) else None
+            c.tuple_cls = tuple_class(end) if isinstance(end, tuple) else tuple
             c.is_list = isinstance(end, PyList)
             del ends[c.key]
             _settle_one(f, c, end, ends)
@@ -371,6 +401,12 @@ def _widen(f: Frame, c: Carry, before: Type, end: Any) -> Type:
         if isinstance(before, Tensor) and isinstance(after, Tensor):
             hint = ("give it the dtype and rank it ends with before the loop, e.g. "
                     f"`{c.name} = {c.name}.astype(np.{after.dtype})`")
+        elif isinstance(before, TupleType) and isinstance(after, TupleType) and \
+                before.cls is not after.cls:
+            kind = NeedsUnrolling
+            hint = (f"keep `{c.name}` one class in every iteration: rebuild it with "
+                    f"{after.cls.__name__ if after.cls is not tuple else before.cls.__name__}(...)"
+                    " before the loop, or convert with tuple(...) on both sides")
         elif isinstance(before, TupleType) and isinstance(after, TupleType):
             kind = NeedsUnrolling
             hint = (f"a tuple that grows in a loop whose trip count is known only at run time "

@@ -40,13 +40,20 @@ _WALRUS_REFUSED = {gast.While: "a while condition", gast.ListComp: "a comprehens
 only its truth; comprehensions and lambdas have scopes of their own)."""
 
 
-def check_supported(parsed: ParsedFunction) -> None:
-    """Raise CompileError at the first construct of the function body outside the subset."""
+def check_supported(parsed: ParsedFunction, nested: bool = False) -> None:
+    """Raise CompileError at the first construct of the function body outside the subset.
+    `nonlocal` is allowed in functions defined inside compiled code (`nested`: this is one),
+    where it rebinds a variable of the compiled code, never of the caller."""
     for arg in gast.walk(parsed.node.args):
         if isinstance(arg, gast.Name):
             _check_name(parsed, arg)
+    inner = {id(n) for stmt in parsed.node.body for d in gast.walk(stmt)
+             if isinstance(d, gast.FunctionDef | gast.Lambda) for n in gast.walk(d)
+             if isinstance(n, gast.Nonlocal)}
     for stmt in parsed.node.body:
         for node in _preorder(stmt):
+            if isinstance(node, gast.Nonlocal) and (nested or id(node) in inner):
+                continue
             _check_node(parsed, node)
 
 

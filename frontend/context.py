@@ -11,7 +11,7 @@ import numpy as np
 
 from ..graph import (AnyType, Block, Builder, Graph, InsertPoint, ListType, Loc, Node, Scalar,
                      Tensor, TupleType, Type, Value, join_types)
-from ..graph.types import type_of
+from ..graph.types import tuple_class, tuple_of_class, type_of
 from ..nn.cell import Cell
 from ..ops import OpDef
 from ..ops import python as pyops
@@ -22,7 +22,7 @@ from .check import check_supported
 from .errors import CompileError, kind_for
 from .guards import Guard, SameObjectReader
 from .source import ParsedFunction, error_at, parse_function
-from .values import MISSING, PENDING, PyList, Unusable, describe, kind_name
+from .values import MISSING, PENDING, Instance, PyList, Unusable, describe, kind_name
 
 """The op of a name's value on a path that never bound it."""
 INFER_ERRORS = (TypeError, ValueError, IndexError, ArithmeticError)
@@ -146,8 +146,10 @@ class Mark:
 
 
 def tuple_items(f: Frame, v: Value) -> tuple[Value, ...]:
-    """The elements of a run-time tuple value, one `tuple_getitem` each."""
-    return tuple(f.op("tuple_getitem", v, index=i) for i in range(len(v.type.elements)))
+    """The elements of a run-time tuple value, one `tuple_getitem` each (in a tuple of its
+    class: a namedtuple stays one)."""
+    return tuple_of_class(v.type.cls, [f.op("tuple_getitem", v, index=i)
+                                       for i in range(len(v.type.elements))])
 
 
 @dataclass(frozen=True)
@@ -211,6 +213,9 @@ class Compiler:
         self._prepared: dict[types.CodeType, Prepared] = {}
         self.nested: dict[gast.AST, Prepared] = {}
         """Functions defined inside compiled code, prepared (see `closures.prepare`)."""
+        self.rebinding: list[Any] = []
+        """The frames whose variables a running nested function rebinds (`nonlocal`), innermost
+        last: their scopes are stale until it returns (see `closures.call_closure`)."""
         self._paths: dict[int, str] | None = None
 
     def push_frame(self, func: types.FunctionType, receiver: Any = None,
@@ -514,10 +519,18 @@ class Frame:
             return self.constant(None)
         if isinstance(v, Unusable):
             raise self.read_unusable(v)
+        if isinstance(v, Instance):
+            raise self.error(f"a {v.cls.__name__} object made in compiled code cannot leave it "
+                             "(be returned, printed, or kept in a run-time list)",
+                             "return its attributes, or make the object outside the compiled "
+                             "function and pass what it holds")
         if isinstance(v, tuple):
             if _plain(v):
                 return self.constant(v)
-            return self.op("make_tuple", *(self.materialise(x) for x in v), name=name)
+            items = [self.materialise(x) for x in v]
+            if tuple_class(v) is not tuple:
+                return self.op("make_namedtuple", *items, name=name, cls=type(v))
+            return self.op("make_tuple", *items, name=name)
         if isinstance(v, PyList):
             return self.op("list_new", *(self.materialise(x) for x in v.items), name=name)
         if isinstance(v, dict) and _plain(tuple(v)):

@@ -10,6 +10,7 @@ from typing import Any, Callable
 import gast
 
 from ..graph import IF, AnyType, Block, InsertPoint, Node, TupleType, Type, Value
+from ..graph.types import same_tuple_kind
 from . import names
 from .aliases import replace_object
 from .containers import LIST_MUTATORS
@@ -17,7 +18,7 @@ from .context import DeadPath, Frame, MergeConflict, NeedsUnrolling, Scope, tupl
 from .errors import CompileError
 from .guards import same_value
 from .operators import condition_value
-from .values import (MISSING, PyList, Unusable, absent, describe, has_runtime, is_undefined,
+from .values import (MISSING, Instance, PyList, Unusable, absent, describe, has_runtime, is_undefined,
                      kind_name, truth, widen)
 
 
@@ -96,7 +97,7 @@ def same_constant(a: Any, b: Any) -> bool:
     return same_value(a, b)
 
 
-CONTAINERS = (tuple, dict, PyList)
+CONTAINERS = (tuple, dict, PyList, Instance)
 """Compile-time containers merged and carried item by item."""
 
 
@@ -124,23 +125,32 @@ def fill(v: Any, outs: list[Value], memo: dict[int, Any] | None = None) -> Any:
 def same_structure(a: Any, b: Any) -> bool:
     """Two compile-time containers merged item by item: tuples and lists of one length, dicts
     with the same keys."""
+    if isinstance(a, tuple) and isinstance(b, tuple) and type(a) is not type(b):
+        return False  # NOTE: a namedtuple and a plain tuple (or another namedtuple) differ
     if isinstance(a, tuple) and isinstance(b, tuple) or isinstance(a, PyList) and isinstance(
             b, PyList):
         return len(items_of(a)) == len(items_of(b))
+    if isinstance(a, Instance) and isinstance(b, Instance):  # NOTE: versions of one object
+        return a.ident is b.ident and a.fields.keys() == b.fields.keys()
     return isinstance(a, dict) and isinstance(b, dict) and a.keys() == b.keys()
 
 
-def items_of(v: tuple | dict | PyList) -> list[tuple[Any, Any]]:
+def items_of(v: tuple | dict | PyList | Instance) -> list[tuple[Any, Any]]:
     if isinstance(v, PyList):
         return list(enumerate(v.items))
+    if isinstance(v, Instance):
+        return list(v.fields.items())
     return list(v.items()) if isinstance(v, dict) else list(enumerate(v))
 
 
-def rebuild(like: tuple | dict | PyList, items: list[Any]) -> tuple | dict | PyList:
+def rebuild(like: tuple | dict | PyList | Instance, items: list[Any]) -> Any:
     """A container of `like`'s kind and keys holding `items`."""
     if isinstance(like, PyList):
         return PyList(list(items))
-    return dict(zip(like.keys(), items)) if isinstance(like, dict) else tuple(items)
+    if isinstance(like, Instance):
+        return like.with_fields(dict(zip(like.fields.keys(), items)))
+    return dict(zip(like.keys(), items)) if isinstance(like, dict) else same_tuple_kind(
+        like, items)
 
 class Merger:
     """Merges what two branches bind into If outputs (the phis)."""
@@ -165,7 +175,8 @@ class Merger:
         return self._merge(name, a, b)
 
     def _memo(self, how: int, a: Any, b: Any, make: Callable[[], Any]) -> Any:
-        if not isinstance(a, dict | PyList) and not isinstance(b, dict | PyList):
+        if not isinstance(a, dict | PyList | Instance) and not isinstance(
+                b, dict | PyList | Instance):
             return make()
         key = (how, id(a), id(b))
         if key not in self.shared:

@@ -14,6 +14,7 @@ from ..graph import ListType, Scalar, Tensor, TupleType, Value
 from ..graph.types import UNKNOWN, Sym
 from ..ops.types import dim_mul
 from ..ops import METHODS, OPS
+from . import instances, namedtuples
 from .context import DeadPath, Frame, tuple_items
 from .control import choose, short_circuit
 from .errors import CompileError
@@ -22,7 +23,7 @@ from .names import target_names
 from .scope import lookup, ref_attribute
 from .sequences import as_sequence, getitem
 from .containers import DICT_METHODS, LIST_METHODS
-from .values import (MISSING, BoundMethod, DictMethod, ListMethod, PyList, Ref, SuperRef,
+from .values import (MISSING, BoundMethod, DictMethod, Instance, ListMethod, PyList, Ref, SuperRef,
                      TensorMethod, describe, has_runtime, python_name, truth)
 
 
@@ -72,6 +73,10 @@ def attribute(f: Frame, base: Any, name: str) -> Any:
         raise f.error(f"lists have no supported method '{name}'")
     if isinstance(base, dict) and name in DICT_METHODS:
         return DictMethod(base, name)
+    if namedtuples.is_namedtuple(base):
+        return namedtuples.attribute(f, base, name)
+    if isinstance(base, Instance):
+        return instances.attribute(f, base, name)
     if isinstance(base, BoundMethod | TensorMethod | ListMethod | DictMethod):
         raise f.error(f"attributes of {describe(base)} are not supported")
     try:

@@ -10,6 +10,7 @@ import numpy as np
 
 from ..common.markers import COMPILE_TIME_ATTR, GRADIENT_ATTR
 from ..ops import OpFunction, Primitive
+from ..ops.types import same_tuple_kind
 
 FUNCTION_TYPES = (FunctionType, BuiltinFunctionType, MethodType, OpFunction, np.ufunc)
 VALUE_TYPES = (bool, int, float, complex, str, bytes, type(None), type(Ellipsis), np.dtype,
@@ -80,7 +81,9 @@ def structure(value: Any) -> Any:
         return "<generator>"
     if isinstance(value, VALUE_TYPES):
         return value
-    if isinstance(value, tuple | list):
+    if isinstance(value, tuple):  # NOTE: a namedtuple's class is part of what was assumed
+        return same_tuple_kind(value, [structure(v) for v in value])
+    if isinstance(value, list):
         return tuple(structure(v) for v in value)
     if isinstance(value, dict):
         return tuple((k, structure(v)) for k, v in value.items())

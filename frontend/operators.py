@@ -8,9 +8,11 @@ from typing import Any, Callable
 import numpy as np
 
 from ..graph import AnyType, ListType, NoneType, Scalar, StrType, Tensor, TupleType, Value
+from ..graph.types import same_tuple_kind
 from ..ops import OPERATORS, lookup
 from .context import Frame, tuple_items
-from .values import PENDING, PyList, Ref, describe, has_runtime, truth
+from .values import (PENDING, Instance, PyList, Ref, describe, has_runtime, holds_instance,
+                     truth)
 
 PYTHON: dict[str, Callable[..., Any]] = {
     "Add": pyop.add, "Sub": pyop.sub, "Mult": pyop.mul, "Div": pyop.truediv,
@@ -33,7 +35,7 @@ def to_python(v: Any) -> Any:
     if isinstance(v, PyList):
         return [to_python(x) for x in v.items]
     if isinstance(v, tuple):
-        return tuple(to_python(x) for x in v)
+        return same_tuple_kind(v, [to_python(x) for x in v])
     if isinstance(v, Ref):
         return v.obj
     if v is PENDING:
@@ -55,12 +57,21 @@ def from_python(v: Any) -> Any:
     return v
 
 
+_WHOLE_OBJECT = ("an object made in compiled code is used here as a whole (printed, compared, "
+                 "hashed, iterated, ...); compiled code only reads its attributes and calls its "
+                 "methods")
+
+
 def evaluate_python(f: Frame, fn: Callable[..., Any], *args: Any) -> Any:
     """`fn(*args)` at compile time; an exception is compiled as a run-time raise, since Python
     would raise only when this code runs."""
+    if any(isinstance(a, Instance) for a in args):
+        raise f.error(_WHOLE_OBJECT, "use its attributes and methods")
     try:
         result = fn(*(to_python(a) for a in args))
     except Exception as exc:  # NOTE: any Python error, re-raised by the compiled code
+        if holds_instance(args):  # NOTE: Python's message would name the stand-in's class
+            raise f.error(_WHOLE_OBJECT, "use its attributes and methods") from None
         f.raise_at_runtime(type(exc), *_constant_args(exc))
     return python_result(f, result, args)
 
@@ -341,6 +352,8 @@ def identity(f: Frame, a: Any, b: Any) -> bool | Value:
         return other is None and isinstance(value.type, NoneType)
     if isinstance(a, Ref) and isinstance(b, Ref):
         return a.obj is b.obj
+    if isinstance(a, Instance) or isinstance(b, Instance):  # NOTE: any version of one object
+        return isinstance(a, Instance) and isinstance(b, Instance) and a.ident is b.ident
     return to_python(a) is to_python(b)
 
 

@@ -18,8 +18,8 @@ from .errors import CompileError
 from .expressions import attribute
 from .operators import binary, evaluate_python, to_python
 from .sequences import as_sequence, counted, first_dim, is_compile_time_sequence
-from .values import (IndexedIter, PyList, Ref, RuntimeRange, SuperRef, describe, has_runtime,
-                     truth)
+from .values import (IndexedIter, Instance, PyList, Ref, RuntimeRange, SuperRef, describe,
+                     has_runtime, truth)
 
 
 def _len(f: Frame, x: Any) -> Any:
@@ -187,6 +187,8 @@ def _isinstance(f: Frame, obj: Any, cls: Any) -> bool:
                           "it is a 0-d array on some paths and a NumPy scalar on others"
                           if answers else "")
         return answers.pop()
+    if isinstance(obj, Instance):  # NOTE: an object made in compiled code: its class decides
+        return evaluate_python(f, issubclass, obj.cls, cls)
     return evaluate_python(f, isinstance, obj, cls)
 
 
@@ -304,6 +306,8 @@ def _hasattr(f: Frame, obj: Any, name: Any) -> bool:
     if isinstance(obj, Value):
         return isinstance(obj.type, Tensor) and (
             name in ("shape", "ndim", "dtype", "size", "T") or name in METHODS)
+    if isinstance(obj, Instance):
+        return name in obj.fields or hasattr(obj.cls, name)
     return hasattr(to_python(obj), name)
 
 

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from ..graph import AnyType, Value
-from ..graph.types import type_of
+from ..graph.types import same_tuple_kind, type_of
 from ..nn.cell import Cell
 from ..ops import OpFunction, Primitive
 from .aliases import current, note_input
@@ -82,7 +82,8 @@ def outside_value(f: Frame, value: Any, description: str, reader: Any) -> Any:
     if isinstance(value, Cell):
         return Ref(value, None)
     if isinstance(value, tuple | list) and _rooted(f, value):
-        return wrap(f, tuple(value), None, None)  # e.g. a global list of the model's weights
+        # e.g. a global list of the model's weights (a namedtuple keeps its class)
+        return wrap(f, value if isinstance(value, tuple) else tuple(value), None, None)
     if isinstance(value, list):
         # NOTE: a list, so that `.append` is refused as a write into the caller's object
         return f.compiler.mark_foreign(PyList(list(value)), description)
@@ -161,8 +162,9 @@ def wrap(f: Frame, value: Any, path: str | None, parent: Ref | None) -> Any:
             _guard(f, arg, path, value)
         return array_input(f, arg, path, value)
     if isinstance(value, tuple | list):
-        return tuple(wrap(f, v, _item_path(value, i, v, path, parent), parent)
-                     for i, v in enumerate(value))
+        items = [wrap(f, v, _item_path(value, i, v, path, parent), parent)
+                 for i, v in enumerate(value)]
+        return same_tuple_kind(value, items) if isinstance(value, tuple) else tuple(items)
     if isinstance(value, dict):
         items = {k: wrap(f, v, _key_path(path, k), parent) for k, v in value.items()}
         return f.compiler.mark_foreign(items, f"self.{path}" if path else "an attribute")

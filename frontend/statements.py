@@ -9,7 +9,7 @@ import numpy as np
 
 from ..graph import ListType, Scalar, Tensor, TupleType, Value
 from ..nn.cell import Parameter
-from . import control, loops, names
+from . import control, instances, loops, names
 from .aliases import is_array_kind, is_mixed_kind, own_array, replace_object, zero_d_kind
 from .containers import delitem, extend
 from .context import DeadPath, Frame, Mark, MergeConflict
@@ -18,7 +18,7 @@ from .names import RESULT
 from .operators import binary, condition_value
 from .scope import array_input, lookup
 from .sequences import as_sequence, getitem, setitem, unpack
-from .values import PENDING, PyList, Ref, describe, has_runtime, truth
+from .values import PENDING, Instance, PyList, Ref, describe, has_runtime, truth
 
 
 MAX_TAILS = 4
@@ -131,7 +131,11 @@ def _store(f: Frame, root: gast.expr, value: Any) -> None:
 
 def _assign_attribute(f: Frame, target: gast.Attribute, base: Any, value: Any) -> None:
     """`self.param = value` writes the Parameter in place (MindSpore's rule); nothing else on
-    the instance can change while compiled code runs."""
+    the instance can change while compiled code runs. An object made in compiled code takes
+    any attribute (see `instances.set_attribute`)."""
+    if isinstance(base, Instance):
+        instances.set_attribute(f, base, target.attr, value)
+        return
     if isinstance(base, Ref) and base.path is not None:
         current = getattr(base.obj, target.attr, None)
         if isinstance(current, Parameter):

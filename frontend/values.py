@@ -11,7 +11,7 @@ import numpy as np
 
 from ..graph import (AnyType, Block, ListType, NoneType, Scalar, StrType, Tensor, TupleType, Type,
                      Value, join_types)
-from ..graph.types import type_of
+from ..graph.types import tuple_class, type_of
 from ..ops import OpFunction
 from ..ops import python as pyops
 
@@ -92,6 +92,31 @@ class Choice:
 class PyList:
     """A Python list built at compile time; its items are run-time or compile-time values."""
     items: list[Any] = field(default_factory=list)
+
+
+@dataclass(eq=False)
+class Instance:
+    """An object of a plain user class made in compiled code, held while compiling: its class,
+    its attributes, and what identifies the object. An attribute write makes a new version
+    (see `aliases.replace_object`), as for a dict; every version of one object shares `ident`,
+    and compares and hashes by it, as the object compares and hashes by identity."""
+    cls: type
+    fields: dict[str, Any]
+    ident: object = field(default_factory=object)
+
+    def with_fields(self, fields: dict[str, Any]) -> Instance:
+        """A new version of this object holding `fields`."""
+        return Instance(self.cls, fields, self.ident)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Instance) and other.ident is self.ident
+
+    def __hash__(self) -> int:
+        return id(self.ident)
+
+    def __repr__(self) -> str:
+        # NOTE: Python code run while compiling must not print this stand-in for the object
+        raise TypeError("an object made in compiled code has no text while compiling")
 
 
 @dataclass(eq=False)
@@ -176,7 +201,20 @@ def has_runtime(v: Any) -> bool:
         return any(has_runtime(x) for x in v.items)
     if isinstance(v, dict):
         return any(has_runtime(x) for x in v.values())
-    return isinstance(v, RuntimeRange | IndexedIter | TensorMethod | ListMethod | DictMethod)
+    # NOTE: an object made in compiled code counts as run-time: nothing evaluates it in Python
+    return isinstance(v, RuntimeRange | IndexedIter | TensorMethod | ListMethod | DictMethod |
+                      Instance)
+
+
+def holds_instance(v: Any) -> bool:
+    """True if `v` is, or holds in a compile-time container, an object made in compiled code."""
+    if isinstance(v, Instance):
+        return True
+    if isinstance(v, tuple | list):
+        return any(holds_instance(x) for x in v)
+    if isinstance(v, PyList):
+        return any(holds_instance(x) for x in v.items)
+    return isinstance(v, dict) and any(holds_instance(x) for x in v.values())
 
 
 def absent(v: Any, pending_is_none: bool) -> bool:
@@ -235,7 +273,7 @@ def static_type(v: Any) -> Type:
     if isinstance(v, Value):
         return v.type
     if isinstance(v, tuple):
-        return TupleType(tuple(static_type(x) for x in v))
+        return TupleType(tuple(static_type(x) for x in v), tuple_class(v))
     if isinstance(v, PyList):
         return ListType(widen_all([static_type(x) for x in v.items]))
     if v is PENDING:
@@ -259,8 +297,8 @@ def widen(a: Type, b: Type) -> Type:
             return a
         return ListType(widen(a.element, b.element))
     if isinstance(a, TupleType) and isinstance(b, TupleType) and len(a.elements) == len(
-            b.elements):
-        return TupleType(tuple(widen(x, y) for x, y in zip(a.elements, b.elements)))
+            b.elements) and a.cls is b.cls:
+        return TupleType(tuple(widen(x, y) for x, y in zip(a.elements, b.elements)), a.cls)
     return join_types([a, b])
 
 
@@ -285,7 +323,7 @@ def kind_name(t: Type) -> str:
     if isinstance(t, StrType):
         return "a string"
     if isinstance(t, TupleType):
-        return f"a tuple {t}"
+        return f"a tuple {t}" if t.cls is tuple else f"a {t.cls.__name__} {t}"
     if isinstance(t, ListType):
         return f"a list {t}"
     return "a value of unknown kind"
@@ -304,6 +342,8 @@ def describe(v: Any) -> str:
         return f"function {v.name}"
     if isinstance(v, PyList):
         return "list"
+    if isinstance(v, Instance):
+        return f"{v.cls.__name__} object made in compiled code"
     if isinstance(v, Choice):
         return f"item of a {v.what} picked by a run-time index"
     if isinstance(v, IndexedIter | RuntimeRange):
@@ -318,7 +358,10 @@ def describe(v: Any) -> str:
         return f"module {python_name(v)}"
     if isinstance(v, BuiltinFunctionType | MethodType | np.ufunc):
         return python_name(v)
-    return f"{type(v).__name__} {v!r}"[:120]
+    try:
+        return f"{type(v).__name__} {v!r}"[:120]
+    except TypeError:  # NOTE: it holds an object made in compiled code (no text)
+        return type(v).__name__
 
 
 def python_name(v: Any) -> str:

@@ -201,6 +201,12 @@ reading it raises UnboundLocalError exactly as Python would."""
 make_tuple = OpDef(
     "make_tuple", ("*xs",), kernel=lambda *xs: tuple(xs),
     infer=lambda *xs: TupleType(xs), emit="(*xs,)", grad=lambda ad: tuple(ad.gs))
+make_namedtuple = OpDef(
+    "make_namedtuple", ("*xs",), kernel=lambda *xs, cls: cls._make(xs),
+    infer=lambda *xs, cls: TupleType(xs, cls), emit="cls._make((*xs,))",
+    attrs={"cls": REQUIRED}, grad=lambda ad: tuple(ad.gs))
+"""`cls(*xs)` for a namedtuple class `cls` (the field values in order): a tuple result that
+keeps its class."""
 tuple_getitem = OpDef(
     "tuple_getitem", ("t",), kernel=lambda t, index: t[index],
     infer=lambda t, index: t.elements[index], emit="t[index]", attrs={"index": REQUIRED},
@@ -348,8 +354,8 @@ raise_ = OpDef(
     attrs={"exc_type": REQUIRED}, helpers=(raise_error,), effects=True, can_raise=True,
     grad=NO_GRAD)
 
-OPS = (constant, undefined, placeholder, stop_gradient, make_tuple, tuple_getitem,
-       make_dict, percent_format,
+OPS = (constant, undefined, placeholder, stop_gradient, make_tuple, make_namedtuple,
+       tuple_getitem, make_dict, percent_format,
        depend,
        list_new, list_append, list_extend, list_concat, list_delete, list_insert, list_sum,
        check_bound, length, to_int, to_float, to_bool, not_, builtin_min, builtin_max,

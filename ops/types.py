@@ -76,15 +76,42 @@ class Scalar:
 
 @dataclass(frozen=True, slots=True)
 class TupleType:
-    """A Python tuple of a fixed length."""
+    """A Python tuple of a fixed length; `cls` is its class: `tuple`, or a namedtuple class
+    (whose instances the values of this type are at run time)."""
     elements: tuple[Type, ...]
+    cls: type = tuple
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "elements", tuple(self.elements))
 
     def __str__(self) -> str:
         comma = "," if len(self.elements) == 1 else ""
-        return "(" + ", ".join(str(e) for e in self.elements) + comma + ")"
+        name = "" if self.cls is tuple else self.cls.__name__
+        return name + "(" + ", ".join(str(e) for e in self.elements) + comma + ")"
+
+
+def is_namedtuple_class(cls: object) -> bool:
+    """True for a class made by `collections.namedtuple` or `typing.NamedTuple` (or a subclass
+    of one): a tuple with named fields, rebuilt from its items by `cls._make`."""
+    return isinstance(cls, type) and issubclass(cls, tuple) and hasattr(cls, "_fields") \
+        and hasattr(cls, "_make")
+
+
+def same_tuple_kind(like: tuple, items: Any) -> tuple:
+    """A tuple of `like`'s class (a plain tuple or a namedtuple) holding `items`.
+    NOTE: every place that takes a tuple apart and rebuilds it goes through here, so a
+    namedtuple never silently becomes a plain tuple."""
+    return tuple_of_class(type(like), items)
+
+
+def tuple_class(value: tuple) -> type:
+    """The class a tuple value keeps in compiled code: its namedtuple class, else `tuple`."""
+    return type(value) if is_namedtuple_class(type(value)) else tuple
+
+
+def tuple_of_class(cls: type, items: Any) -> tuple:
+    """`items` as a tuple of class `cls` (`tuple`, or a namedtuple class)."""
+    return cls._make(items) if is_namedtuple_class(cls) else tuple(items)
 
 
 @dataclass(frozen=True, slots=True)
@@ -215,7 +242,7 @@ def type_of(value: object) -> Type:
     if isinstance(value, str):
         return StrType()
     if isinstance(value, tuple):
-        return TupleType(tuple(type_of(v) for v in value))
+        return TupleType(tuple(type_of(v) for v in value), tuple_class(value))
     if isinstance(value, list):
         return ListType(join_types([type_of(v) for v in value]) if value else AnyType())
     raise TypeError(f"amber has no type for a value of Python type {type(value).__name__}")
@@ -245,7 +272,10 @@ def join_types(types: list[Type]) -> Type:
     if all(isinstance(t, TupleType) for t in types):
         if len({len(t.elements) for t in types}) != 1:
             raise TypeError("tuples of different length: " + ", ".join(map(str, types)))
-        return TupleType(tuple(join_types(list(e)) for e in zip(*(t.elements for t in types))))
+        if len({t.cls for t in types}) != 1:
+            raise TypeError("tuples of different classes: " + ", ".join(map(str, types)))
+        return TupleType(tuple(join_types(list(e)) for e in zip(*(t.elements for t in types))),
+                         first.cls)
     if all(isinstance(t, ListType) for t in types):
         return ListType(join_types([t.element for t in types]))
     raise TypeError("values of different kinds: " + ", ".join(map(str, types)))

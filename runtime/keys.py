@@ -6,10 +6,12 @@ from typing import Any, Callable, Hashable, Sequence
 
 import numpy as np
 
-from ..ops.types import dtype_short, keeps_class
+from ..ops.types import dtype_short, is_namedtuple_class, keeps_class
 
 _ndarray = np.ndarray
 _KW = "kw"
+NAMEDTUPLE = "namedtuple"
+"""The head of a namedtuple argument's key: (NAMEDTUPLE, class, item keys...)."""
 
 
 def arg_key(value: Any) -> Hashable:
@@ -30,6 +32,8 @@ def arg_key(value: Any) -> Hashable:
         return (kind.__name__, *map(arg_key, value))
     if kind is dict:  # NOTE: keys and scalar items are compile-time, arrays are inputs by key
         return ("dict", tuple((k, arg_key(v)) for k, v in value.items()))
+    if is_namedtuple_class(kind):  # NOTE: by class and items, as a tuple (never by identity)
+        return (NAMEDTUPLE, kind, *map(arg_key, value))
     # Anything else is specialized on its identity; such keys never reach the disk cache.
     return ("object", kind, id(value))
 
@@ -54,6 +58,8 @@ def shaped_key(args: tuple, kwargs: dict,
         kind = type(value)
         if kind is tuple or kind is list:
             return (kind.__name__, *(at(v, f"{path}.{i}") for i, v in enumerate(value)))
+        if is_namedtuple_class(kind):
+            return (NAMEDTUPLE, kind, *(at(v, f"{path}.{i}") for i, v in enumerate(value)))
         if kind is dict:
             return ("dict", tuple((k, at(v, f"{path}.{k}") if isinstance(k, str) else arg_key(v))
                                   for k, v in value.items()))
@@ -85,6 +91,8 @@ def describe_arg(key: Hashable) -> str:
         return f"{head.__name__}={key[1] if head is not str else repr(key[1])}"
     if head == "dict":
         return "{" + ", ".join(f"{k!r}: {describe_arg(v)}" for k, v in key[1]) + "}"
+    if head == NAMEDTUPLE:
+        return f"{key[1].__name__}({', '.join(describe_arg(k) for k in key[2:])})"
     if head in ("tuple", "list"):
         items = ", ".join(describe_arg(k) for k in key[1:])
         return f"({items}{',' if len(key) == 2 else ''})" if head == "tuple" else f"[{items}]"
@@ -101,8 +109,9 @@ def describe_key(key: Hashable) -> str:
 def persistable(key: Hashable) -> bool:
     """True if the key names no object by identity (so it means the same in another process)."""
     if isinstance(key, tuple):
-        if len(key) == 3 and key[0] == "object":
-            return False
+        if len(key) == 3 and key[0] == "object" or key and isinstance(key[0], str) and \
+                key[0] == NAMEDTUPLE:
+            return False  # NOTE: a class in the key: only this process can match it
         return all(persistable(k) for k in key)
     return True
 

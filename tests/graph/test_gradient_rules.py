@@ -7,6 +7,7 @@ result projected on a random direction (a full vector-Jacobian product), inputs 
 hypothesis."""
 from __future__ import annotations
 
+import collections
 from typing import Any
 
 import numpy as np
@@ -23,6 +24,8 @@ from amber.ops.types import ListType, Tensor, TupleType, type_of
 
 F = np.float64
 EPS = 1e-6
+
+GradPair = collections.namedtuple("GradPair", ("first", "second"))
 
 # op name -> samples: (inputs, attrs); float64 arrays are differentiated, everything else is
 # held fixed. Shapes matter (broadcasting, axes); values are redrawn by hypothesis.
@@ -45,6 +48,7 @@ SAMPLES: dict[str, list[tuple[tuple, dict]]] = {
               ((np.ones((2, 3, 2)),), {"axis": (0, 2)})]
        for name in ("sum", "mean", "prod", "reduce_max", "reduce_min")},
     "make_tuple": [((np.ones(2), np.ones(3)), {})],
+    "make_namedtuple": [((np.ones(2), np.ones(3)), {"cls": GradPair})],
     "tuple_getitem": [(((np.ones(2), np.ones(3)),), {"index": 1})],
     "depend": [((np.ones(2),), {})],
     "min": [((np.ones(()), np.ones(())), {}), (([np.ones(()), np.ones(())],), {})],
@@ -230,7 +234,8 @@ def _project(value: Any, rng: np.random.Generator) -> tuple[float, Any]:
     """(sum(value * R), R) for a random R shaped like value (tuples and lists item by item)."""
     if isinstance(value, tuple | list):
         parts = [_project(v, rng) for v in value]
-        return sum(p[0] for p in parts), type(value)(p[1] for p in parts)
+        kind = list if isinstance(value, list) else tuple  # NOTE: a namedtuple's seed too
+        return sum(p[0] for p in parts), kind(p[1] for p in parts)
     if isinstance(value, np.ndarray | np.generic | float) and np.asarray(value).dtype.kind == "f":
         r = rng.standard_normal(np.shape(value))
         return float(np.sum(np.asarray(value) * r)), r

@@ -132,7 +132,8 @@ def _close(a: Any, b: Any) -> None:
 def _seed_like(value: Any, rng: np.random.Generator) -> Any:
     """A random adjoint shaped like the op's result (zeros where it is not float)."""
     if isinstance(value, tuple | list):
-        return type(value)(_seed_like(v, rng) for v in value)
+        items = [_seed_like(v, rng) for v in value]
+        return value._make(items) if hasattr(value, "_make") else type(value)(items)
     if isinstance(value, np.ndarray | np.generic):
         if value.dtype.kind == "f":
             return rng.standard_normal(np.shape(value)).astype(value.dtype)

@@ -2,8 +2,7 @@
 the reason: an in-place operator on a 0-d value that is the caller's array on the first
 iteration and a NumPy scalar after (a plain 0-d NumPy input; the same program on 0-d amber
 Tensors compiles, see test_peer_mindspore.py), recursion whose depth depends on run-time
-values, a function chosen by a run-time condition, and an instance of a plain Python class made
-inside construct (MindSpore's ms_class): compiled code cannot set its attributes. Under NumPy 1,
+values, a function chosen by a run-time condition. Under NumPy 1,
 where a 0-d int32 plus a Python int is int64, one of them compiles (`compiles_on_numpy1`) and
 another is refused at another line (`# NUMPY1-ERR`)."""
 import numpy as np
@@ -91,35 +90,6 @@ def _pick(x):
 @runs(i32([10]))
 def function_chosen_by_a_run_time_condition(x):
     return _pick(x)(x)  # ERR
-
-
-class Pair:
-    """A plain Python object used in construct (MindSpore's ms_class)."""
-    def __init__(self, a, b):
-        self.a = a
-        self.b = b
-
-    def larger(self):
-        if self.a > self.b:
-            return self.a
-        return self.b
-
-
-class LoopOverMixedTuple(nn.Cell):
-    def __init__(self, number, rounds=1):
-        super().__init__()
-        self.number = number
-        self.rounds = rounds
-        self.relu = nn.ReLU()
-
-    def construct(self, x):
-        pair = Pair(self.rounds, self.number)  # ERR
-        for _ in (self.rounds, pair):
-            x = self.relu(x) + pair.larger()
-        return x
-
-
-runs(np.ones((2, 3), np.float32), init=(2,))(LoopOverMixedTuple)
 
 
 def test_rejected(program, capsys):

@@ -4,7 +4,14 @@ and arrays the caller owns, containers whose structure depends on a run-time tri
 in-place operator on a 0-d value that is an array on some paths only, a dict keyed by a
 run-time value, `is` between a run-time number and a constant (CPython shares small ints, so
 only the value can tell), a bool mask raised to a run-time Python int (its value decides the
-dtype)."""
+dtype), a namedtuple that is a plain tuple on another path (then read), a namedtuple's
+field assigned, `_make` and a namedtuple class with its own `__new__`, np.meshgrid with
+copy=False (broadcast views), np.random draws with run-time arguments, a
+nested function rebinding a variable (`nonlocal`) called in a loop, or while another reads it,
+objects of plain classes made inside that would leave compiled code (returned, printed, kept in
+a run-time list) or whose identity or attributes depend on the path, a class with operators."""
+import collections
+
 import numpy as np
 import pytest
 
@@ -168,6 +175,150 @@ class WritesAnAttributeDict(nn.Cell):
 
 
 runs(POS)(WritesAnAttributeDict)
+
+
+# -- namedtuples: the class is part of the value ---------------------------------------------
+
+Pair = collections.namedtuple("Pair", ("a", "b"))
+
+
+class Clamped(Pair):
+    """A namedtuple whose constructor does more than store its fields."""
+
+    def __new__(cls, a, b):
+        return super().__new__(cls, min(a, b), b)
+
+
+@runs((POS, i32([2])))
+def namedtuple_becomes_a_plain_tuple_in_a_run_time_loop(x, n):
+    p = Pair(x, 0)
+    for i in range(int(n[0])):  # ERR
+        p = (p.a * 2, i) if i > 0 else tuple(p)
+    return p
+
+
+@runs(POS)
+def namedtuple_on_one_path_plain_tuple_on_the_other_then_read(x):
+    if x.sum() > 0:
+        p = Pair(x, 1)
+    else:
+        p = (x, 1)
+    return p.b  # ERR
+
+
+@runs(POS)
+def namedtuple_field_assigned(x):
+    p = Pair(x, 1)
+    p.a = x * 2  # ERR
+    return p
+
+
+@runs(POS)
+def namedtuple_made_by_its_class_method(x):
+    return Pair._make((x, 1))  # ERR
+
+
+@runs(POS)
+def namedtuple_with_its_own_constructor(x):
+    return Clamped(1, 2), x  # ERR
+
+
+@runs(POS)
+def meshgrid_without_copies(x):
+    gx, gy = np.meshgrid(x, x, copy=False)  # ERR
+    return gx + gy
+
+
+@runs(POS)
+def random_draw_around_a_run_time_mean(x):
+    np.random.seed(0)
+    return np.random.normal(x, 1.0)  # ERR
+
+
+@runs((POS, i32([3])))
+def nonlocal_rebound_by_calls_in_a_loop(x, n):
+    i = 0
+
+    def inc():
+        nonlocal i
+        i += 1
+
+    for k in range(int(n[0])):
+        inc()  # ERR
+    return i
+
+
+@runs(POS)
+def nonlocal_read_by_another_closure_meanwhile(x):
+    i = 0
+
+    def get():
+        return i
+
+    def inc():
+        nonlocal i
+        i += 1
+        return get()  # ERR
+
+    return inc()
+
+
+class Record:
+    """A plain class: its objects may be made in compiled code, but not leave it."""
+
+    def __init__(self, value):
+        self.value = value
+
+
+class Scaled:
+    """A class with an operator: its objects are more than records."""
+
+    def __init__(self, value):
+        self.value = value
+
+    def __mul__(self, k):
+        return Scaled(self.value * k)
+
+
+@runs(POS)
+def object_made_inside_returned(x):
+    return Record(x)  # ERR
+
+
+@runs(POS)
+def object_made_inside_printed(x):
+    r = Record(x)
+    print(r)  # ERR
+    return x
+
+
+@runs(POS)
+def one_object_or_another_picked_at_run_time(x):
+    a, b = Record(x), Record(x * 2)
+    r = a if x.sum() > 0 else b  # ERR
+    r.value = 0
+    return a.value, b.value
+
+
+@runs(POS)
+def attribute_set_on_one_path_only(x):
+    r = Record(x)
+    if x.sum() > 0:
+        r.extra = 1
+    return r.extra  # ERR
+
+
+@runs(POS)
+def object_of_a_class_with_operators(x):
+    return (Scaled(x) * 2).value  # ERR
+
+
+@runs((POS, i32([2])))
+def objects_kept_in_a_list_grown_at_run_time(x, n):
+    items = []
+    for i in range(int(n[0])):  # ERR
+        items.append(Record(x * i))
+    return len(items)
 
 
 def test_rejected(program, capsys):

@@ -63,8 +63,13 @@ def _as64(value: Any, rng: np.random.Generator) -> Any:
     if isinstance(value, np.ndarray) and value.dtype.kind == "f":
         return value.astype(np.float64) + 1e-3 * rng.standard_normal(value.shape)
     if isinstance(value, tuple | list) and not isinstance(value, harness.Kw):
-        return type(value)(_as64(v, rng) for v in value)
+        return _same_kind(value, [_as64(v, rng) for v in value])
     return value
+
+
+def _same_kind(like: tuple | list, items: list[Any]) -> Any:
+    """A tuple or list of `like`'s class (a namedtuple too) holding `items`."""
+    return like._make(items) if hasattr(type(like), "_make") else type(like)(items)
 
 
 VIEW_WRITE = "changed in place through another name or a view"
@@ -100,6 +105,9 @@ REFUSED = {
         "list_in_a_dict_augmented_in_a_run_time_loop", "list_items_updated_in_a_run_time_loop")},
     # a float32 zero Tensor plus float64 slices: float32 when the loop never runs, float64 after
     "WhileAccumulatesWithParameter-0": MIXED_RESULT, "WhileSumsSlices": MIXED_RESULT,
+    # a namedtuple on one path, a plain tuple on the other; a grid written through a view of x
+    "namedtuple_or_plain_tuple_returned_by_a_run_time_condition": MIXED_RESULT,
+    "sparse_meshgrids_copied_or_viewed": VIEW_WRITE,
 
 }
 REFUSED_ON_NUMPY1 = {
@@ -129,7 +137,7 @@ def _leaves_ok(value: Any) -> bool:
 
 def _direction(value: Any, rng: np.random.Generator) -> Any:
     if isinstance(value, tuple | list):
-        return type(value)(_direction(v, rng) for v in value)
+        return _same_kind(value, [_direction(v, rng) for v in value])
     if isinstance(value, np.ndarray | np.generic) and value.dtype.kind == "f":
         return np.asarray(rng.standard_normal(np.shape(value)), np.float64)
     if isinstance(value, float):

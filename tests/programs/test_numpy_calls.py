@@ -1,7 +1,9 @@
 """NumPy calls people write inside construct: np.asarray / np.array / np.copy / ndarray.copy
 of run-time values (aliasing exactly as NumPy: asarray of an array is that array), lists and
 tuples as array operands, `out=`, np.pad with a run-time fill, np.triu / np.tril, arrays built
-from constants and then written."""
+from constants and then written, np.meshgrid (xy and ij indexing, sparse, views with copy=False,
+inputs of several dtypes and ranks), NumPy's global random functions after np.random.seed (the
+same draws in the same order, in branches and run-time loops)."""
 import numpy as np
 
 from harness import f32, i32, randn, runs
@@ -81,6 +83,48 @@ def pad_with_a_run_time_fill(x, c):
 @runs(M, M * -1)
 def triangles(m):
     return np.triu(m), np.tril(m, -1), np.triu(m * 2, 1), np.tril(m > 0)
+
+
+@runs((POS, i32([4, 5])), (NEG, i32([])))
+def meshgrids_in_both_indexings(x, n):
+    gx, gy = np.meshgrid(x, n)
+    ix, iy, iz = np.meshgrid(x, n, [0.5, 1.5], indexing="ij")
+    (single,) = np.meshgrid(M)
+    return gx, gy, ix, iy, iz, single, gx * gy
+
+
+@runs(POS, NEG)
+def sparse_meshgrids_copied_or_viewed(x):
+    a, b = np.meshgrid(x, x[:2], sparse=True)
+    a[0, 0] = 50.0  # a copy: x keeps its value
+    c, d = np.meshgrid(x, x[:2], sparse=True, copy=False)
+    c[0, 1] = -7.0  # a view of x
+    return x, a, b, c, d, a + b
+
+
+@runs((POS, 3), (NEG, 0))
+def meshgrid_of_a_run_time_size(x, k):
+    rows, cols = np.meshgrid(np.arange(k), x)
+    return rows * cols, rows.shape
+
+
+@runs(POS, NEG)
+def seeded_draws_in_branches(x):
+    np.random.seed(7)
+    noise = np.random.normal(0.0, 0.1, size=(3,))
+    if x.sum() > 0:
+        pick = np.random.randint(0, 10, size=2)
+    else:
+        pick = np.random.choice(5, 2, replace=False)
+    return x + noise, pick, np.random.rand(), np.random.uniform(-1.0, 1.0, (2, 2))
+
+
+@runs((POS, i32(3)), (NEG, i32(0)))
+def seeded_draws_in_a_run_time_loop(x, n):
+    np.random.seed(11)
+    for i in range(n):
+        x = x + np.random.standard_normal(3).astype(np.float32)
+    return x, np.random.random(2)
 
 
 def test_program(program, check_program):

@@ -1,12 +1,15 @@
 """Programs from TensorFlow AutoGraph's reference tests (issue 14), part 3 of 3, lists grown in
-loops, builtins, lambdas and user functions passed around or called in loops, closures reading
-loop variables, print, slices, annotations, assert, and the regression programs of the general
-fixes they led to. Rewritten for NumPy: each runs with Python values (decided while compiling)
-and with 0-d arrays standing for scalar tensors (If/While/For regions), with inputs reaching
-both branches, zero-trip loops and early exits. tf.Variable becomes a 0-d Parameter,
-tf.TensorArray a list, a tensor to iterate an array. AutoGraph refuses several of these (a name
-bound on one path only, None on one path, dtype or shape changing in a loop, loop/else); Python
-runs them, so amber must too. Refused ones are in test_peer_autograph_refused.py."""
+loops, builtins, lambdas and user functions passed around or called in loops, closures reading loop
+variables, print, seeded np.random calls, slices, annotations, assert, namedtuples, and the
+regression programs of the general fixes they led to. Rewritten for NumPy: each runs with Python
+values (decided while compiling) and with 0-d arrays standing for scalar tensors (If/While/For
+regions), with inputs reaching both branches, zero-trip loops and early exits. tf.Variable becomes a
+0-d Parameter, tf.TensorArray a list, a tensor to iterate an array. AutoGraph refuses several of
+these (a name bound on one path only, None on one path, dtype or shape changing in a loop,
+loop/else); Python runs them, so amber must too. Refused ones are in
+test_peer_autograph_refused.py."""
+import collections
+
 import numpy as np
 
 from harness import i32, runs
@@ -216,6 +219,12 @@ def print_in_cond(x):
 @runs(1, T(1))
 def core_api_call(x):
     return x * np.array(2, np.int32)
+
+
+@runs(())
+def seeded_random_numbers():
+    np.random.seed(1)
+    return 2 * np.random.binomial(1, 0.5, size=(10,)) - 1
 
 
 # -- call_to_user_function -------------------------------------------------------------------
@@ -453,6 +462,33 @@ def for_with_lambda_closure_call(l):
     for i in l:
         s = s * 10 + i_via_closure()
     return s, i
+
+
+# -- call_to_named_tuple: namedtuples built, read and returned -------------------------------
+
+Pair = collections.namedtuple("Pair", ("a", "b"))
+
+
+@runs(T(1))
+def namedtuple_built(x):
+    n = Pair(a=1, b=x)
+    return n.a + n.b
+
+
+@runs((T(1), Pair))
+def external_namedtuple(x, nt):
+    return nt(a=1, b=x)
+
+
+class Plus(collections.namedtuple("Plus", ("a",))):
+    def bumped(self):
+        return self.a + 1
+
+
+@runs(1)
+def namedtuple_subclass(x):
+    nt = Plus(x)
+    return nt.bumped()
 
 
 # -- regressions: general fixes these programs led to -----------------------------------------

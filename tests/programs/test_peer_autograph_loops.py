@@ -7,6 +7,8 @@ and early exits. tf.Variable becomes a 0-d Parameter, tf.TensorArray a list, a t
 an array. AutoGraph refuses several of these (a name bound on one path only, None on one path,
 dtype or shape changing in a loop, loop/else); Python runs them, so amber must too. Refused ones
 are in test_peer_autograph_refused.py."""
+import collections
+
 import numpy as np
 
 from amber import Parameter, nn
@@ -743,6 +745,20 @@ def for_with_variable_shape_and_break(n):
     else:
         v = np.array([1, 2, 3], np.int32)
     return v
+
+
+Box = collections.namedtuple("Box", ["var"])
+
+
+@runs(T(2))
+def for_with_nested_variable_shape_inside_if(n):
+    t = Box(var=np.array([0], np.int32))
+    v = np.array([0, 0], np.int32)
+    if n > 1:
+        for i in range(n):
+            v = np.concatenate((v, [i]), 0)
+            t = Box(var=t.var + 1)
+    return v, t.var
 
 
 # -- loop_with_variable_type_illegal_cases: AutoGraph refuses, Python runs -------------------

@@ -1,11 +1,9 @@
 """Programs from TensorFlow AutoGraph's reference tests (issue 14) that amber refuses, each with a
 CompileError at the line marked `# ERR` saying why (see `harness.check_rejected`): `try`,
-`with`, `global`, generators and classes defined inside compiled code, namedtuples, writes into
-the caller's list inside a loop, random numbers, and an array made of a run-time list whose
+`with`, `global`, generators and classes defined inside compiled code, writes into
+the caller's list inside a loop, and an array made of a run-time list whose
 dtype or rank depends on it being empty. Each runs eagerly; none may compile into something
 else."""
-import collections
-
 import numpy as np
 
 from harness import check_rejected, i32, runs
@@ -168,46 +166,7 @@ def while_with_method_closure_call(n):
     return s
 
 
-# -- namedtuples (call_to_named_tuple, loop_with_variable_type) -----------------------------
-
-Pair = collections.namedtuple("Pair", ("a", "b"))
-Box = collections.namedtuple("Box", ["var"])
-
-
-@runs(T(1))
-def namedtuple_built(x):
-    n = Pair(a=1, b=x)  # ERR
-    return n.a + n.b
-
-
-@runs((T(1), Pair))
-def external_namedtuple(x, nt):
-    return nt(a=1, b=x)  # ERR
-
-
-class Plus(collections.namedtuple("Plus", ("a",))):
-    def bumped(self):
-        return self.a + 1
-
-
-@runs(1)
-def namedtuple_subclass(x):
-    nt = Plus(x)  # ERR
-    return nt.bumped()
-
-
-@runs(T(2))
-def for_with_nested_variable_shape_inside_if(n):
-    t = Box(var=np.array([0], np.int32))  # ERR
-    v = np.array([0, 0], np.int32)
-    if n > 1:
-        for i in range(n):
-            v = np.concatenate((v, [i]), 0)
-            t = Box(var=t.var + 1)
-    return v, t.var
-
-
-# -- random numbers, an array whose dtype or rank depends on a run-time list being empty ----
+# -- an array whose dtype or rank depends on a run-time list being empty ----
 
 @runs(([0] * 10, T(4)))
 def mutation_of_an_argument_list_in_a_loop(t, n):
@@ -222,12 +181,6 @@ def mutation_through_another_name_in_a_loop(t, n):
     for i in range(n):
         u[i] += 1  # ERR
     return len(u)
-
-
-@runs(())
-def seeded_random_numbers():
-    np.random.seed(1)  # ERR
-    return 2 * np.random.binomial(1, 0.5, size=(10,)) - 1
 
 
 @runs(T(3))

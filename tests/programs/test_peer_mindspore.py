@@ -2496,6 +2496,35 @@ class LayerChosenByConfigInZip(nn.Cell):
 runs(X23, X23B)(LayerChosenByConfigInZip)
 
 
+class Pair:
+    """A plain Python object used in construct (MindSpore's ms_class)."""
+    def __init__(self, a, b):
+        self.a = a
+        self.b = b
+
+    def larger(self):
+        if self.a > self.b:
+            return self.a
+        return self.b
+
+
+class LoopOverMixedTuple(nn.Cell):
+    def __init__(self, number, rounds=1):
+        super().__init__()
+        self.number = number
+        self.rounds = rounds
+        self.relu = nn.ReLU()
+
+    def construct(self, x):
+        pair = Pair(self.rounds, self.number)
+        for _ in (self.rounds, pair):
+            x = self.relu(x) + pair.larger()
+        return x
+
+
+runs(np.ones((2, 3), np.float32), init=(2,))(LoopOverMixedTuple)
+
+
 # -- Tensors and NumPy arrays made inside construct (st/fallback/control_flow) ---------------
 
 @runs(())

@@ -1,7 +1,8 @@
 """Paddle dy2static's call, print, assert, tensor-method and grid programs (issue 14), rewritten
 for NumPy: functions and methods calling each other (a nested def, a module-level lambda, a
 helper with a shape branch), the same layer applied twice, a Parameter returned as it is,
-prints with formats and keywords, asserts on arrays and flags, clone/item/size/true division,
+prints with formats and keywords, asserts on arrays and flags, norms and meshgrids, a
+nested def rebinding a variable of its caller (`nonlocal`), clone/item/size/true division,
 and a thin-plate-spline grid built with nested loops writing items of a matrix."""
 from functools import wraps
 
@@ -134,6 +135,24 @@ def norms_of_vectors_and_matrices(m):
     kept = np.linalg.norm(m, ord=2, axis=0, keepdims=True)
     ints = np.linalg.norm(np.arange(4))
     return rows, whole, kept, ints
+
+
+@runs(f32([1.0, 2.0]))
+def nonlocal_statement(x):
+    i = 10
+
+    def func():
+        nonlocal i
+        i = 1
+
+    func()
+    return x + i
+
+
+@runs(randn(3, 4))
+def meshgrid_of_run_time_vectors(x):
+    gx, gy = np.meshgrid(x[0], x[1])
+    return gx + gy
 
 
 class SumHelper(nn.Cell):

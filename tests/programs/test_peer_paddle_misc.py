@@ -1,7 +1,8 @@
 """Paddle dy2static's conversion, isinstance, cast, assert and print programs (issue 14),
 rewritten for NumPy: a flag argument that picks a return of a different arity, `isinstance` on
 sub-Cells deciding what to set, `int`/`float`/`bool` of 1-element arrays, reshapes by a read
-shape, asserts and prints in branches."""
+shape, asserts and prints in branches, plain Python objects made inside and their attributes
+rewritten in a while."""
 import numpy as np
 
 from amber import nn
@@ -103,6 +104,38 @@ class ChecksEachLayer(nn.Cell):
 
 
 runs(np.ones((2, 3), np.int32))(ChecksEachLayer)
+
+
+# -- plain Python objects made inside ----------------------------------------------------
+
+class Holder:
+    """A plain Python object (a record of attributes), made inside compiled code."""
+
+    def __init__(self):
+        self.a = 3
+        self.b = 4
+        self.c = 5
+
+
+@runs(f32([1.0, 2.0]), f32([3.0, 4.0]))
+def python_object_made_inside(x):
+    foo = Holder()
+    if x.sum() > foo.a:
+        x = x + foo.b
+    return x
+
+
+@runs(i32([0]))
+def object_attributes_rewritten_in_a_while(x):
+    foo = Holder()
+    i = np.copy(x)
+    while i < 10:
+        foo.b = np.zeros((1,), np.float32)
+        foo.c = foo.b + foo.a
+        i += 1
+        if foo.c > 6:
+            break
+    return foo.c
 
 
 # -- casts ---------------------------------------------------------------------------------

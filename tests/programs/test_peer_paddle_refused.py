@@ -1,9 +1,8 @@
-"""Paddle dy2static programs a user can expect amber to refuse (issue 14), each at the line
-marked `# ERR` with the reason: writing into a dict attribute of the Cell, `global` and
-`nonlocal`, a class defined or instantiated inside compiled code, appending to a global list,
-list aliases that part ways in a run-time loop, a call into the standard library (logging),
-np.meshgrid (no op yet),
-popping from the caller's list, an accumulator whose dtype depends on which iterations ran."""
+"""Paddle dy2static programs a user can expect amber to refuse (issue 14), each at the line marked
+`# ERR` with the reason: writing into a dict attribute of the Cell, `global`, a class defined inside
+compiled code, appending to a global list, list aliases that part ways in a run-time loop, a call
+into the standard library (logging), popping from the caller's list, an accumulator whose dtype
+depends on which iterations ran."""
 import logging
 
 import numpy as np
@@ -40,18 +39,6 @@ def global_statement(x):
 
 
 @runs(ROW)
-def nonlocal_statement(x):
-    i = 10
-
-    def func():
-        nonlocal i  # ERR
-        i = 1
-
-    func()
-    return x + i
-
-
-@runs(ROW)
 def class_defined_inside(x):
     class Foo:  # ERR
         a = 1
@@ -81,36 +68,6 @@ def int32_accumulator_meets_int64_items_on_some_paths(xs):
     return x
 
 
-class Holder:
-    """A plain Python object: amber does not build instances of user classes."""
-
-    def __init__(self):
-        self.a = 3
-        self.b = 4
-        self.c = 5
-
-
-@runs(ROW)
-def python_object_made_inside(x):
-    foo = Holder()  # ERR
-    if x.sum() > foo.a:
-        x = x + foo.b
-    return x
-
-
-@runs(i32([0]))
-def object_attributes_rewritten_in_a_while(x):
-    foo = Holder()  # ERR
-    i = np.copy(x)
-    while i < 10:
-        foo.b = np.zeros((1,), np.float32)
-        foo.c = foo.b + foo.a
-        i += 1
-        if foo.c > 6:
-            break
-    return foo.c
-
-
 @runs((f32([1.0, -2.0]), i32([3])))
 def list_aliases_part_ways_in_a_run_time_loop(x, n):
     first = [x, x]
@@ -126,12 +83,6 @@ def list_aliases_part_ways_in_a_run_time_loop(x, n):
 def logging_call_compiled_into_the_standard_library(x):
     logging.info("compiled code would have to trace the logging module")  # ERR
     return x * 2
-
-
-@runs(randn(3, 4))
-def meshgrid_of_run_time_vectors(x):
-    gx, gy = np.meshgrid(x[0], x[1])  # ERR
-    return gx + gy
 
 
 def test_rejected(program, capsys):

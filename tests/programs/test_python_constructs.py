@@ -1,5 +1,6 @@
 """Python constructs other dynamic-to-static compilers' tests exercise: lambdas and nested
-functions (closures read the enclosing variables when called), `del`, loops with `else`,
+functions (closures read the enclosing variables when called; `nonlocal` rebinds them, called
+outside branches and loops of the function defining them), `del`, loops with `else`,
 generator expressions and dict comprehensions, `and`/`or` tests mixing arrays and None, a test
 that would be ambiguous in a branch that never runs, while loops decided at compile time, and
 functions passed in as arguments."""
@@ -196,6 +197,39 @@ def dtype_of_int_arrays_through_conditions(x):
     while n > 0 and not n == x[1]:
         n -= 1
     return n
+
+
+@runs(POS, NEG)
+def nonlocal_counters_and_accumulators(x):
+    total = x * 0
+    count = 0
+
+    def add(v):
+        nonlocal total, count
+        if v.sum() > 0:
+            total = total + v
+        count += 1
+        return count
+
+    first = add(x)
+    second = add(-x)
+    for i in range(3):  # the loop only reads what the calls rebound
+        x = x + count
+    return total, count, first, second, x
+
+
+@runs(POS)
+def nonlocal_list_rebound_and_appended(x):
+    items = [x]
+
+    def grow():
+        nonlocal items
+        items.append(x * 2)
+        items = items + [x * 3]
+        return len(items)
+
+    n = grow()
+    return items, n
 
 
 def test_program(program, check_program):
