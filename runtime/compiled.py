@@ -49,11 +49,12 @@ class CompiledFunction:
         self.guards_hold = make_guard_check(self.guards)
 
     def params_fit(self, arrays: Sequence[np.ndarray]) -> bool:
-        """True if `arrays` have the shapes and dtypes this code was compiled for, each its own
+        """True if `arrays` (NumPy scalars among them: attributes like `self.eps =
+        np.float32(1e-5)`) have the shapes and dtypes this code was compiled for, each its own
         memory (the frontend makes one array reached by two paths one input, so code compiled
         for distinct arrays must not run on one)."""
         fits = len(arrays) == len(self.param_sig) and all(
-            shape is None or (isinstance(a, np.ndarray) and a.dtype == dtype
+            shape is None or (isinstance(a, np.ndarray | np.generic) and a.dtype == dtype
                               and _shape_fits(a.shape, shape))
             for a, (shape, dtype) in zip(arrays, self.param_sig))
         if not fits:

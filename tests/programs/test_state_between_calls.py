@@ -199,3 +199,23 @@ def global_helper_rebound(x):
 def test_program(program, check_program):
     """Compiled and eager agree on every input, state changing between them."""
     check_program(program)
+
+
+def _set_numpy_scalars(net, k):
+    net.eps = (np.float32(1e-5), np.float32(0.5), np.float32(2.0))[k]
+    net.pair = ((2, np.float32(3.0)), (2, np.float32(-1.0)), (4, np.float32(3.0)))[k]
+
+
+@runs(X, X, X, between=_set_numpy_scalars)
+class NumpyScalarAttributes(nn.Cell):
+    """NumPy scalars held by the cell, alone and in a tuple: read on every call (a new value
+    needs no recompiling), and kept NumPy scalars (`self.eps + 1` is an np.float32)."""
+
+    def __init__(self):
+        super().__init__()
+        self.eps = np.float32(1e-5)
+        self.pair = (2, np.float32(3.0))
+
+    def construct(self, x):
+        scale, shift = self.pair[1], self.pair[0]
+        return x * scale + shift, self.eps + 1, x / (np.abs(x) + self.eps)
