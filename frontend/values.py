@@ -193,28 +193,25 @@ def jit_wrapped(func: Any) -> Any:
 
 def has_runtime(v: Any) -> bool:
     """True if `v` is or holds (in a tuple, list or dict) an IR value."""
-    if isinstance(v, Value):
-        return True
-    if isinstance(v, tuple | list):
-        return any(has_runtime(x) for x in v)
-    if isinstance(v, PyList):
-        return any(has_runtime(x) for x in v.items)
-    if isinstance(v, dict):
-        return any(has_runtime(x) for x in v.values())
     # NOTE: an object made in compiled code counts as run-time: nothing evaluates it in Python
-    return isinstance(v, RuntimeRange | IndexedIter | TensorMethod | ListMethod | DictMethod |
-                      Instance)
+    return _holds(v, (Value, RuntimeRange, IndexedIter, TensorMethod, ListMethod, DictMethod,
+                      Instance))
 
 
 def holds_instance(v: Any) -> bool:
     """True if `v` is, or holds in a compile-time container, an object made in compiled code."""
-    if isinstance(v, Instance):
+    return _holds(v, Instance)
+
+
+def _holds(v: Any, kinds: Any) -> bool:
+    """True if `v` is an instance of `kinds` or holds one in tuples, lists and dicts."""
+    if isinstance(v, kinds):
         return True
     if isinstance(v, tuple | list):
-        return any(holds_instance(x) for x in v)
+        return any(_holds(x, kinds) for x in v)
     if isinstance(v, PyList):
-        return any(holds_instance(x) for x in v.items)
-    return isinstance(v, dict) and any(holds_instance(x) for x in v.values())
+        return any(_holds(x, kinds) for x in v.items)
+    return isinstance(v, dict) and any(_holds(x, kinds) for x in v.values())
 
 
 def absent(v: Any, pending_is_none: bool) -> bool:
