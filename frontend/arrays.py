@@ -311,6 +311,15 @@ def _stacked(vertical: bool) -> Callable[..., Any]:
     return handler
 
 
+def _np_where(f: Frame, condition: Any, *values: Any) -> Any:
+    """`np.where(c, x, y)` is the registry's select; `np.where(c)` alone is np.nonzero."""
+    if values:
+        return NOT_HANDLED
+    raise f.error("np.where(condition) with one argument (np.nonzero) is not supported in "
+                  "compiled code: how many indices it gives depends on the data",
+                  "select with np.where(condition, x, y), or count with np.sum(condition)")
+
+
 OVERRIDES: dict[int, Callable[..., Any]] = {
     id(np.array): _np_array, id(np.asarray): _np_asarray, id(np.asanyarray): _np_asarray,
     id(np.copy): _np_copy, id(np.pad): _np_pad, id(np.triu): _triangle(True),
@@ -318,7 +327,7 @@ OVERRIDES: dict[int, Callable[..., Any]] = {
     id(np.var): _variance(False), id(np.std): _variance(True), id(np.outer): _np_outer,
     id(np.swapaxes): _permuted(np.swapaxes), id(np.moveaxis): _permuted(np.moveaxis),
     id(np.ravel): _np_ravel, id(np.diff): _np_diff, id(np.vstack): _stacked(True),
-    id(np.hstack): _stacked(False),
+    id(np.hstack): _stacked(False), id(np.where): _np_where,
 }
 """id(np.<function>) -> handler(frame, *args, **kwargs); NOT_HANDLED leaves the call to the
 registry's spelling (or to compile-time evaluation)."""

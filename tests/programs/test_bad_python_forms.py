@@ -1,6 +1,9 @@
 """Python forms refused at the line marked `# ERR` (see `harness.check_rejected`): the walrus
 operator where the compiled form could not carry its binding (a while condition, a
-comprehension), and sorting a list of run-time items."""
+comprehension), sorting a list of run-time items, and np.where with one argument (np.nonzero:
+how many indices depends on the data)."""
+import numpy as np
+
 from harness import check_rejected, f32, runs
 
 INPUT = (f32([0.5, -1.0, 2.0]), 2)
@@ -24,6 +27,12 @@ def list_sort_of_run_time_items_is_refused(x, n):
     items = [x[0], x[1]]
     items.sort()  # ERR
     return items
+
+
+@runs(INPUT)
+def where_with_one_argument_is_refused(x, n):
+    rows = np.where(x > 0)  # ERR
+    return rows
 
 
 def test_rejected(program, capsys):
