@@ -1,6 +1,6 @@
 """Bad inputs, part 1: every statement and expression outside the compiled subset (try, with,
-yield, global, nested class, import, match, walrus, set comprehensions, reserved names) must
-raise a CompileError at the line marked `# ERR` (see `harness.check_rejected`), never an
+yield, global, nested class, import, match, walrus in a while condition, set comprehensions,
+reserved names) must raise a CompileError at the line marked `# ERR` (see `harness.check_rejected`), never an
 internal error or a silent result."""
 import numpy as np
 
@@ -69,10 +69,10 @@ def match_statement(x):
 
 
 @runs(POS)
-def walrus(x):
-    if (s := x.sum()) > 0:  # ERR
-        return s
-    return x
+def walrus_in_a_while_condition(x):
+    while (s := x.sum()) > 10:  # ERR
+        x = x * 0.5
+    return s
 
 
 @runs(POS)

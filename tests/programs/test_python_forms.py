@@ -21,8 +21,8 @@ def walrus_in_a_short_circuit_operand_may_leave_the_name_unbound(x, n):
     if n > 1 and (top := x.max()) > 0:
         return top
     if n > 2:
-        return top  # UnboundLocalError where `n > 1` was false... never here: n > 2
-    return x.min(), n
+        return top * 2.0  # `top` is bound here: n > 2 passed through `n > 1 and ...`
+    return x.min()
 
 
 @runs(*INPUTS)
