@@ -14,6 +14,7 @@ from ..ops import NUMPY
 from .aliases import SCALAR, is_array_kind, is_mixed_kind, own_array, zero_d_kind
 from .context import Frame
 from .expressions import shape_of, value_attribute
+from .sequences import getitem
 from .operators import as_array, binary, is_sequence, to_python
 from .values import PyList, describe, has_runtime
 
@@ -311,6 +312,114 @@ def _stacked(vertical: bool) -> Callable[..., Any]:
     return handler
 
 
+def _np_roll(f: Frame, a: Any, shift: Any, axis: Any = None) -> Any:
+    """`np.roll` by shifts known when compiling: the two slices of each axis swapped (always a
+    new array); axis=None rolls the flattened array."""
+    if not _tensor(a):
+        return NOT_HANDLED
+    if has_runtime((shift, axis)):
+        raise f.error("np.roll needs the shift and axis known when compiling")
+    if axis is None:
+        flat = _np_roll(f, f.call(np.reshape, [a, (-1,)], {}), shift, 0)
+        return f.call(np.reshape, [flat, shape_of(f, a)], {})
+    shifts, axes = np.broadcast_arrays(np.asarray(shift), np.asarray(axis))
+    rolled = f.call(np.copy, [a], {})
+    for s, k in zip(shifts.ravel().tolist(), _axes(f, a, tuple(axes.ravel().tolist()), "np.roll")
+                    if axes.ndim else _axes(f, a, int(axes), "np.roll")):
+        n = a.type.shape[k]
+        if not isinstance(n, int):
+            raise f.error("np.roll along an axis of run-time size is not supported")
+        if n and s % n:
+            head = (slice(None),) * k
+            tail = f.op("getitem", rolled, index=head + (slice(n - s % n, None),))
+            rest = f.op("getitem", rolled, index=head + (slice(None, n - s % n),))
+            rolled = f.call(np.concatenate, [[tail, rest]], {"axis": k})
+    return rolled
+
+
+def _at_least(rank: int) -> Callable[..., Any]:
+    """`np.atleast_1d/2d/3d(a)`: `a` itself when its rank suffices, else a view reshaped as
+    NumPy does (1-d `n` -> `1 x n`, 2-d -> `m x n x 1`)."""
+    def handler(f: Frame, *arrays: Any) -> Any:
+        if len(arrays) != 1 or not _tensor(arrays[0]):
+            return NOT_HANDLED
+        (a,) = arrays
+        dims = shape_of(f, a)
+        if len(dims) >= rank:
+            return a
+        shape = {0: (1,) * rank, 1: (1, *dims, 1)[:rank] if rank > 1 else dims,
+                 2: (*dims, 1)}[len(dims)]
+        return f.call(np.reshape, [a, tuple(shape)], {})
+    return handler
+
+
+def _np_count_nonzero(f: Frame, a: Any, axis: Any = None, *, keepdims: Any = False) -> Any:
+    """`np.count_nonzero`: the sum of `a != 0` (over the whole array: what the running NumPy
+    gives, see `COUNT_IS_INT`)."""
+    if not _tensor(a):
+        return NOT_HANDLED
+    if has_runtime((axis, keepdims)):
+        raise f.error("np.count_nonzero needs axis and keepdims known when compiling")
+    nonzero = a if a.type.dtype == np.bool_ else f.call(np.not_equal, [a, 0], {})
+    total = f.call(np.sum, [nonzero], {"axis": axis, "keepdims": bool(keepdims)})
+    whole = axis is None and not keepdims
+    return f.call(int, [total], {}) if whole and COUNT_IS_INT else total
+
+
+COUNT_IS_INT = type(np.count_nonzero(np.ones(1))) is int
+"""NumPy 1 counts a whole array as a Python int; NumPy 2 as an np.intp."""
+
+
+def _np_isclose(f: Frame, a: Any, b: Any, rtol: Any = 1e-05, atol: Any = 1e-08,
+                equal_nan: Any = False) -> Any:
+    """`np.isclose` as NumPy 2 writes it: |a - b| <= atol + rtol * |b| where b is finite, or
+    a == b (equal infinities); NaNs equal when `equal_nan`. `b` is taken as a float array."""
+    if not (_tensor(a) or _tensor(b)) or has_runtime((rtol, atol, equal_nan)):
+        return NOT_HANDLED
+    x, y = (v if isinstance(v, int | float) else _np_asarray(f, v) for v in (a, b))
+    if not all(_tensor(v) or isinstance(v, int | float) for v in (x, y)) or not any(
+            _tensor(v) and v.type.rank for v in (x, y)):
+        return NOT_HANDLED
+    if _tensor(y):  # NOTE: a Python number stays one (weak), as in NumPy's own code
+        y = f.call(np.asarray, [y], {"dtype": np.result_type(y.type.dtype, 1.0)})
+    else:
+        y = float(y)
+    distance = f.call(np.absolute, [binary(f, "Sub", x, y)], {})
+    size = abs(y) if isinstance(y, float) else f.call(np.absolute, [y], {})  # NOTE: stays weak
+    tolerance = binary(f, "Add", atol, binary(f, "Mult", rtol, size))
+    within = f.call(np.less_equal, [distance, tolerance], {})
+    finite = f.call(np.logical_and, [within, f.call(np.isfinite, [y], {})], {})
+    result = f.call(np.logical_or, [finite, f.call(np.equal, [x, y], {})], {})
+    if equal_nan:
+        both = f.call(np.logical_and, [f.call(np.isnan, [x], {}), f.call(np.isnan, [y], {})], {})
+        result = f.call(np.logical_or, [result, both], {})
+    return result
+
+
+def _np_allclose(f: Frame, a: Any, b: Any, rtol: Any = 1e-05, atol: Any = 1e-08,
+                 equal_nan: Any = False) -> Any:
+    """`np.allclose`: a Python bool, every element `np.isclose`."""
+    close = _np_isclose(f, a, b, rtol, atol, equal_nan)
+    if close is NOT_HANDLED:
+        return NOT_HANDLED
+    return f.call(bool, [f.call(np.all, [close], {})], {})
+
+
+def _np_trace(f: Frame, a: Any, offset: Any = 0) -> Any:
+    """`np.trace` of a 2-d array of known size: the sum of its (offset) diagonal."""
+    if not _tensor(a):
+        return NOT_HANDLED
+    rows, cols = a.type.shape if a.type.rank == 2 else (None, None)
+    if not (isinstance(rows, int) and isinstance(cols, int)) or has_runtime(offset):
+        raise f.error("np.trace is supported for 2-d arrays of known size and a known offset")
+    first = np.arange(max(0, -offset), min(rows, cols - offset)) if cols - offset > 0 else \
+        np.arange(0)
+    diagonal = getitem(f, a, (first, first + offset)) if len(first) else None
+    if diagonal is None:
+        return f.call(np.sum, [f.call(np.zeros, [0], {"dtype": a.type.dtype})], {})
+    return f.call(np.sum, [diagonal], {})
+
+
 def _np_where(f: Frame, condition: Any, *values: Any) -> Any:
     """`np.where(c, x, y)` is the registry's select; `np.where(c)` alone is np.nonzero."""
     if values:
@@ -327,7 +436,10 @@ OVERRIDES: dict[int, Callable[..., Any]] = {
     id(np.var): _variance(False), id(np.std): _variance(True), id(np.outer): _np_outer,
     id(np.swapaxes): _permuted(np.swapaxes), id(np.moveaxis): _permuted(np.moveaxis),
     id(np.ravel): _np_ravel, id(np.diff): _np_diff, id(np.vstack): _stacked(True),
-    id(np.hstack): _stacked(False), id(np.where): _np_where,
+    id(np.hstack): _stacked(False), id(np.where): _np_where, id(np.roll): _np_roll,
+    id(np.atleast_1d): _at_least(1), id(np.atleast_2d): _at_least(2),
+    id(np.atleast_3d): _at_least(3), id(np.count_nonzero): _np_count_nonzero,
+    id(np.isclose): _np_isclose, id(np.allclose): _np_allclose, id(np.trace): _np_trace,
 }
 """id(np.<function>) -> handler(frame, *args, **kwargs); NOT_HANDLED leaves the call to the
 registry's spelling (or to compile-time evaluation)."""

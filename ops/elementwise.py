@@ -527,6 +527,20 @@ maximum = _ufunc("maximum", np.maximum, commutative=True, grad=lambda ad: (
 minimum = _ufunc("minimum", np.minimum, commutative=True, grad=lambda ad: (
     ad.g * (ad.input(0) <= ad.input(1)), ad.g * (ad.input(0) > ad.input(1))),
     numba=native.fixed(native.MINIMUM))
+def _arctan2_grad(ad: GradContext) -> tuple[Any, ...]:
+    y, x = ad.input(0), ad.input(1)
+    squared = y * y + x * x
+    return ad.g * x / squared, -ad.g * y / squared
+
+
+arctan2 = _ufunc("arctan2", np.arctan2, grad=_arctan2_grad, numba="np.arctan2(R(x), R(y))")
+hypot = _ufunc("hypot", np.hypot, commutative=True, grad=lambda ad: (
+    ad.g * ad.input(0) / ad.out, ad.g * ad.input(1) / ad.out), numba="np.hypot(R(x), R(y))")
+fmod = _ufunc("fmod", np.fmod, grad=lambda ad: (  # NOTE: x - trunc(x / y) * y
+    ad.g, -ad.g * ad.op("trunc", ad.input(0) / ad.input(1))))
+logaddexp = _ufunc("logaddexp", np.logaddexp, commutative=True, grad=lambda ad: (
+    ad.g * ad.op("exp", ad.input(0) - ad.out), ad.g * ad.op("exp", ad.input(1) - ad.out)),
+    numba="np.logaddexp(R(x), R(y))")
 eq = _binary("eq", pyop.eq, "x == y", "equal", operator="Eq", commutative=True, grad=NO_GRAD,
              numba="T(x) == T(y)")
 ne = _binary("ne", pyop.ne, "x != y", "not_equal", operator="NotEq", commutative=True,
@@ -622,6 +636,10 @@ _BINARY = (
     (mod, ("floor_mod", "remainder"), ("mod", "remainder"), "FloorMod"),
     (pow_, ("pow",), ("power", "pow"), "Pow"),
     (maximum, ("maximum",), ("maximum",), "Maximum"),
+    (arctan2, ("atan2", "arctan2"), ("arctan2",), "Atan2"),
+    (hypot, ("hypot",), ("hypot",), None),
+    (fmod, ("fmod",), ("fmod",), None),
+    (logaddexp, ("logaddexp",), ("logaddexp",), None),
     (minimum, ("minimum",), ("minimum",), "Minimum"),
     (eq, ("equal", "eq"), ("equal",), "Equal"),
     (ne, ("not_equal", "ne"), ("not_equal",), "NotEqual"),
@@ -642,8 +660,8 @@ _BINARY = (
 OPS = (neg, pos, absolute, exp, log, sqrt, rsqrt, square, reciprocal, tanh, sigmoid, relu, gelu,
        floor, ceil, round_, sign, sin, cos, log1p, expm1, log2, log10, exp2, tan, arctan, sinh,
        cosh, trunc, rint, isinf, logical_not, isnan, isfinite, invert,
-       add, sub, mul, div, floordiv, mod, pow_, maximum, minimum, eq, ne, lt, le, gt, ge,
-       logical_and, logical_or, logical_xor, bitwise_and, bitwise_or, bitwise_xor, left_shift,
+       add, sub, mul, div, floordiv, mod, pow_, maximum, minimum, arctan2, hypot, fmod, logaddexp,
+       eq, ne, lt, le, gt, ge, logical_and, logical_or, logical_xor, bitwise_and, bitwise_or, bitwise_xor, left_shift,
        right_shift, select, clip)
 
 FUNCTIONS = (

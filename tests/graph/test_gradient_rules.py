@@ -40,7 +40,8 @@ SAMPLES: dict[str, list[tuple[tuple, dict]]] = {
                                                      "cosh")},
     **{name: [((np.ones((2, 3)), np.ones((3,))), {}), ((np.ones((2, 1)), np.ones((1, 3))), {}),
               ((np.ones((2, 3)), 2.5), {})]
-       for name in ("add", "sub", "mul", "div", "maximum", "minimum", "mod", "mindspore_div")},
+       for name in ("add", "sub", "mul", "div", "maximum", "minimum", "mod", "mindspore_div",
+                    "arctan2", "hypot", "fmod", "logaddexp")},
     "pow": [((np.ones((2, 3)), np.ones((3,))), {}), ((np.ones((2, 3)), 3), {})],
     "select": [((np.array([True, False, True]), np.ones((2, 3)), np.ones((3,))), {})],
     "clip": [((np.ones((2, 3)), -0.5, 0.5), {}), ((np.ones((2, 3)), None, np.zeros(3)), {})],
@@ -182,7 +183,8 @@ ADJOINT_PAIRS = ("max_pool2d_grad", "max_pool2d_pick")
 """Ops whose other inputs must stay consistent (`out` is max pooling's result), checked by
 `test_max_pool_gradient_and_pick_are_adjoint` instead of finite differences."""
 UNUSUAL_DOMAIN = {"log", "log1p", "log2", "log10", "tan", "sqrt", "rsqrt", "reciprocal", "pow",
-                  "div", "mindspore_div", "mod", "batch_norm", "nll_loss"}
+                  "div", "mindspore_div", "mod", "fmod", "hypot", "arctan2", "batch_norm",
+                  "nll_loss"}
 """Ops whose float inputs are drawn away from zero and positive (their rules are exact there)."""
 
 

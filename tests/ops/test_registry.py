@@ -63,6 +63,9 @@ SAMPLES: dict[str, list[tuple[tuple, dict]]] = {  # op name -> [(inputs, attrs),
     "mindspore_div": [((A, B), {}), ((I, 3), {}), ((I, -3), {"integers": "truncate"}),
                       ((I, A), {"integers": "truncate"}), ((A, 2), {})],
     "mod": [((A, B), {}), ((-7, 2), {}), ((I, 3), {})],
+    **{name: [((A, B), {}), ((I, 3), {}), ((2.5, -1.5), {})]
+       for name in ("arctan2", "hypot", "logaddexp")},
+    "fmod": [((A, B), {}), ((I, 3), {}), ((-7.5, 2.0), {})],
     "pow": [((np.abs(A), B), {}), ((2, 10), {}), ((I, 2), {})],
     **{name: [((I, 6), {}), ((M, M), {}), ((6, 3), {})] for name in
        ("bitwise_and", "bitwise_or", "bitwise_xor")},

@@ -1,7 +1,9 @@
 """NumPy functions amber writes with other ops (frontend/arrays.py) and the newer ufuncs:
 np.var / np.std and their methods (axis, ddof, keepdims; ints and bools in float64), np.outer,
 np.swapaxes / np.moveaxis, np.ravel (a view, as NumPy's), np.diff, np.vstack / np.hstack,
-np.sort / np.argsort (NumPy's algorithm: ties in NumPy's order), np.cumsum,
+np.sort / np.argsort (NumPy's algorithm: ties in NumPy's order), np.cumsum, np.roll,
+np.atleast_1d/2d/3d, np.count_nonzero, np.isclose / np.allclose, np.trace, arctan2 / hypot /
+fmod / logaddexp,
 log1p / expm1 / log2 / log10 / exp2 / tan / arctan / sinh / cosh / trunc / rint / isinf. Each
 is compared with eager NumPy, in every compile mode; the differentiable ones are in the
 gradient corpus too."""
@@ -117,6 +119,47 @@ def running_sum_in_a_loop(x):
     for _ in range(2):
         total = total + np.cumsum(x, axis=-1) * 0.5
     return total
+
+
+@runs((V, f32([1.0, -2.0, 0.5, 3.0])), (M, randn(3, 4, seed=8)))
+def binary_ufuncs(a, b):
+    return np.arctan2(a, b), np.hypot(a, b), np.fmod(a * 3.0, b), np.logaddexp(a, b)
+
+
+@runs(V, M, T3)
+def rolled(x):
+    return np.roll(x, 1), np.roll(x, -5), np.roll(x, 2, axis=0), np.roll(x, 0)
+
+
+@runs(M, T3)
+def rolled_along_several_axes(x):
+    return np.roll(x, (1, -1), axis=(0, 1))
+
+
+@runs(V, M)
+def at_least_ranks(x):
+    s = x.sum()
+    return (np.atleast_1d(s), np.atleast_2d(x), np.atleast_3d(x), np.atleast_2d(s),
+            np.atleast_1d(x) is x)
+
+
+@runs(V, M, np.array([True, False, True]), i32([0, 3, 0, 1]))
+def nonzero_counts(x):
+    return np.count_nonzero(x), np.count_nonzero(x, axis=0), np.count_nonzero(
+        x, axis=-1, keepdims=True)
+
+
+@runs(V, M, f32([np.inf, np.nan, 1.0, -np.inf]))
+def closeness(x):
+    y = x + 1e-7
+    return (np.isclose(x, y), np.isclose(x, 0.5), np.isclose(2.0, x), np.allclose(x, y),
+            np.isclose(x, x, equal_nan=True), np.allclose(x, x + 1), np.isclose(
+                x, y, rtol=0.0, atol=1e-9))
+
+
+@runs(randn(3, 3, seed=9), randn(2, 4, seed=10))
+def traces(m):
+    return np.trace(m), np.trace(m, 1), np.trace(m, -1), np.trace(m.astype(np.int32))
 
 
 @runs(M)
