@@ -409,42 +409,19 @@ def after_write(f: Frame, node: Any) -> None:
             out = versions[v] = f.op("depend", v, new, name=v.name) if touched(v) else v
         return out
     scope = f.scope
-    lists: dict[int, PyList] = {}
+    made: dict[int, Any] = {}
     for name, value in list(scope.vars.items()):
         if name == names.RETURN_VALUE:
             # NOTE: a path that set the return value runs no more code, so no write reaches
             # what it returns; on the other paths the slot is unbound (reading it to make a
             # version after the write would read an unbound variable)
             continue
-        changed = _substitute(value, version, lists)
+        changed = _rebuild(value, made, version)
         if changed is not value:
             scope.vars[name] = changed
     for root, state in f.compiler.memory.states.items():  # NOTE: in a deterministic order
         if root in hit and state not in scope.vars:
             scope.vars[state] = version(root)
-
-
-def _substitute(v: Any, version: Callable[[Value], Value], lists: dict[int, PyList]) -> Any:
-    """`v` with each run-time value replaced by its version (the same object if none changed;
-    a compile-time list changes into a new list, the same for every name holding it)."""
-    if isinstance(v, Value):
-        return version(v)
-    if isinstance(v, tuple) and v:
-        items = same_tuple_kind(v, [_substitute(x, version, lists) for x in v])
-        return v if all(a is b for a, b in zip(items, v)) else items
-    if isinstance(v, dict) and v:
-        items = {k: _substitute(x, version, lists) for k, x in v.items()}
-        return v if all(items[k] is x for k, x in v.items()) else items
-    if isinstance(v, Instance) and v.fields:
-        items = {k: _substitute(x, version, lists) for k, x in v.fields.items()}
-        return v if all(items[k] is x for k, x in v.fields.items()) else v.with_fields(items)
-    if isinstance(v, PyList) and v.items:
-        if id(v) not in lists:
-            items = [_substitute(x, version, lists) for x in v.items]
-            same = all(a is b for a, b in zip(items, v.items))
-            lists[id(v)] = v if same else PyList(items)
-        return lists[id(v)]
-    return v
 
 
 # -- compile-time containers ------------------------------------------------------------------
@@ -493,19 +470,30 @@ def _arrays_in(v: Any) -> list[np.ndarray]:
 
 def _replace(v: Any, memo: dict[int, Any]) -> Any:
     """`v` with the objects keyed (by id) in `memo` replaced, rebuilding what holds them."""
+    return _rebuild(v, memo)
+
+
+def _rebuild(v: Any, memo: dict[int, Any], version: Callable[[Value], Value] | None = None
+             ) -> Any:
+    """`v` with the objects keyed (by id) in `memo` replaced and each run-time value by its
+    `version`, rebuilding what holds them. A rebuilt container is made once (remembered in
+    `memo`), so every name holding one list, dict, object or tuple holds one new one, as every
+    name of a Python object sees a write into it."""
     if id(v) in memo:
         return memo[id(v)]
+    if isinstance(v, Value):
+        return v if version is None else version(v)
     if isinstance(v, tuple) and v:
-        items = same_tuple_kind(v, [_replace(x, memo) for x in v])
+        items = same_tuple_kind(v, [_rebuild(x, memo, version) for x in v])
         out = v if all(a is b for a, b in zip(items, v)) else items
     elif isinstance(v, dict) and v:
-        items = {k: _replace(x, memo) for k, x in v.items()}
+        items = {k: _rebuild(x, memo, version) for k, x in v.items()}
         out = v if all(items[k] is x for k, x in v.items()) else items
     elif isinstance(v, Instance) and v.fields:
-        items = {k: _replace(x, memo) for k, x in v.fields.items()}
+        items = {k: _rebuild(x, memo, version) for k, x in v.fields.items()}
         out = v if all(items[k] is x for k, x in v.fields.items()) else v.with_fields(items)
     elif isinstance(v, PyList) and v.items:
-        items = [_replace(x, memo) for x in v.items]
+        items = [_rebuild(x, memo, version) for x in v.items]
         out = v if all(a is b for a, b in zip(items, v.items)) else PyList(items)
     else:
         return v

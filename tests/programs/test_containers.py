@@ -12,6 +12,28 @@ N3, N0, N1 = i32([3]), i32([0]), i32([1])
 
 
 @runs(POS, NEG)
+def dict_item_written_in_place_through_an_alias_then_grown(x):
+    d = {"a": x.copy()}
+    e = d
+    e["a"] += 1  # the array in place: both names still hold one dict
+    d["b"] = 2
+    return d["a"], len(e), e["b"], e is d
+
+
+@runs(POS, NEG)
+def containers_holding_an_array_written_in_place_stay_shared(x):
+    y = x.copy()
+    d = {"y": y}
+    other = d
+    pair = (d, [y])
+    same = pair
+    y *= 2
+    d["z"] = 1
+    pair[1].append(3)
+    return len(other), len(same[1]), other["y"], same[0] is d
+
+
+@runs(POS, NEG)
 def nested_dict_item_assigned(x):
     d = {"a": {"b": x}, "n": 1}
     inner = d["a"]
