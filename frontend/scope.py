@@ -164,7 +164,10 @@ def wrap(f: Frame, value: Any, path: str | None, parent: Ref | None) -> Any:
     if isinstance(value, tuple | list):
         items = [wrap(f, v, _item_path(value, i, v, path, parent), parent)
                  for i, v in enumerate(value)]
-        return same_tuple_kind(value, items) if isinstance(value, tuple) else tuple(items)
+        if isinstance(value, tuple):
+            return same_tuple_kind(value, items)
+        # NOTE: a list stays a list (`self.sizes + [3]`, returned as a list), and the caller's
+        return f.compiler.mark_foreign(PyList(items), f"self.{path}" if path else "an attribute")
     if isinstance(value, dict):
         items = {k: wrap(f, v, _key_path(path, k), parent) for k, v in value.items()}
         return f.compiler.mark_foreign(items, f"self.{path}" if path else "an attribute")

@@ -1,9 +1,11 @@
 """Python forms refused at the line marked `# ERR` (see `harness.check_rejected`): the walrus
 operator where the compiled form could not carry its binding (a while condition, a
 comprehension), sorting a list of run-time items, and np.where with one argument (np.nonzero:
-how many indices depends on the data)."""
+how many indices depends on the data), and appending to a list attribute of the cell (the
+caller's object)."""
 import numpy as np
 
+from amber import nn
 from harness import check_rejected, f32, runs
 
 INPUT = (f32([0.5, -1.0, 2.0]), 2)
@@ -27,6 +29,17 @@ def list_sort_of_run_time_items_is_refused(x, n):
     items = [x[0], x[1]]
     items.sort()  # ERR
     return items
+
+
+@runs(INPUT)
+class AppendToAListAttributeIsRefused(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.history = []
+
+    def construct(self, x, n):
+        self.history.append(x.sum())  # ERR (the cell's own list belongs to the caller)
+        return x
 
 
 @runs(INPUT)

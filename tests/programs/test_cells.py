@@ -234,3 +234,20 @@ class SharedSubCellTwice(nn.Cell):
 def test_program(program, check_program):
     """Compiled and eager agree on every input."""
     check_program(program)
+
+
+@runs(X, X2)
+class ListAttributesStayLists(nn.Cell):
+    """A list attribute reads as a list: returned as one, concatenated with a list, iterated,
+    indexed and measured (a tuple would come back as a tuple, and `+ [3]` would raise)."""
+
+    def __init__(self):
+        super().__init__()
+        self.sizes = [2, 2]
+        self.scales = [0.5, 2.0, -1.0]
+
+    def construct(self, x):
+        total = x
+        for s in self.scales:
+            total = total * s
+        return self.sizes, self.sizes + [3], total, len(self.scales), self.scales[-1]
