@@ -171,11 +171,18 @@ def _items(f: Frame, v: Any) -> list[Any]:
 
 # -- operators ----------------------------------------------------------------------------------
 
+def _is_text(v: Any) -> bool:
+    return isinstance(v, str) or isinstance(v, Value) and isinstance(v.type, StrType)
+
+
 def binary(f: Frame, opname: str, a: Any, b: Any) -> Any:
     """`a <op> b` for a binary arithmetic operator (AST class name, e.g. "Add")."""
     seq = _sequence_op(f, opname, a, b)
     if seq is not None:
         return seq
+    if opname == "Add" and _is_text(a) and _is_text(b) and (has_runtime(a) or has_runtime(b)):
+        # NOTE: strings made at run time (`"sum " + str(s)`) join where they are formatted
+        return f.op("format", f.materialise(a), f.materialise(b), template="{}{}")
     if not has_runtime(a) and not has_runtime(b):
         return evaluate_python(f, PYTHON[opname], a, b)
     return _node(f, opname, a, b)

@@ -15,7 +15,7 @@ from .containers import dict_builtin
 from .context import Frame, tuple_items
 from .control import short_circuit
 from .errors import CompileError
-from .expressions import attribute
+from .expressions import attribute, format_at_run_time
 from .operators import binary, evaluate_python, to_python
 from .sequences import as_sequence, counted, first_dim, is_compile_time_sequence
 from .values import (IndexedIter, Instance, PyList, Ref, RuntimeRange, SuperRef, describe,
@@ -354,6 +354,19 @@ def _unsupported(name: str, hint: str) -> Callable[..., Any]:
     return handler
 
 
+def _text(conversion: str, fn: Callable[..., Any]) -> Callable[..., Any]:
+    """`str(v)` / `repr(v)`: of a run-time value, formatted where it runs (`"{!s}".format(v)`
+    is `str(v)`, for arrays and NumPy scalars too)."""
+    compile_time = _iter_python(fn.__name__, fn)
+
+    def handler(f: Frame, *args: Any, **kwargs: Any) -> Any:
+        if len(args) == 1 and not kwargs and isinstance(args[0], Value) and isinstance(
+                args[0].type, Tensor | Scalar | StrType):
+            return format_at_run_time(f, "{!" + conversion + "}", [args[0]])
+        return compile_time(f, *args, **kwargs)
+    return handler
+
+
 def _iter_python(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
     """A builtin that only makes sense on compile-time values (str, type, round, ...)."""
     def handler(f: Frame, *args: Any, **kwargs: Any) -> Any:
@@ -378,8 +391,9 @@ BUILTINS: dict[Any, Callable[..., Any]] = {
     slice: lambda f, *args: slice(*args),
     round: _round,
     dict: dict_builtin,
-    **{fn: _iter_python(fn.__name__, fn) for fn in (str, type, divmod, pow,
-                                                       repr, format, hash, callable, ord, chr)},
+    str: _text("s", str), repr: _text("r", repr),
+    **{fn: _iter_python(fn.__name__, fn) for fn in (type, divmod, pow, format, hash, callable,
+                                                       ord, chr)},
 }
 """builtin -> handler(frame, *args, **kwargs)."""
 

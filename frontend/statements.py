@@ -266,6 +266,14 @@ def _assert(f: Frame, stmt: gast.Assert) -> None:
     known = truth(test)
     if known is True:
         return
+    if known is None and stmt.msg is not None and not isinstance(stmt.msg, gast.Constant):
+        # NOTE: as Python does, the message is computed only when the assertion fails
+        def fail() -> Any:
+            f.raise_at_runtime(AssertionError, evaluate(f, stmt.msg))
+
+        control.choose(f, f.op("not", condition_value(f, test, at_run_time=True)), fail,
+                       lambda: None)
+        return
     message = evaluate(f, stmt.msg) if stmt.msg is not None else None
     if has_runtime(message):
         raise f.error("an assert message must be known when compiling", node=stmt.msg)

@@ -1,6 +1,7 @@
 """Python forms compiled since the peer suites: the walrus operator (in statements, branches,
 short-circuit operands, call arguments), `map` / `filter` (over compile-time sequences, and
-`map` lazily over run-time data), and `list.sort(key=, reverse=)` of compile-time lists. What
+`map` lazily over run-time data), `list.sort(key=, reverse=)` of compile-time lists, `str()` /
+`repr()` of run-time values, and assert messages computed at run time (only on failure). What
 stays refused is in test_bad_python_forms.py."""
 import numpy as np
 
@@ -81,6 +82,19 @@ def list_sorted_in_a_run_time_branch(x, n):
     if x.sum() > 0:
         order.sort()
     return order
+
+
+@runs(*INPUTS)
+def str_and_repr_of_run_time_values(x, n):
+    s = x.sum()
+    return str(x), repr(s), str(x[0]), repr(x), str(n) + "!", str(s > 0)
+
+
+@runs(*INPUTS)
+def assert_message_computed_only_when_it_fails(x, n):
+    assert n < 3, f"n is {n}, the last item {x[n % 3]:.2f}"
+    assert x.sum() > -3.0, "sum " + str(x.sum())
+    return x * 2
 
 
 def test_program(program, check_program):
