@@ -175,11 +175,14 @@ def _tensor_constant(f: Frame, args: list[Any], kwargs: dict[str, Any]) -> Any:
 
 def _tensor_only_method(f: Frame, method: TensorMethod, args: list[Any],
                         kwargs: dict[str, Any]) -> Any:
-    """MindSpore's Tensor methods that ndarrays lack: `value()`, `view(*shape)`, `dim()`; and
-    the array methods written as their NumPy function (`x.var()` is `np.var(x)`)."""
+    """MindSpore's Tensor methods that ndarrays lack: `value()`, `view(*shape)`, `dim()`;
+    `x.tolist()`; and the array methods written as their NumPy function (`x.var()` is
+    `np.var(x)`)."""
     name, value = method.function, method.value
     if name in NUMPY_FUNCTION_METHODS:
         return call_value(f, getattr(np, name), [value, *args], kwargs)
+    if name == "tolist":
+        return _tolist(f, value, args, kwargs)
     if name == "view":
         dims = args[0] if len(args) == 1 and isinstance(args[0], tuple | list) else tuple(args)
         if kwargs or not dims or not all(isinstance(d, int | Value) for d in dims):
@@ -189,6 +192,21 @@ def _tensor_only_method(f: Frame, method: TensorMethod, args: list[Any],
     if args or kwargs:
         raise f.error(f"x.{name}() takes no arguments")
     return value if name == "value" else value.type.rank
+
+
+def _tolist(f: Frame, value: Value, args: list[Any], kwargs: dict[str, Any]) -> Any:
+    """`x.tolist()` of an array of known shape: nested lists of Python numbers (a 0-d array
+    gives the number itself), each item read as `x.item()` reads it."""
+    shape = value.type.shape
+    if args or kwargs or not all(isinstance(d, int) for d in shape):
+        raise f.error("x.tolist() is supported without arguments on arrays of known shape")
+
+    def build(v: Value, rank: int) -> Any:
+        if rank == 0:
+            return _item(f, v, [], {})
+        return PyList([build(f.op("getitem", v, index=(i,)), rank - 1)
+                       for i in range(v.type.shape[0])])
+    return build(value, len(shape))
 
 
 def _item(f: Frame, value: Value, args: list[Any], kwargs: dict[str, Any]) -> Value:

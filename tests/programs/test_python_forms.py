@@ -1,7 +1,8 @@
 """Python forms compiled since the peer suites: the walrus operator (in statements, branches,
 short-circuit operands, call arguments), `map` / `filter` (over compile-time sequences, and
 `map` lazily over run-time data), `list.sort(key=, reverse=)` of compile-time lists, `str()` /
-`repr()` of run-time values, and assert messages computed at run time (only on failure). What
+`repr()` of run-time values, `x.tolist()`, and assert messages computed at run time (only on
+failure). What
 stays refused is in test_bad_python_forms.py."""
 import numpy as np
 
@@ -95,6 +96,13 @@ def assert_message_computed_only_when_it_fails(x, n):
     assert n < 3, f"n is {n}, the last item {x[n % 3]:.2f}"
     assert x.sum() > -3.0, "sum " + str(x.sum())
     return x * 2
+
+
+@runs(*INPUTS)
+def arrays_to_lists(x, n):
+    m = np.stack([x, x * 2])
+    return x.tolist(), m.tolist(), (x > 0).tolist(), x.astype(np.int32).tolist(), np.asarray(
+        x[0]).tolist()
 
 
 def test_program(program, check_program):
