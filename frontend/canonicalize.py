@@ -46,6 +46,8 @@ The output (a fresh `gast.FunctionDef`, decorators stripped) has exactly this sh
   not absorbs the statements after it into the other branch, so `if x is None: return 0` needs
   no flag. Statements after an unconditional return/break/continue/raise are dropped (dead), so
   a `raise` is the last statement of its block (only the final `return` may follow it).
+- A `while` whose test binds a name (`:=`) tests it at the top of its body instead:
+  `while True: if not <test>: break` (check_supported refuses one with an `else`).
 - Everything else is untouched: `elif` chains (nested ifs), assert, raise, pass, print, and/or,
   ternaries, comprehensions. A loop's `else` block becomes `if not __amber_brk{k}: <else>`
   after the loop (just the block when the loop cannot break). New nodes carry the line and
@@ -212,6 +214,12 @@ class _Canonicalizer:
         return frozenset([self.loops[-1].brk if self.loops else RETURN_FLAG])
 
     def while_(self, stmt: gast.While) -> _Result:
+        if any(isinstance(n, gast.NamedExpr) for n in gast.walk(stmt.test)):
+            # NOTE: a condition binding a name (`while (x := f()) > 0`) is evaluated in the
+            # body, where the binding is an assignment: `while True: if not <test>: break`
+            stop = gast.If(test=gast.UnaryOp(op=gast.Not(), operand=stmt.test),
+                           body=[gast.Break()], orelse=[])
+            stmt = _at(gast.While(test=_const(True), body=[stop, *stmt.body], orelse=[]), stmt)
         exits = self.exit_flags(stmt.body)  # NOTE: before loop_body rewrites the body's ifs
         loop, body = self.loop_body(stmt.body, self.namer.loop())
         if loop.brk is None:

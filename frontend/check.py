@@ -33,11 +33,13 @@ UNSUPPORTED: dict[type, tuple[str, str]] = {
 }
 
 
-_WALRUS_REFUSED = {gast.While: "a while condition", gast.ListComp: "a comprehension",
+_WALRUS_REFUSED = {gast.While: "the condition of a while loop with an else block",
+                   gast.ListComp: "a comprehension",
                    gast.SetComp: "a comprehension", gast.DictComp: "a comprehension",
                    gast.GeneratorExp: "a generator expression", gast.Lambda: "a lambda"}
-"""Where a `:=` would bind a name the compiled form cannot carry out (a loop condition yields
-only its truth; comprehensions and lambdas have scopes of their own)."""
+"""Where a `:=` would bind a name the compiled form cannot carry out (comprehensions and lambdas
+have scopes of their own; a while condition is tested in the body, where a break would skip the
+loop's else block)."""
 
 
 def check_supported(parsed: ParsedFunction, nested: bool = False) -> None:
@@ -71,7 +73,7 @@ def _check_node(parsed: ParsedFunction, node: gast.AST) -> None:
         what, hint = rule
         raise error_at(parsed, node, f"{what} is not supported inside {where}", hint)
     walrus_scope = _WALRUS_REFUSED.get(type(node))
-    if walrus_scope is not None:
+    if walrus_scope is not None and not (isinstance(node, gast.While) and not node.orelse):
         inner = node.test if isinstance(node, gast.While) else node
         walrus = next((n for n in gast.walk(inner) if isinstance(n, gast.NamedExpr)), None)
         if walrus is not None:

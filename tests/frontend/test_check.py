@@ -66,7 +66,9 @@ def uses_match(x):
 def uses_walrus(xs):
     i = 0
     while (i := i + 1) < len(xs):  # <-
-        pass  # (a walrus in an if test compiles)
+        pass  # (a walrus in an if test or a while without else compiles)
+    else:
+        i = 0
     return i
 
 

@@ -1,6 +1,6 @@
 """Python forms refused at the line marked `# ERR` (see `harness.check_rejected`): the walrus
-operator where the compiled form could not carry its binding (a while condition, a
-comprehension), sorting a list of run-time items, and np.where with one argument (np.nonzero:
+operator where the compiled form could not carry its binding (the condition of a while loop
+with an else block, a comprehension), sorting a list of run-time items, and np.where with one argument (np.nonzero:
 how many indices depends on the data), and appending to a list attribute of the cell (the
 caller's object)."""
 import numpy as np
@@ -12,10 +12,12 @@ INPUT = (f32([0.5, -1.0, 2.0]), 2)
 
 
 @runs(INPUT)
-def walrus_in_a_while_condition_is_refused(x, n):
+def walrus_in_the_condition_of_a_while_with_else_is_refused(x, n):
     i = 0
     while (i := i + 1) < n:  # ERR
         pass
+    else:
+        i = -i
     return i
 
 

@@ -1,5 +1,5 @@
 """Bad inputs, part 1: every statement and expression outside the compiled subset (try, with,
-yield, global, nested class, import, match, walrus in a while condition, set comprehensions,
+yield, global, nested class, import, match, walrus in a while-else condition, set comprehensions,
 reserved names) must raise a CompileError at the line marked `# ERR` (see `harness.check_rejected`), never an
 internal error or a silent result."""
 import numpy as np
@@ -69,9 +69,11 @@ def match_statement(x):
 
 
 @runs(POS)
-def walrus_in_a_while_condition(x):
+def walrus_in_a_while_condition_with_else(x):
     while (s := x.sum()) > 10:  # ERR
         x = x * 0.5
+    else:
+        s = -s
     return s
 
 

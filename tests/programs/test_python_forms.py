@@ -1,6 +1,6 @@
 """Python forms compiled since the peer suites: the walrus operator (in statements, branches,
-short-circuit operands, call arguments), `map` / `filter` (over compile-time sequences, and
-`map` lazily over run-time data), `list.sort(key=, reverse=)` of compile-time lists, `str()` /
+short-circuit operands, call arguments, while conditions), `map` / `filter` (over compile-time
+sequences, and `map` lazily over run-time data), `list.sort(key=, reverse=)` of compile-time lists, `str()` /
 `repr()` of run-time values, `x.tolist()`, and assert messages computed at run time (only on
 failure). What
 stays refused is in test_bad_python_forms.py."""
@@ -47,6 +47,24 @@ def walrus_in_a_loop_body_and_a_call(x, n):
         if (s := x[i % 3] * i) > 0:
             total = total + s
     return total, np.maximum(k := n + 1, 2), k
+
+
+@runs(*INPUTS)
+def walrus_in_while_conditions(x, n):
+    i = 0
+    while (i := i + 1) < n:
+        pass
+    y, steps = x.copy(), 0
+    while (s := np.abs(y).sum()) > 0.5 and steps < 20:
+        y = y * 0.5
+        steps += 1
+        if steps == n:
+            continue
+    k = 0
+    while (k := k + 2) < 20:
+        if k == n * 2:
+            break
+    return i, s, steps, y, k
 
 
 @runs(*INPUTS)
