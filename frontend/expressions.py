@@ -2,6 +2,7 @@
 time). Dispatch is one table from node class to handler."""
 from __future__ import annotations
 
+import copy
 import difflib
 import inspect
 import math
@@ -19,12 +20,13 @@ from .context import DeadPath, Frame, tuple_items
 from .control import choose, short_circuit
 from .errors import CompileError
 from .operators import binary, compare, condition_value, from_python, to_python, unary
-from .names import target_names
+from .names import SYNTHETIC_PREFIX, target_names
 from .scope import lookup, ref_attribute
 from .sequences import as_sequence, getitem
 from .containers import DICT_METHODS, LIST_METHODS
-from .values import (MISSING, BoundMethod, DictMethod, Instance, ListMethod, PyList, Ref, SuperRef,
-                     TensorMethod, describe, has_runtime, python_name, truth)
+from .values import (MISSING, BoundMethod, DictMethod, IndexedIter, Instance, ListMethod, PyList,
+                     Ref, RuntimeRange, SuperRef, TensorMethod, describe, has_runtime,
+                     python_name, truth)
 
 
 
@@ -328,8 +330,68 @@ def _slice(f: Frame, node: gast.Slice) -> slice:
     return slice(part(node.lower), part(node.upper), part(node.step))
 
 
-def _listcomp(f: Frame, node: gast.ListComp) -> PyList:
-    return PyList(_comprehension(f, node, lambda: evaluate(f, node.elt)))
+def _listcomp(f: Frame, node: gast.ListComp) -> Any:
+    """A list comprehension: unrolled over a compile-time sequence (and an array's rows); over
+    a range of run-time length, a run-time list, or an array's rows kept by `if`s, the loop it
+    stands for, appending to a run-time list (its `if`s may then be run-time)."""
+    first = evaluate(f, node.generators[0].iter)
+    rows = isinstance(first, Value) and isinstance(first.type, Tensor)
+    if isinstance(first, RuntimeRange | IndexedIter) or isinstance(first, Value) and isinstance(
+            first.type, ListType) or rows and any(g.ifs for g in node.generators):
+        return _comprehension_loop(f, node, first)
+    return PyList(_comprehension(f, node, lambda: evaluate(f, node.elt), first))
+
+
+def _comprehension_loop(f: Frame, node: gast.ListComp, first: Any) -> Value:
+    """`[elt for t in it if c ...]` as `items = []; for t' in it: if c': items.append(elt')`,
+    its targets renamed to names of its own (they do not leak, as in Python 3)."""
+    number = f.compiler.comprehensions = getattr(f.compiler, "comprehensions", 0) + 1
+    prefix = f"{SYNTHETIC_PREFIX}comp{number}_"
+    items, iterable = prefix + "items", prefix + "iter"
+    own = {name: prefix + name for g in node.generators for name in target_names(g.target)}
+
+    def mine(tree: gast.AST) -> Any:
+        tree = copy.deepcopy(tree)
+        for n in gast.walk(tree):
+            if isinstance(n, gast.Name) and n.id in own:
+                n.id = own[n.id]
+        return tree
+    append = gast.Call(func=gast.Attribute(value=gast.Name(id=items, ctx=gast.Load(),
+                                                           annotation=None, type_comment=None),
+                                           attr="append", ctx=gast.Load()),
+                       args=[mine(node.elt)], keywords=[])
+    body: list[gast.stmt] = [gast.Expr(value=append)]
+    for k in range(len(node.generators) - 1, -1, -1):
+        gen = node.generators[k]
+        for cond in reversed(gen.ifs):
+            body = [gast.If(test=mine(cond), body=body, orelse=[])]
+        source = gast.Name(id=iterable, ctx=gast.Load(), annotation=None,
+                           type_comment=None) if k == 0 else mine(gen.iter)
+        body = [gast.For(target=mine(gen.target), iter=source, body=body, orelse=[],
+                         type_comment=None)]
+    loop = body[0]
+    for n in gast.walk(loop):  # NOTE: errors inside point at the comprehension
+        if "lineno" in n._attributes:
+            for attr in ("lineno", "col_offset", "end_lineno", "end_col_offset"):
+                setattr(n, attr, getattr(node, attr, None))
+    f.scope.bind(iterable, first, node.lineno)
+    f.scope.bind(items, PyList([]), node.lineno)
+    read = frozenset(n.id for n in gast.walk(f.stmt) if isinstance(n, gast.Name)) \
+        if f.stmt is not None else frozenset()
+    saved_live, saved_stmt = f.live, f.stmt
+    f.live = ([loop], 0, f.live_after() | read | {items})
+    try:
+        f.set_stmt(loop)
+        f.compiler.rules.statements[gast.For](f, loop)
+    finally:
+        f.live = saved_live
+        if saved_stmt is not None:
+            f.set_stmt(saved_stmt)
+    result = f.scope.get(items)
+    for name in (items, iterable, *own.values()):
+        if f.scope.get(name) is not MISSING:
+            f.scope.unbind(name)
+    return f.materialise(result)
 
 
 def _genexp(f: Frame, node: gast.GeneratorExp) -> tuple[Any, ...]:
@@ -348,9 +410,11 @@ def _dictcomp(f: Frame, node: gast.DictComp) -> dict[Any, Any]:
     return out
 
 
-def _comprehension(f: Frame, node: Any, element: Callable[[], Any]) -> list[Any]:
+def _comprehension(f: Frame, node: Any, element: Callable[[], Any], first: Any = MISSING
+                   ) -> list[Any]:
     """The elements of a comprehension over compile-time sequences (unrolled while building);
-    its loop variables are its own, as in Python 3."""
+    its loop variables are its own, as in Python 3. `first`: its first iterable, already
+    evaluated."""
     bound = set().union(*(target_names(g.target) for g in node.generators))
     saved = {name: f.scope.get(name) for name in bound}
     out: list[Any] = []
@@ -360,7 +424,8 @@ def _comprehension(f: Frame, node: Any, element: Callable[[], Any]) -> list[Any]
             out.append(element())
             return
         gen = node.generators[i]
-        for item in as_sequence(f, evaluate(f, gen.iter)):
+        iterable = first if i == 0 and first is not MISSING else evaluate(f, gen.iter)
+        for item in as_sequence(f, iterable):
             f.assign(gen.target, item)
             if all(_filter(f, cond) for cond in gen.ifs):
                 generate(i + 1)

@@ -94,7 +94,7 @@ def unsupported_numpy_function(x):
 
 @runs(POS)
 def unsupported_array_method(x):
-    return x.tolist()  # ERR
+    return x.searchsorted(1.0)  # ERR
 
 
 @runs(POS)

@@ -1,8 +1,9 @@
 """Python forms compiled since the peer suites: the walrus operator (in statements, branches,
 short-circuit operands, call arguments, while conditions), `map` / `filter` (over compile-time
 sequences, and `map` lazily over run-time data), `list.sort(key=, reverse=)` of compile-time lists, `str()` /
-`repr()` of run-time values, `x.tolist()`, and assert messages computed at run time (only on
-failure). What
+`repr()` of run-time values, `x.tolist()`, assert messages computed at run time (only on
+failure), and list comprehensions over run-time ranges, lists, or rows kept by run-time `if`s
+(the loop they stand for, building a run-time list). What
 stays refused is in test_bad_python_forms.py."""
 import numpy as np
 
@@ -121,6 +122,30 @@ def arrays_to_lists(x, n):
     m = np.stack([x, x * 2])
     return x.tolist(), m.tolist(), (x > 0).tolist(), x.astype(np.int32).tolist(), np.asarray(
         x[0]).tolist()
+
+
+@runs(*INPUTS)
+def comprehension_over_a_run_time_range(x, n):
+    k = int(np.abs(x).sum()) % 4
+    states = [np.tanh(x * i) for i in range(k)]
+    pairs = [i * j for i in range(k) for j in range(2) if (i + j) % 2 == 0]
+    i = 100  # the comprehensions' own `i` did not leak
+    return len(states), np.stack(states).sum(axis=0) if states else x, pairs, i
+
+
+@runs(*INPUTS)
+def comprehension_keeping_rows_by_a_run_time_test(x, n):
+    kept = [v * 2.0 for v in x if v > 0]
+    return len(kept), sum(kept, 0.0)
+
+
+@runs(*INPUTS)
+def comprehension_over_a_run_time_list_in_order(x, n):
+    items = []
+    for i in range(int(np.abs(x).sum()) % 3 + n):
+        items.append(x * i)
+    said = [print("item", k) or it.sum() for k, it in enumerate(items)]
+    return said, len(said)
 
 
 def test_program(program, check_program):
