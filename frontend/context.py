@@ -217,6 +217,8 @@ class Compiler:
         """The frames whose variables a running nested function rebinds (`nonlocal`), innermost
         last: their scopes are stale until it returns (see `closures.call_closure`)."""
         self._paths: dict[int, str] | None = None
+        self.comprehensions = 0
+        """How many comprehensions were built as loops (each names its variables after it)."""
 
     def push_frame(self, func: types.FunctionType, receiver: Any = None,
                    signature: Any = None) -> Frame:

@@ -345,7 +345,8 @@ def _listcomp(f: Frame, node: gast.ListComp) -> Any:
 def _comprehension_loop(f: Frame, node: gast.ListComp, first: Any) -> Value:
     """`[elt for t in it if c ...]` as `items = []; for t' in it: if c': items.append(elt')`,
     its targets renamed to names of its own (they do not leak, as in Python 3)."""
-    number = f.compiler.comprehensions = getattr(f.compiler, "comprehensions", 0) + 1
+    f.compiler.comprehensions += 1
+    number = f.compiler.comprehensions
     prefix = f"{SYNTHETIC_PREFIX}comp{number}_"
     items, iterable = prefix + "items", prefix + "iter"
     own = {name: prefix + name for g in node.generators for name in target_names(g.target)}
