@@ -17,7 +17,7 @@ from typing import Any, Callable
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, Phase, given, note, settings, strategies as st
+from hypothesis import HealthCheck, Phase, assume, given, note, settings, strategies as st
 
 import amber
 import numeric
@@ -190,7 +190,8 @@ def test_random_program_gradient(flavor, program_dir):
     """value_and_grad of a random program equals the eager value and finite differences."""
 
     @settings(max_examples=EXAMPLES, deadline=None, derandomize=not DEEP, phases=PHASES,
-              suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+              suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow,
+                                     HealthCheck.filter_too_much])
     @given(source=programs(flavor), n=st.integers(0, 3), seed=st.integers(0, 10_000))
     def run(source: str, n: int, seed: int) -> None:
         note(source)
@@ -198,6 +199,12 @@ def test_random_program_gradient(flavor, program_dir):
         a, b = _inputs(seed)
         value = program(a.copy(), b.copy(), n)
         want = (numeric.gradient(program, (a, b, n), 0), numeric.gradient(program, (a, b, n), 1))
+        # NOTE: no oracle where finite differences disagree with themselves at a tenth of the
+        # step: a branch decided within the step of an input, or values so large (1e9 and up)
+        # that float64 differences lose the digits
+        finer = tuple(numeric.gradient(program, (a, b, n), k, eps=numeric.EPS / 10)
+                      for k in (0, 1))
+        assume(all(np.allclose(w, f, rtol=1e-4, atol=1e-4) for w, f in zip(want, finer)))
         for mode in ("graph", "pynative"):
             amber.set_context(mode=mode)
             got_value, got = amber.value_and_grad(program, (0, 1))(a.copy(), b.copy(), n)
