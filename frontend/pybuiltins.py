@@ -135,6 +135,8 @@ def _extreme(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
         if len(args) == 1 and not (isinstance(args[0], Value) and isinstance(args[0].type,
                                                                              Tensor)):
             items = as_sequence(f, args[0])
+            if len(items) == 1:
+                return items[0]  # NOTE: `max([s])` is s itself (the op of one input iterates)
         if not has_runtime(items):
             return evaluate_python(f, fn, *items) if len(items) > 1 else evaluate_python(
                 f, fn, tuple(items))

@@ -10,7 +10,8 @@ return value (unbound on the path that had not returned) that a later loop read,
 gaining a key in a nested branch left uses by a discarded branch in the graph ("internal
 error: graph invalid"). The `nesting` flavor found the two after them: a branch that always
 raises counted as one where the return value stays unbound, so codegen split the return value's
-variable and copied it while still unbound (UnboundLocalError in generated code)."""
+variable and copied it while still unbound (UnboundLocalError in generated code). The `lists`
+flavor found the last: `max(vals)` of a list holding one run-time number iterated over it."""
 import numpy as np
 
 from harness import f32, runs
@@ -248,6 +249,17 @@ def return_in_a_loop_after_a_branch_that_always_raises(a, b, n):
         if a.sum() > 0:
             return a, b
     return a, b
+
+
+@runs(*INPUTS)
+def max_and_min_of_a_list_holding_one_run_time_number(a, b, n):
+    k = 0
+    vals = []
+    for i0 in (1, 2):
+        k = k + i0
+        vals.append(a.sum())
+        k = k + int(max(vals) > min(vals))  # max([s]) is s: no iteration over it
+    return k, max([b[0]]), min([a.sum()])
 
 
 def test_program(program, check_program):
