@@ -4,6 +4,7 @@ exception raised in generated code back at the user's line."""
 from __future__ import annotations
 
 import linecache
+import re
 from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any, Callable, Sequence
@@ -65,14 +66,16 @@ class CompiledFunction:
 
     def annotate(self, exc: BaseException) -> None:
         """Add a note to `exc` naming the user's line that the failing generated line came from."""
-        found = self.locate(exc.__traceback__)
+        unbound = _UNBOUND.search(str(exc)) if isinstance(exc, UnboundLocalError) else None
+        found = self.locate(exc.__traceback__, unbound.group(1) if unbound else None)
         if found is None:
             return
         loc = found.user  # NOTE: a layer's line is reported at the user's call of the layer
         add_note(exc, f"in {loc.file}:{loc.line}: {_line_text(loc)} (compiled by amber)")
 
-    def locate(self, tb: TracebackType | None) -> Loc | None:
-        """The user location of the innermost generated-code frame of `tb` that maps to one."""
+    def locate(self, tb: TracebackType | None, unbound: str | None = None) -> Loc | None:
+        """The user location of the innermost generated-code frame of `tb` that maps to one.
+        `unbound`: the variable an UnboundLocalError names, read on that line or a later one."""
         if self.load_line_map is not None:
             self.line_map, self.load_line_map = self.load_line_map(), None
         found = None
@@ -80,17 +83,33 @@ class CompiledFunction:
         while tb is not None:
             code = tb.tb_frame.f_code
             if code.co_filename == self.filename:
-                loc = self.line_map.get(tb.tb_lineno)
+                lineno = tb.tb_lineno if unbound is None else self._reading(tb.tb_lineno, unbound)
+                loc = self.line_map.get(lineno)
                 if loc is None and code is main_code:
-                    loc = self._nearest(tb.tb_lineno)
+                    loc = self._nearest(lineno)
                 found = loc or found
             tb = tb.tb_next
         return found
+
+    def _reading(self, lineno: int, name: str) -> int:
+        """The first line from `lineno` on that reads `name`. CPython 3.11 runs an assignment
+        and a read of a local on the next line as one instruction, and reports a failed read
+        at the assignment's line."""
+        lines = self.source.splitlines()
+        word = re.compile(rf"\b{re.escape(name)}\b")
+        for k in range(lineno, min(lineno + 3, len(lines)) + 1):
+            if word.search(lines[k - 1].split("#")[0]):
+                return k
+        return lineno
 
     def _nearest(self, lineno: int) -> Loc | None:
         """The mapping of the closest mapped line at or above `lineno` (multi-line statements)."""
         best = max((n for n in self.line_map if n <= lineno), default=None)
         return None if best is None else self.line_map[best]
+
+
+_UNBOUND = re.compile(r"local variable '(\w+)'")
+"""The variable an UnboundLocalError's message names."""
 
 
 def _line_text(loc: Loc) -> str:

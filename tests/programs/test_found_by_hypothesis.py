@@ -11,7 +11,9 @@ gaining a key in a nested branch left uses by a discarded branch in the graph ("
 error: graph invalid"). The `nesting` flavor found the two after them: a branch that always
 raises counted as one where the return value stays unbound, so codegen split the return value's
 variable and copied it while still unbound (UnboundLocalError in generated code). The `lists`
-flavor found the last: `max(vals)` of a list holding one run-time number iterated over it."""
+flavor found the last: `max(vals)` of a list holding one run-time number iterated over it; the `nesting` flavor, an
+UnboundLocalError reported at the line before (CPython 3.11 fuses an assignment with the next
+line's read of a local into one instruction once the code is warm)."""
 import numpy as np
 
 from harness import f32, runs
@@ -260,6 +262,29 @@ def max_and_min_of_a_list_holding_one_run_time_number(a, b, n):
         vals.append(a.sum())
         k = k + int(max(vals) > min(vals))  # max([s]) is s: no iteration over it
     return k, max([b[0]]), min([a.sum()])
+
+
+@runs(*INPUTS)
+def unbound_read_right_after_an_assignment_on_a_warm_function(a, b, n):
+    k = 0
+    if n > 9:  # never: `late` is a local variable, unbound until bound below
+        late = a
+    ld = [{"v": a * 1.0}, {"v": b * 1.0}]
+    dd = {"in": {"s": k}}
+    if a.sum() > 0:
+        a = np.maximum(a, b)
+    else:
+        for i0 in range(3):
+            ld[0]['v'] += a
+            late = b * 0.5
+            b = b + late
+        late = a + late
+    if b[2] > 0:
+        ld[0]['v'] += b  # generated: `t = assign_item(...)`, then the read of `late`
+    a = ld[1]['v'] + b
+    if 2 < late.sum():  # UnboundLocalError here, also once CPython has specialized the code
+        b = ld[0]['v'] + b
+    return dd
 
 
 def test_program(program, check_program):
