@@ -177,22 +177,25 @@ def test_a_function_symbols_cannot_compile_falls_back_to_a_compile_per_shape() -
     assert fast.stats.specializations == 3  # (1,3), (2,3), (4,3): each shape apart
 
 
-def rows_by_comprehension(x: np.ndarray) -> np.ndarray:
-    return np.stack([x[i] * i for i in range(x.shape[0])])
+def rows_by_a_growing_tuple(x: np.ndarray) -> np.ndarray:
+    rows = ()
+    for i in range(x.shape[0]):  # NOTE: a tuple growing in a loop of run-time length
+        rows = rows + (x[i] * i,)
+    return np.stack(rows)
 
 
 def test_declared_symbolic_sizes_that_cannot_compile_say_why() -> None:
     """Sizes the user declared symbolic are never given up silently: the CompileError names
     the line, and a note says the same call compiles with its own shapes."""
-    fast = amber.jit(rows_by_comprehension, dynamic=True)
+    fast = amber.jit(rows_by_a_growing_tuple, dynamic=True)
     with pytest.raises(amber.CompileError) as caught:
         fast(np.ones((3, 4), np.float32))
     assert "range(x.shape[0])" in str(caught.value)
     notes = "\n".join(getattr(caught.value, "__notes__", ()))
     assert "compiled with symbolic sizes, arg 0 (N, 4)" in notes
     assert "own shapes compile" in notes
-    np.testing.assert_array_equal(amber.jit(rows_by_comprehension)(np.ones((3, 4), np.float32)),
-                                  rows_by_comprehension(np.ones((3, 4), np.float32)))
+    np.testing.assert_array_equal(amber.jit(rows_by_a_growing_tuple)(np.ones((3, 4), np.float32)),
+                                  rows_by_a_growing_tuple(np.ones((3, 4), np.float32)))
     with pytest.raises(amber.CompileError) as caught:
         amber.jit(lambda_free_undefined, dynamic=True)(np.ones((3, 4), np.float32))
     assert not getattr(caught.value, "__notes__", ())  # NOTE: no static compile either
