@@ -10,6 +10,7 @@ import numpy as np
 from ..graph import AnyType, ListType, NoneType, Scalar, StrType, Tensor, TupleType, Value
 from ..graph.types import same_tuple_kind
 from ..ops import OPERATORS, lookup
+from .aliases import SCALAR, zero_d_kind
 from .context import Frame, tuple_items
 from .values import (PENDING, Instance, PyList, Ref, describe, has_runtime, holds_instance,
                      truth)
@@ -185,7 +186,30 @@ def binary(f: Frame, opname: str, a: Any, b: Any) -> Any:
         return f.op("format", f.materialise(a), f.materialise(b), template="{}{}")
     if not has_runtime(a) and not has_runtime(b):
         return evaluate_python(f, PYTHON[opname], a, b)
+    if opname == "Pow":
+        _check_power_of_a_0d_array(f, a, b)
     return _node(f, opname, a, b)
+
+
+def _check_power_of_a_0d_array(f: Frame, base: Any, exponent: Any) -> None:
+    """Refuse `b ** e` (e known) where NumPy's dtype differs for a 0-d array and a NumPy scalar
+    `b` (a fast path: a 0-d bool array squared is int8, a bool scalar's power int64; under
+    NumPy 1 a float32 0-d array squared stays float32) and `b` may be an array: types follow
+    the NumPy scalar."""
+    if not (isinstance(base, Value) and isinstance(base.type, Tensor) and base.type.rank == 0) \
+            or has_runtime(exponent):
+        return
+    sample, power = np.ones((), base.type.dtype), to_python(exponent)
+    try:
+        with np.errstate(all="ignore"):
+            as_array, as_scalar = (np.result_type(s ** power) for s in (sample, sample[()]))
+    except (TypeError, ValueError, ZeroDivisionError, OverflowError):
+        return  # NOTE: the op's own rule reports what NumPy refuses
+    if as_array != as_scalar and zero_d_kind(f, base) != SCALAR:
+        raise f.error(f"`** {power!r}` of this 0-d {base.type.dtype} value is {as_array} when it "
+                      f"is a 0-d array (NumPy takes a fast path) but {as_scalar} when it is a "
+                      "NumPy scalar, and amber types 0-d values as NumPy scalars",
+                      "take a NumPy scalar first (`b[()] ** 2`), or cast the base explicitly")
 
 
 def _sequence_op(f: Frame, opname: str, a: Any, b: Any) -> Any:

@@ -1,8 +1,9 @@
 """Python forms refused at the line marked `# ERR` (see `harness.check_rejected`): the walrus
 operator where the compiled form could not carry its binding (the condition of a while loop
-with an else block, a comprehension), sorting a list of run-time items, and np.where with one argument (np.nonzero:
-how many indices depends on the data), and appending to a list attribute of the cell (the
-caller's object)."""
+with an else block, a comprehension), sorting a list of run-time items, np.where with one
+argument (np.nonzero: how many indices depends on the data), appending to a list attribute of
+the cell (the caller's object), and `** 2` of a 0-d bool array (NumPy's square: int8, where a
+NumPy scalar's power is int64)."""
 import numpy as np
 
 from amber import nn
@@ -42,6 +43,13 @@ class AppendToAListAttributeIsRefused(nn.Cell):
     def construct(self, x, n):
         self.history.append(x.sum())  # ERR (the cell's own list belongs to the caller)
         return x
+
+
+@runs(INPUT)
+def square_of_a_0d_bool_array_is_refused(x, n):
+    mask = np.array(x.sum() > 0)
+    y = mask ** 2  # ERR (int8 by NumPy's square for a 0-d array, int64 for a NumPy scalar)
+    return y, str(y.dtype)
 
 
 @runs(INPUT)

@@ -148,6 +148,13 @@ def comprehension_over_a_run_time_list_in_order(x, n):
     return said, len(said)
 
 
+@runs(*INPUTS)
+def powers_of_0d_numpy_scalars(x, n):
+    s = x.sum()
+    flag = s > 0
+    return s ** 2, flag ** 2, x[0] ** 0.5 if x[0] > 0 else s, str((flag ** 2).dtype)
+
+
 def test_program(program, check_program):
     """Compiled and eager agree on every input (or compiling refuses at the marked line)."""
     check_program(program)
