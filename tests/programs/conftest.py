@@ -79,10 +79,13 @@ PEER = "test_peer_"
 def modes_of(program: harness.Program) -> list[str]:
     """The modes a program runs in: every one, plus `numba` for a program with a loop (under
     AMBER_NATIVE_CORPUS=all, every mode again with the Numba backend). The peer-suite ports
-    (test_peer_*) run in O2 only (+ `numba` for a loop), unless AMBER_NATIVE_CORPUS=all."""
+    (test_peer_*), and every program under NumPy 1, run in O2 only (+ `numba` for a loop),
+    unless AMBER_NATIVE_CORPUS=all."""
     modes = sorted(MODES)
-    if PEER in program.origin and not NATIVE_ALL:
-        modes = ["O2"]  # NOTE: the peer ports add breadth of Python, not of pipelines (CI time)
+    if (PEER in program.origin or harness.NUMPY_1) and not NATIVE_ALL:
+        # NOTE: the peer ports add breadth of Python, not of pipelines; NumPy 1 changes
+        # promotion, which O2 meets as the other modes do (CI time)
+        modes = ["O2"]
     if NATIVE_ALL:
         return modes + [f"{NATIVE_MODE}-{m}" for m in modes]
     return modes + ([NATIVE_MODE] if has_loop(program) else [])
