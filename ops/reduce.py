@@ -14,7 +14,7 @@ from .elementwise import (as_tensor, checked, dtype_or_none, np_call, on_tensor,
                           probe, spell)
 from . import native
 from .opdef import NO_GRAD, GradContext, OpDef
-from .shaping import normalize_axes
+from .shaping import normalize_axis, normalize_axes
 from .types import Tensor, Type, dim_mul
 
 Grad = Callable[[GradContext], tuple[Any, ...]]
@@ -190,9 +190,8 @@ def _cumsum_infer(x: Type, *, axis: Any) -> Tensor:
     dtype = np.cumsum(np.zeros(1, t.dtype)).dtype
     if axis is None:
         return Tensor((dim_mul(*t.shape),), dtype)
-    if type(axis) is not int or not -max(t.rank, 1) <= axis < max(t.rank, 1):
-        raise ValueError(f"cumsum: axis {axis!r} is out of range for {t}")
-    return Tensor(t.shape, dtype)
+    normalize_axis("cumsum", axis, max(t.rank, 1), t)  # NOTE: a 0-d array is summed as (1,)
+    return Tensor(t.shape or (1,), dtype)
 
 
 def _cumsum_grad(ad: GradContext) -> tuple[Any, ...]:
@@ -201,7 +200,7 @@ def _cumsum_grad(ad: GradContext) -> tuple[Any, ...]:
     along = 0 if axis is None else axis
     flipped = ad.op("flip", ad.g, axis=along)
     back = ad.op("flip", ad.op("cumsum", flipped, axis=along), axis=along)
-    if axis is None:
+    if axis is None or not x.rank:  # NOTE: the result was flattened (a 0-d input: to (1,))
         if not all(isinstance(d, int) for d in x.shape):
             raise NotImplementedError("the gradient of a flattened cumsum of run-time shape")
         back = ad.op("reshape", back, shape=tuple(x.shape))

@@ -168,7 +168,7 @@ SAMPLES: dict[str, list[tuple[tuple, dict]]] = {
     "sort": [((np.ones((2, 5)),), {}), ((np.ones(4),), {"kind": "stable"}),
              ((np.ones((3, 2, 4)),), {"axis": 0})],
     "cumsum": [((np.ones((2, 3)),), {}), ((np.ones((2, 3)),), {"axis": 0}),
-               ((np.ones(4),), {"axis": -1})],
+               ((np.ones(4),), {"axis": -1}), ((np.ones(()),), {"axis": 0})],
     "gather_nd": [((np.ones((3, 4)), np.array([[0, 1], [2, 3], [0, 1]])), {}),
                   ((np.ones((3, 4, 2)), np.array([[2], [0]])), {})],
     "l2_normalize": [((np.ones((2, 3)),), {}), ((np.ones((2, 3, 2)),), {"axis": (1, 2)}),
