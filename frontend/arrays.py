@@ -11,6 +11,7 @@ import numpy as np
 
 from ..graph import Scalar, Tensor, Value
 from ..ops import NUMPY
+from ..ops.shaping import normalize_axis
 from .aliases import SCALAR, is_array_kind, is_mixed_kind, own_array, zero_d_kind
 from .context import Frame
 from .expressions import shape_of, value_attribute
@@ -192,18 +193,21 @@ def _tensor(a: Any) -> bool:
 
 
 def _axes(f: Frame, a: Value, axis: Any, what: str) -> tuple[int, ...]:
-    """The axes `axis` names (None: all), checked the way NumPy checks them."""
+    """The axes `axis` names (None: all), in the order given, each checked as NumPy checks it
+    (in range, not repeated)."""
     if has_runtime(axis):
         raise f.error(f"{what}: the axis must be known when compiling")
     rank = a.type.rank
     if axis is None:
         return tuple(range(rank))
     try:
-        return tuple(np.lib.array_utils.normalize_axis_tuple(axis, rank)
-                     if hasattr(np.lib, "array_utils") else
-                     np.core.numeric.normalize_axis_tuple(axis, rank))
-    except (np.exceptions.AxisError if hasattr(np, "exceptions") else np.AxisError) as exc:
-        raise f.error(f"{what}: {exc}") from None
+        axes = tuple(normalize_axis(what, k, rank, a.type)
+                     for k in (axis if isinstance(axis, tuple | list) else (axis,)))
+    except (TypeError, ValueError) as exc:
+        raise f.error(str(exc)) from None
+    if len(set(axes)) != len(axes):
+        raise f.error(f"{what}: repeated axis in {axis}")
+    return axes
 
 
 def _variance(root: bool) -> Callable[..., Any]:
