@@ -27,8 +27,8 @@ from .containers import dict_method, list_method
 from .context import Frame, NeedsUnrolling, call_identity
 from .errors import CompileError, CompileTypeError, arity_message, kind_for
 from .control import choose, short_circuit
-from .expressions import NUMPY_FUNCTION_METHODS, elements, evaluate, format_at_run_time
-from .operators import compare, operand, python_result, to_python
+from .expressions import NUMPY_FUNCTION_METHODS, elements, evaluate
+from .operators import compare, format_at_run_time, operand, python_result, to_python
 from .pybuiltins import BUILTINS
 from .scope import bind_arguments
 from .values import (BoundMethod, Choice, Closure, DictMethod, ListMethod, PyList, Ref, TensorMethod,

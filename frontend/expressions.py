@@ -14,12 +14,13 @@ import gast
 from ..graph import ListType, Scalar, Tensor, TupleType, Value
 from ..graph.types import UNKNOWN, Sym
 from ..ops.types import dim_mul
-from ..ops import METHODS, OPS
+from ..ops import METHODS
 from . import instances, namedtuples
 from .context import DeadPath, Frame, tuple_items
 from .control import choose, short_circuit
 from .errors import CompileError
-from .operators import binary, compare, condition_value, from_python, to_python, unary
+from .operators import (binary, compare, condition_value, format_at_run_time, from_python,
+                        to_python, unary)
 from .names import SYNTHETIC_PREFIX, target_names
 from .scope import lookup, ref_attribute
 from .sequences import as_sequence, getitem
@@ -476,14 +477,6 @@ def _joinedstr(f: Frame, node: gast.JoinedStr) -> Any:
     if not values:
         return text.replace("{{", "{").replace("}}", "}")
     return format_at_run_time(f, text, values)
-
-
-def format_at_run_time(f: Frame, template: str, values: list[Any]) -> Any:
-    """`template.format(*values)` with run-time values: a `format` node."""
-    if "format" not in OPS:
-        raise f.error("formatting a run-time value into a string is not supported yet",
-                      "pass the values to print separately: print('loss', loss)")
-    return f.op("format", *(f.materialise(v) for v in values), template=template)
 
 
 HANDLERS: dict[type, Callable[[Frame, Any], Any]] = {

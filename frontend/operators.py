@@ -9,7 +9,7 @@ import numpy as np
 
 from ..graph import AnyType, ListType, NoneType, Scalar, StrType, Tensor, TupleType, Value
 from ..graph.types import same_tuple_kind
-from ..ops import OPERATORS, lookup
+from ..ops import OPERATORS, OPS, lookup
 from .aliases import SCALAR, zero_d_kind
 from .context import Frame, tuple_items
 from .values import (PENDING, Instance, PyList, Ref, describe, has_runtime, holds_instance,
@@ -172,6 +172,14 @@ def _items(f: Frame, v: Any) -> list[Any]:
 
 # -- operators ----------------------------------------------------------------------------------
 
+def format_at_run_time(f: Frame, template: str, values: list[Any]) -> Any:
+    """`template.format(*values)` with run-time values: a `format` node."""
+    if "format" not in OPS:
+        raise f.error("formatting a run-time value into a string is not supported yet",
+                      "pass the values to print separately: print('loss', loss)")
+    return f.op("format", *(f.materialise(v) for v in values), template=template)
+
+
 def _is_text(v: Any) -> bool:
     return isinstance(v, str) or isinstance(v, Value) and isinstance(v.type, StrType)
 
@@ -183,7 +191,7 @@ def binary(f: Frame, opname: str, a: Any, b: Any) -> Any:
         return seq
     if opname == "Add" and _is_text(a) and _is_text(b) and (has_runtime(a) or has_runtime(b)):
         # NOTE: strings made at run time (`"sum " + str(s)`) join where they are formatted
-        return f.op("format", f.materialise(a), f.materialise(b), template="{}{}")
+        return format_at_run_time(f, "{}{}", [a, b])
     if not has_runtime(a) and not has_runtime(b):
         return evaluate_python(f, PYTHON[opname], a, b)
     if opname == "Pow":

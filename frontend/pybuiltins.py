@@ -15,8 +15,8 @@ from .containers import dict_builtin
 from .context import Frame, tuple_items
 from .control import short_circuit
 from .errors import CompileError
-from .expressions import attribute, format_at_run_time
-from .operators import binary, evaluate_python, to_python
+from .expressions import attribute
+from .operators import binary, evaluate_python, format_at_run_time, to_python
 from .sequences import as_sequence, counted, first_dim, is_compile_time_sequence
 from .values import (IndexedIter, Instance, PyList, Ref, RuntimeRange, SuperRef, describe,
                      has_runtime, truth)
