@@ -1,8 +1,8 @@
 """The `amber` command (`python -m amber`): `dump` a model's compile stages, `export` it as a
-standalone NumPy module plus weights, and look after the disk cache (`cache path|list|prune|
-clear`).
+standalone NumPy module plus weights, look after the disk cache (`cache path|list|prune|
+clear`), and turn a recorded run into an HTML compile `report`.
 
-One module per command (`dump.py`, `export.py`, `cache.py`), each with `register(sub)` adding its
+One module per command (`dump.py`, `export.py`, `cache.py`, `report.py`), each with `register(sub)` adding its
 subparser and flags and `run(ns)` doing the work; `target.py` loads FILE.py:NAME and its inputs
 for the commands that compile something. A flag for one command is added in that command's
 module only.
@@ -19,11 +19,11 @@ from typing import Sequence
 
 from ..frontend.errors import CompileError
 from ..version import __version__
-from . import cache, dump, export
+from . import cache, dump, export, report
 from .errors import Parser, ToolError, UsageError
 from .target import load_module, load_target, parse_inputs
 
-COMMANDS = (dump, export, cache)
+COMMANDS = (dump, export, cache, report)
 
 __all__ = ["main", "build_parser", "load_module", "load_target", "parse_inputs", "UsageError",
            "ToolError"]

@@ -5,7 +5,7 @@ from .ir import (FOR, IF, INDEX_TYPE, REGION_KINDS, WHILE, Block, Builder, Graph
                  Node, Use, Value)
 from .rewriter import Rewriter
 from .parser import IRParseError, parse_attr, parse_graph, parse_type
-from .printer import format_attr, print_block, print_graph, print_node
+from .printer import format_attr, print_block, print_graph, print_graph_lines, print_node
 from .serialize import GraphFileError, load_graph, save_graph
 from .types import (AnyType, ListType, NoneType, Scalar, StrType, Tensor, TupleType, Type,
                     join_types)
@@ -14,6 +14,6 @@ from .verifier import IRVerifyError, verify
 __all__ = ["FOR", "IF", "INDEX_TYPE", "REGION_KINDS", "WHILE", "Block", "Builder", "Graph",
            "InsertPoint", "Loc", "Node", "Rewriter", "Use", "Value", "AnyType", "ListType",
            "NoneType", "Scalar", "StrType", "Tensor", "TupleType", "Type", "join_types",
-           "verify", "IRVerifyError", "print_graph", "print_block", "print_node", "format_attr",
-           "parse_graph", "parse_type", "parse_attr", "IRParseError", "to_dot", "render",
-           "save_graph", "load_graph", "GraphFileError", "run_graph", "Unbound"]
+           "verify", "IRVerifyError", "print_graph", "print_graph_lines", "print_block",
+           "print_node", "format_attr", "parse_graph", "parse_type", "parse_attr", "IRParseError",
+           "to_dot", "render", "save_graph", "load_graph", "GraphFileError", "run_graph", "Unbound"]

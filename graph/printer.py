@@ -29,6 +29,14 @@ def print_graph(graph: Graph) -> str:
     return _Printer(graph.body).graph(graph)
 
 
+def print_graph_lines(graph: Graph) -> tuple[str, dict[int, Node]]:
+    """The text form of `graph` and the node printed on each line (0-based), for tools that
+    link the text back to nodes (the compile report)."""
+    printer = _Printer(graph.body)
+    text = printer.graph(graph)
+    return text, {line: node for node, line in printer.node_line.items()}
+
+
 def print_block(block: Block) -> str:
     """A block's statements (and its `yield`) on their own, for debugging."""
     printer = _Printer(block)

@@ -41,6 +41,8 @@ class CompiledFunction:
     """Objects the module names but cannot define (user exception classes), by module name."""
     load_line_map: Callable[[], dict[int, Loc]] | None = field(default=None, repr=False)
     """Builds `line_map` on first need (entries read from disk defer it)."""
+    trace: dict[str, Any] | None = field(default=None, repr=False)
+    """The compile's stages for the compile report (only while one is recorded)."""
     gather: Callable[[tuple, dict], tuple] | None = field(default=None, repr=False)
     guards_hold: Callable[[Any], bool] | None = field(default=None, repr=False)
 

@@ -114,6 +114,11 @@ def default_backend() -> str:
     return backend
 
 
+def report_directory() -> str:
+    """`$AMBER_REPORT`: record the run for `amber report` into this directory ("" : do not)."""
+    return os.environ.get("AMBER_REPORT", "").strip()
+
+
 _context = Context()
 
 

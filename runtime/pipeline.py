@@ -11,7 +11,9 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from ..version import __version__
+from . import recorder
 from .context import CompileOptions, get_context
+from .recorder import CompileTrace
 
 PassCallback = Callable[[Any, Any], None]
 """`on_pass(report_or_name, graph)` after each pass (`report.name/.nodes/.seconds` when given)."""
@@ -28,6 +30,8 @@ class Artifact:
     ir: str = ""
     seconds: dict[str, float] = field(default_factory=dict)
     regenerate_code: Callable[[frozenset[int]], Any] | None = None
+    trace: dict[str, Any] | None = None
+    """The stages as the compile report records them (None when no report is recorded)."""
 
     def regenerate(self, exclude: frozenset[int]) -> Any:
         """The code, generated again with the loop regions whose ids are in `exclude` written
@@ -89,18 +93,24 @@ def compile_target(target: Any, args: tuple, kwargs: dict | None, options: Compi
     result = build(target, args, kwargs, fallback=fallback, shapes=shapes)
     graph = result.graph
     files = _stage_files(title or graph.name) if optimize_graph else None
-    if files is not None:
-        files.source(result.sources, getattr(result, "source_titles", ()))
-        files.graph("ir", graph)
+    trace = CompileTrace() if optimize_graph and recorder.active() is not None else None
+    watchers = [w for w in (files, trace) if w is not None]
+    for watcher in watchers:
+        watcher.sources(result.sources, getattr(result, "source_titles", ()))
+        watcher.graph("ir", graph)
     if transform is not None:
         optimize(graph, CompileOptions(1, options.verify))  # NOTE: less to differentiate
         transform(graph)
-        if files is not None:
-            files.graph("transformed", graph)
+        for watcher in watchers:
+            watcher.graph("transformed", graph)
     seconds["frontend"] = (mid := time.perf_counter()) - start
     if not optimize_graph:
         return Artifact(graph, None, tuple(result.guards), tuple(getattr(result, "sources", ())))
-    on_pass = None if files is None else (lambda report, g: files.graph(report.name, g))
+    on_pass = None
+    if watchers:
+        def on_pass(report: Any, g: Any) -> None:
+            for watcher in watchers:
+                watcher.on_pass(report, g)
     graph = optimize(graph, options, on_pass) or graph
     seconds["passes"] = (mid2 := time.perf_counter()) - mid
     backend = options.codegen_backend
@@ -109,9 +119,13 @@ def compile_target(target: Any, args: tuple, kwargs: dict | None, options: Compi
     if files is not None:
         files.graph("opt-ir", graph)
         files.code(code.source)
+    if trace is not None:
+        trace.graph("opt_ir", graph)
+        trace.finish(graph, code, seconds, options.backend)
     return Artifact(graph, code, tuple(result.guards), tuple(getattr(result, "sources", ())),
                     print_ir(graph), seconds,
-                    lambda exclude: generate(graph, title, signature, backend, exclude))
+                    lambda exclude: generate(graph, title, signature, backend, exclude),
+                    None if trace is None else trace.data)
 
 
 def _stage_files(title: str) -> Any:

@@ -34,7 +34,7 @@ from .loader import fake_filename, load_function
 from .native import compile_with_fallback, load_native
 from .paths import access
 from .pipeline import Artifact, compile_target
-from . import log
+from . import log, recorder
 from .warn import warn_user
 
 RECOMPILE_WARNING = 8
@@ -107,6 +107,8 @@ class JitBase:
         self._cache: dict[Hashable, list[CompiledFunction]] = {}
         self._states: dict[int, _InstanceState] = {}
         self._history: list[dict[str, str]] = []
+        self._reason = ""
+        """Why the next specialization is made, when the call key alone does not say."""
         self._warned = False
         self._lock = threading.RLock()
 
@@ -195,6 +197,7 @@ class JitBase:
             dynamic.learned = before
             return False
         warn_user(f"amber: {self._title(instance)}: {news}")
+        self._reason = "sizes made symbolic: " + news.split(" changed between calls")[0]
         return True
 
     def _new_binding(self, instance: Any, key: Hashable, skey: Hashable, shapes: Shapes,
@@ -213,6 +216,7 @@ class JitBase:
             first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
             warn_user(f"amber: {self._title(instance)} cannot be compiled for symbolic sizes "
                       f"({first}); compiling each shape separately")
+            self._reason = f"symbolic sizes refused ({first})"
             skey, shapes = key, {}
             found = self._find(instance, key)
             if found is not None:
@@ -322,7 +326,9 @@ class JitBase:
             artifact = self._artifact(instance, args, kwargs, options, title, signature,
                                       shapes=shapes)
         except CompileError as err:
-            if not self.fallback or shapes and self.dynamic_shapes.automatic:
+            eager = self.fallback and not (shapes and self.dynamic_shapes.automatic)
+            _record_refusal(title, signature, err, "eager fallback" if eager else "error")
+            if not eager:
                 raise
             warn_user(f"amber: {title} runs eagerly (jit fallback=True) because it cannot be "
                       f"compiled:\n{err}")
@@ -352,12 +358,19 @@ class JitBase:
             if shape is not None:
                 parts[f"parameter {path}"] = f"{dtype}{list(shape)}"
         self._history.append(parts)
+        changed = what_changed(self._history[-2:]) if len(self._history) > 1 else []
+        reason = "first call" if len(self._history) == 1 else \
+            "new " + "; ".join(changed or ["(nothing visible in the arguments)"])
+        if self._reason:
+            reason, self._reason = f"{self._reason}; {reason}", ""
         if entry.origin == "compiled":
-            changed = what_changed(self._history[-2:]) if len(self._history) > 1 else []
-            reason = "first call" if len(self._history) == 1 else \
-                "new " + "; ".join(changed or ["(nothing visible in the arguments)"])
             log.info("amber: compiled %s%s in %.1f ms (%s)", title, describe_key(key),
                      entry.seconds * 1e3, reason)
+        if (rec := recorder.active()) is not None:
+            rec.emit("specialization", function=title, jit=id(self), key=describe_key(key),
+                     origin=entry.origin, reason=reason, seconds=entry.seconds,
+                     cache_path=entry.cache_path, trace=entry.trace,
+                     code=None if entry.trace else _code_of(entry))
         if self.stats.recompiles >= RECOMPILE_WARNING and not self._warned:
             self._warned = True
             changing = what_changed(self._history) or ["(nothing visible in the arguments)"]
@@ -392,6 +405,23 @@ class JitBase:
             self._states.clear()
             self._history.clear()
             self.last = None
+
+
+def _record_refusal(title: str, signature: str, err: CompileError, outcome: str) -> None:
+    """A CompileError, with where it points in the user's code, for the compile report."""
+    if (rec := recorder.active()) is not None:
+        rec.emit("refusal", function=title, key=signature, outcome=outcome,
+                 message=getattr(err, "message", str(err)), file=getattr(err, "file", ""),
+                 line=getattr(err, "line", 0), col=getattr(err, "col", 0),
+                 source_line=getattr(err, "source_line", ""), text=str(err))
+
+
+def _code_of(entry: CompiledFunction) -> dict[str, Any] | None:
+    """The generated code of an entry read from the disk cache (which keeps no IR)."""
+    if not entry.source:
+        return None
+    line_map = entry.line_map or (entry.load_line_map() if entry.load_line_map else {})
+    return recorder.describe_code(entry.source, line_map)
 
 
 def _eager_marker(*args: Any) -> Any:
@@ -431,7 +461,7 @@ def entry_from_artifact(artifact: Artifact, title: str, nargs: int,
             function_name=code.function_name, line_map=dict(code.line_map), param_paths=params,
             param_sig=sig, input_paths=artifact.input_paths, guards=tuple(artifact.guards),
             graph=artifact.graph, ir=artifact.ir, origin="compiled",
-            seconds=sum(artifact.seconds.values()), externals=externals)
+            seconds=sum(artifact.seconds.values()), externals=externals, trace=artifact.trace)
         path = store(entry, artifact) if store is not None else None
         entry.cache_path = path
         if path is not None and code.kernels:  # NOTE: Numba caches kernels beside their file

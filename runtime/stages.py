@@ -71,6 +71,9 @@ class StageFiles:
     def graph(self, name: str, graph: Any) -> Path:
         return self.write(name, render_graph(graph, self.fmt), _SUFFIX[self.fmt])
 
+    def on_pass(self, report: Any, graph: Any) -> Path:
+        return self.graph(report.name, graph)
+
     def code(self, source: str) -> Path:
         return self.write("code", source, ".py")
 
