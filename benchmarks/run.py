@@ -23,6 +23,7 @@ import dynamic  # noqa: E402
 import forward  # noqa: E402
 import grad  # noqa: E402
 import native  # noqa: E402
+import recording  # noqa: E402
 import startup  # noqa: E402
 import train  # noqa: E402
 
@@ -34,10 +35,10 @@ SUITES = {"forward": forward, "grad": grad, "train": train, "dynamic": dynamic, 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="fewer rounds (a smoke run)")
-    parser.add_argument("--only", nargs="*", choices=[*SUITES, "startup"],
+    parser.add_argument("--only", nargs="*", choices=[*SUITES, "startup", "recording"],
                         help="run only these suites")
     args = parser.parse_args()
-    chosen = args.only or [*SUITES, "startup"]
+    chosen = args.only or [*SUITES, "startup", "recording"]
     scratch = tempfile.TemporaryDirectory()  # NOTE: leave the user's disk cache alone
     amber.set_context(cache_dir=scratch.name)
     rounds = 5 if args.quick else 15
@@ -51,6 +52,8 @@ def main() -> None:
                 suite.report()
     if "startup" in chosen:
         startup.report()
+    if "recording" in chosen:
+        recording.report(rounds=3 if args.quick else 5)
 
 
 if __name__ == "__main__":

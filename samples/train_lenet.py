@@ -3,7 +3,7 @@ scikit-learn, so this runs offline), the way a MindSpore user writes it: `WithLo
 optimizer with a cosine learning-rate schedule, `TrainOneStepCell`, and `amber.jit` compiling the
 whole train step (forward, backward and Adam update) into one NumPy function.
 
-    pip install -e ".[examples]" && python samples/train_lenet.py
+    pip install -e ".[examples]" && python samples/train_lenet.py [--plot curves.png]
 
 The images are scaled up 4x (each pixel a 4x4 block) to LeNet's 32x32 input and standardized;
 80% train, 20% test, shuffled mini-batches of 32. Each epoch prints its mean loss and the train
@@ -77,9 +77,10 @@ def accuracy(predict: object, images: np.ndarray, labels: np.ndarray) -> float:
     return float((predict(images).argmax(axis=1) == labels).mean())
 
 
-def train(epochs: int = 10, seed: int = 0, eager: bool = False, progress: bool = True
-          ) -> tuple[list[float], float, nn.Cell]:
-    """Train from `seed`; returns (mean loss of each epoch, final test accuracy, the network)."""
+def train(epochs: int = 10, seed: int = 0, eager: bool = False, progress: bool = True,
+          curves: dict[str, list[float]] | None = None) -> tuple[list[float], float, nn.Cell]:
+    """Train from `seed`; returns (mean loss of each epoch, final test accuracy, the network).
+    `curves`, if given, receives each epoch's loss and train and test accuracy."""
     from tqdm import tqdm
     x_train, y_train, x_test, y_test = load_digits_32x32(seed)
     steps = len(y_train) // BATCH  # NOTE: the last partial batch is dropped: one batch shape
@@ -105,6 +106,10 @@ def train(epochs: int = 10, seed: int = 0, eager: bool = False, progress: bool =
         history.append(total / steps)
         train_acc = accuracy(predict, x_train, y_train)
         test_acc = accuracy(predict, x_test, y_test)
+        if curves is not None:
+            for name, value in (("loss", history[-1]), ("train accuracy", train_acc),
+                                ("test accuracy", test_acc)):
+                curves.setdefault(name, []).append(value)
         if progress:
             print(f"epoch {epoch:2d}: loss {history[-1]:.4f}  train accuracy {train_acc:.3f}  "
                   f"test accuracy {test_acc:.3f}")
@@ -118,15 +123,21 @@ def main() -> None:
     parser.add_argument("--eager", action="store_true",
                         help="run op by op (pynative mode) instead of compiled")
     parser.add_argument("--save", metavar="FILE.ckpt", help="save the trained weights")
+    parser.add_argument("--plot", metavar="FILE.png", help="draw the loss and accuracy curves "
+                        "(needs matplotlib, in the examples extra)")
     args = parser.parse_args()
     if args.eager:
         amber.set_context(mode="pynative")
     start = time.perf_counter()
-    _, test_acc, net = train(args.epochs, args.seed, args.eager)
+    curves: dict[str, list[float]] = {}
+    _, test_acc, net = train(args.epochs, args.seed, args.eager, curves=curves)
     print(f"{time.perf_counter() - start:.1f} s ({'eager' if args.eager else 'compiled'})")
     if args.save:
         amber.save_checkpoint(net, args.save)
         print(f"saved {args.save}")
+    if args.plot:
+        from amber.train.plots import plot_curves
+        print(f"plotted {plot_curves(curves, args.plot, title='LeNet-5 on digits')}")
     print(f"test accuracy: {test_acc:.2f}")
 
 

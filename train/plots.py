@@ -1,0 +1,37 @@
+"""Training curves as a picture: `plot_curves({"loss": [...], "test accuracy": [...]}, path)`
+draws each named series against the epoch, one panel each, into a PNG (or any format matplotlib
+writes). matplotlib is in the `examples` extra and imported only here, when a plot is asked for.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Mapping, Sequence
+
+
+def plot_curves(curves: Mapping[str, Sequence[float]], path: str | Path,
+                title: str = "training") -> Path:
+    """Draw each series of `curves` (values per epoch) in its own panel; returns the file."""
+    try:
+        import matplotlib
+        matplotlib.use("Agg")  # NOTE: files only, no window (works on machines with no screen)
+        import matplotlib.pyplot as plt
+        from matplotlib.ticker import MaxNLocator
+    except ImportError as err:
+        raise ImportError("plotting needs matplotlib: pip install 'amber-jit[examples]'") from err
+    series = {name: list(values) for name, values in curves.items() if len(values)}
+    if not series:
+        raise ValueError("plot_curves: no values to plot")
+    fig, axes = plt.subplots(1, len(series), figsize=(4.5 * len(series), 3.4), squeeze=False)
+    for ax, (name, values) in zip(axes[0], series.items()):
+        epochs = range(1, len(values) + 1)
+        ax.plot(epochs, values, marker="o")
+        ax.set_xlabel("epoch")
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+        ax.set_title(name)
+        ax.grid(alpha=0.3)
+    fig.suptitle(title)
+    fig.tight_layout()
+    path = Path(path)
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    return path
