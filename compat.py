@@ -61,7 +61,7 @@ class MindSporeAlias(importlib.abc.MetaPathFinder):
             if err.name is not None and (err.name == real or real.startswith(err.name + ".")):
                 raise ModuleNotFoundError(
                     f"amber has no counterpart of {fullname} (imported as {real}); see the "
-                    f"'Coming from MindSpore' table in amber's README", name=fullname) from None
+                    f"table in amber's docs/mindspore.md", name=fullname) from None
             raise
         return importlib.util.spec_from_loader(fullname, _Existing(module),
                                                is_package=hasattr(module, "__path__"))
