@@ -209,6 +209,8 @@ class JitBase:
                 if shapes and self._compiles_static(instance, args, kwargs):
                     add_note(err, symbolic_note(shapes))
                 raise  # NOTE: sizes the user declared symbolic are not given up silently
+            if not self._compiles_static(instance, args, kwargs):
+                raise  # NOTE: fails with its own shapes too (e.g. a wrong arity): the real error
             self.dynamic_shapes.refuse()
             first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
             warn_user(f"amber: {self._title(instance)} cannot be compiled for symbolic sizes "
