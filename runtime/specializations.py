@@ -29,7 +29,8 @@ from .diskcache import DiskCache
 from .records import target_source
 from .guards import GuardPlan
 from .dynamic import DynamicShapes, Shapes, symbolic_note
-from .keys import call_key, describe_key, key_components, persistable, what_changed
+from .keys import (call_key, describe_key, holds_wide_int, key_components, persistable,
+                   what_changed)
 from .loader import fake_filename, load_function
 from .native import compile_with_fallback, load_native
 from .paths import access
@@ -264,6 +265,8 @@ class JitBase:
         options = self.options or ctx.options
         if self.backend is not None:
             options = dataclasses.replace(options, backend=self.backend)
+        if options.backend != "numpy" and holds_wide_int(key):
+            options = dataclasses.replace(options, backend="numpy")  # NOTE: see holds_wide_int
         title, signature = self._title(instance), describe_key(key)
         disk, first = self._disk_slot(ctx, instance, key, options, signature)
         # NOTE: save_graphs asks to see the stages, so it compiles even when disk has the code

@@ -29,3 +29,33 @@ def test_wrong_arity_after_symbolic_sizes_reports_the_arity_alone() -> None:
         with pytest.raises(CompileError, match=r"takes 1 argument \(x.*\) but 2 were given"):
             net(np.ones(3, np.float32), np.ones(3, np.float32))
     np.testing.assert_array_equal(net(np.ones(5, np.float32)), np.full(5, 2, np.float32))
+
+
+def _count_until_large(x: np.ndarray, n: int) -> np.ndarray:
+    for i in range(n):
+        x = x + 1
+        if x.sum() > 100:
+            break
+    return x
+
+
+def _index_and_divide(x: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+    out = x * 0
+    for i in range(3):
+        out[i] = x[(n + i) % 4] + n // 2**66
+    return out, x[n % 4]
+
+
+BACKENDS = ["numpy", "auto", pytest.param("numba", marks=pytest.mark.skipif(
+    not amber.runtime.native.numba_installed(), reason="the numba backend needs Numba"))]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("n", [2**70, -2**64 - 3, 2**63])
+def test_python_ints_beyond_int64_run_as_eager(backend: str, n: int) -> None:
+    x = np.arange(4, dtype=np.float32)
+    for function in (_count_until_large, _index_and_divide):
+        compiled = amber.jit(function, backend=backend)
+        got, want = compiled(x.copy(), n), function(x.copy(), n)
+        for g, w in zip(*(v if isinstance(v, tuple) else (v,) for v in (got, want))):
+            np.testing.assert_array_equal(g, w)
