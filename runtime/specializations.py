@@ -12,6 +12,7 @@ call does.
 """
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import inspect
@@ -299,7 +300,7 @@ class JitBase:
                 path = disk.store(first, entry, artifact.sources, title, signature, files)
                 return None if path is None else str(path)
         entry, _ = self._compile(instance, args, kwargs, options, title, signature,
-                                 shapes or {}, store)
+                                 shapes or {}, store, None if store is None else disk)
         return entry
 
     def _disk_slot(self, ctx: _ctx.Context, instance: Any, key: Hashable,
@@ -314,6 +315,8 @@ class JitBase:
         if instance is not None:
             name += f"@{type(instance).__module__}.{type(instance).__qualname__}"
         disk = DiskCache(ctx.resolved_cache_dir())
+        if not disk.trusted():
+            return None, None
         return disk, disk.first_key(name, source, signature, self._cache_token(options))
 
     def _cache_token(self, options: CompileOptions) -> str:
@@ -321,8 +324,8 @@ class JitBase:
         return options.cache_token()
 
     def _compile(self, instance: Any, args: tuple, kwargs: dict, options: CompileOptions,
-                 title: str, signature: str, shapes: Shapes, store: Store | None = None
-                 ) -> tuple[CompiledFunction, Artifact | None]:
+                 title: str, signature: str, shapes: Shapes, store: Store | None = None,
+                 disk: DiskCache | None = None) -> tuple[CompiledFunction, Artifact | None]:
         try:
             artifact = self._artifact(instance, args, kwargs, options, title, signature,
                                       shapes=shapes)
@@ -334,7 +337,8 @@ class JitBase:
             return CompiledFunction(fn=_eager_marker, source="", filename="", function_name="",
                                     line_map={}, origin="eager"), None
         self.stats.compiles += 1
-        return entry_from_artifact(artifact, title, len(args), store), artifact
+        return entry_from_artifact(artifact, title, len(args), store,
+                                   None if disk is None else disk.native_kernels), artifact
 
     def _artifact(self, instance: Any, args: tuple, kwargs: dict, options: CompileOptions,
                   title: str, signature: str, interpret: bool = False,
@@ -420,10 +424,11 @@ Store = Callable[[CompiledFunction, Artifact], "str | None"]
 it); returns the module's path, or None."""
 
 
-def entry_from_artifact(artifact: Artifact, title: str, nargs: int,
-                        store: Store | None = None) -> CompiledFunction:
+def entry_from_artifact(artifact: Artifact, title: str, nargs: int, store: Store | None = None,
+                        native: Callable[[str], Any] | None = None) -> CompiledFunction:
     """Load the artifact's generated code and wrap it as a ready-to-call entry; `store` (the
-    disk cache) gets it first. A Numba kernel that fails to compile has its loop generated as
+    disk cache) gets it first, and `native(path)` (the disk cache's) is the context its Numba
+    kernels are compiled and cached in. A Numba kernel that fails to compile has its loop generated as
     NumPy code instead (`native.compile_with_fallback`, one warning)."""
     params = artifact.param_paths
     sig = tuple((tuple(v.type.shape), v.type.dtype) if hasattr(v.type, "shape") else (None, None)
@@ -441,9 +446,12 @@ def entry_from_artifact(artifact: Artifact, title: str, nargs: int,
         entry.cache_path = path
         if path is not None and code.kernels:  # NOTE: Numba caches kernels beside their file
             entry.filename = path
-        entry.fn = load_native(lambda: load_function(code.source, code.function_name,
-                                                     entry.filename, externals),
-                               code, entry.filename)
+        kept = native(path) if native is not None and path is not None and code.kernels \
+            else contextlib.nullcontext()
+        with kept:
+            entry.fn = load_native(lambda: load_function(code.source, code.function_name,
+                                                         entry.filename, externals),
+                                   code, entry.filename)
         return entry
 
     code, entry = compile_with_fallback(artifact.regenerate, load, title)
