@@ -77,11 +77,14 @@ def _write_memo(path: Path, record: dict[str, str]) -> None:
     """Best effort: a read-only directory only costs the reads next time. A missing one is
     created private to the user (0700), as the disk cache creates it."""
     try:
-        if not path.parent.is_dir():
-            path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-            os.chmod(path.parent, 0o700)  # NOTE: mkdir's mode is filtered by the umask
+        missing = [p for p in (path.parent, *path.parent.parents) if not p.is_dir()]
+        for folder in reversed(missing):  # NOTE: parents too: mkdir's would follow the umask
+            folder.mkdir(mode=0o700, exist_ok=True)
+            os.chmod(folder, 0o700)  # NOTE: mkdir's mode is filtered by the umask
         tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(record), encoding="utf-8")
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)  # NOTE: not by the umask
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(json.dumps(record))
         os.replace(tmp, path)
     except OSError:
         pass

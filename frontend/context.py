@@ -20,9 +20,9 @@ from .aliases import Memory, after_write, note_input, note_result
 from .canonicalize import canonicalize, result_body, returns_none
 from .check import check_supported
 from .errors import CompileError, kind_for
-from .guards import Guard, SameObjectReader
+from .guards import Guard, MethodReader, SameObjectReader, code_of
 from .source import ParsedFunction, error_at, parse_function
-from .values import MISSING, PENDING, Instance, PyList, Unusable, describe, kind_name
+from .values import MISSING, PENDING, Instance, PyList, Ref, Unusable, describe, kind_name
 
 """The op of a name's value on a path that never bound it."""
 INFER_ERRORS = (TypeError, ValueError, IndexError, ArithmeticError)
@@ -226,12 +226,29 @@ class Compiler:
         of the call stack (`pop_frame` takes it off). `signature`: what the compiler knows of
         the call's arguments (see `is_active`)."""
         frame = Frame(self, func, self.prepare(func))
+        self._guard_method(func, receiver)
         if self.frames:  # NOTE: an inlined call: its lines remember the line calling it
             frame.caller = self.builder.loc
         self.frames.append(frame)
         self.stack.append((call_identity(func, receiver), func.__qualname__))
         self.signatures.append(signature)
         return frame
+
+    def _guard_method(self, func: types.FunctionType, receiver: Any) -> None:
+        """Guard that the class of `receiver` (the compiled instance or a cell under it) still
+        has `func` as its method, running the same code (see `MethodReader`)."""
+        if receiver is self.root and receiver is not None:
+            obj, path = receiver, ""
+        elif isinstance(receiver, Ref) and receiver.arg is None and receiver.path is not None:
+            obj, path = receiver.obj, receiver.path
+        else:
+            return
+        name = _method_name(type(obj), func)
+        if name is None:
+            return  # NOTE: not a method of its class (a helper passed self): its source is checked
+        owner = f"self.{path}" if path else "self"
+        self.guard(f"type({owner}).{name}", MethodReader(path, name),
+                   (getattr(type(obj), name), func.__code__))
 
     def pop_frame(self) -> None:
         self.frames.pop()
@@ -559,6 +576,16 @@ class Frame:
         """`v` materialised at the end of `block` (a branch or loop body)."""
         with self.builder.at(InsertPoint.at_end(block)):
             return self.materialise(v)
+
+
+def _method_name(cls: type, func: types.FunctionType) -> str | None:
+    """The name under which `cls` has `func` as its method (a lambda assigned to a class
+    attribute is named `<lambda>`: the class's namespaces are searched), else None."""
+    names = [func.__name__] + [n for k in cls.__mro__ for n in vars(k) if n != func.__name__]
+    for name in names:
+        if code_of(getattr(cls, name, None)) is func.__code__:
+            return name
+    return None
 
 
 def call_identity(func: types.FunctionType, receiver: Any = None) -> tuple[types.CodeType,

@@ -107,6 +107,29 @@ class AttrReader:
 
 
 @dataclass(frozen=True)
+class MethodReader:
+    """Reads method `name` of the class of `self.<path>` and the code it runs: code that
+    inlined it is stale once the class attribute is replaced (`MyNet.construct = f`,
+    `nn.Dense.construct = g`) or the function's `__code__` is."""
+    path: str
+    name: str
+
+    def __call__(self, instance: Any) -> tuple[Any, Any]:
+        method = getattr(type(resolve_path(instance, self.path)), self.name)
+        return method, code_of(method)
+
+
+_JIT_MODULE = __name__.rsplit(".", 2)[0] + ".runtime.jit"
+
+
+def code_of(method: Any) -> Any:
+    """The code object a class attribute runs (through an `amber.jit` wrapper), else None."""
+    if type(method).__module__ == _JIT_MODULE:
+        method = getattr(method, "__wrapped__", method)
+    return getattr(method, "__code__", None)
+
+
+@dataclass(frozen=True)
 class SameObjectReader:
     """Reads whether `self.<path>` is the very object at `self.<first>` (one array reached by
     two paths, compiled as one graph input)."""

@@ -65,6 +65,34 @@ def only_read(value: Value) -> bool:
     return True
 
 
+def unwritten(value: Value) -> bool:
+    """True if nobody can write to or keep any array `value` may share memory with: `only_read`
+    for every value of its memory class, found backwards through what may be the same memory
+    (an If output's arm results, a loop's initial and next values, the inputs of a view,
+    tuple or in-place write). `only_read(value)` alone misses an If whose arms yield one array
+    that a later `setitem` writes under another name (issue 29, item 5)."""
+    seen: dict[int, Value] = {}
+    todo = [value]
+    while todo:
+        v = todo.pop()
+        if id(v) in seen or not _may_share(v):
+            continue
+        seen[id(v)] = v
+        owner = v.owner
+        if isinstance(owner, Node):
+            if owner.is_region:
+                todo.extend(owner.incoming(v.index))
+            elif not owner.op.fresh:
+                todo.extend(owner.inputs)
+        elif isinstance(owner, Block):
+            loop = owner.owner_node
+            if loop is not None and loop.op != IF:
+                slot = loop.slot_of(v)
+                if slot is not None:
+                    todo.extend(loop.incoming(slot))
+    return all(only_read(v) for v in seen.values())
+
+
 def _may_share(value: Value) -> bool:
     """A value that can hold an array: Python scalars and None cannot."""
     return not isinstance(value.type, Scalar | NoneType)

@@ -14,6 +14,15 @@ touches the entry's metadata file, so its modification time is its last use; aft
 pushes the directory past the limit, the least recently used entries are deleted until it is
 under 90% of it.
 
+Trust (as ssh treats its keys): amber creates every folder and file of the cache private to the
+user (0700 / 0600, whatever the umask; Numba's kernel files too), and uses a cache root or key
+folder only if the user owns it and neither group nor others can write it (`untrusted_reason`):
+the cache holds code amber runs, so anyone who can write there could make amber run theirs.
+
+Accounting: an entry is its metadata, its module and Numba's files for its kernels
+(`<key folder>/__pycache__/<key>.*.nbi/.nbc`); all of them count toward the size limit and go
+when the entry is evicted, pruned or cleared. A key folder's lock file goes with its last entry.
+
 Locks: a file lock per first key (`fcntl.flock` on Unix, `msvcrt.locking` on Windows, both
 released by the OS if the process dies), taken only after a miss: a process that finds the lock
 held waits, then looks the key up again and finds the entry the other process wrote.
@@ -22,6 +31,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import stat
 import sys
 import time
 from dataclasses import dataclass
@@ -32,6 +42,8 @@ from . import log
 
 DEFAULT_MAX_MB = 256
 LOCK_NAME = ".compile.lock"
+NATIVE_FOLDER = "__pycache__"
+"""Where Numba caches the kernels of the modules in a key folder (beside them, its rule)."""
 LOCK_WAIT_SECONDS = 300.0
 """How long a process waits for another one compiling the same key before compiling itself."""
 _TMP_AGE_SECONDS = 3600.0
@@ -76,26 +88,44 @@ class StoredEntry:
     meta: Path
     size: int
     last_used: float
+    native: tuple[Path, ...] = ()
+    """Numba's cache files of the entry's kernels."""
 
     @property
     def code(self) -> Path:
         return self.meta.with_suffix(".py")
 
     def delete(self) -> None:
-        for path in (self.meta, self.code):  # NOTE: metadata first: the commit record
+        for path in (self.meta, self.code, *self.native):  # NOTE: metadata first: the commit
             path.unlink(missing_ok=True)
+
+
+def native_files(folder: Path) -> dict[str, list[Path]]:
+    """Numba's files in a key folder, by the key of the module they belong to."""
+    found: dict[str, list[Path]] = {}
+    native = folder / NATIVE_FOLDER
+    for path in native.iterdir() if native.is_dir() else ():
+        found.setdefault(path.name.split(".", 1)[0], []).append(path)
+    return found
 
 
 def stored_entries(root: Path) -> list[StoredEntry]:
     """Every entry under `root` (a stat per file, no reads), least recently used first."""
     found = []
-    for meta in root.glob("*/*.json"):
+    for folder in root.iterdir() if root.is_dir() else ():
         try:
-            stat = meta.stat()
-            size = stat.st_size + _size(meta.with_suffix(".py"))
+            metas = list(folder.glob("*.json")) if folder.is_dir() else []
+            native = native_files(folder) if metas else {}
         except OSError:  # removed meanwhile by another process
             continue
-        found.append(StoredEntry(meta, size, stat.st_mtime))
+        for meta in metas:
+            try:
+                stat_ = meta.stat()
+            except OSError:
+                continue
+            files = tuple(native.get(meta.stem, ()))
+            size = stat_.st_size + sum(map(_size, (meta.with_suffix(".py"), *files)))
+            found.append(StoredEntry(meta, size, stat_.st_mtime, files))
     return sorted(found, key=lambda e: e.last_used)
 
 
@@ -121,8 +151,9 @@ def evict(root: Path, limit: int | None) -> tuple[int, int]:
 
 
 def remove_empty_folders(root: Path) -> None:
-    """Drop key folders left empty (a lock file alone counts as empty); stray temporary files
-    older than an hour (a writer that died) go first."""
+    """Drop key folders left without entries (a lock file alone counts as empty), with Numba
+    files whose entry is gone (evicted while its kernels were being written); stray temporary
+    files older than an hour (a writer that died) go first."""
     now = time.time()
     for folder in root.iterdir() if root.is_dir() else ():
         if not folder.is_dir():
@@ -131,11 +162,59 @@ def remove_empty_folders(root: Path) -> None:
             with contextlib.suppress(OSError):
                 if now - tmp.stat().st_mtime > _TMP_AGE_SECONDS:
                     tmp.unlink()
+        with contextlib.suppress(OSError):
+            for key, files in native_files(folder).items():
+                if not (folder / f"{key}.json").exists():
+                    for path in files:
+                        path.unlink(missing_ok=True)
+            (folder / NATIVE_FOLDER).rmdir()  # NOTE: only if empty
         names = {p.name for p in folder.iterdir()}
         if names <= {LOCK_NAME}:
             with contextlib.suppress(OSError):
                 (folder / LOCK_NAME).unlink(missing_ok=True)
                 folder.rmdir()
+
+
+def untrusted_reason(folder: Path) -> str | None:
+    """Why amber must not use `folder` of the cache (None if it may, or it does not exist yet):
+    not a folder, owned by another user, or writable by group or others."""
+    if sys.platform == "win32":  # pragma: no cover (no POSIX modes; ACLs are the user's)
+        return None
+    try:
+        info = os.stat(folder)
+    except FileNotFoundError:
+        return None
+    except OSError as err:
+        return f"it cannot be examined ({err.strerror or err})"
+    if not stat.S_ISDIR(info.st_mode):
+        return "it is not a folder"
+    if info.st_uid != os.getuid():
+        return f"it is owned by another user (uid {info.st_uid})"
+    if info.st_mode & 0o022:
+        who = "group and others" if info.st_mode & 0o022 == 0o022 else \
+            "others" if info.st_mode & 0o002 else "its group"
+        return f"{who} can write to it (mode {stat.S_IMODE(info.st_mode):04o})"
+    return None
+
+
+def make_private_dirs(folder: Path) -> None:
+    """Create `folder` and its missing parents private to the user (0700 whatever the umask)."""
+    missing = []
+    for path in (folder, *folder.parents):
+        if path.is_dir():
+            break
+        missing.append(path)
+    for path in reversed(missing):
+        with contextlib.suppress(FileExistsError):
+            path.mkdir(mode=0o700)
+            os.chmod(path, 0o700)  # NOTE: mkdir's mode is filtered by the umask
+
+
+def make_private(paths: list[Path]) -> None:
+    """Make files amber did not create itself (Numba's) private: 0600, their folder 0700."""
+    for path in paths:
+        with contextlib.suppress(OSError):
+            os.chmod(path, 0o700 if path.is_dir() else 0o600)
 
 
 def _size(path: Path) -> int:

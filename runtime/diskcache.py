@@ -2,7 +2,8 @@
 
 Layout: `<root>/<first key>/<full key>.py` (the generated module, readable) beside
 `<full key>.json` (its metadata). The root is `$AMBER_CACHE_DIR` or the platform's user cache
-directory (cachedir.py), created private to the user (0700). Its size is kept under a limit by
+directory (cachedir.py), created private to the user (0700); a root or key folder that others
+could write is not used (one warning; see cachedir.py's trust rules). Its size is kept under a limit by
 evicting the least recently used entries; one process compiles a key while others wait for
 its entry (cachedir.py).
 
@@ -54,7 +55,9 @@ import numpy as np
 
 from ..version import __version__, compiler_fingerprint
 from . import log
-from .cachedir import StoredEntry, evict, key_lock, max_bytes, remove_empty_folders, stored_entries
+from .cachedir import (NATIVE_FOLDER, StoredEntry, evict, key_lock, make_private,
+                       make_private_dirs, max_bytes, native_files, remove_empty_folders,
+                       stored_entries, untrusted_reason)
 from .compiled import CompiledFunction, as_plain_array
 from .loader import load_function, source_hash
 from .paths import make_param_getter
@@ -78,6 +81,8 @@ class CacheStats:
 
 STATS = CacheStats()
 _warned_roots: set[str] = set()
+_untrusted: set[str] = set()
+"""Cache roots and key folders found untrusted in this process (warned about once)."""
 _warned_targets: set[str] = set()
 
 
@@ -192,6 +197,8 @@ class DiskCache:
     def lookup(self, first: str, instance: Any, nargs: int) -> CompiledFunction | None:
         """A valid entry under `first` for `instance`, loaded and ready to bind; else None."""
         folder = self.root / first
+        if not self.trusted(folder):
+            return None
         try:
             candidates = sorted(folder.glob("*.json"), key=_mtime, reverse=True)
         except OSError:
@@ -210,7 +217,7 @@ class DiskCache:
     def compile_lock(self, first: str) -> Any:
         """A context manager holding the lock of key `first` while one process compiles it
         (see cachedir.py); yields whether the lock was had."""
-        if not self.writable:
+        if not self.writable or not self.trusted(self.root / first):
             return contextlib.nullcontext(False)
         try:
             self._make_dirs(self.root / first)
@@ -261,7 +268,7 @@ class DiskCache:
               signature: str, files: Sequence[str] = ()) -> Path | None:
         """Write `entry` under `first`; None if it cannot be persisted (or the dir is unwritable).
         `sources` are located in the files of the line map and `files`."""
-        if not self.writable:
+        if not self.writable or not self.trusted(self.root / first):
             return None
         files = [loc.file for top in entry.line_map.values() for loc in top.chain()] + list(files)
         records = [source_record(item, files) for item in sources]
@@ -311,10 +318,39 @@ class DiskCache:
         return removed, freed
 
     def _make_dirs(self, folder: Path) -> None:
-        if not self.root.is_dir():
-            self.root.mkdir(mode=0o700, parents=True, exist_ok=True)
-            os.chmod(self.root, 0o700)  # NOTE: mkdir's mode is filtered by the umask
-        folder.mkdir(mode=0o700, exist_ok=True)
+        make_private_dirs(folder)
+
+    @contextlib.contextmanager
+    def native_kernels(self, module: str) -> Iterator[None]:
+        """Around loading the stored `module` whose kernels Numba compiles and caches beside it:
+        their folder is made private first (Numba would make it by the umask), their files
+        after; then they count toward the size limit."""
+        native = Path(module).parent / NATIVE_FOLDER
+        with contextlib.suppress(OSError):
+            make_private_dirs(native)
+        try:
+            yield
+        finally:
+            make_private(native_files(native.parent).get(Path(module).stem, []))
+            self.enforce_limit()
+
+    def trusted(self, folder: Path | None = None) -> bool:
+        """False (after one warning per folder) if the root, or key `folder` under it, may be
+        written by someone else (cachedir.py's trust rules): then it is not used at all."""
+        places = (self.root,) if folder is None else (self.root, folder, folder / NATIVE_FOLDER)
+        for place in places:
+            if str(place) in _untrusted:
+                return False
+            reason = untrusted_reason(place)
+            if reason is not None:
+                _untrusted.add(str(place))
+                what = "the compile cache" if place == self.root else "a folder of the compile cache"
+                warn_user(f"amber: not using {what} {place}: {reason}, and the cache holds code "
+                          f"amber runs. Make it yours and private (chmod 700 {place}) or set "
+                          "AMBER_CACHE_DIR to a folder only you can write; until then compiled "
+                          "code is cached in memory only")
+                return False
+        return True
 
     def _warn_unwritable(self, err: OSError) -> None:
         root = str(self.root)

@@ -2,7 +2,8 @@
 
 A full check re-reads each guard (`Guard.holds`). Once that passed for an instance, a
 `GuardPlan` checks in one generated function (`s.conv1 is o0 and s.conv1.stride is o1 and ...`)
-that the objects behind the guards are the very ones seen then: the frontend guards an object
+that the objects behind the guards are the very ones seen then (and each inlined method is still
+its class's attribute, running the same code): the frontend guards an object
 either by identity, by its type, or (immutable values) by value, so the same object at the same
 place gives the same guarded value. Lists, dicts and primitives, guarded by their contents, also
 check their length and the identities of what they hold. Guards with readers the plan does not
@@ -11,10 +12,12 @@ know are re-checked in full each call.
 from __future__ import annotations
 
 import operator
+from types import FunctionType
 from typing import Any, Callable, Protocol, Sequence
 
 
-from ..frontend.guards import AttrReader, ItemsReader, NamespaceReader, SameObjectReader
+from ..frontend.guards import (AttrReader, ItemsReader, MethodReader, NamespaceReader,
+                               SameObjectReader)
 from ..ops import Primitive
 from .paths import access
 
@@ -141,6 +144,15 @@ class _Snapshot:
                 name = self.same(expr, value)
                 self.conditions.append(f"same_items({name}, {self.keep(items)})")
                 self.env["same_items"] = _same_items
+                return True
+            if type(read) is MethodReader:  # the class's attribute, then its current code
+                method, code = read(instance)
+                if type(method) is not FunctionType or not read.name.isidentifier():
+                    return False
+                owner = self.same(*access(instance, read.path)) if read.path else "s"
+                held, ran = self.keep(method), self.keep(code)
+                self.conditions.append(f"type({owner}).{read.name} is {held} and "
+                                       f"{held}.__code__ is {ran}")
                 return True
             if type(read) is NamespaceReader:
                 slot = self.keep(read.namespace)

@@ -38,6 +38,19 @@ def arg_key(value: Any) -> Hashable:
     return ("object", kind, id(value))
 
 
+_INT64 = range(-2**63, 2**63)
+
+
+def holds_wide_int(key: Hashable) -> bool:
+    """True if a call key holds a Python int that int64 cannot (`2**70` as a trip count): only
+    the NumPy backend runs such code as eager does (a Numba kernel cannot take the value)."""
+    if type(key) is not tuple:
+        return False
+    if len(key) == 2 and key[0] is int and key[1] not in _INT64:
+        return True
+    return any(holds_wide_int(part) for part in key)
+
+
 def call_key(args: tuple, kwargs: dict) -> Hashable:
     """The key of a whole call (positional arguments, then keywords by name)."""
     if not kwargs:

@@ -200,6 +200,8 @@ def fingerprint(value: Any) -> str | None:
     if isinstance(value, types.MethodType):
         owner = fingerprint(value.__self__)
         return None if owner is None else f"method:{owner}.{value.__func__.__qualname__}"
+    if isinstance(value, types.CodeType):  # NOTE: by place; the source records check its text
+        return f"code:{value.co_filename}:{value.co_firstlineno}:{value.co_name}"
     if isinstance(value, type | types.FunctionType | types.BuiltinFunctionType):
         return f"{type(value).__name__}:{value.__module__}.{value.__qualname__}"
     text = repr(value)

@@ -12,6 +12,7 @@ call does.
 """
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import inspect
@@ -29,7 +30,8 @@ from .diskcache import DiskCache
 from .records import target_source
 from .guards import GuardPlan
 from .dynamic import DynamicShapes, Shapes, symbolic_note
-from .keys import call_key, describe_key, key_components, persistable, what_changed
+from .keys import (call_key, describe_key, holds_wide_int, key_components, persistable,
+                   what_changed)
 from .loader import fake_filename, load_function
 from .native import compile_with_fallback, load_native
 from .paths import access
@@ -212,6 +214,8 @@ class JitBase:
                 if shapes and self._compiles_static(instance, args, kwargs):
                     add_note(err, symbolic_note(shapes))
                 raise  # NOTE: sizes the user declared symbolic are not given up silently
+            if not self._compiles_static(instance, args, kwargs):
+                raise  # NOTE: fails with its own shapes too (e.g. a wrong arity): the real error
             self.dynamic_shapes.refuse()
             first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
             warn_user(f"amber: {self._title(instance)} cannot be compiled for symbolic sizes "
@@ -266,6 +270,8 @@ class JitBase:
         options = self.options or ctx.options
         if self.backend is not None:
             options = dataclasses.replace(options, backend=self.backend)
+        if options.backend != "numpy" and holds_wide_int(key):
+            options = dataclasses.replace(options, backend="numpy")  # NOTE: see holds_wide_int
         title, signature = self._title(instance), describe_key(key)
         disk, first = self._disk_slot(ctx, instance, key, options, signature)
         # NOTE: save_graphs asks to see the stages, so it compiles even when disk has the code
@@ -298,7 +304,7 @@ class JitBase:
                 path = disk.store(first, entry, artifact.sources, title, signature, files)
                 return None if path is None else str(path)
         entry, _ = self._compile(instance, args, kwargs, options, title, signature,
-                                 shapes or {}, store)
+                                 shapes or {}, store, None if store is None else disk)
         return entry
 
     def _disk_slot(self, ctx: _ctx.Context, instance: Any, key: Hashable,
@@ -313,6 +319,8 @@ class JitBase:
         if instance is not None:
             name += f"@{type(instance).__module__}.{type(instance).__qualname__}"
         disk = DiskCache(ctx.resolved_cache_dir())
+        if not disk.trusted():
+            return None, None
         return disk, disk.first_key(name, source, signature, self._cache_token(options))
 
     def _cache_token(self, options: CompileOptions) -> str:
@@ -320,8 +328,8 @@ class JitBase:
         return options.cache_token()
 
     def _compile(self, instance: Any, args: tuple, kwargs: dict, options: CompileOptions,
-                 title: str, signature: str, shapes: Shapes, store: Store | None = None
-                 ) -> tuple[CompiledFunction, Artifact | None]:
+                 title: str, signature: str, shapes: Shapes, store: Store | None = None,
+                 disk: DiskCache | None = None) -> tuple[CompiledFunction, Artifact | None]:
         try:
             artifact = self._artifact(instance, args, kwargs, options, title, signature,
                                       shapes=shapes)
@@ -335,7 +343,8 @@ class JitBase:
             return CompiledFunction(fn=_eager_marker, source="", filename="", function_name="",
                                     line_map={}, origin="eager"), None
         self.stats.compiles += 1
-        return entry_from_artifact(artifact, title, len(args), store), artifact
+        return entry_from_artifact(artifact, title, len(args), store,
+                                   None if disk is None else disk.native_kernels), artifact
 
     def _artifact(self, instance: Any, args: tuple, kwargs: dict, options: CompileOptions,
                   title: str, signature: str, interpret: bool = False,
@@ -445,10 +454,11 @@ Store = Callable[[CompiledFunction, Artifact], "str | None"]
 it); returns the module's path, or None."""
 
 
-def entry_from_artifact(artifact: Artifact, title: str, nargs: int,
-                        store: Store | None = None) -> CompiledFunction:
+def entry_from_artifact(artifact: Artifact, title: str, nargs: int, store: Store | None = None,
+                        native: Callable[[str], Any] | None = None) -> CompiledFunction:
     """Load the artifact's generated code and wrap it as a ready-to-call entry; `store` (the
-    disk cache) gets it first. A Numba kernel that fails to compile has its loop generated as
+    disk cache) gets it first, and `native(path)` (the disk cache's) is the context its Numba
+    kernels are compiled and cached in. A Numba kernel that fails to compile has its loop generated as
     NumPy code instead (`native.compile_with_fallback`, one warning)."""
     params = artifact.param_paths
     sig = tuple((tuple(v.type.shape), v.type.dtype) if hasattr(v.type, "shape") else (None, None)
@@ -466,9 +476,12 @@ def entry_from_artifact(artifact: Artifact, title: str, nargs: int,
         entry.cache_path = path
         if path is not None and code.kernels:  # NOTE: Numba caches kernels beside their file
             entry.filename = path
-        entry.fn = load_native(lambda: load_function(code.source, code.function_name,
-                                                     entry.filename, externals),
-                               code, entry.filename)
+        kept = native(path) if native is not None and path is not None and code.kernels \
+            else contextlib.nullcontext()
+        with kept:
+            entry.fn = load_native(lambda: load_function(code.source, code.function_name,
+                                                         entry.filename, externals),
+                                   code, entry.filename)
         return entry
 
     code, entry = compile_with_fallback(artifact.regenerate, load, title)

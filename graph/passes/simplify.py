@@ -4,7 +4,8 @@ Only rewrites that keep results bit-identical for finite inputs (so `x + 0 -> x`
 integers: `-0.0 + 0` is `+0.0`), and only when the replacement has exactly the node's type. A
 rule that would return an existing array (or a new view of one) where the node made a fresh
 array applies only where both are merely read, so no caller, `setitem` or in-place op can
-observe the aliasing.
+observe the aliasing; for the kept array that means every array it may share memory with
+(`analysis.unwritten`: an If may have merged it with an array written later).
 """
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from ...ops import OpDef
 from ...ops import elementwise as ew
 from ...ops import python as pyops
 from ...ops import shaping
-from ..analysis import NOT_CONSTANT, constant_of, only_read
+from ..analysis import NOT_CONSTANT, constant_of, only_read, unwritten
 from ..ir import Block, Builder, Graph, InsertPoint, Node, Value
 from ..rewriter import Rewriter
 from ..types import Scalar, Tensor
@@ -169,7 +170,7 @@ def _acceptable(node: Node, new: Value, rule: Rule) -> bool:
     if rule in SAME_MEMORY or isinstance(new.type, Scalar) or (built and new.producer.op.fresh):
         return True
     shared = new.producer.inputs if built else (new,)
-    return only_read(node.output) and all(only_read(v) for v in shared)
+    return only_read(node.output) and all(unwritten(v) for v in shared)
 
 
 def _build(node: Node, scratch: Block, op: str, *inputs: Value, **attrs) -> Value:

@@ -13,9 +13,13 @@ raises counted as one where the return value stays unbound, so codegen split the
 variable and copied it while still unbound (UnboundLocalError in generated code). The `lists`
 flavor found the last: `max(vals)` of a list holding one run-time number iterated over it; the `nesting` flavor, an
 UnboundLocalError reported at the line before (CPython 3.11 fuses an assignment with the next
-line's read of a local into one instruction once the code is warm)."""
+line's read of a local into one instruction once the code is warm). An independent generator
+found the Cell at the end (issue 29): `v * 1.0` and `z * 1` were dropped as identities, so `z`
+was `y` itself and the later `y[2] = ...` changed it; the `aliasing` flavor now makes copies by
+identity ops too."""
 import numpy as np
 
+from amber import nn
 from harness import f32, runs
 
 INPUTS = tuple((a, b, n) for a, b in (
@@ -285,6 +289,31 @@ def unbound_read_right_after_an_assignment_on_a_warm_function(a, b, n):
     if 2 < late.sum():  # UnboundLocalError here, also once CPython has specialized the code
         b = ld[0]['v'] + b
     return dd
+
+
+class _PassesOnOrShifts(nn.Cell):
+    def construct(self, v, k):
+        if (k % 2 == 0) and ((v > -0.25).any()):
+            pass  # NOTE: `v` is the caller's `y` itself on this path
+        else:
+            v -= v.min()
+        v, (k, g) = v * 1.0, (k * 2 % 5, 0.5)
+        return v
+
+
+@runs((f32([-1.5, 2.0, -0.75, 0.5]), f32([-0.75, 1.5, 1.75, 1.5]), None, 0),
+      (f32([1.0, 2.0, 3.0, 4.0]), f32([-1.0, -2.0, -3.0, 0.5]), None, 0))
+class CopyByIdentityThenWriteToItsSource(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.sub = _PassesOnOrShifts()
+
+    def construct(self, x, y, z, n):
+        z = self.sub(y, 0)
+        y[2] = x.argmax()  # NOTE: must not reach `z`, a copy in eager Python
+        for i1 in (1, 2.5, 3):
+            z = z * i1
+        return [x, z]
 
 
 def test_program(program, check_program):

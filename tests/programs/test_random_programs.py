@@ -3,6 +3,10 @@ continue / return over two float32 tensors, two Python ints and a compile-time i
 (every loop bounded), writes each to a real .py file (the compiler reads source with `inspect`),
 imports it, and compares compiled with eager through the corpus harness.
 
+The `aliasing` flavor also makes copies by identity ops (`b * 1.0`, a helper that may pass its
+argument on then multiplies by 1.0, an unrolled loop multiplying by 1) before in-place writes
+to their source: a simplification that drops such a copy must know nobody writes either array.
+
 The later flavors add the Python semantics other compilers' suites exercise: 0-d arrays and
 their aliases updated in place (`z += v`, `out=`, `z[...] =`) next to NumPy scalars that rebind,
 dicts (nested, gaining keys), lists updated by subscript and resized, tuples grown, a variable
@@ -36,7 +40,7 @@ FLAVORS: dict[str, tuple[str, ...]] = {
     "jumps": ("assign", "if", "while", "for", "jump", "jump", "return"),
     "returns": ("assign", "if", "for", "return", "return"),
     "mixed": ("assign", "assign", "if", "while", "for", "jump", "return", "print"),
-    "aliasing": ("assign", "alias", "inplace", "inplace", "if", "for", "while"),
+    "aliasing": ("assign", "alias", "inplace", "inplace", "copy", "if", "for", "while"),
     "data": ("assign", "append", "helper", "if", "for", "while", "jump", "return"),
     "zero_d": ("assign", "zero_d", "zero_d", "if", "for", "while", "jump", "return"),
     "containers": ("assign", "container", "container", "if", "for", "while", "jump", "return"),
@@ -80,6 +84,14 @@ def helper(v, k):
     for j in range(k % 3):
         v = v + j
     return v
+
+
+def copy_of(v, k):
+    if k % 2 == 0 and (v > -0.25).any():
+        pass
+    else:
+        v -= v.min()
+    return v * 1.0
 """
 # The kinds added for the semantics other compilers' suites exercise: each kind has the names
 # it binds before the body (PREAMBLE), its statements (a template's lines after the first are
@@ -124,6 +136,10 @@ STATEMENTS = {
              "{t} = ld[{i2}]['v'] + {u}", "e['s'] = {t} * 1.0", "e[{c}] = k",
              "if 's' in e:\n    {t} = {t} + e['s']", "dd['in']['s'] = dd['in']['s'] + k",
              "dd['in']['t'] = {t}.sum()", "ld[{i2}]['v'] += {t}", "k = k + len(e)"),
+    # NOTE: copies by an identity op (eager makes a new array) before an in-place write to
+    # their source: through a helper whose If may pass its argument on, and an unrolled loop
+    "copy": ("{t} = {u} * 1.0", "{t} = {u} / 1", "{t} = {u} - 0", "{t} = copy_of({u}, k)",
+             "for s in (1, 2.5, 3):\n    {t} = {t} * s"),
     "augment": ("{t} += {u}", "{t} *= 0.5", "{t}[{i}] += {c}", "k += {c}", "m -= k",
                 "{t} -= {t}.sum() * 0.1"),
     # NOTE: `late` is never the first name a statement loads: CPython 3.11 fuses a store and
