@@ -56,8 +56,9 @@ class Dataset:
             num_parallel_workers: int | None = None, python_multiprocessing: bool = False,
             **options: Any) -> Dataset:
         """Apply `operations` (a callable or a list, in order) to `input_columns` (default:
-        the first column) of every row; the outputs replace the inputs under
-        `output_columns` (default: the input names)."""
+        the first column) of every row. As many outputs as inputs replace them in place
+        (named `output_columns`, default the input names); a different number comes first,
+        before the columns not read."""
         _refuse(options, "map", ("cache", "callbacks", "max_rowsize", "offload"))
         return MapDataset(self, operations, _names(input_columns, "map: input_columns"),
                           _names(output_columns, "map: output_columns"))
@@ -168,10 +169,16 @@ class MapDataset(Dataset):
         self.inputs = inputs or names[:1]
         self.positions = [child._index(n, "map: input_columns") for n in self.inputs]
         self.outputs = outputs or list(self.inputs)
-        first = min(self.positions)
-        kept = [n for k, n in enumerate(names) if k not in self.positions]
-        at = sum(1 for k in range(first) if k not in self.positions)
-        self.columns = kept[:at] + self.outputs + kept[at:]
+        # NOTE: MindSpore's layout: as many outputs as inputs replace them in place; otherwise
+        # the outputs come first, then the columns the map did not read
+        self.in_place = len(self.outputs) == len(self.inputs)
+        if self.in_place:
+            self.columns = list(names)
+            for position, name in zip(self.positions, self.outputs):
+                self.columns[position] = name
+        else:
+            self.columns = self.outputs + [n for k, n in enumerate(names)
+                                           if k not in self.positions]
         if len(set(self.columns)) != len(self.columns):
             raise ValueError(f"map: the output columns {self.outputs} repeat a column of "
                              f"{names}")
@@ -190,12 +197,15 @@ class MapDataset(Dataset):
         return tuple(np.asarray(v) for v in values)
 
     def _rows(self) -> Iterator[Row]:
-        first = min(self.positions)
         for row in self.children[0]._rows():
             outs = self._apply(tuple(row[k] for k in self.positions))
-            rest = [v for k, v in enumerate(row) if k not in self.positions]
-            at = sum(1 for k in range(first) if k not in self.positions)
-            yield tuple(rest[:at]) + outs + tuple(rest[at:])
+            if self.in_place:
+                new = list(row)
+                for position, value in zip(self.positions, outs):
+                    new[position] = value
+                yield tuple(new)
+            else:
+                yield outs + tuple(v for k, v in enumerate(row) if k not in self.positions)
 
 
 class BatchDataset(Dataset):

@@ -32,7 +32,10 @@ def test_map_many_inputs_and_outputs():
     assert data.get_col_names() == ["s", "d", "p"]
     assert column(data, 2) == [0, 10, 40]
     data = numbers(3).map(lambda y: (y, y + 1), input_columns="y", output_columns=["a", "b"])
-    assert data.get_col_names() == ["x", "a", "b"] and column(data, 2) == [1, 11, 21]
+    assert data.get_col_names() == ["a", "b", "x"] and column(data, 1) == [1, 11, 21]
+    data = numbers(3).map(lambda y, x: (y, x), input_columns=["y", "x"], output_columns=["p",
+                                                                                       "q"])
+    assert data.get_col_names() == ["q", "p"] and column(data, 1) == [0, 10, 20]
     with pytest.raises(ValueError, match="output_columns"):
         column(numbers(2).map(lambda x: (x, x), input_columns="x"))
     with pytest.raises(ValueError, match="no column named 'z'"):
