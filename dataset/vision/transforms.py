@@ -112,6 +112,7 @@ class Resize:
             raise ValueError(f"Resize: amber implements Inter.NEAREST and Inter.LINEAR, not "
                              f"{interpolation}")
         self.interpolation = interpolation
+        self._plans: dict[tuple[int, int], tuple] = {}
 
     def _target(self, height: int, width: int) -> tuple[int, int]:
         if not isinstance(self.size, int):
@@ -120,14 +121,25 @@ class Resize:
             return self.size, int(width * self.size / height)
         return int(height * self.size / width), self.size
 
+    def _plan(self, height: int, width: int) -> tuple:
+        """The source indices (and linear weights) for this input size, computed once."""
+        key = (height, width)
+        if key not in self._plans:
+            oh, ow = self._target(height, width)
+            if self.interpolation is Inter.NEAREST:
+                rows = np.minimum((np.arange(oh) * (height / oh)).astype(np.int64), height - 1)
+                cols = np.minimum((np.arange(ow) * (width / ow)).astype(np.int64), width - 1)
+                self._plans[key] = (rows[:, None], cols[None, :])
+            else:
+                self._plans[key] = (_taps(height, oh), _taps(width, ow))
+        return self._plans[key]
+
     def __call__(self, image: Any) -> np.ndarray:
         x = _image(image, "Resize")
-        (h, w), (oh, ow) = x.shape[:2], self._target(*x.shape[:2])
+        plan = self._plan(*x.shape[:2])
         if self.interpolation is Inter.NEAREST:
-            rows = np.minimum((np.arange(oh) * (h / oh)).astype(np.int64), h - 1)
-            cols = np.minimum((np.arange(ow) * (w / ow)).astype(np.int64), w - 1)
-            return x[rows][:, cols]
-        (y0, y1, fy), (x0, x1, fx) = _taps(h, oh), _taps(w, ow)
+            return x[plan]
+        (y0, y1, fy), (x0, x1, fx) = plan
         f = x.astype(np.float32)
         fx = fx.reshape((1, -1) + (1,) * (x.ndim - 2))
         fy = fy.reshape((-1, 1) + (1,) * (x.ndim - 2))
