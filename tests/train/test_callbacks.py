@@ -12,8 +12,8 @@ import pytest
 import amber
 import amber.dataset as ds
 from amber import nn
-from amber.train import (Callback, CheckpointConfig, LambdaCallback, LossMonitor, Model,
-                         ModelCheckpoint, RunContext, TimeMonitor)
+from amber.train import (Callback, CheckpointConfig, EarlyStopping, LambdaCallback, LossMonitor,
+                         Model, ModelCheckpoint, RunContext, TimeMonitor)
 from amber.train.hooks import InternalCallbackParam
 
 X = np.random.default_rng(0).standard_normal((40, 4)).astype(np.float32)
@@ -141,3 +141,23 @@ def test_callbacks_are_context_managers_entered_for_the_run():
 
     model().train(1, data(), callbacks=Managed())
     assert events == ["enter", "train", "exit"]
+
+
+def test_early_stopping_waits_patience_epochs_and_restores_the_best_weights(capsys):
+    net = nn.Dense(2, 1)
+    stop = EarlyStopping(monitor="loss", patience=2, verbose=True, restore_best_weights=True)
+    params = InternalCallbackParam(train_network=net)
+    ctx = RunContext(params)
+    stop.on_train_begin(ctx)
+    for epoch, loss in enumerate([3.0, 2.0, 2.5, 2.6, 1.0], start=1):
+        net.weight[...] = epoch
+        params.update(cur_epoch_num=epoch, net_outputs=amber.Tensor(np.float32(loss)))
+        stop.on_train_epoch_end(ctx)
+        if ctx.get_stop_requested():
+            break
+    stop.on_train_end(ctx)
+    assert stop.stopped_epoch == 4 and stop.best == 2.0
+    assert (net.weight == 2).all()  # the weights of epoch 2, the best
+    assert "Epoch 00004: early stopping" in capsys.readouterr().out
+    with pytest.raises(ValueError, match="mode"):
+        EarlyStopping(mode="up")
