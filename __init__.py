@@ -13,6 +13,12 @@ from .frontend import CompileError, CompileTypeError, CompileValueError
 from .runtime import GRAPH_MODE, PYNATIVE_MODE, get_context, jit, set_context, set_device
 from .runtime import context
 from . import mnp, train
+from . import dataset
+# NOTE: MindSpore exports mindspore.train's names at the top level (`from mindspore import Model`)
+from .train import (F1, MAE, MSE, Accuracy, Callback, CheckpointConfig, EarlyStopping, Fbeta,
+                    History, LambdaCallback, Loss, LossMonitor, Metric, Model, ModelCheckpoint,
+                    Precision, Recall, RunContext, TimeMonitor, Top1CategoricalAccuracy,
+                    Top5CategoricalAccuracy, TopKCategoricalAccuracy)
 from .ops import constexpr
 from .runtime.grad import GradOperation, grad, value_and_grad
 

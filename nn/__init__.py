@@ -21,6 +21,7 @@ from .optim import SGD, Adam, Momentum
 from .optimizer import Optimizer
 from .rnn import LSTM, RNN
 from .wrap import NonFiniteLossError, TrainOneStepCell, WithLossCell
+from .wrap import WithEvalCell
 
 __all__ = [
     "Cell", "Parameter", "ParameterTuple", "SequentialCell", "CellList",
@@ -37,4 +38,5 @@ __all__ = [
     "piecewise_constant_lr", "exponential_decay_lr", "natural_exp_decay_lr", "inverse_decay_lr",
     "cosine_decay_lr", "polynomial_decay_lr", "warmup_lr",
     "WithLossCell", "TrainOneStepCell", "NonFiniteLossError",
+    "WithEvalCell",
 ]

@@ -85,3 +85,18 @@ class TrainOneStepCell(Cell):
         grads = self.grad(self.network, self.weights)(*inputs, sens)
         self.optimizer(grads)
         return loss
+
+
+class WithEvalCell(Cell):
+    """`(loss_fn(network(data), label), network(data), label)`: what `Model.eval` runs to
+    feed its metrics (MindSpore's `nn.WithEvalCell`)."""
+
+    def __init__(self, network: Cell, loss_fn: Cell, add_cast_fp32: bool = False) -> None:
+        super().__init__(auto_prefix=False)
+        self._network = network
+        self._loss_fn = loss_fn
+        self.add_cast_fp32 = add_cast_fp32
+
+    def construct(self, data: Any, label: Any) -> Any:
+        outputs = self._network(data)
+        return self._loss_fn(outputs, label), outputs, label

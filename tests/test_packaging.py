@@ -52,6 +52,8 @@ def _imported_top_levels() -> set[str]:
         folder = ROOT.joinpath(*module.split(".")[1:])
         # NOTE: samples are scripts run from their folder (train_lenet imports `lenet`)
         siblings = {p.stem for p in folder.glob("*.py")} if module == "amber.samples" else set()
+        if module == "amber.samples":  # NOTE: ms_*.py are MindSpore scripts run through the
+            siblings.add("mindspore")  # alias (python -m amber.compat): their mindspore is amber
         for path in folder.glob("*.py"):
             for node in ast.walk(ast.parse(path.read_text(), str(path))):
                 if isinstance(node, ast.Import):

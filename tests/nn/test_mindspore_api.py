@@ -230,8 +230,8 @@ def test_alias_imports_amber_under_mindspore_names_in_a_fresh_process(tmp_path):
                          text=True, timeout=120)
     assert run.returncode == 0, run.stderr
     assert "ran amber 1" in run.stdout
-    missing = tmp_path / "needs_dataset.py"
-    missing.write_text("import mindspore.dataset\n")
+    missing = tmp_path / "needs_mindrecord.py"
+    missing.write_text("import mindspore.mindrecord\n")
     run = subprocess.run([sys.executable, "-m", "amber.compat", str(missing)],
                          capture_output=True, text=True, timeout=120)
-    assert run.returncode != 0 and "amber has no counterpart of mindspore.dataset" in run.stderr
+    assert run.returncode != 0 and "amber has no counterpart of mindspore.mindrecord" in run.stderr
