@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import math
 import os
-import zipfile
 from collections import OrderedDict
 from typing import Any, Iterator
 
@@ -145,6 +144,8 @@ def _read_ckpt(path: str, data: bytes) -> OrderedDict[str, Any]:
                                   f"safetensors file or an amber .npz: it holds no parameters")
     entries: OrderedDict[str, Any] = OrderedDict()
     for tag, group in _grouped(checkpoint.value):
+        if not isinstance(tag, str) or not tag:
+            raise CheckpointFileError(f"{path!r}: a parameter name is not valid text: {tag!r}")
         if tag in entries:
             raise CheckpointFileError(f"{path!r}: parameter {tag!r} appears twice")
         entries[tag] = _tensor(path, tag, group)
@@ -182,7 +183,9 @@ def _tensor(path: str, tag: str, group: list[Any]) -> Any:
     if kind not in _TYPE_NAMES and kind != _BFLOAT16:
         raise CheckpointFileError(f"{path!r}: {tag!r} has tensor type {kind!r}, which amber "
                                   f"cannot load (it reads {', '.join(_TYPE_NAMES)}, BFloat16)")
-    if len(dims) > _MAX_RANK or any(d < 0 for d in dims):
+    # NOTE: a zero-size shape with huge other axes still overflows NumPy's size computation
+    if len(dims) > _MAX_RANK or any(d < 0 for d in dims) or \
+            math.prod(max(d, 1) for d in dims) >= 2 ** 62:
         raise CheckpointFileError(f"{path!r}: {tag!r} has the impossible shape {dims}")
     dtype = np.dtype(np.uint16 if kind == _BFLOAT16 else _TYPE_NAMES[kind]).newbyteorder("<")
     expected = math.prod(dims) * dtype.itemsize  # NOTE: Python ints: huge dims cannot wrap
@@ -203,7 +206,8 @@ def _write_safetensors(path: str, arrays: OrderedDict[str, Any]) -> None:
         if isinstance(value, str):
             raise TypeError(f"save_checkpoint: {name!r} is a string; safetensors holds arrays "
                             f"only (save strings in a .ckpt file)")
-    numpy_io.save_file({k: np.ascontiguousarray(v) for k, v in sorted(arrays.items())}, path,
+    # NOTE: np.array, not np.ascontiguousarray, which makes a 0-d array 1-d
+    numpy_io.save_file({k: np.array(v, order="C") for k, v in sorted(arrays.items())}, path,
                        metadata={"format": "ms"})
 
 
@@ -217,18 +221,26 @@ def _read_safetensors(path: str, data: bytes) -> OrderedDict[str, Any]:
     return OrderedDict((k, np.array(v)) for k, v in loaded.items())
 
 
+# NOTE: zipfile and the .npy reader raise many kinds of exception on a damaged archive
+# (BadZipFile, NotImplementedError for a bad compression method, zlib.error, EOFError,
+# MemoryError for a huge claimed shape, ...): all of them mean "cannot read this file".
+_DAMAGED_ZIP = Exception
+
+
 def _read_npz(path: str) -> OrderedDict[str, Any]:
     try:
         archive = np.load(path, allow_pickle=False)
-    except (OSError, ValueError, EOFError, zipfile.BadZipFile) as err:
+    except _DAMAGED_ZIP as err:
         raise CheckpointFileError(f"{path!r} is not a readable amber checkpoint (.npz): "
                                   f"{err}") from None
+    if not hasattr(archive, "files"):
+        raise CheckpointFileError(f"{path!r} holds one array, not a checkpoint")
     entries: OrderedDict[str, Any] = OrderedDict()
     with archive:
         for name in archive.files:
             try:
                 value = archive[name]
-            except (ValueError, OSError, EOFError, zipfile.BadZipFile) as err:
+            except _DAMAGED_ZIP as err:
                 raise CheckpointFileError(f"load_checkpoint: entry {name!r} of {path!r} cannot "
                                           f"be read safely: {err}") from None
             entries[name] = str(value) if value.dtype.kind == "U" else value
