@@ -136,7 +136,7 @@ class Momentum(Optimizer):
         return True
 
     def extend_repr(self) -> str:
-        return (f"parameters={len(self.parameters)}, momentum={float(self.momentum)}, "
+        return (f"parameters={len(self.parameters)}, momentum={float(self.momentum):g}, "
                 f"use_nesterov={self.use_nesterov}")
 
 
