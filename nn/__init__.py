@@ -16,6 +16,8 @@ from .learning_rate import (CosineDecayLR, ExponentialDecayLR, InverseDecayLR,
                             natural_exp_decay_lr, piecewise_constant_lr, polynomial_decay_lr,
                             warmup_lr)
 from .loss import BCEWithLogitsLoss, L1Loss, MSELoss, SoftmaxCrossEntropyWithLogits
+from .loss import CosineEmbeddingLoss, HuberLoss, KLDivLoss, SmoothL1Loss
+from .entropy_loss import BCELoss, CrossEntropyLoss, NLLLoss
 from .normalization import BatchNorm1d, BatchNorm2d, LayerNorm
 from .optim import SGD, Adam, Momentum
 from .optimizer import Optimizer
@@ -31,6 +33,8 @@ __all__ = [
     "BatchNorm1d", "BatchNorm2d", "LayerNorm",
     "RNN", "LSTM",
     "SoftmaxCrossEntropyWithLogits", "MSELoss", "L1Loss", "BCEWithLogitsLoss",
+    "SmoothL1Loss", "HuberLoss", "KLDivLoss", "CosineEmbeddingLoss", "CrossEntropyLoss",
+    "NLLLoss", "BCELoss",
     "Optimizer", "SGD", "Momentum", "Adam",
     "LearningRateSchedule", "ExponentialDecayLR", "NaturalExpDecayLR", "InverseDecayLR",
     "CosineDecayLR", "PolynomialDecayLR", "WarmUpLR",
