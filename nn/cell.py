@@ -11,6 +11,7 @@ from typing import Any, Callable, ClassVar, Iterator
 import numpy as np
 
 from ..common.parameter import Parameter, ParameterTuple
+from ..common.tensor import as_tensors
 
 __all__ = ["Cell", "Parameter", "ParameterTuple"]
 
@@ -50,7 +51,7 @@ class Cell:
         if compiled_call is not None:
             return compiled_call(self, inputs, kwargs)
         self.check_inputs(*inputs, **kwargs)
-        return self.construct(*inputs, **kwargs)
+        return as_tensors(self.construct(*inputs, **kwargs))
 
     def set_inputs(self, *inputs: Any) -> None:
         """Declare the shapes of `construct`'s array arguments, MindSpore's way: one

@@ -8,6 +8,7 @@ import threading
 import weakref
 from typing import Any
 
+from ..common.tensor import as_tensors
 from . import context as _ctx
 from .jit import JitMethod
 
@@ -18,7 +19,7 @@ _active = threading.local()
 def _plain_call(cell: Any, *args: Any, **kwargs: Any) -> Any:
     """What `Cell.__call__` does under PYNATIVE_MODE."""
     cell.check_inputs(*args, **kwargs)
-    return cell.construct(*args, **kwargs)
+    return as_tensors(cell.construct(*args, **kwargs))
 
 
 def call_compiled(cell: Any, args: tuple, kwargs: dict) -> Any:
@@ -32,7 +33,7 @@ def call_compiled(cell: Any, args: tuple, kwargs: dict) -> Any:
         runner = _runners.setdefault(cls, JitMethod(cls, _plain_call, False, None))
     _active.depth = 1
     try:
-        return runner(cell, *args, **kwargs)
+        return as_tensors(runner(cell, *args, **kwargs))
     finally:
         _active.depth = 0
 

@@ -7,6 +7,7 @@ import types
 from typing import Any, Callable, Hashable
 
 from ..frontend.errors import CompileError
+from ..common.tensor import as_tensors
 from ..nn.cell import Cell
 from .context import CompileOptions
 from .dynamic import DynamicShapes
@@ -35,7 +36,7 @@ class JitMethod(JitBase):
 
     def __call__(self, instance: Any, *args: Any, **kwargs: Any) -> Any:
         try:
-            return self._run(instance, args, kwargs)
+            return as_tensors(self._run(instance, args, kwargs))  # NOTE: a Cell call's result
         except CompileError as err:
             raise user_facing(err)  # AMBER_TRACEBACK_FILTERING=off shows amber's frames too
 
@@ -149,6 +150,9 @@ class JitCell(JitFunction):
                  dynamic: Any = None, backend: str | None = None) -> None:
         super().__init__(cell, fallback, options, dynamic, backend)
         self.__dict__["_ready"] = True  # NOTE: from here on, new attributes go to the cell
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return as_tensors(super().__call__(*args, **kwargs))  # NOTE: a Cell call's result
 
     @property  # type: ignore[misc]
     def __class__(self) -> type:  # NOTE: what isinstance sees; type(self) stays JitCell
