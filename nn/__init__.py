@@ -6,6 +6,7 @@ compiles with `amber.jit`.
 """
 from .activation import (GELU, LeakyReLU, LogSoftmax, ReLU, ReLU6, Sigmoid, Softmax, Tanh,
                          get_activation)
+from .activation import ELU, HSigmoid, HSwish, Identity, Mish, SiLU, Softplus
 from .basic import Dense, Dropout, Embedding, Flatten, Pad
 from .cell import Cell, Parameter, ParameterTuple
 from .containers import CellList, SequentialCell
@@ -29,7 +30,7 @@ __all__ = [
     "Dense", "Flatten", "Dropout", "Pad", "Embedding",
     "Conv2d", "Conv2dTranspose", "MaxPool2d", "AvgPool2d",
     "ReLU", "ReLU6", "LeakyReLU", "Sigmoid", "Tanh", "GELU", "Softmax", "LogSoftmax",
-    "get_activation",
+    "get_activation", "SiLU", "ELU", "Softplus", "HSwish", "HSigmoid", "Mish", "Identity",
     "BatchNorm1d", "BatchNorm2d", "LayerNorm",
     "RNN", "LSTM",
     "SoftmaxCrossEntropyWithLogits", "MSELoss", "L1Loss", "BCEWithLogitsLoss",
