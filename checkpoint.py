@@ -1,12 +1,13 @@
-"""Checkpoints with MindSpore's names and signatures: `save_checkpoint`, `load_checkpoint`,
-`load_param_into_net`.
+"""Checkpoints with MindSpore's names, signatures and files: `save_checkpoint`,
+`load_checkpoint`, `load_param_into_net`.
 
-The file is a NumPy `.npz` archive (a zip of `.npy` arrays) keyed by parameter name, written
-atomically and read with `allow_pickle=False`: loading one runs no code, whoever wrote it (a
-MindSpore `.ckpt` is a protobuf; pickle-based formats execute code on load). Values are numeric
-or string arrays only. Parameters are saved by their `name` (`fc.weight`; an optimizer's state
-as `moments.fc.weight`, `global_step`, ...), as MindSpore does, so saving a `TrainOneStepCell`
-keeps the optimizer state too and loading it back into one resumes training exactly.
+`save_checkpoint` writes MindSpore's `.ckpt` (its protobuf `Checkpoint` message) by default,
+`format="safetensors"` as MindSpore 2.3+ does, or amber's older `.npz` for a name ending in
+`.npz`; `load_checkpoint` reads all three, telling them apart by content (see
+common/checkpoint_files.py). Loading runs no code, whoever wrote the file. Parameters are saved
+by their `name` (`fc.weight`; an optimizer's state as `moments.fc.weight`, `global_step`,
+`learning_rate`, ...), as MindSpore does, so saving a `TrainOneStepCell` keeps the optimizer
+state and loading it back into one (in amber or MindSpore) resumes training exactly.
 """
 from __future__ import annotations
 
@@ -16,6 +17,8 @@ from typing import Any, Callable, Iterable
 
 import numpy as np
 
+from .common.checkpoint_files import FORMATS, CheckpointFileError, read_checkpoint, \
+    write_checkpoint
 from .nn.cell import Cell, Parameter
 
 __all__ = ["save_checkpoint", "load_checkpoint", "load_param_into_net"]
@@ -47,12 +50,29 @@ def _named_arrays(save_obj: Any) -> OrderedDict[str, np.ndarray]:
     return arrays
 
 
-def _storable(name: str, value: Any) -> np.ndarray:
+def _storable(name: str, value: Any) -> np.ndarray | str:
+    if isinstance(value, str):
+        return value
     array = np.asarray(value)
-    if array.dtype.kind not in "biufcU":
+    if array.dtype.kind not in "biuf":
         raise TypeError(f"save_checkpoint: {name!r} is a {array.dtype} array; a checkpoint "
                         "holds numbers, bools and strings only")
     return np.array(array.view(np.ndarray) if isinstance(array, Parameter) else array)
+
+
+def _file_and_format(ckpt_file_name: str | os.PathLike, fmt: str | None) -> tuple[str, str]:
+    """MindSpore's rule: the format's suffix is appended when the name lacks it; a name ending
+    in `.npz` (without `format`) keeps amber's older archive."""
+    path = os.fspath(ckpt_file_name)
+    if not isinstance(path, str):
+        raise TypeError(f"save_checkpoint: ckpt_file_name must be a path, got {path!r}")
+    if fmt is None:
+        fmt = "npz" if path.endswith(".npz") else "ckpt"
+    if fmt not in FORMATS:
+        raise ValueError(f"save_checkpoint: format must be 'ckpt' or 'safetensors', not {fmt!r}")
+    if not path.endswith("." + fmt):
+        path += "." + fmt
+    return path, fmt
 
 
 def save_checkpoint(save_obj: Any, ckpt_file_name: str | os.PathLike,
@@ -60,12 +80,14 @@ def save_checkpoint(save_obj: Any, ckpt_file_name: str | os.PathLike,
                     append_dict: dict[str, Any] | None = None,
                     choice_func: Callable[[str], bool] | None = None, **kwargs: Any) -> None:
     """Write the parameters of `save_obj` (a Cell, by each Parameter's name; a name -> array
-    dict; or a list of named Parameters or {'name', 'data'} dicts) to `ckpt_file_name`, an
-    `.npz` archive written atomically (the name is used as given). `append_dict` adds entries
+    dict; or a list of named Parameters or {'name', 'data'} dicts) to `ckpt_file_name`,
+    atomically: MindSpore's `.ckpt` protobuf, or with `format="safetensors"` a safetensors
+    file (both need the `checkpoint` extra); the suffix is appended when missing, as MindSpore
+    does, and a name ending in `.npz` writes amber's older archive. `append_dict` adds entries
     (numbers, strings, arrays: e.g. the epoch); `choice_func(name)` keeps only the parameters
     it accepts. `integrated_save` and `async_save` are accepted for MindSpore compatibility (one
     process, saved synchronously)."""
-    unknown = set(kwargs) - {"enc_key", "enc_mode", "format", "crc_check"}
+    unknown = set(kwargs) - {"enc_key", "enc_mode", "format", "crc_check", "remove_redundancy"}
     if unknown:
         raise TypeError(f"save_checkpoint: unexpected keyword arguments {sorted(unknown)}")
     if kwargs.get("enc_key") is not None:
@@ -80,15 +102,8 @@ def save_checkpoint(save_obj: Any, ckpt_file_name: str | os.PathLike,
         if name in arrays:
             raise ValueError(f"save_checkpoint: append_dict entry {name!r} is also a parameter")
         arrays[name] = _storable(name, value)
-    path = os.fspath(ckpt_file_name)
-    tmp = f"{path}.tmp{os.getpid()}"
-    try:
-        with open(tmp, "wb") as f:
-            np.savez(f, **arrays)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.remove(tmp)
+    path, fmt = _file_and_format(ckpt_file_name, kwargs.get("format"))
+    write_checkpoint(path, arrays, fmt)
 
 
 def _prefixes(arg: str, value: str | Iterable[str] | None) -> tuple[str, ...]:
@@ -109,35 +124,31 @@ def load_checkpoint(ckpt_file_name: str | os.PathLike, net: Cell | None = None,
                     **kwargs: Any) -> dict[str, Any]:
     """name -> Parameter (a string entry stays a str) from a checkpoint, skipping names that
     start with a `filter_prefix`, keeping only those starting with a `specify_prefix` and those
-    `choice_func(name)` accepts; also loads them into `net` when given. Never unpickles."""
+    `choice_func(name)` accepts; also loads them into `net` when given. Reads MindSpore's
+    `.ckpt`, safetensors and amber's `.npz` (told apart by content; `format` is accepted and
+    need not be given); never runs code from the file: a damaged one is a ValueError naming
+    it."""
     if dec_key is not None:
         raise ValueError("load_checkpoint: encrypted checkpoints are not supported")
     skip, keep = _prefixes("filter_prefix", filter_prefix), _prefixes("specify_prefix",
                                                                      specify_prefix)
+    unknown = set(kwargs) - {"format", "crc_check", "remove_redundancy"}
+    if unknown:
+        raise TypeError(f"load_checkpoint: unexpected keyword arguments {sorted(unknown)}")
     path = os.fspath(ckpt_file_name)
     if not os.path.isfile(path):
         raise ValueError(f"load_checkpoint: no checkpoint file {path!r}")
     try:
-        archive = np.load(path, allow_pickle=False)
-    except (OSError, ValueError) as err:
-        raise ValueError(f"load_checkpoint: {path!r} is not an amber checkpoint (.npz): "
-                         f"{err}") from None
-    if not hasattr(archive, "files"):
-        raise ValueError(f"load_checkpoint: {path!r} holds one array, not a checkpoint (.npz)")
+        entries = read_checkpoint(path)
+    except CheckpointFileError as err:
+        raise ValueError(f"load_checkpoint: {err}") from None
     params: dict[str, Any] = {}
-    with archive:
-        for name in archive.files:
-            if skip and name.startswith(skip) or keep and not name.startswith(keep):
-                continue
-            if choice_func is not None and not choice_func(name):
-                continue
-            try:
-                value = archive[name]
-            except ValueError as err:  # e.g. an object array, which would need pickle
-                raise ValueError(f"load_checkpoint: entry {name!r} of {path!r} cannot be read "
-                                 f"safely: {err}") from None
-            params[name] = str(value) if value.dtype.kind == "U" else \
-                Parameter(value, name=name)
+    for name, value in entries.items():
+        if skip and name.startswith(skip) or keep and not name.startswith(keep):
+            continue
+        if choice_func is not None and not choice_func(name):
+            continue
+        params[name] = value if isinstance(value, str) else Parameter(value, name=name)
     if net is not None:
         load_param_into_net(net, params, strict_load)
     return params

@@ -310,11 +310,11 @@ def _torch_versions(kind: str, net: Any) -> dict[str, Callable[..., Any]]:
 
 def _pynative(fn: Callable[..., Any]) -> Callable[..., Any]:
     def run(*args: Any) -> Any:
-        amber.set_context(mode="pynative")
+        amber.set_context(jit_enabled=False)
         try:
             return fn(*args)
         finally:
-            amber.set_context(mode="graph")
+            amber.set_context(jit_enabled=True)
     return run
 
 

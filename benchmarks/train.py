@@ -349,12 +349,11 @@ def _versions(make: Callable[[], nn.Cell], kind: str, hand: Callable[..., Any]
     first = "fc1" if kind == "mlp" else "conv1"
 
     def eager(x, y):
-        previous = amber.get_context().mode
-        amber.set_context(mode="pynative")
+        amber.set_context(jit_enabled=False)
         try:
             return eager_step(x, y), getattr(eager_net, first).weight
         finally:
-            amber.set_context(mode=previous)
+            amber.set_context(jit_enabled=True)
 
     def compiled(x, y):
         return amber_step(x, y), getattr(amber_net, first).weight

@@ -2,7 +2,8 @@
 
 `Tensor(data, dtype)` builds a new array (Python floats become float32, as in MindSpore) of the
 `Tensor` ndarray subclass, which adds MindSpore's methods (`asnumpy`, `view` as a reshape,
-`dim`, `numpy`); NumPy operations on it give Tensors too. `isinstance(x, Tensor)` holds for
+`dim`, `numpy`, `expand_as`, `expand_dims`, the `keep_dims` keyword of `sum`/`mean`/`max`/
+`min`/`argmax`/`argmin`); NumPy operations on it give Tensors too. `isinstance(x, Tensor)` holds for
 every ndarray, so code checking for tensors accepts plain arrays (what compiled code returns).
 """
 from __future__ import annotations
@@ -14,7 +15,18 @@ import numpy as np
 from .dtype import to_array
 from .initializer import initializer
 
-__all__ = ["Tensor", "TensorSpec"]
+__all__ = ["Tensor", "TensorSpec", "as_tensors"]
+
+
+def _with_keep_dims(method: Any) -> Any:
+    """`method` that also takes MindSpore's spelling `keep_dims` of NumPy's `keepdims`."""
+    def reduce(self: np.ndarray, *args: Any, keep_dims: bool | None = None, **kwargs: Any) -> Any:
+        if keep_dims is not None:
+            kwargs["keepdims"] = keep_dims
+        return method(self, *args, **kwargs)
+    reduce.__name__ = reduce.__qualname__ = method.__name__
+    reduce.__doc__ = f"NumPy's `{method.__name__}`, also with MindSpore's `keep_dims` keyword."
+    return reduce
 
 
 class _TensorMeta(type):
@@ -62,9 +74,38 @@ class Tensor(np.ndarray, metaclass=_TensorMeta):
         """The number of dimensions (MindSpore's `Tensor.dim()`)."""
         return self.ndim
 
+    def expand_as(self, other: Any) -> Any:
+        """MindSpore's `t.expand_as(other)`: broadcast to `other`'s shape."""
+        return np.broadcast_to(self, np.shape(other)).view(type(self))
+
+    def expand_dims(self, axis: int) -> Any:
+        """MindSpore's `t.expand_dims(axis)`: a new axis of size 1 at `axis`."""
+        return np.expand_dims(self, axis)
+
+    sum = _with_keep_dims(np.ndarray.sum)
+    mean = _with_keep_dims(np.ndarray.mean)
+    max = _with_keep_dims(np.ndarray.max)
+    min = _with_keep_dims(np.ndarray.min)
+    argmax = _with_keep_dims(np.ndarray.argmax)
+    argmin = _with_keep_dims(np.ndarray.argmin)
+
     def __repr__(self) -> str:
         return "Tensor(" + np.array2string(self.view(np.ndarray), separator=", ") + \
             f", dtype={self.dtype})"
+
+
+def as_tensors(value: Any) -> Any:
+    """What a Cell call returns, as MindSpore's does: each plain ndarray or NumPy number in
+    `value` (itself, or in a tuple or list) as a `Tensor` sharing its data; anything else (a
+    Parameter, a Tensor, a Python value) unchanged."""
+    kind = type(value)
+    if kind is np.ndarray:
+        return value.view(Tensor)
+    if isinstance(value, np.generic) and value.dtype.kind in "biufc":
+        return np.asarray(value).view(Tensor)
+    if kind is tuple or kind is list:
+        return kind(as_tensors(v) for v in value)
+    return value
 
 
 class TensorSpec:

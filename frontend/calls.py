@@ -27,7 +27,7 @@ from .containers import dict_method, list_method
 from .context import Frame, NeedsUnrolling, call_identity
 from .errors import CompileError, CompileTypeError, arity_message, kind_for
 from .control import choose, short_circuit
-from .expressions import NUMPY_FUNCTION_METHODS, elements, evaluate
+from .expressions import NUMPY_FUNCTION_METHODS, elements, evaluate, shape_of
 from .operators import compare, format_at_run_time, operand, python_result, to_python
 from .pybuiltins import BUILTINS
 from .scope import bind_arguments
@@ -189,6 +189,16 @@ def _tensor_only_method(f: Frame, method: TensorMethod, args: list[Any],
             raise f.error("x.view() takes the new shape (`x.view(-1)`, `x.view(2, 3)`)",
                           "MindSpore's view reshapes; use x.astype(dtype) to change the dtype")
         return apply_op(f, METHODS["reshape"], [value, *dims], {})
+    if name == "expand_as":  # MindSpore's: broadcast to the other array's shape
+        if len(args) != 1 or kwargs or not isinstance(args[0], Value | np.ndarray):
+            raise f.error("x.expand_as() takes one array, whose shape x is broadcast to")
+        other = args[0]
+        shape = other.shape if isinstance(other, np.ndarray) else shape_of(f, other)
+        return call_value(f, np.broadcast_to, [value, tuple(shape)], {})
+    if name == "asnumpy":  # MindSpore's: the values as a NumPy array (a copy)
+        if args or kwargs:
+            raise f.error("x.asnumpy() takes no arguments")
+        return call_value(f, np.array, [value], {})
     if args or kwargs:
         raise f.error(f"x.{name}() takes no arguments")
     return value if name == "value" else value.type.rank

@@ -6,6 +6,7 @@ compiles with `amber.jit`.
 """
 from .activation import (GELU, LeakyReLU, LogSoftmax, ReLU, ReLU6, Sigmoid, Softmax, Tanh,
                          get_activation)
+from .activation import ELU, HSigmoid, HSwish, Identity, Mish, SiLU, Softplus
 from .basic import Dense, Dropout, Embedding, Flatten, Pad
 from .cell import Cell, Parameter, ParameterTuple
 from .containers import CellList, SequentialCell
@@ -16,6 +17,8 @@ from .learning_rate import (CosineDecayLR, ExponentialDecayLR, InverseDecayLR,
                             natural_exp_decay_lr, piecewise_constant_lr, polynomial_decay_lr,
                             warmup_lr)
 from .loss import BCEWithLogitsLoss, L1Loss, MSELoss, SoftmaxCrossEntropyWithLogits
+from .loss import CosineEmbeddingLoss, HuberLoss, KLDivLoss, SmoothL1Loss
+from .entropy_loss import BCELoss, CrossEntropyLoss, NLLLoss
 from .normalization import BatchNorm1d, BatchNorm2d, LayerNorm
 from .optim import SGD, Adam, Momentum
 from .optimizer import Optimizer
@@ -28,10 +31,12 @@ __all__ = [
     "Dense", "Flatten", "Dropout", "Pad", "Embedding",
     "Conv2d", "Conv2dTranspose", "MaxPool2d", "AvgPool2d",
     "ReLU", "ReLU6", "LeakyReLU", "Sigmoid", "Tanh", "GELU", "Softmax", "LogSoftmax",
-    "get_activation",
+    "get_activation", "SiLU", "ELU", "Softplus", "HSwish", "HSigmoid", "Mish", "Identity",
     "BatchNorm1d", "BatchNorm2d", "LayerNorm",
     "RNN", "LSTM",
     "SoftmaxCrossEntropyWithLogits", "MSELoss", "L1Loss", "BCEWithLogitsLoss",
+    "SmoothL1Loss", "HuberLoss", "KLDivLoss", "CosineEmbeddingLoss", "CrossEntropyLoss",
+    "NLLLoss", "BCELoss",
     "Optimizer", "SGD", "Momentum", "Adam",
     "LearningRateSchedule", "ExponentialDecayLR", "NaturalExpDecayLR", "InverseDecayLR",
     "CosineDecayLR", "PolynomialDecayLR", "WarmUpLR",

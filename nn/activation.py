@@ -1,5 +1,6 @@
 """Activation layers (`ReLU`, `ReLU6`, `LeakyReLU`, `Sigmoid`, `Tanh`, `GELU`, `Softmax`,
-`LogSoftmax`) and `get_activation`, which maps the names `Dense(activation='relu')` accepts to
+`LogSoftmax`, `SiLU`, `ELU`, `Softplus`, `HSwish`, `HSigmoid`, `Mish`), `Identity`, and
+`get_activation`, which maps the names `Dense(activation='relu')` accepts to
 layers."""
 from __future__ import annotations
 
@@ -104,9 +105,70 @@ class LogSoftmax(Cell):
         return f"axis={self.axis}"
 
 
+class SiLU(Cell):
+    """x * sigmoid(x) (also called swish)."""
+
+    def construct(self, x: np.ndarray) -> np.ndarray:
+        return x * ops.sigmoid(x)
+
+
+class ELU(Cell):
+    """x where x > 0, alpha * (exp(x) - 1) elsewhere."""
+
+    def __init__(self, alpha: float = 1.0) -> None:
+        super().__init__()
+        if isinstance(alpha, bool) or not isinstance(alpha, int | float):
+            raise TypeError(f"ELU: alpha must be a number, got {alpha!r}")
+        self.alpha = float(alpha)
+
+    def construct(self, x: np.ndarray) -> np.ndarray:
+        # NOTE: exp of min(x, 0): the branch not taken must not overflow (its gradient is
+        # multiplied by 0, and inf * 0 is nan)
+        return ops.select(x > 0, x, self.alpha * (ops.exp(ops.minimum(x, 0.0)) - 1.0))
+
+    def extend_repr(self) -> str:
+        return f"alpha={self.alpha}"
+
+
+class Softplus(Cell):
+    """log(1 + exp(x)), computed without overflow."""
+
+    def construct(self, x: np.ndarray) -> np.ndarray:
+        return ops.softplus(x)
+
+
+class HSwish(Cell):
+    """x * relu6(x + 3) / 6."""
+
+    def construct(self, x: np.ndarray) -> np.ndarray:
+        return x * ops.relu6(x + 3.0) / 6.0
+
+
+class HSigmoid(Cell):
+    """relu6(x + 3) / 6."""
+
+    def construct(self, x: np.ndarray) -> np.ndarray:
+        return ops.relu6(x + 3.0) / 6.0
+
+
+class Mish(Cell):
+    """x * tanh(softplus(x))."""
+
+    def construct(self, x: np.ndarray) -> np.ndarray:
+        return x * ops.tanh(ops.softplus(x))
+
+
+class Identity(Cell):
+    """The input itself."""
+
+    def construct(self, x: np.ndarray) -> np.ndarray:
+        return x
+
+
 _ACTIVATIONS: dict[str, type[Cell]] = {
     "relu": ReLU, "relu6": ReLU6, "leakyrelu": LeakyReLU, "sigmoid": Sigmoid, "tanh": Tanh,
-    "gelu": GELU, "softmax": Softmax, "logsoftmax": LogSoftmax,
+    "gelu": GELU, "softmax": Softmax, "logsoftmax": LogSoftmax, "silu": SiLU, "swish": SiLU,
+    "elu": ELU, "softplus": Softplus, "hswish": HSwish, "hsigmoid": HSigmoid, "mish": Mish,
 }
 
 

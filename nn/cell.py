@@ -6,11 +6,12 @@ every Parameter by its dotted attribute path (`fc1.weight`). `construct` holds t
 from __future__ import annotations
 
 from collections import OrderedDict
-from typing import Any, Iterator
+from typing import Any, Callable, ClassVar, Iterator
 
 import numpy as np
 
 from ..common.parameter import Parameter, ParameterTuple
+from ..common.tensor import as_tensors
 
 __all__ = ["Cell", "Parameter", "ParameterTuple"]
 
@@ -41,9 +42,16 @@ class Cell:
         Reads only `.shape`/`.dtype` of array inputs, so it also accepts compile-time tensor
         types; dims that are not ints are skipped."""
 
+    graph_mode_call: ClassVar[Callable[[Cell, tuple, dict], Any] | None] = None
+    """How a call compiles under GRAPH_MODE (the runtime's `cellcall.call_compiled`, installed
+    by `set_context`; nn sits below the runtime); None under PYNATIVE_MODE: plain Python."""
+
     def __call__(self, *inputs: Any, **kwargs: Any) -> Any:
+        compiled_call = Cell.graph_mode_call
+        if compiled_call is not None:
+            return compiled_call(self, inputs, kwargs)
         self.check_inputs(*inputs, **kwargs)
-        return self.construct(*inputs, **kwargs)
+        return as_tensors(self.construct(*inputs, **kwargs))
 
     def set_inputs(self, *inputs: Any) -> None:
         """Declare the shapes of `construct`'s array arguments, MindSpore's way: one

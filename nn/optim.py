@@ -112,13 +112,14 @@ class Momentum(Optimizer):
         p = p - (g * lr + v * momentum * lr)        if use_nesterov
         p = p - lr * v                              otherwise
 
-    State: `moments.<name>`."""
+    State: `moments.<name>`, and `momentum` a 0-d Parameter, as MindSpore saves it."""
 
     def __init__(self, params: Any, learning_rate: Any, momentum: float,
                  weight_decay: float = 0.0, loss_scale: float = 1.0,
                  use_nesterov: bool = False) -> None:
         super().__init__(learning_rate, params, weight_decay, loss_scale)
-        self.momentum = _float_arg("Momentum", "momentum", momentum)
+        self.momentum = Parameter(np.array(_float_arg("Momentum", "momentum", momentum),
+                                           np.float32), name="momentum", requires_grad=False)
         self.use_nesterov = _bool_arg("Momentum", "use_nesterov", use_nesterov)
         self.moments = _state(self.parameters, "moments", "zeros")
 
@@ -135,7 +136,7 @@ class Momentum(Optimizer):
         return True
 
     def extend_repr(self) -> str:
-        return (f"parameters={len(self.parameters)}, momentum={self.momentum}, "
+        return (f"parameters={len(self.parameters)}, momentum={float(self.momentum):g}, "
                 f"use_nesterov={self.use_nesterov}")
 
 

@@ -227,7 +227,16 @@ FUNCTIONS = (
 NUMPY = (*(spell(name, op, f"a, {params}", _np_axis, a="x")
            for op, names, params in _NUMPY for name in names),
          spell("cumsum", cumsum, "a, axis=None", a="x"))
-METHODS = (*(spell(name, op, f"x, {params}", _np_axis)
+def _method_axis(values: dict[str, Any]) -> dict[str, Any]:
+    """An array method: NumPy's arguments, or MindSpore's Tensor keyword `keep_dims`."""
+    keep_dims = values.pop("keep_dims")
+    if keep_dims is not None:
+        values["keepdims"] = keep_dims
+    return _np_axis(values)
+
+
+METHODS = (*(spell(name, op, f"x, {params}{'' if '*' in params else ', *'}, keep_dims=None",
+                   _method_axis)
              for op, names, params in _NUMPY for name in names[:1]),
            spell("cumsum", cumsum, "x, axis=None"))
 PRIMITIVES = (

@@ -11,9 +11,11 @@ from .cachedir import default_cache_dir
 from .native import resolve_backend
 
 GRAPH_MODE = 0
-"""Run `jit` targets compiled (MindSpore's constant, and its value)."""
+"""Compile every Cell called from Python on its call, as well as what `jit` wraps (MindSpore's
+constant, and its value)."""
 PYNATIVE_MODE = 1
-"""Run `jit` targets as plain Python, op by op."""
+"""The default, as in MindSpore 2.x: compile what `jit` wraps (and gradient functions); run any
+other Cell call as plain Python, op by op."""
 MODE_NAMES = {"graph": GRAPH_MODE, "pynative": PYNATIVE_MODE}
 """amber's older spellings of the modes, still accepted."""
 DEVICE_TARGET = "CPU"
@@ -78,7 +80,7 @@ class Context:
     `save_graphs=True` writes the stages of every compile (source, IR before and after each
     pass, code) as numbered files into a new directory `<save_graphs_path>/<title>_<n>/`, as
     MindSpore's option of that name does (`amber dump --out-dir` writes the same files)."""
-    mode: int = GRAPH_MODE
+    mode: int = PYNATIVE_MODE
     options: CompileOptions = field(default_factory=lambda: CompileOptions(
         backend=default_backend()))
     cache_dir: str | None = None
@@ -87,6 +89,10 @@ class Context:
     save_graphs_path: str = "."
     traceback_filtering: bool | None = None
     """None: on unless `AMBER_TRACEBACK_FILTERING=off` (see `runtime/tracebacks.py`)."""
+    jit_enabled: bool = field(default_factory=lambda: os.environ.get("MS_JIT", "").strip() != "0")
+    """False runs everything as plain Python, in either mode (jit targets, GRAPH_MODE Cell
+    calls; gradient functions through the reference interpreter): the eager oracle. Starts on
+    unless `MS_JIT=0`, MindSpore's switch of the same meaning."""
 
     @property
     def opt_level(self) -> int:
@@ -131,7 +137,7 @@ def get_context(attr_key: str | None = None) -> Any:
         return DEVICE_TARGET
     if attr_key == "verify":
         return _context.options.verify
-    if attr_key in ("mode", "opt_level", "cache_dir", "disk_cache", "save_graphs",
+    if attr_key in ("mode", "jit_enabled", "opt_level", "cache_dir", "disk_cache", "save_graphs",
                     "save_graphs_path", "traceback_filtering"):
         return getattr(_context, attr_key)
     if attr_key in MINDSPORE_OPTIONS:
@@ -162,11 +168,15 @@ def set_context(*, mode: int | str | None = None, opt_level: int | None = None,
                 disk_cache: bool | None = None, save_graphs: bool | None = None,
                 save_graphs_path: str | os.PathLike | None = None,
                 traceback_filtering: bool | None = None, device_target: str | None = None,
-                backend: str | None = None, **mindspore_options: Any) -> Context:
+                backend: str | None = None, jit_enabled: bool | None = None,
+                **mindspore_options: Any) -> Context:
     """Change the process-wide settings; arguments left as None keep their value.
 
-    `mode=GRAPH_MODE` (0, the default) runs `jit` functions compiled, `mode=PYNATIVE_MODE` (1)
-    runs them as plain Python ("graph"/"pynative" are accepted too). `backend` is "auto", "numpy" or
+    `mode=PYNATIVE_MODE` (1, the default, as in MindSpore 2.x) compiles what `jit` wraps and
+    gradient functions and runs other Cell calls as plain Python; `mode=GRAPH_MODE` (0) also
+    compiles every Cell called from Python on its call, a CompileError where it cannot
+    ("graph"/"pynative" are accepted too). `jit_enabled=False` runs everything as plain Python
+    (the eager oracle; MindSpore's `MS_JIT=0`). `backend` is "auto", "numpy" or
     "numba" (see `CompileOptions`). `save_graphs=True` writes
     each compile's stages under `save_graphs_path` (default the current directory; see
     `Context`). `traceback_filtering=False` shows amber's own frames in the traceback of an
@@ -201,7 +211,10 @@ def set_context(*, mode: int | str | None = None, opt_level: int | None = None,
         changes["save_graphs_path"] = os.fspath(save_graphs_path)
     if traceback_filtering is not None:
         changes["traceback_filtering"] = bool(traceback_filtering)
+    if jit_enabled is not None:
+        changes["jit_enabled"] = bool(jit_enabled)
     _context = replace(_context, **changes)
+    _route_cell_calls(_context)
     return _context
 
 
@@ -211,7 +224,16 @@ def set_device(device_target: str, device_id: int | None = None) -> None:
 
 
 def reset_context() -> Context:
-    """Back to the defaults (graph mode, -O2, cache location from the environment)."""
+    """Back to the defaults (PYNATIVE_MODE, -O2, cache location from the environment)."""
     global _context
     _context = Context()
+    _route_cell_calls(_context)
     return _context
+
+
+def _route_cell_calls(context: Context) -> None:
+    """Under GRAPH_MODE a bare Cell call compiles: `Cell.__call__` (in nn/, below the runtime)
+    hands it to `cellcall.call_compiled`; under PYNATIVE_MODE it runs `construct` itself."""
+    from ..nn.cell import Cell
+    from .cellcall import call_compiled
+    Cell.graph_mode_call = call_compiled if context.mode == GRAPH_MODE else None

@@ -1,9 +1,10 @@
 """Gradient functions with MindSpore 2.x's API: `grad`, `value_and_grad` and `GradOperation`.
 
 A gradient function is a jit function whose graph is the forward graph differentiated
-(`graph/gradient.py`): compiled, cached in memory and on disk by signature like any other. Under
-`set_context(mode="pynative")` it builds the same graph and runs it op by op with the reference
-interpreter instead of generating code, so both modes give the same results.
+(`graph/gradient.py`): compiled, cached in memory and on disk by signature like any other, in either execution mode
+(amber differentiates graphs; it has no op-by-op tape). Under `set_context(jit_enabled=False)`
+it builds the same graph and runs it op by op with the reference interpreter instead of
+generating code, with the same results.
 """
 from __future__ import annotations
 

@@ -7,6 +7,8 @@ import types
 from typing import Any, Callable, Hashable
 
 from ..frontend.errors import CompileError
+from ..common.tensor import as_tensors
+from ..nn.cell import Cell
 from .context import CompileOptions
 from .dynamic import DynamicShapes
 from ..frontend.targets import FunctionWithRoot
@@ -34,7 +36,7 @@ class JitMethod(JitBase):
 
     def __call__(self, instance: Any, *args: Any, **kwargs: Any) -> Any:
         try:
-            return self._run(instance, args, kwargs)
+            return as_tensors(self._run(instance, args, kwargs))  # NOTE: a Cell call's result
         except CompileError as err:
             raise user_facing(err)  # AMBER_TRACEBACK_FILTERING=off shows amber's frames too
 
@@ -114,6 +116,9 @@ class JitFunction(JitBase):
         construct = type(instance).__dict__.get("construct")
         if isinstance(construct, JitFunction):  # NOTE: and so is its construct
             return construct.__wrapped__(instance, *args, **kwargs)
+        if call is Cell.__call__:  # NOTE: as Python, also under GRAPH_MODE (fallback=True)
+            instance.check_inputs(*args, **kwargs)
+            return instance.construct(*args, **kwargs)
         return instance(*args, **kwargs)
 
     def _title(self, instance: Any) -> str:
@@ -127,6 +132,63 @@ class JitFunction(JitBase):
 
     def __repr__(self) -> str:
         return f"<amber.jit {self._title(self._instance)}>"
+
+
+class JitCell(JitFunction):
+    """`jit(cell)`: calls run compiled, and everything else is the cell's, as torch.compile's
+    wrapper of a module behaves: attributes read and written, `set_train`,
+    `trainable_params`, `parameters_and_names`, `cells_and_names`, `insert_child_to_cell`,
+    checkpoints, `repr`; `isinstance(wrapper, type(cell))` holds, so a containing Cell
+    registers it as a sub-cell. Methods that return the cell (`set_train()`, `to_float(...)`)
+    return the wrapper, so `jit(net).set_train()` stays compiled."""
+
+    _CHAINED = frozenset({"set_train", "set_grad", "to_float", "add_flags",
+                          "add_flags_recursive"})
+    """The cell's methods that return the cell itself, for chaining."""
+
+    def __init__(self, cell: Any, fallback: bool, options: CompileOptions | None,
+                 dynamic: Any = None, backend: str | None = None) -> None:
+        super().__init__(cell, fallback, options, dynamic, backend)
+        self.__dict__["_ready"] = True  # NOTE: from here on, new attributes go to the cell
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return as_tensors(super().__call__(*args, **kwargs))  # NOTE: a Cell call's result
+
+    @property  # type: ignore[misc]
+    def __class__(self) -> type:  # NOTE: what isinstance sees; type(self) stays JitCell
+        return type(self.__dict__["_instance"])
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__") or "_instance" not in self.__dict__:
+            raise AttributeError(name)
+        value = getattr(self.__dict__["_instance"], name)
+        if name in self._CHAINED:
+            return self._chained(value)
+        return value
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if not self.__dict__.get("_ready") or name in self.__dict__:
+            object.__setattr__(self, name, value)  # the wrapper's own state
+        else:
+            setattr(self.__dict__["_instance"], name, value)
+
+    def __delattr__(self, name: str) -> None:
+        delattr(self.__dict__["_instance"], name)
+
+    def _chained(self, method: Any) -> Any:
+        cell = self.__dict__["_instance"]
+
+        @functools.wraps(method)
+        def call(*args: Any, **kwargs: Any) -> Any:
+            result = method(*args, **kwargs)
+            return self if result is cell else result
+        return call
+
+    def __dir__(self) -> list[str]:
+        return sorted(set(dir(self.__dict__["_instance"])) | set(super().__dir__()))
+
+    def __repr__(self) -> str:
+        return repr(self.__dict__["_instance"])
 
 
 class BoundJit:
@@ -243,6 +305,8 @@ def jit(target: Any = None, *, fallback: bool = False, opt_level: int | None = N
             eager = eager.__wrapped__
         target.__call__ = JitMethod(target, eager, fallback, options, dynamic, backend)
         return target
+    if isinstance(target, Cell):
+        return JitCell(target, fallback, options, dynamic, backend)
     if _is_function(target) or callable(getattr(target, "construct", None)):
         return JitFunction(target, fallback, options, dynamic, backend)
     raise TypeError(f"jit: expected an nn.Cell subclass, a Cell instance or a function, "

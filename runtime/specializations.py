@@ -25,7 +25,7 @@ from typing import Any, Callable, Hashable
 from ..frontend.errors import CompileError
 from . import context as _ctx
 from .compiled import CompiledFunction, add_note, as_plain_array
-from .context import GRAPH_MODE, CompileOptions, get_context
+from .context import CompileOptions, get_context
 from .diskcache import DiskCache
 from .records import target_source
 from .guards import GuardPlan
@@ -133,7 +133,7 @@ class JitBase:
 
     # -- the call path -----------------------------------------------------------------------
     def _run(self, instance: Any, args: tuple, kwargs: dict) -> Any:
-        if _ctx._context.mode != GRAPH_MODE:
+        if not _ctx._context.jit_enabled:
             return self._eager(instance, args, kwargs)
         key = call_key(args, kwargs)
         state = self._states.get(id(instance))

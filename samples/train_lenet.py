@@ -8,7 +8,7 @@ whole train step (forward, backward and Adam update) into one NumPy function.
 The images are scaled up 4x (each pixel a 4x4 block) to LeNet's 32x32 input and standardized;
 80% train, 20% test, shuffled mini-batches of 32. Each epoch prints its mean loss and the train
 and test accuracy; the last line is the final test accuracy. `--eager` runs the same training op
-by op (pynative mode); `amber dump samples/train_lenet.py:LeNetTrainStep` shows the generated
+by op (`jit_enabled=False`); `amber dump samples/train_lenet.py:LeNetTrainStep` shows the generated
 train step (built by `LeNetTrainStep()`, inputs from `example_inputs()`).
 """
 from __future__ import annotations
@@ -121,13 +121,13 @@ def main() -> None:
     parser.add_argument("--epochs", type=int, default=10)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--eager", action="store_true",
-                        help="run op by op (pynative mode) instead of compiled")
+                        help="run op by op (jit_enabled=False) instead of compiled")
     parser.add_argument("--save", metavar="FILE.ckpt", help="save the trained weights")
     parser.add_argument("--plot", metavar="FILE.png", help="draw the loss and accuracy curves "
                         "(needs matplotlib, in the examples extra)")
     args = parser.parse_args()
     if args.eager:
-        amber.set_context(mode="pynative")
+        amber.set_context(jit_enabled=False)
     start = time.perf_counter()
     curves: dict[str, list[float]] = {}
     _, test_acc, net = train(args.epochs, args.seed, args.eager, curves=curves)

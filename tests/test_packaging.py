@@ -74,5 +74,5 @@ def test_dependencies_are_what_amber_imports() -> None:
     # scikit-learn and tqdm): each must be in an extra
     extras = _pyproject().split("[project.optional-dependencies]", 1)[1].split("\n[", 1)[0]
     for name in imported - declared:
-        spelled = {"sklearn": "scikit-learn"}.get(name, name)
+        spelled = {"sklearn": "scikit-learn", "google": "protobuf"}.get(name, name)
         assert f'"{spelled}' in extras, f"amber imports {name}, which no dependency or extra has"

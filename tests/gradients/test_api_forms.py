@@ -1,6 +1,6 @@
 """Every form of `grad`, `value_and_grad` and `GradOperation` returns MindSpore 2.x's structure
 (checked element by element: a bare array is not a 1-tuple), with values equal to float64
-finite differences; in graph mode, in pynative mode, and called inside compiled code."""
+finite differences; compiled, eager (`jit_enabled=False`), and called inside compiled code."""
 from __future__ import annotations
 
 from typing import Any, Callable
@@ -157,14 +157,14 @@ class Calls(nn.Cell):
         return self.gradient(*args)
 
 
-@pytest.mark.parametrize("mode", ["graph", "pynative", "inside"])
+@pytest.mark.parametrize("mode", ["compiled", "eager", "inside"])
 @pytest.mark.parametrize("form", sorted(FORMS))
 def test_form_returns_mindsporess_structure_and_finite_differences(form: str, mode: str):
     cls, make, args, want = FORMS[form]
     net = cls()
     expected = want(net, args)
-    if mode == "pynative":
-        amber.set_context(mode="pynative")
+    if mode == "eager":
+        amber.set_context(jit_enabled=False)
     gradient = make(net)
     got = amber.jit(Calls(net, gradient))(*args) if mode == "inside" else gradient(*args)
     numeric.close(got, expected, rtol=1e-6, atol=1e-8)
@@ -185,10 +185,10 @@ def global_forward(x, y):
     return GLOBAL_NET(x, y) * GLOBAL_SCALE - (x * y).sum(), x
 
 
-@pytest.mark.parametrize("mode", ["graph", "pynative"])
+@pytest.mark.parametrize("mode", ["compiled", "eager"])
 def test_a_function_with_weights_of_global_cells_and_parameters(mode):
     """MindSpore 2.x's functional style: grad of a function using a model defined outside."""
-    amber.set_context(mode=mode)
+    amber.set_context(jit_enabled=mode == "compiled")
     weights = [*GLOBAL_NET.trainable_params(), GLOBAL_SCALE]
     got = amber.value_and_grad(global_forward, 1, weights, has_aux=True)(X, Y)
     loss = lambda x, y: global_forward(x, y)[0]  # noqa: E731

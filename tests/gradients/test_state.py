@@ -13,7 +13,7 @@ import amber
 import numeric
 from amber import nn, ops
 
-MODES = ["graph", "pynative"]
+MODES = ["compiled", "eager"]  # eager: jit_enabled=False, the graph op by op
 RNG = np.random.default_rng(5)
 
 
@@ -42,9 +42,9 @@ def test_batchnorm_in_train_mode(mode):
     net = _float64(BnNet()).set_train(True)
     reference = copy.deepcopy(net)
     x = RNG.standard_normal((6, 4))
-    amber.set_context(mode=mode)
+    amber.set_context(jit_enabled=mode == "compiled")
     loss, (dx, dws) = amber.value_and_grad(net, 0, net.trainable_params())(x)
-    amber.set_context(mode="graph")
+    amber.set_context(jit_enabled=True)
     eager_loss = reference.construct(x)  # one eager forward from the same state
     numeric.close(loss, eager_loss, rtol=1e-12, atol=1e-12)
     numeric.close(net.bn.moving_mean, reference.bn.moving_mean, rtol=1e-12, atol=1e-12)
@@ -73,7 +73,7 @@ def test_dropout_backward_uses_the_forward_mask(mode):
     amber.set_seed(2)
     net = DropNet().set_train(True)
     x = RNG.standard_normal(8) + 3.0  # NOTE: no zeros, so the mask is y != 0
-    amber.set_context(mode=mode)
+    amber.set_context(jit_enabled=mode == "compiled")
     grad = amber.value_and_grad(net, 0, net.trainable_params(), has_aux=True)
     masks = []
     for _ in range(3):
@@ -108,7 +108,7 @@ def test_in_place_updates_and_effects_happen_once(mode, capsys):
     net = Counting()
     w0 = np.array(net.w)
     x = np.array([1.0, 2.0, 3.0])
-    amber.set_context(mode=mode)
+    amber.set_context(jit_enabled=mode == "compiled")
     grad = amber.grad(net, None, [net.w])
     (dw,) = grad(x)
     numeric.close(dw, 2 * w0 * x, rtol=1e-12, atol=1e-12)  # at the value read
@@ -128,6 +128,6 @@ def failing_assert(x):
 
 @pytest.mark.parametrize("mode", MODES)
 def test_an_assert_in_the_forward_raises_as_in_python(mode):
-    amber.set_context(mode=mode)
+    amber.set_context(jit_enabled=mode == "compiled")
     with pytest.raises(AssertionError, match="y is not negative"):
         amber.grad(failing_assert)(np.ones(3))

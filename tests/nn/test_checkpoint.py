@@ -167,8 +167,8 @@ def test_loading_never_unpickles(tmp_path):
     np.savez(evil, weight=np.array([object()], dtype=object))  # needs pickle to read back
     with pytest.raises(ValueError, match="cannot be read safely"):
         amber.load_checkpoint(evil)
-    with pytest.raises(ValueError, match="not an amber checkpoint"):
-        (tmp_path / "junk.ckpt").write_bytes(b"\x80\x04junk")
+    with pytest.raises(ValueError, match="junk.ckpt' is not a readable MindSpore checkpoint"):
+        (tmp_path / "junk.ckpt").write_bytes(b"\x80\x04junk")  # a pickle: never unpickled
         amber.load_checkpoint(tmp_path / "junk.ckpt")
     with pytest.raises(ValueError, match="no checkpoint file"):
         amber.load_checkpoint(tmp_path / "missing.ckpt")

@@ -73,7 +73,8 @@ def test_parameter_tuple_items_are_parameters_of_the_cell_once():
     paths = dict(opt.parameters_and_names())
     assert paths["parameters.0"] is net.weight and paths["moments.1"] is opt.moments[1]
     names = sorted(p.name for p in opt.get_parameters())
-    assert names == ["bias", "learning_rate", "moments.bias", "moments.weight", "weight"]
+    assert names == ["bias", "learning_rate", "moments.bias", "moments.weight", "momentum",
+                     "weight"]
 
     class Holder(nn.Cell):  # auto_prefix: its own children are renamed, tuple views are not
         def __init__(self):
@@ -84,7 +85,7 @@ def test_parameter_tuple_items_are_parameters_of_the_cell_once():
     holder = Holder()
     assert net.weight.name == "net.weight"
     assert opt.moments[0].name == "moments.weight"
-    assert len(list(holder.get_parameters())) == 5  # each Parameter once
+    assert len(list(holder.get_parameters())) == 6  # each Parameter once
     assert dict(holder.parameters_and_names())["net.weight"] is net.weight
 
 

@@ -52,11 +52,11 @@ def runner(step: nn.Cell, mode: str):
         return amber.jit(step)
 
     def eager(*args):
-        amber.set_context(mode="pynative")
+        amber.set_context(jit_enabled=False)
         try:
             return step(*args)
         finally:
-            amber.set_context(mode="graph")
+            amber.set_context(jit_enabled=True)
     return eager
 
 

@@ -1,5 +1,5 @@
 """`jit` on a Cell class, a Cell instance, a plain function and a class defined in a function;
-compiled results equal the eager `construct`; pynative mode bypasses compilation."""
+compiled results equal the eager `construct`; `jit_enabled=False` bypasses compilation."""
 from __future__ import annotations
 
 import numpy as np
@@ -116,16 +116,22 @@ def test_subclass_of_jit_class_compiles_its_own_construct() -> None:
     np.testing.assert_allclose(base(x), base.construct(x), rtol=1e-6)
 
 
-def test_pynative_mode_bypasses_compilation() -> None:
-    amber.set_context(mode="pynative")
+def test_jit_enabled_false_bypasses_compilation() -> None:
+    amber.set_context(jit_enabled=False)
     fast = amber.jit(scaled_sum)
     x = _x(3)
     np.testing.assert_array_equal(fast(x, 2), scaled_sum(x, 2))
     assert fast.stats.specializations == 0 and fast.code is None
-    amber.set_context(mode="graph")
+    amber.set_context(jit_enabled=True)
     fast(x, 2)
     assert fast.stats.specializations == 1
-    assert amber.get_context().mode == amber.GRAPH_MODE == 0
+
+
+def test_pynative_mode_is_the_default_and_compiles_jit_targets() -> None:
+    assert amber.get_context().mode == amber.PYNATIVE_MODE == 1
+    fast = amber.jit(scaled_sum)
+    fast(_x(3), 2)
+    assert fast.stats.specializations == 1
 
 
 def test_bad_targets_and_modes() -> None:
