@@ -127,7 +127,7 @@ def to_result_dtype(e: OnnxEmitter, x: str, *rest: Any) -> str:
 
 def to_result_shape(e: OnnxEmitter, x: str, *rest: Any) -> str:
     """`x` reshaped to the result's shape (reshape, flatten, squeeze, expand_dims)."""
-    return e.node("Reshape", x, e.shape(e.out_type.shape))
+    return e.node("Reshape", x, e.shape(e.out_type.shape), allowzero=1)
 
 
 def expand_to_result(e: OnnxEmitter, value: str) -> str:
@@ -329,6 +329,8 @@ def power(e: OnnxEmitter, x: str, y: str) -> str:
 def select(e: OnnxEmitter, cond: str, x: str, y: str) -> str:
     """np.where(cond, x, y)."""
     dtype = dtype_of(e.out_type)
+    if dtype not in ORT_ARITHMETIC and dtype not in (np.bool_, np.uint8):
+        return e.refuse(f"onnxruntime has no Where for {dtype}")
     return e.node("Where", e.cast(cond, np.bool_), e.cast(x, dtype), e.cast(y, dtype))
 
 
@@ -428,7 +430,7 @@ def as_array(e: OnnxEmitter, x: Any) -> str:
     """np.array / np.asarray of an array, a number or a (nested) tuple of them."""
     out = e.out_type
     if isinstance(x, str):
-        return e.node("Reshape", e.cast(x, out.dtype), e.shape(out.shape)) \
+        return e.node("Reshape", e.cast(x, out.dtype), e.shape(out.shape), allowzero=1) \
             if isinstance(e.types[0], Scalar) or e.types[0].shape != out.shape \
             else e.cast(x, out.dtype)
     items = list(_flat(x))
@@ -436,7 +438,7 @@ def as_array(e: OnnxEmitter, x: Any) -> str:
         return e.refuse("an array of this Python value")
     flat = e.node("Concat", *(e.node("Reshape", e.cast(i, out.dtype), e.const(
         np.array([-1], np.int64))) for i in items), axis=0)
-    return e.node("Reshape", flat, e.shape(out.shape))
+    return e.node("Reshape", flat, e.shape(out.shape), allowzero=1)
 
 
 def _flat(x: Any) -> Any:
@@ -683,5 +685,5 @@ def getitem(e: OnnxEmitter, x: str, *idx: Any) -> str:
         x = e.node("Gather", x, e.node("Reshape", where, e.const(np.array([], np.int64))),
                    axis=ax)
     if new_axes:
-        x = e.node("Reshape", x, e.shape(e.out_type.shape))
+        x = e.node("Reshape", x, e.shape(e.out_type.shape), allowzero=1)
     return x

@@ -171,11 +171,36 @@ def _subgraph(scope: Scope, name: str, inputs: list[Any], results: list[str],
     return helper.make_graph(scope.nodes, scope.model.fresh(name), inputs, outs)
 
 
+def truth(scope: Scope, value: Value, env: Env) -> str:
+    """A condition as the bool 0-d tensor If and Loop want (a one-element array reshaped)."""
+    name = scope.cast(env[value], np.bool_)
+    if isinstance(value.type, Tensor) and value.type.rank:
+        name = scope.node("Reshape", name, scope.const(np.array([], np.int64)), dtype=np.bool_)
+    return name
+
+
+def kind(t: Type) -> Any:
+    """What a leaf is in Python: a Python number of some type, or an array of some dtype."""
+    return ("number", t.kind) if isinstance(t, Scalar) else ("array", getattr(t, "dtype", None))
+
+
+def same_kinds(got: Sequence[Value], want: Sequence[Value], what: str) -> None:
+    """Refuse where a value's Python type depends on the path taken (an int on one branch, a
+    float or an array on the other): ONNX fixes one type, eager Python would not."""
+    for g, w in zip(got, want):
+        mine = [kind(t) for t in leaf_types(g.type, what)]
+        theirs = [kind(t) for t in leaf_types(w.type, what)]
+        if mine != theirs:
+            raise OnnxRefusal(f"the Python type of a {what} depends on the path taken "
+                              f"({g.type} vs {w.type}); cast it to one type", None)
+
+
 def lower_if(scope: Scope, node: Node, env: Env) -> None:
     types = [leaf for v in node.outputs for leaf in leaf_types(v.type, "branch result")]
-    cond = scope.cast(env[node.inputs[0]], np.bool_)
+    cond = truth(scope, node.inputs[0], env)
     arms = []
     for arm, label in ((node.then, "then"), (node.else_, "else")):
+        same_kinds(arm.results, node.outputs, "branch result")
         sub = Scope(scope.model, scope)
         lower_block(sub, arm, env)
         results = [n for r, v in zip(arm.results, node.outputs) for n in leaves(env[r], v.type)]
@@ -213,6 +238,8 @@ def _bind_params(params: Sequence[Value], names: list[str], env: Env) -> None:
 
 
 def _loop_leaves(scope: Scope, node: Node, env: Env) -> tuple[list[Type], list[str]]:
+    same_kinds(node.inits, node.outputs, "loop variable")
+    same_kinds(node.body.results, node.outputs, "loop variable")
     types = [leaf for v in node.outputs for leaf in leaf_types(v.type, "loop variable")]
     inits = [n for v, out in zip(node.inits, node.outputs) for n in leaves(env[v], out.type)]
     return types, [scope.cast(n, dtype_of(t)) for n, t in zip(inits, types)]
@@ -232,7 +259,7 @@ def lower_while(scope: Scope, node: Node, env: Env) -> None:
     types, inits = _loop_leaves(scope, node, env)
     _bind_params(node.cond.params, inits, env)
     lower_block(scope, node.cond, env)
-    first = scope.cast(env[node.cond.results[0]], np.bool_)
+    first = truth(scope, node.cond.results[0], env)
     body = Scope(scope.model, scope)
     _, _, header = _loop_header(body)
     carried, infos = _carried_inputs(body, types)
@@ -242,7 +269,7 @@ def lower_while(scope: Scope, node: Node, env: Env) -> None:
     nexts = [body.cast(n, dtype_of(t)) for n, t in zip(nexts, types)]
     _bind_params(node.cond.params, nexts, env)
     lower_block(body, node.cond, env)
-    again = env[node.cond.results[0]]
+    again = truth(body, node.cond.results[0], env)
     graph = _subgraph(body, "while_body", header + infos, [again, *nexts],
                       [Scalar(bool), *types])
     names = scope.node("Loop", "", first, *inits, outputs=len(types), body=graph,

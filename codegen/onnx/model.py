@@ -9,7 +9,7 @@ all read it. Reductions take their axes as attributes there (ReduceSum as an inp
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any, Iterator, Sequence
 
 import numpy as np
 from onnx import helper, numpy_helper
@@ -17,7 +17,7 @@ from onnx import helper, numpy_helper
 from ...graph.ir import Graph
 from ...graph.sizes import size_sources
 from ...ops.onnx import dtype_of
-from ...ops.types import Tensor, Type
+from ...ops.types import Scalar, Tensor, TupleType, Type, tuple_of_class
 from .lower import leaf_types, leaves, lower_block, rebuild, value_info
 from .scope import Model, OnnxRefusal, Scope
 
@@ -36,10 +36,26 @@ class Exported:
     output_types: tuple[Type, ...]
 
     def unflatten(self, values: Sequence[Any]) -> Any:
-        """The graph's result (one value, or a tuple for several) from ONNX's flat outputs."""
+        """The Python result the compiled function returns, from onnxruntime's flat outputs:
+        tuples (namedtuples) rebuilt, Python scalars as Python numbers, 0-d arrays as NumPy
+        scalars (as amber's NumPy code returns them)."""
         it = iter(values)
-        results = [rebuild(t, it) for t in self.output_types]
+        results = [python_value(t, it) for t in self.output_types]
         return results[0] if len(results) == 1 else tuple(results)
+
+
+def python_value(t: Type, arrays: Iterator[Any]) -> Any:
+    """The value of type `t` whose leaves are the next arrays of `arrays`."""
+    if isinstance(t, Scalar):
+        return t.kind(next(arrays)[()])
+    if isinstance(t, Tensor):
+        # NOTE: onnxruntime's int64 arrays have dtype 'q' (longlong), whose scalars are not
+        # np.int64: viewed as the exact dtype object amber typed
+        array = np.asarray(next(arrays)).view(t.dtype)
+        return array[()] if t.rank == 0 else array
+    if isinstance(t, TupleType):
+        return tuple_of_class(t.cls, [python_value(e, arrays) for e in t.elements])
+    return None
 
 
 def to_onnx(graph: Graph, param_names: Sequence[str],
@@ -75,6 +91,9 @@ def to_onnx(graph: Graph, param_names: Sequence[str],
             out = main.node("Identity", main.cast(leaf, dtype_of(t)),
                             hint=f"output_{len(outputs)}")
             outputs.append(value_info(out, t))
+    if not outputs:
+        raise OnnxRefusal("the function returns no array or number (an ONNX model needs an "
+                          "output)", graph.return_loc)
     onnx_graph = helper.make_graph(main.nodes, name or graph.name or "amber", inputs, outputs,
                                    initializer=initializers)
     proto = helper.make_model(onnx_graph, producer_name="amber",
