@@ -329,7 +329,11 @@ def power(e: OnnxEmitter, x: str, y: str) -> str:
 def select(e: OnnxEmitter, cond: str, x: str, y: str) -> str:
     """np.where(cond, x, y)."""
     dtype = dtype_of(e.out_type)
-    if dtype not in ORT_ARITHMETIC and dtype not in (np.bool_, np.uint8):
+    if dtype == np.bool_:  # NOTE: onnxruntime has no Where for bools: chosen as uint8
+        picked = e.node("Where", e.cast(cond, np.bool_), e.cast(e.cast(x, dtype), np.uint8),
+                        e.cast(e.cast(y, dtype), np.uint8))
+        return e.cast(picked, np.bool_)
+    if dtype not in ORT_ARITHMETIC and dtype != np.uint8:
         return e.refuse(f"onnxruntime has no Where for {dtype}")
     return e.node("Where", e.cast(cond, np.bool_), e.cast(x, dtype), e.cast(y, dtype))
 

@@ -142,9 +142,14 @@ def lower_op(scope: Scope, node: Node, env: Env) -> None:
         for v, s in zip(node.inputs, inputs):
             if isinstance(s, Opaque):
                 raise OnnxRefusal(f"{name}: its input {s.what} has no ONNX form", node.loc)
+        out = node.outputs[0]
+        if isinstance(out.type, Tensor) and 0 in out.type.shape:
+            # NOTE: an empty result needs no computing (and onnxruntime's Expand to a size-0
+            # axis keeps size 1)
+            env[out] = scope.const(np.zeros(out.type.shape, out.type.dtype))
+            return
         rule = same(op.onnx) if isinstance(op.onnx, str) else op.onnx
         result = rule(NodeEmitter(scope, node), *inputs)
-        out = node.outputs[0]
         if isinstance(result, str) and isinstance(out.type, Tensor | Scalar):
             scope.model.dtypes.setdefault(result, dtype_of(out.type))
         env[out] = result
