@@ -292,7 +292,8 @@ def _pad_grad(ad: GradContext) -> tuple[Any, ...]:
 
 
 pad = shape_op("pad", ("x",), _pad, _pad_infer, _pad_emit,
-          {"paddings": REQUIRED, "value": 0, "mode": "constant"}, fresh=True, grad=_pad_grad)
+          {"paddings": REQUIRED, "value": 0, "mode": "constant"}, fresh=True, grad=_pad_grad,
+          onnx=ox.pad)
 """`np.pad` in the modes of `PAD_MODES`; `paddings` is NumPy's `pad_width` (per-dim pairs)."""
 
 

@@ -691,3 +691,38 @@ def getitem(e: OnnxEmitter, x: str, *idx: Any) -> str:
     if new_axes:
         x = e.node("Reshape", x, e.shape(e.out_type.shape), allowzero=1)
     return x
+
+
+def pad(e: OnnxEmitter, x: str) -> str:
+    """np.pad in constant, reflect or edge mode (ONNX's Pad modes of the same names)."""
+    mode, t = e.attrs["mode"], e.types[0]
+    if mode not in ("constant", "reflect", "edge"):
+        return e.refuse(f"np.pad mode {mode!r} (ONNX pads constant, reflect and edge)")
+    widths = np.broadcast_to(np.asarray(e.attrs["paddings"], dtype=np.int64), (t.rank, 2))
+    pads = e.const(np.concatenate([widths[:, 0], widths[:, 1]]).astype(np.int64))
+    if mode != "constant":
+        return e.node("Pad", x, pads, mode=mode)
+    return e.node("Pad", x, pads, e.const(e.attrs["value"], t.dtype), mode="constant")
+
+
+def conv2d_grad_input(e: OnnxEmitter, g: str, w: str) -> str:
+    """conv2d's input adjoint (a transposed convolution, as Conv2dTranspose computes it):
+    ONNX's ConvTranspose, its output padding making the size x_shape says."""
+    dtype = dtype_of(e.out_type)
+    x_shape, kernel = e.attrs["x_shape"], e.types[1].shape[2:]
+    sizes = (*x_shape[2:], *e.types[0].shape[2:], *kernel)
+    if dtype not in (np.float32, np.float64) or not all(isinstance(d, int) for d in sizes):
+        return e.refuse("a transposed convolution of float32/float64 images of static size")
+    from .nn_kernels import window_pads
+    stride, dilation = e.attrs["stride"], e.attrs["dilation"]
+    top, bottom, left, right = window_pads(tuple(x_shape[2:]), tuple(kernel), tuple(stride),
+                                           tuple(dilation), e.attrs["pad_mode"],
+                                           tuple(e.attrs["padding"]))
+    extra = [x_shape[2 + k] - ((e.types[0].shape[2 + k] - 1) * stride[k]
+                               + (kernel[k] - 1) * dilation[k] + 1 - pads)
+             for k, pads in enumerate((top + bottom, left + right))]
+    if min(extra) < 0 or any(x >= max(s, d) for x, s, d in zip(extra, stride, dilation)):
+        return e.refuse("a transposed convolution whose output size ONNX cannot pad to")
+    return e.node("ConvTranspose", e.cast(g, dtype), e.cast(w, dtype), kernel_shape=list(kernel),
+                  strides=list(stride), dilations=list(dilation), pads=[top, left, bottom, right],
+                  output_padding=extra, group=int(e.attrs["groups"]))

@@ -248,7 +248,7 @@ conv2d_grad_input = OpDef(
     attrs={"x_shape": REQUIRED, **_CONV2D},
     emit=helper_call(conv2d_grad_input, "g, weight", {"x_shape": REQUIRED, **_CONV2D}),
     helpers=(window_pads, add_windows, image_block, conv2d_grad_input), fresh=True,
-    grad=_conv2d_grad_input_grad)
+    grad=_conv2d_grad_input_grad, onnx=ox.conv2d_grad_input)
 """conv2d's gradient with respect to its input (a transposed convolution)."""
 
 
