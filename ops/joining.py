@@ -234,7 +234,7 @@ def _tile_grad(ad: GradContext) -> tuple[Any, ...]:
 
 
 tile = shape_op("tile", ("x",), lambda x, reps: np.tile(x, reps), _tile_infer, "np.tile(x, reps)",
-           {"reps": REQUIRED}, fresh=True, grad=_tile_grad)
+           {"reps": REQUIRED}, fresh=True, grad=_tile_grad, onnx=ox.tile)
 
 
 PAD_MODES = ("constant", "edge", "reflect", "symmetric", "wrap")

@@ -726,3 +726,15 @@ def conv2d_grad_input(e: OnnxEmitter, g: str, w: str) -> str:
     return e.node("ConvTranspose", e.cast(g, dtype), e.cast(w, dtype), kernel_shape=list(kernel),
                   strides=list(stride), dilations=list(dilation), pads=[top, left, bottom, right],
                   output_padding=extra, group=int(e.attrs["groups"]))
+
+
+def tile(e: OnnxEmitter, x: str) -> str:
+    """np.tile: the shorter of x's shape and reps padded with leading 1s, then ONNX's Tile."""
+    t, reps = e.types[0], tuple(e.attrs["reps"]) if isinstance(e.attrs["reps"], tuple | list) \
+        else (e.attrs["reps"],)
+    rank = t.rank if isinstance(t, Tensor) else 0
+    extra = len(reps) - rank
+    if extra > 0:
+        x = e.node("Unsqueeze", x, e.const(np.arange(extra, dtype=np.int64)))
+    reps = (1,) * max(0, -extra) + reps
+    return e.node("Tile", e.cast(x, dtype_of(e.out_type)), e.const(np.array(reps, np.int64)))
