@@ -72,12 +72,18 @@ def load_programs(path: Path) -> list[harness.Program]:
     return harness.collect(vars(module))
 
 
+from amber.codegen.onnx.module import DISABLED_OPTIMIZERS  # noqa: E402
+
+
 def session(model: Any) -> ort.InferenceSession:
+    if os.environ.get("AMBER_ONNX_SAVE_LAST"):  # NOTE: what to look at when onnxruntime crashes
+        onnx.save(model, os.environ["AMBER_ONNX_SAVE_LAST"])
     options = ort.SessionOptions()
     options.intra_op_num_threads = 1
     options.log_severity_level = 3
     return ort.InferenceSession(model.SerializeToString(), options,
-                                providers=["CPUExecutionProvider"])
+                                providers=["CPUExecutionProvider"],
+                                disabled_optimizers=DISABLED_OPTIMIZERS)
 
 
 def region_kinds(graph: Any) -> set[str]:
