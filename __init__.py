@@ -21,6 +21,7 @@ from .train import (F1, MAE, MSE, Accuracy, Callback, CheckpointConfig, EarlySto
                     Top5CategoricalAccuracy, TopKCategoricalAccuracy)
 from .ops import constexpr
 from .runtime.grad import GradOperation, grad, value_and_grad
+from .runtime.onnx_export import export
 
 # NOTE: MindSpore spells these `ops.GradOperation`, `ops.grad`, `ops.value_and_grad`; they
 # compile, so they live in runtime/ and the facade lists them with the ops.

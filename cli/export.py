@@ -33,7 +33,12 @@ def register(sub: Any) -> argparse.ArgumentParser:
                             epilog=EXPORT_HELP + "\n\n" + training.TRAIN_HELP,
                             formatter_class=argparse.RawDescriptionHelpFormatter)
     add_target_args(parser)
-    parser.add_argument("-o", "--output", required=True, help="the module to write (.py)")
+    parser.add_argument("-o", "--output", required=True,
+                        help="the module to write (.py), or the model (.onnx) with --format onnx")
+    parser.add_argument("--format", choices=("numpy", "onnx"), default="numpy",
+                        help="numpy (default): a standalone NumPy module plus weights; onnx: an "
+                             "ONNX model (opset 17) with the weights as initializers, control "
+                             "flow as If/Loop")
     parser.add_argument("--weights", help="the weights file (.npz; default beside the module)")
     training.add_flags(parser)
     parser.set_defaults(handler=run)
@@ -41,6 +46,8 @@ def register(sub: Any) -> argparse.ArgumentParser:
 
 
 def run(ns: argparse.Namespace) -> int:
+    if ns.format == "onnx":
+        return run_onnx(ns)
     target = load_target(ns.spec, ns.input, ns.dynamic)
     training.prepare(ns, target)
     out = Path(ns.output)
@@ -69,6 +76,36 @@ def run(ns: argparse.Namespace) -> int:
     print(f"wrote {out} ({len(module_text.splitlines())} lines)"
           + (f" and {weights} ({len(params)} parameters)" if params else ""))
     return 0
+
+
+def run_onnx(ns: argparse.Namespace) -> int:
+    """`--format onnx`: the optimized graph as an ONNX model, weights as initializers."""
+    from ..runtime.onnx_export import OnnxProgram, lower, require_onnx
+    out = Path(ns.output)
+    if out.suffix != ".onnx":
+        raise UsageError(f"with --format onnx, -o must name a .onnx file, got {ns.output!r}")
+    if ns.train or ns.weights:
+        raise UsageError("--train and --weights are for --format numpy (an ONNX model holds "
+                         "its weights and runs inference only)")
+    try:
+        onnx = require_onnx()
+    except ImportError as err:
+        raise UsageError(str(err)) from None
+    target = load_target(ns.spec, ns.input, ns.dynamic)
+    program = OnnxProgram(target.compiled, target.instance, target.args, target.dynamic)
+    exported = lower(program, compile_options(ns))
+    out.parent.mkdir(parents=True, exist_ok=True)
+    onnx.save(exported.model, str(out))
+    graph = exported.model.graph
+    inputs = ", ".join(f"{i.name}{_dims(i)}" for i in graph.input)
+    print(f"wrote {out} (ONNX opset {exported.model.opset_import[0].version}, "
+          f"{len(graph.node)} nodes, {len(graph.initializer)} initializers; inputs {inputs})")
+    return 0
+
+
+def _dims(value_info: Any) -> str:
+    dims = value_info.type.tensor_type.shape.dim
+    return "[" + ",".join(d.dim_param or str(d.dim_value) for d in dims) + "]"
 
 
 def _gather_params(instance: Any, paths: Sequence[str]) -> list[np.ndarray]:

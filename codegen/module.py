@@ -76,7 +76,11 @@ def generate(graph: Graph, *, title: str = "", signature: str = "",
     """Lower `graph` to a standalone, readable Python module (its docstring names amber
     `version`, by default the installed distribution's). With `backend` "numba" or "auto",
     loop regions (see `native.select_regions`; not those whose ids are in `exclude`) become
-    Numba kernels the module defines and calls."""
+    Numba kernels the module defines and calls. With "onnxruntime", the module runs the
+    graph's ONNX model in an onnxruntime session (codegen/onnx/module.py)."""
+    if backend == "onnxruntime":
+        from .onnx.module import generate_onnxruntime
+        return generate_onnxruntime(graph, title, signature, version or __version__)
     namer = Namer()
     lowered = lower(graph)
     regions = select_regions(graph, backend, exclude)

@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from . import onnx as ox
 from .elementwise import checked, elementwise_infer, primitive, spell
 from .opdef import GradContext, OpDef
 
@@ -80,21 +81,21 @@ def _erf_grad(ad: GradContext) -> tuple[Any, ...]:
 
 def _elementwise(name: str, fn: Any, emit: str, attrs: dict[str, Any] | None = None,
                  inplace: str | None = None, grad: Any = None,
-                 helpers: tuple[Any, ...] = ()) -> OpDef:
+                 helpers: tuple[Any, ...] = (), onnx: Any = None) -> OpDef:
     infer = elementwise_infer(name, fn, numeric=True)
     return OpDef(name, ("x",), kernel=checked(name, fn, infer), infer=infer, emit=emit,
                  attrs=attrs or {}, elementwise=True, fresh=True, inplace=inplace, grad=grad,
-                 helpers=helpers)
+                 helpers=helpers, onnx=onnx)
 
 
 relu6 = _elementwise("relu6", relu6_kernel, "np.clip(x, 0, 6)",
-                     inplace="np.clip(x, 0, 6, out=out)", grad=_relu6_grad)
+                     inplace="np.clip(x, 0, 6, out=out)", grad=_relu6_grad, onnx=ox.relu6)
 leaky_relu = _elementwise("leaky_relu", leaky_relu_kernel, "np.where(x > 0, x, x * alpha)",
-                          attrs={"alpha": 0.2}, grad=_leaky_relu_grad)
+                          attrs={"alpha": 0.2}, grad=_leaky_relu_grad, onnx=ox.leaky_relu)
 softplus = _elementwise("softplus", softplus_kernel, "softplus_kernel(x, beta, threshold)",
                         attrs={"beta": 1, "threshold": 20}, grad=_softplus_grad,
                         helpers=(softplus_kernel,))
-erf = _elementwise("erf", erf_kernel, "erf_kernel(x)", grad=_erf_grad, helpers=(erf_kernel,))
+erf = _elementwise("erf", erf_kernel, "erf_kernel(x)", grad=_erf_grad, helpers=(erf_kernel,), onnx=ox.floats("Erf"))
 
 OPS = (relu6, leaky_relu, softplus, erf)
 

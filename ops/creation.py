@@ -10,6 +10,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from . import onnx as ox
 from . import native
 from .elementwise import as_tensor, checked, dtype_or_none, np_call, primitive, probe, spell
 from .opdef import NO_GRAD, REQUIRED, Dyn, GradContext, OpDef
@@ -58,7 +59,7 @@ def _constant(name: str, fn: Callable[..., Any]) -> OpDef:
         return f"np.{name}({shape_text(a['shape'], 'dims')}{_dtype_kw(FLOAT64)(a)})"
     return OpDef(name, ("*dims",), kernel=checked(name, kernel, infer), infer=infer, emit=emit,
                  attrs={"shape": REQUIRED, "dtype": FLOAT64}, fresh=True, grad=NO_GRAD,
-                 numba=native.filled_spelling(name))
+                 numba=native.filled_spelling(name), onnx=ox.filled(float(fn((), np.int64))))
 
 
 def _full(fill_value: Any, *dims: Any, shape: tuple, dtype: np.dtype | None) -> Any:
@@ -88,7 +89,8 @@ def _like(name: str, fn: Callable[..., Any], inputs: tuple[str, ...]) -> OpDef:
                  infer=infer, emit=np_call(f"np.{name}", ", ".join(inputs), dtype=None),
                  attrs={"dtype": None}, fresh=True,
                  grad=(lambda ad: (None, ad.g)) if len(inputs) == 2 else NO_GRAD,
-                 numba=native.filled_spelling(name))
+                 numba=native.filled_spelling(name),
+                 onnx=ox.filled_like(None if len(inputs) == 2 else float(fn(np.zeros(())))))
 
 
 # ---- arange, eye, one_hot ---------------------------------------------------------------------
@@ -177,7 +179,7 @@ full = OpDef("full", ("fill_value", "*dims"), kernel=checked("full", _full, _ful
              infer=_full_infer, attrs={"shape": REQUIRED, "dtype": None}, fresh=True,
              emit=lambda a: f"np.full({shape_text(a['shape'], 'dims')}, fill_value"
                             f"{_dtype_kw(None)(a)})", grad=lambda ad: (ad.g,),
-             numba=native.filled_spelling("full"))
+             numba=native.filled_spelling("full"), onnx=ox.full)
 zeros_like = _like("zeros_like", np.zeros_like, ("x",))
 ones_like = _like("ones_like", np.ones_like, ("x",))
 full_like = _like("full_like", np.full_like, ("x", "fill_value"))
@@ -276,7 +278,7 @@ def _copy_infer(x: Type) -> Type:
 
 
 copy = OpDef("copy", ("x",), kernel=lambda x: x.copy(), infer=_copy_infer, emit="x.copy()",
-             fresh=True, grad=lambda ad: (ad.g,), numba=native.copy_spelling)
+             fresh=True, grad=lambda ad: (ad.g,), numba=native.copy_spelling, onnx=ox.identity)
 """A copy of an array (`x.copy()`: a NumPy scalar stays a scalar)."""
 
 
@@ -294,11 +296,11 @@ def _array_grad(ad: GradContext) -> tuple[Any, ...]:
 
 array = OpDef("array", ("x",), kernel=lambda x, dtype: np.array(x, dtype=dtype),
               infer=_array_infer, emit=np_call("np.array", "x", dtype=None),
-              attrs={"dtype": None}, fresh=True, grad=_array_grad)
+              attrs={"dtype": None}, fresh=True, grad=_array_grad, onnx=ox.as_array)
 """`np.array(x, dtype)`: a new array (0-d for a number or a NumPy scalar)."""
 asarray = OpDef("asarray", ("x",), kernel=lambda x, dtype: np.asarray(x, dtype=dtype),
                 infer=_array_infer, emit=np_call("np.asarray", "x", dtype=None),
-                attrs={"dtype": None}, grad=_array_grad)
+                attrs={"dtype": None}, grad=_array_grad, onnx=ox.as_array)
 """`np.asarray(x, dtype)`: `x` itself when it is an array of that dtype, else a new array."""
 
 OPS = (zeros, ones, full, zeros_like, ones_like, full_like, arange, eye, one_hot, copy, array,

@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from . import onnx as ox
 from . import native
 from .elementwise import as_tensor, checked
 from .opdef import REQUIRED, Dyn, GradContext, OpDef, OpFunction, Primitive
@@ -261,7 +262,7 @@ def _setitem_grad(ad: GradContext) -> tuple[Any, ...]:
 getitem = OpDef("getitem", ("x", "*idx"), kernel=checked("getitem", _getitem, _getitem_infer),
                 infer=_getitem_infer, emit=lambda a: f"x[{index_text(a['index'])}]",
                 attrs={"index": REQUIRED}, can_raise=True, grad=_getitem_grad,
-                numba=native.index_spelling(setting=False))
+                numba=native.index_spelling(setting=False), onnx=ox.getitem)
 """`x[index]`; build `index` and the variadic inputs from a subscript with `split_index`."""
 setitem = OpDef("setitem", ("x", "value", "*idx"),
                 kernel=checked("setitem", _setitem, _setitem_infer), infer=_setitem_infer,

@@ -6,6 +6,7 @@ from typing import Any
 
 import numpy as np
 
+from . import onnx as ox
 from .elementwise import as_tensor, np_call, primitive, spell
 from .opdef import REQUIRED, Dyn, GradContext
 from .shaping import (dim_product, format_dims, listed_axis, normalize_axes, normalize_axis,
@@ -90,7 +91,7 @@ def _concat_grad(ad: GradContext) -> tuple[Any, ...]:
 
 
 concat = shape_op("concat", ("xs",), lambda xs, axis: np.concatenate(xs, axis=axis), _concat_infer,
-             "np.concatenate(xs, axis=axis)", {"axis": 0}, fresh=True, grad=_concat_grad)
+             "np.concatenate(xs, axis=axis)", {"axis": 0}, fresh=True, grad=_concat_grad, onnx=ox.join(stack=False))
 
 
 def _stack_infer(xs: Type, *, axis: int) -> Tensor:
@@ -114,7 +115,7 @@ def _stack_grad(ad: GradContext) -> tuple[Any, ...]:
 
 
 stack = shape_op("stack", ("xs",), lambda xs, axis: np.stack(xs, axis=axis), _stack_infer,
-            "np.stack(xs, axis=axis)", {"axis": 0}, fresh=True, grad=_stack_grad)
+            "np.stack(xs, axis=axis)", {"axis": 0}, fresh=True, grad=_stack_grad, onnx=ox.join(stack=True))
 
 
 def _split(x: Any, *, axis: int, sections: Any, sizes: Any) -> tuple[Any, ...]:
@@ -233,7 +234,7 @@ def _tile_grad(ad: GradContext) -> tuple[Any, ...]:
 
 
 tile = shape_op("tile", ("x",), lambda x, reps: np.tile(x, reps), _tile_infer, "np.tile(x, reps)",
-           {"reps": REQUIRED}, fresh=True, grad=_tile_grad)
+           {"reps": REQUIRED}, fresh=True, grad=_tile_grad, onnx=ox.tile)
 
 
 PAD_MODES = ("constant", "edge", "reflect", "symmetric", "wrap")
@@ -291,7 +292,8 @@ def _pad_grad(ad: GradContext) -> tuple[Any, ...]:
 
 
 pad = shape_op("pad", ("x",), _pad, _pad_infer, _pad_emit,
-          {"paddings": REQUIRED, "value": 0, "mode": "constant"}, fresh=True, grad=_pad_grad)
+          {"paddings": REQUIRED, "value": 0, "mode": "constant"}, fresh=True, grad=_pad_grad,
+          onnx=ox.pad)
 """`np.pad` in the modes of `PAD_MODES`; `paddings` is NumPy's `pad_width` (per-dim pairs)."""
 
 
@@ -303,7 +305,7 @@ def _flip_infer(x: Type, *, axis: Any) -> Tensor:
 
 flip = shape_op("flip", ("x",), lambda x, axis: np.flip(x, axis), _flip_infer,
            np_call("np.flip", "x", axis=None), {"axis": None},
-           grad=lambda ad: (ad.op("flip", ad.g, axis=ad.attrs["axis"]),))
+           grad=lambda ad: (ad.op("flip", ad.g, axis=ad.attrs["axis"]),), onnx=ox.flip)
 
 
 def _repeat_infer(x: Type, *, repeats: Any, axis: int | None) -> Tensor:

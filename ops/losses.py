@@ -6,6 +6,7 @@ from typing import Any
 
 import numpy as np
 
+from . import onnx as ox
 from .elementwise import helper_call, optional, unsupported
 from .nn_kernels import (check_class_ids, log_softmax_kernel, nll_loss_kernel,
                          softmax_cross_entropy_grad_kernel, softmax_cross_entropy_kernel,
@@ -45,7 +46,7 @@ def _softmax_grad(ad: GradContext) -> tuple[Any, ...]:
 softmax = OpDef(
     "softmax", ("x",), kernel=softmax_kernel, infer=_softmax_infer("softmax"),
     emit=helper_call(softmax_kernel, "x", {"axis": -1}), attrs={"axis": -1},
-    helpers=(softmax_kernel,), fresh=True, grad=_softmax_grad)
+    helpers=(softmax_kernel,), fresh=True, grad=_softmax_grad, onnx=ox.softmax("Softmax"))
 """Softmax along `axis` (an int or a tuple)."""
 
 
@@ -58,7 +59,7 @@ def _log_softmax_grad(ad: GradContext) -> tuple[Any, ...]:
 log_softmax = OpDef(
     "log_softmax", ("x",), kernel=log_softmax_kernel, infer=_softmax_infer("log_softmax"),
     emit=helper_call(log_softmax_kernel, "x", {"axis": -1}), attrs={"axis": -1},
-    helpers=(log_softmax_kernel,), fresh=True, grad=_log_softmax_grad)
+    helpers=(log_softmax_kernel,), fresh=True, grad=_log_softmax_grad, onnx=ox.softmax("LogSoftmax"))
 """Log-softmax along `axis` (an int or a tuple)."""
 
 

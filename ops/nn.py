@@ -12,6 +12,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
+from . import onnx as ox
 from . import native
 from .elementwise import helper_call, optional, unsupported
 from .nn_kernels import (assign_add_kernel, assign_kernel, assign_sub_kernel,
@@ -83,7 +84,7 @@ def _matmul_grad(ad: GradContext) -> tuple[Any, ...]:
 matmul = OpDef(
     "matmul", ("x", "y"), kernel=_matmul_kernel, infer=_matmul_infer, emit=_matmul_emit,
     attrs={"transpose_a": False, "transpose_b": False}, operator="MatMult", fresh=True,
-    grad=_matmul_grad, numba=native.matmul_spelling)
+    grad=_matmul_grad, numba=native.matmul_spelling, onnx=ox.matmul)
 """`x @ y` with NumPy semantics (1-d operands, broadcast batches); the transposes swap the last
 two axes of an operand first (MindSpore MatMul/BatchMatMul)."""
 
@@ -107,7 +108,7 @@ def _dot_grad(ad: GradContext) -> tuple[Any, ...]:
 
 
 dot = OpDef("dot", ("x", "y"), kernel=np.dot, infer=_dot_infer, emit="np.dot(x, y)",
-            fresh=True, grad=_dot_grad, numba=native.dot_spelling)
+            fresh=True, grad=_dot_grad, numba=native.dot_spelling, onnx=ox.dot)
 """`np.dot`: differs from matmul for operands above 2-d and for scalars."""
 
 
@@ -152,7 +153,7 @@ def _dense_grad(ad: GradContext) -> tuple[Any, ...]:
 dense = OpDef(
     "dense", ("x", "weight", "*bias"), kernel=_dense_kernel, infer=_dense_infer,
     emit=lambda attrs: "x @ weight.T + bias_0" if attrs.get("has_bias") else "x @ weight.T",
-    attrs={"has_bias": False}, fresh=True, grad=_dense_grad, numba=native.dense_spelling)
+    attrs={"has_bias": False}, fresh=True, grad=_dense_grad, numba=native.dense_spelling, onnx=ox.dense)
 """`x @ weight.T (+ bias)` with weight [out, in]; the optional bias is the variadic input and
 `has_bias` (set by the binder) says whether it is there, so the emitted code is one expression."""
 
@@ -190,7 +191,7 @@ def _dropout_expand(ad: GradContext) -> Any:
 dropout = OpDef(
     "dropout", ("x", "generator"), kernel=dropout_kernel, infer=_dropout_infer,
     emit=helper_call(dropout_kernel, "x, generator", _DROPOUT), attrs=_DROPOUT,
-    helpers=(dropout_kernel,), effects=True, expand=_dropout_expand)
+    helpers=(dropout_kernel,), effects=True, expand=_dropout_expand, onnx=ox.dropout)
 """Draws from the run-time `generator` (IR type any); effectful, so never folded or merged.
 Differentiated through its expansion (the mask times the input)."""
 
@@ -222,7 +223,7 @@ def _embedding_grad(ad: GradContext) -> tuple[Any, ...]:
 embedding = OpDef(
     "embedding", ("ids", "table"), kernel=embedding_kernel, infer=_embedding_infer,
     emit="embedding_kernel(ids, table)", helpers=(embedding_kernel,), can_raise=True,
-    grad=_embedding_grad)
+    grad=_embedding_grad, onnx=ox.embedding)
 """`table[ids]`; not `fresh`: a Python int id gives a view of one row."""
 
 
@@ -247,7 +248,7 @@ def _gather_grad(ad: GradContext) -> tuple[Any, ...]:
 gather = OpDef(
     "gather", ("params", "indices"), kernel=_take, infer=_gather_infer,
     emit="np.take(params, indices, axis=axis)", attrs={"axis": REQUIRED}, can_raise=True,
-    fresh=True, grad=_gather_grad)
+    fresh=True, grad=_gather_grad, onnx=ox.gather)
 """`np.take(params, indices, axis=axis)` (MindSpore Gather)."""
 
 

@@ -6,6 +6,7 @@ from typing import Any
 
 import numpy as np
 
+from . import onnx as ox
 from .elementwise import helper_call
 from .nn_kernels import batch_norm_kernel, batch_norm_train_kernel, layer_norm_kernel
 from .opdef import GradContext, OpDef, OpFunction, Primitive
@@ -54,7 +55,7 @@ batch_norm = OpDef(
     "batch_norm", ("x", "mean", "variance", "gamma", "beta"), kernel=batch_norm_kernel,
     infer=_batch_norm_infer, attrs={"epsilon": 1e-5}, helpers=(batch_norm_kernel,), fresh=True,
     emit=helper_call(batch_norm_kernel, "x, mean, variance, gamma, beta", {"epsilon": 1e-5}),
-    grad=_batch_norm_grad)
+    grad=_batch_norm_grad, onnx=ox.batch_norm)
 """Inference batch norm over axis 1 with given (moving) statistics."""
 
 
@@ -151,7 +152,7 @@ def _layer_norm_grad(ad: GradContext) -> tuple[Any, ...]:
 layer_norm = OpDef(
     "layer_norm", ("x", "gamma", "beta"), kernel=layer_norm_kernel, infer=_layer_norm_infer,
     emit=helper_call(layer_norm_kernel, "x, gamma, beta", _LAYER_NORM), attrs=_LAYER_NORM,
-    helpers=(layer_norm_kernel,), fresh=True, grad=_layer_norm_grad)
+    helpers=(layer_norm_kernel,), fresh=True, grad=_layer_norm_grad, onnx=ox.layer_norm)
 """Layer norm over axes begin_norm_axis.. with gamma/beta of shape x.shape[begin_params_axis:]."""
 
 

@@ -90,6 +90,13 @@ class OpDef:
     Numba-compatible functions copied into the module) for these input types and attributes,
     or returns None where the op has no Numba form for them."""
 
+    onnx: str | Callable[..., Any] | None = None
+    """How the ONNX target (codegen/onnx) computes the op, or None: exporting a graph using it is
+    a CompileError at the user's line naming the op. An ONNX operator name (`"Tanh"`) for an
+    elementwise op whose inputs are cast to the result's dtype first; else a rule
+    `rule(e, *inputs)` over an `OnnxEmitter` (ops/onnx.py) and the inputs' ONNX names (a tuple
+    for a tuple input, None for None), returning the result's name (a tuple for a tuple)."""
+
     def numba_spelling(self, types: tuple[Type, ...], attrs: Mapping[str, Any]
                        ) -> Spelling | None:
         """How a Numba kernel computes this op on inputs of `types` (see `numba`), or None."""

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+from . import onnx as ox
 from . import native
 from .opdef import NO_GRAD, REQUIRED, Dyn, GradContext, OpDef, OpFunction, Primitive
 from .types import (AnyType, ListType, NoneType, Scalar, StrType, Tensor, TupleType, Type,
@@ -188,7 +189,7 @@ placeholder = OpDef("placeholder", (), kernel=lambda: None, infer=lambda: AnyTyp
 """`None` standing for a value only the other arm of an If computes: autodiff exports values
 from one arm this way, and reads them only where that arm ran."""
 stop_gradient = OpDef("stop_gradient", ("x",), kernel=lambda x: x, infer=lambda x: x, emit="x",
-                      grad=NO_GRAD, numba="x")
+                      grad=NO_GRAD, numba="x", onnx=ox.identity)
 """`x` itself, through which no gradient flows (MindSpore's `ops.stop_gradient`)."""
 constant = OpDef(
     "constant", (), kernel=lambda value: value, infer=lambda value: type_of(value),
@@ -234,7 +235,7 @@ def _depend_grad(ad: GradContext) -> tuple[Any, ...]:
 
 depend = OpDef(
     "depend", ("x", "*after"), kernel=lambda x, *after: x, infer=lambda x, *after: x,
-    emit="x", same_object=True, grad=_depend_grad, numba="x")
+    emit="x", same_object=True, grad=_depend_grad, numba="x", onnx=ox.identity)
 """`x` itself, read after the `after` values exist: the frontend's new version of an array that
 an in-place write through an alias or a view (`after`) may have changed, so no pass moves or
 merges a read of it with a read from before the write."""
@@ -278,14 +279,14 @@ check_bound = OpDef(
 it there raises UnboundLocalError even where nothing uses what was read."""
 length = OpDef("len", ("x",), kernel=len, infer=_len_infer, emit="len(x)", grad=NO_GRAD)
 to_int = OpDef("int", ("x",), kernel=int, infer=_to_python(int), emit="int(x)", can_raise=True,
-               grad=NO_GRAD, numba=native.to_int_spelling)
+               grad=NO_GRAD, numba=native.to_int_spelling, onnx=ox.to_python)
 to_float = OpDef(
     "float", ("x",), kernel=float, infer=_to_python(float), emit="float(x)", can_raise=True,
-    grad=lambda ad: (ad.g,), numba=native.numbers_only("float(x)"))
+    grad=lambda ad: (ad.g,), numba=native.numbers_only("float(x)"), onnx=ox.to_python)
 to_bool = OpDef("bool", ("x",), kernel=bool, infer=_to_python(bool), emit="bool(x)",
-                can_raise=True, grad=NO_GRAD, numba=native.numbers_only("bool(x)"))
+                can_raise=True, grad=NO_GRAD, numba=native.numbers_only("bool(x)"), onnx=ox.to_python)
 not_ = OpDef("not", ("x",), kernel=lambda x: not x, infer=_to_python(bool), emit="not x",
-             operator="Not", can_raise=True, grad=NO_GRAD, numba=native.numbers_only("not x"))
+             operator="Not", can_raise=True, grad=NO_GRAD, numba=native.numbers_only("not x"), onnx=ox.logical_not_python)
 def _builtin_minmax(name: str):
     def infer(*xs: Type) -> Type:
         if len(xs) == 1 and isinstance(xs[0], ListType):  # min(items) of a run-time list
@@ -335,10 +336,10 @@ def _print_emit(attrs: dict[str, Any]) -> str:
 
 builtin_min = OpDef("min", ("*xs",), kernel=min, infer=_builtin_minmax("min"), emit="min(*xs)",
                     can_raise=True, grad=_extreme_grad("min"),
-                    numba=native.extreme_spelling(native.py_min))
+                    numba=native.extreme_spelling(native.py_min), onnx=ox.python_minmax("Min"))
 builtin_max = OpDef("max", ("*xs",), kernel=max, infer=_builtin_minmax("max"), emit="max(*xs)",
                     can_raise=True, grad=_extreme_grad("max"),
-                    numba=native.extreme_spelling(native.py_max))
+                    numba=native.extreme_spelling(native.py_max), onnx=ox.python_minmax("Max"))
 """Python's `min`/`max` builtins (scalars, or the items of a 1-d sequence), not NumPy's."""
 print_ = OpDef(
     "print", ("*xs",), kernel=lambda *xs, sep, end: print(*xs, sep=sep, end=end),

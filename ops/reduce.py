@@ -10,6 +10,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from . import onnx as ox
 from .elementwise import (as_tensor, checked, dtype_or_none, np_call, on_tensor, primitive,
                           probe, spell)
 from . import native
@@ -42,21 +43,21 @@ def _reduce_infer(name: str, fn: Callable[..., Any], *, nonempty: bool = False,
 
 
 def _reduction(name: str, fn: Callable[..., Any], emit: Any, method: Any, *,
-               dtype: bool = False, grad: Grad = NO_GRAD, **kw: bool) -> OpDef:
+               dtype: bool = False, grad: Grad = NO_GRAD, onnx: Any = None, **kw: bool) -> OpDef:
     """`method`: the emit rule as an ndarray method, used on tensors (`x.sum()` skips the
     Python-level dispatch of `np.sum`, half its cost on small arrays)."""
     infer = _reduce_infer(name, fn, **kw)
     attrs = {"axis": None, "keepdims": False, **({"dtype": None} if dtype else {})}
     return OpDef(name, ("x",), kernel=checked(name, fn, infer), infer=infer, emit=emit,
                  attrs=attrs, fresh=True, specialize=on_tensor(method), grad=grad,
-                 numba=native.reduction_spelling(name))
+                 numba=native.reduction_spelling(name), onnx=onnx)
 
 
-def _np_reduce(func: str, grad: Grad = NO_GRAD, **kw: bool) -> OpDef:
+def _np_reduce(func: str, grad: Grad = NO_GRAD, onnx: Any = None, **kw: bool) -> OpDef:
     fn = getattr(np, func)
     defaults = {"axis": None, "keepdims": False, **({"dtype": None} if kw.get("dtype") else {})}
     return _reduction(func, fn, np_call(f"np.{func}", "x", **defaults),
-                      np_call(f"x.{func}", "", **defaults), grad=grad, **kw)
+                      np_call(f"x.{func}", "", **defaults), grad=grad, onnx=onnx, **kw)
 
 
 # ---- gradient rules: a reduced adjoint spreads back over the reduced axes ------------------
@@ -115,24 +116,24 @@ def _arg_emit(func: str, args: str = "x") -> Callable[[dict[str, Any]], str]:
     return lambda a: call(a) + ("" if a["dtype"] is None else ".astype(dtype)")
 
 
-sum_ = _np_reduce("sum", dtype=True, grad=SUM_GRAD)
-mean = _np_reduce("mean", dtype=True, grad=MEAN_GRAD)
-prod = _np_reduce("prod", dtype=True, grad=PROD_GRAD)
+sum_ = _np_reduce("sum", dtype=True, grad=SUM_GRAD, onnx=ox.reduce("ReduceSum", axes_input=True))
+mean = _np_reduce("mean", dtype=True, grad=MEAN_GRAD, onnx=ox.reduce("ReduceMean"))
+prod = _np_reduce("prod", dtype=True, grad=PROD_GRAD, onnx=ox.reduce("ReduceProd"))
 """prod's gradient divides by the input: exact wherever no element is zero."""
 reduce_max = _reduction("reduce_max", np.max, np_call("np.max", "x", axis=None, keepdims=False),
                         np_call("x.max", "", axis=None, keepdims=False), nonempty=True,
-                        grad=_extreme_grad)
+                        grad=_extreme_grad, onnx=ox.reduce("ReduceMax"))
 reduce_min = _reduction("reduce_min", np.min, np_call("np.min", "x", axis=None, keepdims=False),
                         np_call("x.min", "", axis=None, keepdims=False), nonempty=True,
-                        grad=_extreme_grad)
+                        grad=_extreme_grad, onnx=ox.reduce("ReduceMin"))
 """Named `reduce_max`/`reduce_min`: `max`/`min` are Python's builtins (ops/python.py)."""
 argmax = _reduction("argmax", _arg(np.argmax), _arg_emit("np.argmax"), _arg_emit("x.argmax", ""),
-                    dtype=True, nonempty=True, single_axis=True)
+                    dtype=True, nonempty=True, single_axis=True, onnx=ox.arg_reduce("ArgMax"))
 argmin = _reduction("argmin", _arg(np.argmin), _arg_emit("np.argmin"), _arg_emit("x.argmin", ""),
-                    dtype=True, nonempty=True, single_axis=True)
+                    dtype=True, nonempty=True, single_axis=True, onnx=ox.arg_reduce("ArgMin"))
 """Index dtype: NumPy's intp unless `dtype` (MindSpore's `Argmax` primitive gives int32)."""
-all_ = _np_reduce("all")
-any_ = _np_reduce("any")
+all_ = _np_reduce("all", onnx=ox.all_any("ReduceMin"))
+any_ = _np_reduce("any", onnx=ox.all_any("ReduceMax"))
 
 
 # ---- spellings --------------------------------------------------------------------------------
@@ -210,7 +211,7 @@ def _cumsum_grad(ad: GradContext) -> tuple[Any, ...]:
 cumsum = OpDef("cumsum", ("x",), kernel=checked("cumsum", lambda x, axis: np.cumsum(x, axis),
                                                 _cumsum_infer),
                infer=_cumsum_infer, emit=np_call("np.cumsum", "x", axis=None),
-               attrs={"axis": None}, fresh=True, grad=_cumsum_grad)
+               attrs={"axis": None}, fresh=True, grad=_cumsum_grad, onnx=ox.cumsum)
 """`np.cumsum(x, axis)`: the running sum (of the flattened array for axis=None)."""
 
 OPS = (sum_, mean, prod, reduce_max, reduce_min, argmax, argmin, all_, any_, cumsum)

@@ -10,6 +10,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from . import onnx as ox
 from . import native
 from .elementwise import as_tensor, checked, dtype_or_none, np_call, on_tensor, primitive, spell
 from .opdef import NO_GRAD, REQUIRED, Dyn, GradContext, OpDef
@@ -385,11 +386,11 @@ def _count_infer(name: str):
 
 def shape_op(name: str, inputs: tuple[str, ...], fn: Any, infer: Any, emit: Any,
         attrs: dict[str, Any] | None = None, fresh: bool = False, specialize: Any = None,
-        grad: Any = None, static: Any = None, numba: Any = None) -> OpDef:
+        grad: Any = None, static: Any = None, numba: Any = None, onnx: Any = None) -> OpDef:
     """`fresh`: the result never shares memory with an input (views and tuples do)."""
     return OpDef(name, inputs, kernel=checked(name, fn, infer), infer=infer, emit=emit,
                  attrs=attrs or {}, fresh=fresh, specialize=specialize, grad=grad,
-                 static=static, numba=numba)
+                 static=static, numba=numba, onnx=onnx)
 
 
 def _known_shape(x: Type) -> tuple[int, ...] | None:
@@ -449,34 +450,34 @@ def _transpose_grad(ad: GradContext) -> tuple[Any, ...]:
 reshape = shape_op("reshape", ("x", "*dims"), _reshape, _reshape_infer,
               lambda a: f"np.reshape(x, {shape_text(a['shape'], 'dims')})", {"shape": REQUIRED},
               specialize=on_tensor(lambda a: f"x.reshape({_reshape_args(a['shape'])})"),
-              grad=RESHAPED)
+              grad=RESHAPED, onnx=ox.to_result_shape)
 transpose = shape_op("transpose", ("x",), lambda x, perm: np.transpose(x, perm), _transpose_infer,
                 lambda a: "np.transpose(x)" if a["perm"] is None else "np.transpose(x, perm)",
                 {"perm": None},
                 specialize=on_tensor(lambda a: "x.T" if a["perm"] is None else
                                       "x.transpose(perm)"), grad=_transpose_grad,
-                numba=native.transpose_spelling)
+                numba=native.transpose_spelling, onnx=ox.transpose)
 expand_dims = shape_op("expand_dims", ("x",), lambda x, axis: np.expand_dims(x, axis),
                   _expand_dims_infer, "np.expand_dims(x, axis)", {"axis": REQUIRED},
-                  grad=RESHAPED)
+                  grad=RESHAPED, onnx=ox.to_result_shape)
 squeeze = shape_op("squeeze", ("x",), lambda x, axis: np.squeeze(x, axis), _squeeze_infer,
-              np_call("np.squeeze", "x", axis=None), {"axis": None}, grad=RESHAPED)
+              np_call("np.squeeze", "x", axis=None), {"axis": None}, grad=RESHAPED, onnx=ox.to_result_shape)
 flatten = shape_op("flatten", ("x",), _flatten, _flatten_infer, _flatten_emit,
-              {"start_dim": 1, "end_dim": -1}, grad=RESHAPED)
+              {"start_dim": 1, "end_dim": -1}, grad=RESHAPED, onnx=ox.to_result_shape)
 """MindSpore's flatten keeps dim 0 (`start_dim=1`); `x.flatten()` is `start_dim=0` (a copy)."""
 broadcast_to = shape_op("broadcast_to", ("x", "*dims"), _broadcast_to, _broadcast_to_infer,
-                   _broadcast_to_emit, {"shape": REQUIRED}, grad=lambda ad: (ad.g,))
+                   _broadcast_to_emit, {"shape": REQUIRED}, grad=lambda ad: (ad.g,), onnx=ox.broadcast_to)
 cast = OpDef("cast", ("x",), kernel=checked("cast", astype, _cast_infer), infer=_cast_infer,
              emit="astype(x, dtype)", attrs={"dtype": REQUIRED}, helpers=(astype,), fresh=True,
-             grad=lambda ad: (ad.g,), numba=native.cast_spelling)
+             grad=lambda ad: (ad.g,), numba=native.cast_spelling, onnx=ox.to_result_dtype)
 shape_of = shape_op("shape", ("x",), np.shape, _shape_infer, "np.shape(x)", grad=NO_GRAD,
-                    static=_known_shape)
+                    static=_known_shape, onnx=ox.shape_of)
 size_of = shape_op("size", ("x",), np.size, _count_infer("size"), "np.size(x)", grad=NO_GRAD,
                    static=_known_size)
 ndim_of = shape_op("ndim", ("x",), np.ndim, _count_infer("ndim"), "np.ndim(x)", grad=NO_GRAD,
                    static=_known_rank)
 dim_of = OpDef("dim", (), kernel=dim_value, infer=_dim_infer, emit="value",
-               attrs={"value": REQUIRED}, grad=NO_GRAD)
+               attrs={"value": REQUIRED}, grad=NO_GRAD, onnx=ox.dim_value)
 """A size as a run-time int: `x.shape[0]` of a symbolic dim is `dim(value=N)`, which generated
 code spells as the variable holding N (read from the arguments at the function's entry)."""
 

@@ -9,6 +9,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
+from . import onnx as ox
 from .elementwise import helper_call, optional, unsupported
 from .nn_kernels import (add_windows, avg_pool2d_grad, avg_pool2d_kernel, conv2d_gemm,
                          conv2d_grad_input, conv2d_grad_weight, conv2d_kernel, first_maxima,
@@ -210,7 +211,7 @@ conv2d = OpDef(
     "conv2d", ("x", "weight", "*bias"), kernel=conv2d_kernel, infer=_conv2d_infer,
     emit=helper_call(conv2d_kernel, "x, weight, *bias", _CONV2D), attrs=_CONV2D,
     helpers=(window_pads, window_view, conv2d_kernel), fresh=True, specialize=_conv2d_static,
-    grad=_conv2d_grad)
+    grad=_conv2d_grad, onnx=ox.conv2d)
 """NCHW x OIHW convolution (optional bias [O]); attributes are canonical: stride/dilation pairs,
 padding (top, bottom, left, right), pad_mode 'valid' | 'same' | 'pad'."""
 
@@ -247,7 +248,7 @@ conv2d_grad_input = OpDef(
     attrs={"x_shape": REQUIRED, **_CONV2D},
     emit=helper_call(conv2d_grad_input, "g, weight", {"x_shape": REQUIRED, **_CONV2D}),
     helpers=(window_pads, add_windows, image_block, conv2d_grad_input), fresh=True,
-    grad=_conv2d_grad_input_grad)
+    grad=_conv2d_grad_input_grad, onnx=ox.conv2d_grad_input)
 """conv2d's gradient with respect to its input (a transposed convolution)."""
 
 
@@ -310,7 +311,7 @@ max_pool2d = OpDef(
     emit=helper_call(max_pool2d_kernel, "x", _MAX_POOL), attrs=_MAX_POOL,
     helpers=(window_pads, window_view, window_reduce, max_pool2d_kernel), fresh=True,
     specialize=_max_pool2d_static,
-    grad=lambda ad: (ad.op("max_pool2d_grad", ad.input(0), ad.out, ad.g, **ad.attrs),))
+    grad=lambda ad: (ad.op("max_pool2d_grad", ad.input(0), ad.out, ad.g, **ad.attrs),), onnx=ox.max_pool2d)
 """NCHW max pooling; kernel_size/stride/dilation pairs, padding a 4-tuple."""
 
 
@@ -352,7 +353,7 @@ avg_pool2d = OpDef(
     emit=helper_call(avg_pool2d_kernel, "x", _AVG_POOL), attrs=_AVG_POOL,
     helpers=(window_pads, window_view, window_reduce, pool_divisor, avg_pool2d_kernel), fresh=True,
     grad=lambda ad: (ad.op("avg_pool2d_grad", ad.g, x_shape=_static("avg_pool2d", ad.types[0]),
-                           **ad.attrs),))
+                           **ad.attrs),), onnx=ox.avg_pool2d)
 """NCHW average pooling; `count_include_pad=False` divides by the unpadded pixels and
 `divisor_override` (0 = none) replaces the divisor."""
 

@@ -34,7 +34,7 @@ MINDSPORE_OPTIONS = frozenset({
 graph dumps, memory pools, kernel tuning): accepted and ignored. `amber dump` shows graphs."""
 
 
-BACKENDS = ("auto", "numpy", "numba")
+BACKENDS = ("auto", "numpy", "numba", "onnxruntime")
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,7 +45,8 @@ class CompileOptions:
     `backend`: "numpy" writes every loop in NumPy; "numba" compiles every loop region a Numba
     kernel can compute (see codegen/native), an error if Numba is not installed; "auto" (the
     default) compiles those the cost rule favours (small arrays, many iterations) when Numba is
-    installed, and is "numpy" otherwise."""
+    installed, and is "numpy" otherwise; "onnxruntime" runs the whole graph as an ONNX model in
+    an onnxruntime session (inference only: gradients and training are refused)."""
     opt_level: int = 2
     verify: bool = False
     backend: str = "auto"

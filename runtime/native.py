@@ -30,6 +30,12 @@ def resolve_backend(backend: str) -> str:
     an ImportError saying how to install it."""
     if backend == "numpy" or (backend == "auto" and not numba_installed()):
         return "numpy"
+    if backend == "onnxruntime":
+        if importlib.util.find_spec("onnxruntime") is None or \
+                importlib.util.find_spec("onnx") is None:
+            raise ImportError("amber: backend='onnxruntime' needs onnx and onnxruntime: "
+                              "pip install 'amber-jit[onnx]' (or pip install onnx onnxruntime)")
+        return backend
     if not numba_installed():
         raise ImportError(f"amber: backend='numba' needs Numba, which is not installed: "
                           f"{INSTALL_HINT}")

@@ -73,6 +73,29 @@ def generate(graph: Any, title: str = "", signature: str = "", backend: str = "n
                 exclude=exclude)
 
 
+def generate_onnx(graph: Any, title: str, signature: str) -> Any:
+    """Codegen for backend="onnxruntime": a CompileError at the user's line for what ONNX
+    cannot express."""
+    from ..codegen.onnx import OnnxRefusal
+    from .onnx_export import refusal_error
+    try:
+        return generate(graph, title=title, signature=signature, backend="onnxruntime")
+    except OnnxRefusal as err:
+        raise refusal_error(err, graph) from None
+
+
+def onnx_inference_only(graph: Any) -> Exception:
+    """The error for a gradient compiled with backend="onnxruntime"."""
+    from ..frontend.errors import CompileError
+    loc = graph.return_loc
+    message = ("backend='onnxruntime' runs inference only: gradients and training run on the "
+               "NumPy backend")
+    hint = "compile this function with backend='numpy' (jit(..., backend='numpy'))"
+    if loc is None:
+        return CompileError(message, hint=hint)
+    return CompileError(message, loc.file, loc.line, loc.col, loc.text, hint)
+
+
 def print_ir(graph: Any) -> str:
     """The graph's text form (kept with each specialization for `jit(...).ir`)."""
     from ..graph import print_graph
@@ -99,6 +122,8 @@ def compile_target(target: Any, args: tuple, kwargs: dict | None, options: Compi
         watcher.sources(result.sources, getattr(result, "source_titles", ()))
         watcher.graph("ir", graph)
     if transform is not None:
+        if options.backend == "onnxruntime":
+            raise onnx_inference_only(graph)
         optimize(graph, CompileOptions(1, options.verify))  # NOTE: less to differentiate
         transform(graph)
         for watcher in watchers:
@@ -114,7 +139,10 @@ def compile_target(target: Any, args: tuple, kwargs: dict | None, options: Compi
     graph = optimize(graph, options, on_pass) or graph
     seconds["passes"] = (mid2 := time.perf_counter()) - mid
     backend = options.codegen_backend
-    code = generate(graph, title=title, signature=signature, backend=backend)
+    if backend == "onnxruntime":
+        code = generate_onnx(graph, title, signature)
+    else:
+        code = generate(graph, title=title, signature=signature, backend=backend)
     seconds["codegen"] = time.perf_counter() - mid2
     if files is not None:
         files.graph("opt-ir", graph)
