@@ -13,6 +13,9 @@ from .frontend import CompileError, CompileTypeError, CompileValueError
 from .runtime import GRAPH_MODE, PYNATIVE_MODE, get_context, jit, set_context, set_device
 from .runtime import context
 from . import mnp, train
+from . import communication
+from .communication import (ParallelMode, get_auto_parallel_context,
+                            reset_auto_parallel_context, set_auto_parallel_context)
 from .ops import constexpr
 from .runtime.grad import GradOperation, grad, value_and_grad
 

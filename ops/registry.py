@@ -9,13 +9,13 @@ from types import ModuleType
 
 import numpy as np
 
-from . import (activations, adjoint, creation, division, elementwise, indexing, joining, losses,
-               nn, normalization, python, randomness, reduce, resize, shaping, sorting, window)
+from . import (activations, adjoint, collective, creation, division, elementwise, indexing,
+               joining, losses, nn, normalization, python, randomness, reduce, resize, shaping, sorting, window)
 from .opdef import OpDef, OpFunction, Primitive
 
 FAMILIES: tuple[ModuleType, ...] = (python, elementwise, division, activations, reduce, sorting,
                                     shaping, joining, indexing, creation, nn, window, resize,
-                                    normalization, losses, adjoint, randomness)
+                                    normalization, losses, adjoint, randomness, collective)
 
 
 def _table(attr: str, key) -> dict:
