@@ -80,6 +80,8 @@ def save_checkpoint(save_obj: Any, ckpt_file_name: str | os.PathLike,
         if name in arrays:
             raise ValueError(f"save_checkpoint: append_dict entry {name!r} is also a parameter")
         arrays[name] = _storable(name, value)
+    if not _writes_checkpoints():
+        return
     path = os.fspath(ckpt_file_name)
     tmp = f"{path}.tmp{os.getpid()}"
     try:
@@ -89,6 +91,13 @@ def save_checkpoint(save_obj: Any, ckpt_file_name: str | os.PathLike,
     finally:
         if os.path.exists(tmp):
             os.remove(tmp)
+
+
+def _writes_checkpoints() -> bool:
+    """False on every rank but 0 of an MPI job: data-parallel ranks hold the same parameters,
+    so one file is written, not one per rank racing on the same path."""
+    from .communication.management import get_rank
+    return get_rank() == 0
 
 
 def _prefixes(arg: str, value: str | Iterable[str] | None) -> tuple[str, ...]:
