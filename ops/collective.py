@@ -103,16 +103,24 @@ def broadcast_params_kernel(params, names=(), timeout=600.0):
     world = mpi_world()
     if world is None:
         return tuple(params)
-    mine = tuple((n, tuple(np.shape(p)), np.asarray(p).dtype.str) for n, p in zip(names, params))
-    every = world.allgather(mine)
-    for rank, theirs in enumerate(every):
-        if theirs != every[0]:
-            diff = [f"{a} on rank 0 but {b} on rank {rank}" for a, b in zip(every[0], theirs)
-                    if a != b] or [f"{len(every[0])} parameters on rank 0 but {len(theirs)} "
-                                   f"on rank {rank}"]
-            raise ValueError("data-parallel training: the ranks built different models ("
-                             + "; ".join(diff[:3]) + "); every rank must build the same "
-                             "network and optimizer")
+    import zlib
+    mine = tuple((n, f"{np.asarray(p).dtype}{list(np.shape(p))}")
+                 for n, p in zip(names, params))
+    digest = np.array([zlib.crc32(repr(mine).encode())], np.int64)
+    digests = np.zeros(world.Get_size(), np.int64)
+    request = world.Iallgather(digest, digests)  # NOTE: timed, unlike a pickled allgather
+    wait_collective(request, "parameter check", world, timeout)
+    if len(set(digests.tolist())) > 1:  # every rank is here now: exchange the details
+        every = world.allgather(mine)
+        rank = next(r for r, theirs in enumerate(every) if theirs != every[0])
+        theirs = every[rank]
+        diff = [f"{len(every[0])} parameters on rank 0, {len(theirs)} on rank {rank}"
+                ] if len(theirs) != len(every[0]) else []
+        diff += [f"{a[0]!r} is {a[1]} on rank 0 but {b[0]!r} {b[1]} on rank {rank}"
+                 for a, b in zip(every[0], theirs) if a != b]
+        raise ValueError("data-parallel training: the ranks built different models ("
+                         + "; ".join(diff[:3]) + "); every rank must build the same "
+                         "network and optimizer")
     buffers = flat_buffers(params)
     for buffer, _ in buffers.values():
         request = world.Ibcast(buffer, root=0)

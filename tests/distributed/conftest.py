@@ -33,3 +33,9 @@ def launch(n: int, *scenario: str, timeout: float = 120) -> subprocess.Completed
            "MKL_NUM_THREADS": "1", "PYTHONUNBUFFERED": "1"}
     return subprocess.run([*mpiexec(), "-n", str(n), sys.executable, str(WORKER), *scenario],
                           capture_output=True, text=True, timeout=timeout, env=env)
+
+
+@pytest.fixture
+def mpi_job():
+    """`launch`, for the tests (tests/ is not a package: fixtures are how helpers travel)."""
+    return launch

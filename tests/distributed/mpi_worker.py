@@ -5,8 +5,10 @@ rank 0 prints `ok SCENARIO ...` lines the tests read."""
 from __future__ import annotations
 
 import os
+import signal
 import sys
 import tempfile
+import time
 
 import numpy as np
 from mpi4py import MPI
@@ -78,23 +80,28 @@ def train(model, optimizer: str, parallel: bool, seed: int) -> list[np.ndarray]:
     return [np.array(p) for p in net.get_parameters()]
 
 
-def equality() -> None:
+def equality(cases=None) -> None:
     """Each rank on its rows, seeded differently, ends bit-identical on every rank and equal to
     one process on the whole batch."""
     world = MPI.COMM_WORLD
-    for model in (mlp, Branchy):
-        for optimizer in OPTIMIZERS:
-            mine = train(model, optimizer, True, seed=100 + comm.get_rank())
-            alone = train(model, optimizer, False, seed=100)
-            every = world.allgather(mine)
-            for rank, theirs in enumerate(every):
-                for a, b in zip(theirs, every[0]):
-                    assert a.tobytes() == b.tobytes(), f"{model.__name__}/{optimizer}: rank " \
-                        f"{rank}'s parameters differ from rank 0's"
-            for a, b in zip(mine, alone):
-                np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6,
-                                           err_msg=f"{model.__name__}/{optimizer}")
-            report(f"equality {model.__name__} {optimizer}")
+    every_case = [(model, optimizer) for model in (mlp, Branchy) for optimizer in OPTIMIZERS]
+    for model, optimizer in cases or every_case:
+        mine = train(model, optimizer, True, seed=100 + comm.get_rank())
+        alone = train(model, optimizer, False, seed=100)
+        every = world.allgather(mine)
+        for rank, theirs in enumerate(every):
+            for a, b in zip(theirs, every[0]):
+                assert a.tobytes() == b.tobytes(), f"{model.__name__}/{optimizer}: rank " \
+                    f"{rank}'s parameters differ from rank 0's"
+        for a, b in zip(mine, alone):
+            np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6,
+                                       err_msg=f"{model.__name__}/{optimizer}")
+        report(f"equality {model.__name__} {optimizer}")
+
+
+def equality_sample() -> None:
+    """Two of equality's cases (CI time)."""
+    equality([(mlp, "momentum"), (Branchy, "adam")])
 
 
 def api() -> None:
@@ -117,12 +124,58 @@ def api() -> None:
     report(f"api size={size} checkpoints={written}")
 
 
+def eager_steps(steps: int, on_step=None, width: int = 7, timeout: float | None = None) -> None:
+    """`steps` data-parallel steps run eagerly (faults need no compiling), calling
+    `on_step(k)` before each; `timeout`: the reducer's."""
+    amber.set_auto_parallel_context(parallel_mode=amber.ParallelMode.DATA_PARALLEL)
+    net = nn.SequentialCell([nn.Dense(5, width), nn.ReLU(), nn.Dense(width, 3)])
+    step = nn.TrainOneStepCell(nn.WithLossCell(net, nn.MSELoss()),
+                               nn.SGD(net.trainable_params(), 0.1))
+    if timeout is not None:
+        step.grad_reducer = nn.DistributedGradReducer(step.weights, timeout=timeout)
+    xs, ys = data()
+    for k in range(steps):
+        if on_step is not None:
+            on_step(k)
+        step(*comm.shard_rows(xs[k % STEPS], ys[k % STEPS]))
+
+
+def raises() -> None:
+    """Rank 1 raises at step 3: the job ends on every rank with its error."""
+    def fail(k: int) -> None:
+        if k == 3 and comm.get_rank() == 1:
+            raise RuntimeError("deliberate failure on rank 1 at step 3")
+    eager_steps(1000, fail)
+
+
+def killed() -> None:
+    """Rank 1 is killed at step 3 (SIGKILL: no Python runs): the job still ends."""
+    def die(k: int) -> None:
+        if k == 3 and comm.get_rank() == 1:
+            os.kill(os.getpid(), signal.SIGKILL)
+    eager_steps(1000, die)
+
+
+def stuck() -> None:
+    """Rank 1 stops calling the step (but lives): rank 0's all-reduce times out."""
+    def hang(k: int) -> None:
+        if k == 3 and comm.get_rank() == 1:
+            time.sleep(120)
+    eager_steps(1000, hang, timeout=3.0)
+
+
+def mismatch() -> None:
+    """Rank 1 builds a wider model: every rank stops with a clear error at the first step."""
+    eager_steps(2, width=7 + comm.get_rank())
+
+
 def report(line: str) -> None:
     if comm.get_rank() == 0:
         print("ok", line, flush=True)
 
 
-SCENARIOS = {"equality": equality, "api": api}
+SCENARIOS = {"equality": equality, "equality_sample": equality_sample, "api": api, "raises": raises, "killed": killed,
+             "stuck": stuck, "mismatch": mismatch}
 
 if __name__ == "__main__":
     for name in sys.argv[1:]:
