@@ -63,12 +63,12 @@ class StartInAgreement(Cell):
         self.synced = ParameterTuple(p for _, p in named)
         self.names = tuple(p.name or path for path, p in named)
         self.timeout = _check_timeout("StartInAgreement", timeout)
-        self.started = Parameter(np.zeros((1,), np.int32), name="data_parallel_started",
-                                 requires_grad=False)
+        self.data_parallel_started = Parameter(np.zeros((1,), np.int32),
+                                               requires_grad=False)
 
     def construct(self) -> None:
-        if self.started[0] == 0:
+        if self.data_parallel_started[0] == 0:
             values = ops.broadcast_params(self.synced, names=self.names, timeout=self.timeout)
             for param, value in zip(self.synced, values):
                 ops.assign(param, value)
-            ops.assign(self.started, self.started + 1)
+            ops.assign(self.data_parallel_started, self.data_parallel_started + 1)

@@ -104,6 +104,58 @@ def equality_sample() -> None:
     equality([(mlp, "momentum"), (Branchy, "adam")])
 
 
+class ExportStep(nn.TrainOneStepCell):
+    """A data-parallel train step for `amber export --train` (built with the mode set)."""
+
+    def __init__(self) -> None:
+        amber.set_auto_parallel_context(parallel_mode=amber.ParallelMode.DATA_PARALLEL,
+                                        gradients_mean=True)
+        net = mlp()
+        super().__init__(nn.WithLossCell(net, nn.MSELoss()), OPTIMIZERS["adam"](
+            net.trainable_params()))
+        amber.reset_auto_parallel_context()
+
+
+def example_inputs() -> tuple[np.ndarray, np.ndarray]:
+    xs, ys = data()
+    return comm.shard_rows(xs[0], ys[0])
+
+
+def export() -> None:
+    """`amber export --train` of a data-parallel step: the module, run on every rank without
+    amber, ends like one process training on the whole batch."""
+    import importlib.util
+    from amber import cli
+    world, rank = MPI.COMM_WORLD, comm.get_rank()
+    folder = world.bcast(tempfile.mkdtemp(prefix="amber-mpi-") if rank == 0 else None)
+    module_path = os.path.join(folder, "step_static.py")
+    if rank == 0:
+        assert cli.main(["export", f"{__file__}:ExportStep", "-o", module_path, "--train"]) == 0
+    world.Barrier()
+    spec = importlib.util.spec_from_file_location("step_static", module_path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    xs, ys = data()
+    for x, y in zip(xs, ys):
+        module.run(*comm.shard_rows(x, y))
+    mine = os.path.join(folder, f"rank{rank}.ckpt")
+    module.save(mine)  # NOTE: the exported module's own save: every rank writes its file
+    trained = {k: v for k, v in np.load(mine).items()}
+    every = world.allgather(trained)
+    assert all(t.keys() == trained.keys() and all(t[k].tobytes() == v.tobytes()
+                                                   for k, v in trained.items()) for t in every)
+    amber.set_seed(0)  # what `amber export` did before building ExportStep()
+    reference = ExportStep()
+    net = reference.network.backbone_network
+    amber.reset_auto_parallel_context()
+    alone = amber.jit(nn.TrainOneStepCell(reference.network, reference.optimizer))
+    for x, y in zip(xs, ys):
+        alone(x, y)
+    for param in net.get_parameters():
+        np.testing.assert_allclose(trained[param.name], param, rtol=1e-5, atol=1e-6)
+    report("export")
+
+
 def api() -> None:
     """The world's facts, shard_rows, and checkpoints written by rank 0 only."""
     size, rank = comm.get_group_size(), comm.get_rank()
@@ -140,14 +192,6 @@ def eager_steps(steps: int, on_step=None, width: int = 7, timeout: float | None 
         step(*comm.shard_rows(xs[k % STEPS], ys[k % STEPS]))
 
 
-def raises() -> None:
-    """Rank 1 raises at step 3: the job ends on every rank with its error."""
-    def fail(k: int) -> None:
-        if k == 3 and comm.get_rank() == 1:
-            raise RuntimeError("deliberate failure on rank 1 at step 3")
-    eager_steps(1000, fail)
-
-
 def killed() -> None:
     """Rank 1 is killed at step 3 (SIGKILL: no Python runs): the job still ends."""
     def die(k: int) -> None:
@@ -174,7 +218,7 @@ def report(line: str) -> None:
         print("ok", line, flush=True)
 
 
-SCENARIOS = {"equality": equality, "equality_sample": equality_sample, "api": api, "raises": raises, "killed": killed,
+SCENARIOS = {"equality": equality, "equality_sample": equality_sample, "api": api, "export": export, "killed": killed,
              "stuck": stuck, "mismatch": mismatch}
 
 if __name__ == "__main__":

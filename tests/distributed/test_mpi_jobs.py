@@ -19,7 +19,8 @@ def passed(result) -> set[str]:
 
 
 def test_two_ranks_train_like_one_process_on_the_whole_batch(mpi_job):
-    lines = passed(mpi_job(2, "api", "equality"))
+    lines = passed(mpi_job(2, "api", "equality", "export"))
+    assert "export" in lines
     assert {f"equality {m} {o}" for m in MODELS for o in OPTIMIZERS} <= lines
     assert "api size=2 checkpoints=['rank0.ckpt']" in lines
 
