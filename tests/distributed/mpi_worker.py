@@ -218,8 +218,8 @@ def report(line: str) -> None:
         print("ok", line, flush=True)
 
 
-SCENARIOS = {"equality": equality, "equality_sample": equality_sample, "api": api, "export": export, "killed": killed,
-             "stuck": stuck, "mismatch": mismatch}
+SCENARIOS = {"equality": equality, "equality_sample": equality_sample, "api": api,
+             "export": export, "killed": killed, "stuck": stuck, "mismatch": mismatch}
 
 if __name__ == "__main__":
     for name in sys.argv[1:]:
