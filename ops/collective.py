@@ -43,19 +43,17 @@ def mpi_world():
 def wait_collective(request, what, world, timeout):
     """Wait for a non-blocking MPI `request`; TimeoutError after `timeout` seconds."""
     import time
-    if request.Test():
-        return
     start = time.monotonic()
     spins = 0
-    while not request.Test():
+    while not request.Test():  # NOTE: each Test drives MPI's progress: never sleep between
         spins += 1
-        if spins > 2000:  # NOTE: spin briefly (a step's skew), then poll without a busy core
-            time.sleep(0.0002)
-        if time.monotonic() - start > timeout:
-            raise TimeoutError(
-                f"{what}: rank {world.Get_rank()} of {world.Get_size()} waited {timeout:g} s "
-                "for the other ranks; one is stuck, dead or running a different number of "
-                "steps (every rank must call the train step equally often)")
+        if spins % 1024 == 0:
+            time.sleep(0)  # NOTE: yield the core to a rank sharing it, as MPI's own waits do
+            if time.monotonic() - start > timeout:
+                raise TimeoutError(
+                    f"{what}: rank {world.Get_rank()} of {world.Get_size()} waited {timeout:g} "
+                    "s for the other ranks; one is stuck, dead or running a different number "
+                    "of steps (every rank must call the train step equally often)")
 
 
 def flat_buffers(arrays):
