@@ -14,7 +14,7 @@ from typing import Any
 
 from ..ops.collective import mpi_world
 
-BACKENDS = ("mpi", "hccl", "nccl", None)
+BACKENDS = ("mpi", "hccl", "nccl", "mccl", None)
 """`init(backend_name)` values accepted: MPI is what amber runs on whichever a script names."""
 
 
