@@ -63,8 +63,12 @@ class StartInAgreement(Cell):
         self.synced = ParameterTuple(p for _, p in named)
         self.names = tuple(p.name or path for path, p in named)
         self.timeout = _check_timeout("StartInAgreement", timeout)
-        self.data_parallel_started = Parameter(np.zeros((1,), np.int32),
-                                               requires_grad=False)
+        # NOTE: per-process state, kept out of the registered parameters (an attribute set
+        # past Cell.__setattr__: still a compiled input, but in no checkpoint): a rank that
+        # loaded a step's checkpoint must not skip the first broadcast the others wait in.
+        object.__setattr__(self, "data_parallel_started",
+                           Parameter(np.zeros((1,), np.int32), name="data_parallel_started",
+                                     requires_grad=False))
 
     def construct(self) -> None:
         if self.data_parallel_started[0] == 0:

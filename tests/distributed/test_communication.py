@@ -122,6 +122,10 @@ def test_data_parallel_step_alone_trains_as_stand_alone():
         results.append([np.array(p) for p in net.get_parameters()])
     for a, b in zip(*results):
         np.testing.assert_array_equal(a, b)
+    flag = step.start_in_agreement.data_parallel_started
+    assert flag[0] == 1  # NOTE: the first step broadcast once, the others skipped it
+    # per-process state: in no checkpoint, so a rank loading one still joins the broadcast
+    assert all(p is not flag for p in step.get_parameters())
 
 
 def test_the_compiled_step_has_one_fused_all_reduce(tmp_path):
