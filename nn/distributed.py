@@ -9,6 +9,7 @@ from typing import Any, Iterable
 import numpy as np
 
 from .. import ops
+from ..communication.management import init
 from .cell import Cell, Parameter, ParameterTuple
 
 DEFAULT_TIMEOUT = 600.0
@@ -33,6 +34,7 @@ class DistributedGradReducer(Cell):
                  degree: int | None = None, fusion_type: int = 1, group: Any = None, *,
                  timeout: float = DEFAULT_TIMEOUT) -> None:
         super().__init__(auto_prefix=False)
+        init()  # NOTE: joins the job, so an uncaught exception aborts every rank (no hang)
         if degree is not None and (isinstance(degree, bool) or not isinstance(degree, int)
                                    or degree < 1):
             raise ValueError(f"DistributedGradReducer: degree must be a positive int, got "
