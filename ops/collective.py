@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from .elementwise import spell
-from .opdef import OpDef
+from .opdef import GradContext, OpDef
 from .types import Tensor, TupleType, Type
 
 
@@ -146,11 +146,19 @@ def _broadcast_infer(xs: Type, *, names: tuple, timeout: float) -> TupleType:
 _SHARED = (mpi_world, wait_collective, flat_buffers, unflatten)
 """The helpers both kernels call."""
 
+def _not_differentiable(ad: GradContext) -> tuple[Any, ...]:
+    raise NotImplementedError(
+        "a collective (all_reduce_grads, broadcast_params) is not differentiable: reduce "
+        "gradients after computing them (nn.DistributedGradReducer), not inside the function "
+        "being differentiated")
+
+
 all_reduce_grads = OpDef(
     "all_reduce_grads", ("xs",), kernel=all_reduce_grads_kernel, infer=_all_reduce_infer,
     attrs={"mean": True, "degree": None, "timeout": 600.0},
     emit="all_reduce_grads_kernel(xs, mean, degree, timeout)",
-    helpers=(all_reduce_grads_kernel, *_SHARED), effects=True, can_raise=True)
+    helpers=(all_reduce_grads_kernel, *_SHARED), effects=True, can_raise=True,
+    grad=_not_differentiable)
 """Sums (or averages) a step's gradients over the ranks of an MPI job; identity alone.
 NOTE: effectful, so every rank runs it exactly once per step, in order with the others."""
 
@@ -158,7 +166,8 @@ broadcast_params = OpDef(
     "broadcast_params", ("xs",), kernel=broadcast_params_kernel, infer=_broadcast_infer,
     attrs={"names": (), "timeout": 600.0},
     emit="broadcast_params_kernel(xs, names, timeout)",
-    helpers=(broadcast_params_kernel, *_SHARED), effects=True, can_raise=True)
+    helpers=(broadcast_params_kernel, *_SHARED), effects=True, can_raise=True,
+    grad=_not_differentiable)
 """Rank 0's parameter values on every rank of an MPI job (data-parallel start)."""
 
 OPS = (all_reduce_grads, broadcast_params)

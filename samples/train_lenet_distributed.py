@@ -30,6 +30,26 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from train_lenet import BATCH, LeNetTrainStep, accuracy, load_digits_32x32  # noqa: E402
 
 
+class DataParallelLeNetStep(LeNetTrainStep):
+    """samples/train_lenet.py's train step built in ParallelMode.DATA_PARALLEL: it starts from
+    rank 0's weights and averages its gradients over the ranks at every step."""
+
+    def __init__(self, epochs: int = 10, steps_per_epoch: int = 44) -> None:
+        amber.set_auto_parallel_context(parallel_mode=amber.ParallelMode.DATA_PARALLEL,
+                                        gradients_mean=True)
+        try:
+            super().__init__(epochs, steps_per_epoch)
+        finally:  # NOTE: the mode is read when a step is built; leave the process as it was
+            amber.reset_auto_parallel_context()
+
+
+def example_inputs() -> tuple[np.ndarray, np.ndarray]:
+    """This rank's rows of a batch, for `amber dump`/`amber export` of DataParallelLeNetStep."""
+    rng = np.random.default_rng(0)
+    return shard_rows(rng.standard_normal((BATCH, 1, 32, 32), dtype=np.float32),
+                      rng.integers(0, 10, BATCH).astype(np.int32))
+
+
 def train(epochs: int = 10, seed: int = 0) -> tuple[list[float], float, amber.nn.Cell]:
     """Data-parallel training from `seed`: (mean loss of each epoch on rank 0's rows, final
     test accuracy, the network)."""
@@ -37,12 +57,10 @@ def train(epochs: int = 10, seed: int = 0) -> tuple[list[float], float, amber.nn
     if BATCH % get_group_size():
         raise SystemExit(f"the global batch of {BATCH} does not split over {get_group_size()} "
                          "ranks; use 1, 2, 4, 8, 16 or 32 processes")
-    amber.set_auto_parallel_context(parallel_mode=amber.ParallelMode.DATA_PARALLEL,
-                                    gradients_mean=True)
     x_train, y_train, x_test, y_test = load_digits_32x32(seed)
     steps = len(y_train) // BATCH
     amber.set_seed(seed)
-    step = LeNetTrainStep(epochs, steps)
+    step = DataParallelLeNetStep(epochs, steps)
     net = step.network.backbone_network
     run_step, predict = amber.jit(step), amber.jit(net)
     rng = np.random.default_rng(seed)  # NOTE: the same order on every rank
