@@ -9,8 +9,9 @@ from types import ModuleType
 
 import numpy as np
 
-from . import (activations, adjoint, collective, creation, division, elementwise, indexing,
-               joining, losses, nn, normalization, python, randomness, reduce, resize, shaping, sorting, window)
+from . import (activations, adjoint, creation, division, elementwise, indexing, joining, losses,
+               nn, normalization, python, randomness, reduce, resize, shaping, sorting, window)
+from . import collective
 from .opdef import OpDef, OpFunction, Primitive
 
 FAMILIES: tuple[ModuleType, ...] = (python, elementwise, division, activations, reduce, sorting,
