@@ -19,6 +19,9 @@ from .train import (F1, MAE, MSE, Accuracy, Callback, CheckpointConfig, EarlySto
                     History, LambdaCallback, Loss, LossMonitor, Metric, Model, ModelCheckpoint,
                     Precision, Recall, RunContext, TimeMonitor, Top1CategoricalAccuracy,
                     Top5CategoricalAccuracy, TopKCategoricalAccuracy)
+from . import communication
+from .communication import (ParallelMode, get_auto_parallel_context,
+                            reset_auto_parallel_context, set_auto_parallel_context)
 from .ops import constexpr
 from .runtime.grad import GradOperation, grad, value_and_grad
 from .runtime.onnx_export import export

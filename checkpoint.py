@@ -102,8 +102,17 @@ def save_checkpoint(save_obj: Any, ckpt_file_name: str | os.PathLike,
         if name in arrays:
             raise ValueError(f"save_checkpoint: append_dict entry {name!r} is also a parameter")
         arrays[name] = _storable(name, value)
+    if not _writes_checkpoints():
+        return
     path, fmt = _file_and_format(ckpt_file_name, kwargs.get("format"))
     write_checkpoint(path, arrays, fmt)
+
+
+def _writes_checkpoints() -> bool:
+    """False on every rank but 0 of an MPI job: data-parallel ranks hold the same parameters,
+    so one file is written, not one per rank racing on the same path."""
+    from .communication.management import get_rank
+    return get_rank() == 0
 
 
 def _prefixes(arg: str, value: str | Iterable[str] | None) -> tuple[str, ...]:

@@ -10,6 +10,7 @@ from .activation import ELU, HSigmoid, HSwish, Identity, Mish, SiLU, Softplus
 from .basic import Dense, Dropout, Embedding, Flatten, Pad
 from .cell import Cell, Parameter, ParameterTuple
 from .containers import CellList, SequentialCell
+from .distributed import DistributedGradReducer
 from .conv import AvgPool2d, Conv2d, Conv2dTranspose, MaxPool2d
 from .learning_rate import (CosineDecayLR, ExponentialDecayLR, InverseDecayLR,
                             LearningRateSchedule, NaturalExpDecayLR, PolynomialDecayLR, WarmUpLR,
@@ -42,6 +43,6 @@ __all__ = [
     "CosineDecayLR", "PolynomialDecayLR", "WarmUpLR",
     "piecewise_constant_lr", "exponential_decay_lr", "natural_exp_decay_lr", "inverse_decay_lr",
     "cosine_decay_lr", "polynomial_decay_lr", "warmup_lr",
-    "WithLossCell", "TrainOneStepCell", "NonFiniteLossError",
+    "WithLossCell", "TrainOneStepCell", "NonFiniteLossError", "DistributedGradReducer",
     "WithEvalCell",
 ]

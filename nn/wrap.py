@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 from .. import ops
+from ..communication.parallel import data_parallel, get_auto_parallel_context, set_device_num
 from .cell import Cell
 
 
@@ -69,8 +70,18 @@ class TrainOneStepCell(Cell):
         dtypes = sorted({np.dtype(w.dtype).name for w in weights})
         self.param_dtype = np.dtype(dtypes[0]) if len(dtypes) == 1 else None
         """The parameters' one float dtype, which the loss must have (None: mixed)."""
+        self.reducer_flag = data_parallel()
+        """ParallelMode.DATA_PARALLEL when built: the step starts from rank 0's values and
+        reduces its gradients over the ranks (nn/distributed.py)."""
+        if self.reducer_flag:
+            from .distributed import DistributedGradReducer, StartInAgreement
+            self.start_in_agreement = StartInAgreement(self)
+            self.grad_reducer = DistributedGradReducer(
+                weights, get_auto_parallel_context("gradients_mean"), set_device_num())
 
     def construct(self, *inputs: Any) -> Any:
+        if self.reducer_flag:
+            self.start_in_agreement()
         loss = self.network(*inputs)
         if self.param_dtype is not None and loss.dtype != self.param_dtype:
             raise TypeError(f"TrainOneStepCell: the loss is {loss.dtype} but the parameters "
@@ -83,6 +94,8 @@ class TrainOneStepCell(Cell):
                                          "pass update_on_nonfinite=True)")
         sens = ops.full(loss.shape, self.sens, dtype=loss.dtype)  # NOTE: known when compiling
         grads = self.grad(self.network, self.weights)(*inputs, sens)
+        if self.reducer_flag:
+            grads = self.grad_reducer(grads)
         self.optimizer(grads)
         return loss
 

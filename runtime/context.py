@@ -7,6 +7,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from ..communication.parallel import (ParallelMode, get_auto_parallel_context,  # noqa: F401
+                                      reset_auto_parallel_context, set_auto_parallel_context)
 from .cachedir import default_cache_dir
 from .native import resolve_backend
 

@@ -15,6 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import amber
 from amber.graph import Builder, Graph, InsertPoint, Node, run_graph, verify
 from amber.graph.analysis import differentiable
 from amber.graph.autodiff import differentiate
@@ -180,6 +181,8 @@ SAMPLES: dict[str, list[tuple[tuple, dict]]] = {
     "resize_bilinear_grad": [((np.ones((1, 2, 5, 3)),), {"in_size": (3, 4)})],
 }
 ADJOINT_PAIRS = ("max_pool2d_grad", "max_pool2d_pick")
+REFUSED = ("all_reduce_grads", "broadcast_params")
+"""Ops whose rule refuses differentiation with a message (collectives: tested below)."""
 """Ops whose other inputs must stay consistent (`out` is max pooling's result), checked by
 `test_max_pool_gradient_and_pick_are_adjoint` instead of finite differences."""
 UNUSUAL_DOMAIN = {"log", "log1p", "log2", "log10", "tan", "sqrt", "rsqrt", "reciprocal", "pow",
@@ -193,8 +196,18 @@ def test_every_op_declares_its_gradient() -> None:
     assert not missing, f"ops with no gradient rule and no NO_GRAD declaration: {missing}"
     unsampled = [name for name, op in registry.OPS.items()
                  if op.grad not in (None, NO_GRAD) and name not in SAMPLES
-                 and name not in ADJOINT_PAIRS]
+                 and name not in ADJOINT_PAIRS and name not in REFUSED]
     assert not unsampled, f"ops with a gradient rule but no sample here: {unsampled}"
+
+
+@pytest.mark.parametrize("name", REFUSED)
+def test_differentiating_a_collective_is_refused(name: str) -> None:
+    spelling = getattr(amber.ops, name)
+
+    def loss(x):
+        return spelling((x * 2.0,))[0].sum()
+    with pytest.raises(amber.CompileError, match="is not differentiable: reduce gradients"):
+        amber.grad(loss)(np.ones(3, np.float32))
 
 
 def _redraw(value: Any, rng: np.random.Generator, positive: bool) -> Any:

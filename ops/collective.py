@@ -1,0 +1,179 @@
+"""Collective operations across the processes of an MPI job, for data-parallel training:
+`all_reduce_grads` (one fused in-place all-reduce of a step's gradients over a flat buffer) and
+`broadcast_params` (rank 0's parameters to every rank, after checking that every rank has the
+same ones).
+
+Their kernels are also the helpers generated code calls, so a compiled or exported train step
+finds MPI by itself: when an MPI launcher (`mpiexec`, `mpirun`, `srun`) started the process with
+more than one rank, through mpi4py's world communicator; otherwise the world is this one process
+and nothing is imported. A collective that does not complete within `timeout` seconds raises
+TimeoutError instead of waiting forever for a rank that is stuck or gone.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .elementwise import spell
+from .opdef import GradContext, OpDef
+from .types import Tensor, TupleType, Type
+
+
+def mpi_world():
+    """MPI's world communicator if an MPI launcher started this process among 2 or more (or
+    mpi4py is already in use), else None: a world of one, without importing MPI."""
+    import os
+    import sys
+    launcher = [v for v in ("OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK", "PMI_RANK",
+                            "MPI_LOCALNRANKS") if v in os.environ]
+    if not launcher and "mpi4py.MPI" not in sys.modules:
+        return None
+    try:
+        from mpi4py import MPI
+    except ImportError:
+        raise ModuleNotFoundError(
+            f"this process was started by an MPI launcher ({launcher[0]} is set) but mpi4py is "
+            "not installed: pip install 'amber-jit[distributed]' (mpi4py and an MPI), or run "
+            "without mpiexec", name="mpi4py") from None
+    world = MPI.COMM_WORLD
+    return world if world.Get_size() > 1 else None
+
+
+def wait_collective(request, what, world, timeout):
+    """Wait for a non-blocking MPI `request`; TimeoutError after `timeout` seconds."""
+    import time
+    start = time.monotonic()
+    spins = 0
+    while not request.Test():  # NOTE: each Test drives MPI's progress: never sleep between
+        spins += 1
+        if spins % 1024 == 0:
+            time.sleep(0)  # NOTE: yield the core to a rank sharing it, as MPI's own waits do
+            if time.monotonic() - start > timeout:
+                raise TimeoutError(
+                    f"{what}: rank {world.Get_rank()} of {world.Get_size()} waited {timeout:g} "
+                    "s for the other ranks; one is stuck, dead or running a different number "
+                    "of steps (every rank must call the train step equally often)")
+
+
+def flat_buffers(arrays):
+    """The arrays raveled into one contiguous buffer per dtype: {dtype: (buffer, indices)}."""
+    groups = {}
+    for k, a in enumerate(arrays):
+        groups.setdefault(np.asarray(a).dtype, []).append(k)
+    return {dtype: (np.concatenate([np.ravel(arrays[k]) for k in ks]), ks)
+            for dtype, ks in groups.items()}
+
+
+def unflatten(arrays, buffers):
+    """Views of `buffers` (from flat_buffers) shaped like `arrays`, in their order."""
+    out = [None] * len(arrays)
+    for buffer, ks in buffers.values():
+        start = 0
+        for k in ks:
+            size = np.size(arrays[k])
+            out[k] = buffer[start:start + size].reshape(np.shape(arrays[k]))
+            start += size
+    return tuple(out)
+
+
+def all_reduce_grads_kernel(grads, mean=True, degree=None, timeout=600.0):
+    """The gradients summed over every rank (divided by `degree`, the world size when None,
+    if `mean`): one in-place all-reduce of a flat buffer per dtype."""
+    world = mpi_world()
+    buffers = flat_buffers(grads)
+    size = 1 if world is None else world.Get_size()
+    if world is not None:
+        from mpi4py import MPI
+        for buffer, _ in buffers.values():
+            request = world.Iallreduce(MPI.IN_PLACE, buffer, op=MPI.SUM)
+            wait_collective(request, "gradient all-reduce", world, timeout)
+    if mean:
+        for buffer, _ in buffers.values():
+            np.multiply(buffer, buffer.dtype.type(1.0 / (degree or size)), out=buffer)
+    return unflatten(grads, buffers)
+
+
+def broadcast_params_kernel(params, names=(), timeout=600.0):
+    """Rank 0's values of `params` on every rank (one flat broadcast per dtype), after checking
+    that every rank has the same parameter names, shapes and dtypes: ValueError on every rank
+    otherwise. In a world of one, the parameters themselves."""
+    world = mpi_world()
+    if world is None:
+        return tuple(params)
+    import zlib
+    mine = tuple((n, f"{np.asarray(p).dtype}{list(np.shape(p))}")
+                 for n, p in zip(names, params))
+    digest = np.array([zlib.crc32(repr(mine).encode())], np.int64)
+    digests = np.zeros(world.Get_size(), np.int64)
+    request = world.Iallgather(digest, digests)  # NOTE: timed, unlike a pickled allgather
+    wait_collective(request, "parameter check", world, timeout)
+    if len(set(digests.tolist())) > 1:  # every rank is here now: exchange the details
+        every = world.allgather(mine)
+        rank = next(r for r, theirs in enumerate(every) if theirs != every[0])
+        theirs = every[rank]
+        diff = [f"{len(every[0])} parameters on rank 0, {len(theirs)} on rank {rank}"
+                ] if len(theirs) != len(every[0]) else []
+        diff += [f"{a[0]!r} is {a[1]} on rank 0 but {b[0]!r} {b[1]} on rank {rank}"
+                 for a, b in zip(every[0], theirs) if a != b]
+        raise ValueError("data-parallel training: the ranks built different models ("
+                         + "; ".join(diff[:3]) + "); every rank must build the same "
+                         "network and optimizer")
+    buffers = flat_buffers(params)
+    for buffer, _ in buffers.values():
+        request = world.Ibcast(buffer, root=0)
+        wait_collective(request, "parameter broadcast", world, timeout)
+    return unflatten(params, buffers)
+
+
+def _tensors(op: str, xs: Type) -> tuple[Tensor, ...]:
+    if not isinstance(xs, TupleType) or not all(isinstance(t, Tensor) for t in xs.elements):
+        raise TypeError(f"{op}: expected a tuple of tensors, got {xs}")
+    return xs.elements
+
+
+def _all_reduce_infer(xs: Type, *, mean: bool, degree: Any, timeout: float) -> TupleType:
+    if degree is not None and (not isinstance(degree, int) or degree < 1):
+        raise ValueError(f"all_reduce_grads: degree must be a positive int or None, got "
+                         f"{degree!r}")
+    return TupleType(_tensors("all_reduce_grads", xs))
+
+
+def _broadcast_infer(xs: Type, *, names: tuple, timeout: float) -> TupleType:
+    return TupleType(_tensors("broadcast_params", xs))
+
+
+_SHARED = (mpi_world, wait_collective, flat_buffers, unflatten)
+"""The helpers both kernels call."""
+
+def _not_differentiable(ad: GradContext) -> tuple[Any, ...]:
+    raise NotImplementedError(
+        "a collective (all_reduce_grads, broadcast_params) is not differentiable: reduce "
+        "gradients after computing them (nn.DistributedGradReducer), not inside the function "
+        "being differentiated")
+
+
+all_reduce_grads = OpDef(
+    "all_reduce_grads", ("xs",), kernel=all_reduce_grads_kernel, infer=_all_reduce_infer,
+    attrs={"mean": True, "degree": None, "timeout": 600.0},
+    emit="all_reduce_grads_kernel(xs, mean, degree, timeout)",
+    helpers=(all_reduce_grads_kernel, *_SHARED), effects=True, can_raise=True,
+    grad=_not_differentiable)
+"""Sums (or averages) a step's gradients over the ranks of an MPI job; identity alone.
+NOTE: effectful, so every rank runs it exactly once per step, in order with the others."""
+
+broadcast_params = OpDef(
+    "broadcast_params", ("xs",), kernel=broadcast_params_kernel, infer=_broadcast_infer,
+    attrs={"names": (), "timeout": 600.0},
+    emit="broadcast_params_kernel(xs, names, timeout)",
+    helpers=(broadcast_params_kernel, *_SHARED), effects=True, can_raise=True,
+    grad=_not_differentiable)
+"""Rank 0's parameter values on every rank of an MPI job (data-parallel start)."""
+
+OPS = (all_reduce_grads, broadcast_params)
+FUNCTIONS = (
+    spell("all_reduce_grads", all_reduce_grads, "grads, mean=True, degree=None, timeout=600.0",
+          grads="xs"),
+    spell("broadcast_params", broadcast_params, "parameters, names=(), timeout=600.0",
+          parameters="xs"),
+)

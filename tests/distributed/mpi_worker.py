@@ -1,0 +1,226 @@
+"""The distributed scenarios, run by tests/distributed under `mpiexec -n N python
+mpi_worker.py SCENARIO...` (several scenarios share one launch: MPI start-up is the cost).
+Each rank checks what it can see and raises on a failure (the job then aborts, non-zero);
+rank 0 prints `ok SCENARIO ...` lines the tests read."""
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import tempfile
+import time
+
+import numpy as np
+from mpi4py import MPI
+
+import amber
+from amber import communication as comm
+from amber import nn, ops
+
+STEPS = 20
+ROWS = 12  # NOTE: the global batch: divisible by 2 and 3 ranks
+
+
+class Branchy(nn.Cell):
+    """A model with control flow in construct: a branch on the weights (the same on every rank
+    and for the whole batch; a branch on the batch would differ per shard) and a loop."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc1 = nn.Dense(5, 6)
+        self.fc2 = nn.Dense(6, 3)
+
+    def construct(self, x):
+        h = self.fc1(x)
+        if self.fc1.weight.sum() > 0:
+            h = ops.tanh(h)
+        else:
+            h = ops.relu(h) * 0.5
+        for _ in range(2):
+            h = h + 0.1 * ops.sin(h)
+        return self.fc2(h)
+
+
+def mlp() -> nn.Cell:
+    return nn.SequentialCell([nn.Dense(5, 7), nn.ReLU(), nn.Dense(7, 3)])
+
+
+OPTIMIZERS = {
+    "sgd": lambda ps: nn.SGD(ps, learning_rate=0.1),
+    "momentum": lambda ps: nn.Momentum(ps, learning_rate=0.05, momentum=0.9),
+    "adam": lambda ps: nn.Adam(ps, learning_rate=0.01),
+}
+
+
+def data(seed: int = 7) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal((STEPS, ROWS, 5)).astype(np.float32)
+    y = rng.standard_normal((STEPS, ROWS, 3)).astype(np.float32)
+    return x, y
+
+
+def train(model, optimizer: str, parallel: bool, seed: int) -> list[np.ndarray]:
+    """`STEPS` compiled steps from weights of `seed`: on this rank's rows in DATA_PARALLEL
+    mode, on the whole batch otherwise; the final parameters."""
+    if parallel:
+        amber.set_auto_parallel_context(parallel_mode=amber.ParallelMode.DATA_PARALLEL,
+                                        gradients_mean=True)
+    else:
+        amber.reset_auto_parallel_context()
+    amber.set_seed(seed)
+    net = model()
+    step = amber.jit(nn.TrainOneStepCell(nn.WithLossCell(net, nn.MSELoss()),
+                                         OPTIMIZERS[optimizer](net.trainable_params())))
+    xs, ys = data()
+    for x, y in zip(xs, ys):
+        if parallel:
+            x, y = comm.shard_rows(x, y)
+        step(x, y)
+    amber.reset_auto_parallel_context()
+    return [np.array(p) for p in net.get_parameters()]
+
+
+def equality(cases=None) -> None:
+    """Each rank on its rows, seeded differently, ends bit-identical on every rank and equal to
+    one process on the whole batch."""
+    world = MPI.COMM_WORLD
+    every_case = [(model, optimizer) for model in (mlp, Branchy) for optimizer in OPTIMIZERS]
+    for model, optimizer in cases or every_case:
+        mine = train(model, optimizer, True, seed=100 + comm.get_rank())
+        alone = train(model, optimizer, False, seed=100)
+        every = world.allgather(mine)
+        for rank, theirs in enumerate(every):
+            for a, b in zip(theirs, every[0]):
+                assert a.tobytes() == b.tobytes(), f"{model.__name__}/{optimizer}: rank " \
+                    f"{rank}'s parameters differ from rank 0's"
+        for a, b in zip(mine, alone):
+            np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6,
+                                       err_msg=f"{model.__name__}/{optimizer}")
+        report(f"equality {model.__name__} {optimizer}")
+
+
+def equality_sample() -> None:
+    """Two of equality's cases (CI time)."""
+    equality([(mlp, "momentum"), (Branchy, "adam")])
+
+
+class ExportStep(nn.TrainOneStepCell):
+    """A data-parallel train step for `amber export --train` (built with the mode set)."""
+
+    def __init__(self) -> None:
+        amber.set_auto_parallel_context(parallel_mode=amber.ParallelMode.DATA_PARALLEL,
+                                        gradients_mean=True)
+        net = mlp()
+        super().__init__(nn.WithLossCell(net, nn.MSELoss()), OPTIMIZERS["adam"](
+            net.trainable_params()))
+        amber.reset_auto_parallel_context()
+
+
+def example_inputs() -> tuple[np.ndarray, np.ndarray]:
+    xs, ys = data()
+    return comm.shard_rows(xs[0], ys[0])
+
+
+def export() -> None:
+    """`amber export --train` of a data-parallel step: the module, run on every rank without
+    amber, ends like one process training on the whole batch."""
+    import importlib.util
+    from amber import cli
+    world, rank = MPI.COMM_WORLD, comm.get_rank()
+    folder = world.bcast(tempfile.mkdtemp(prefix="amber-mpi-") if rank == 0 else None)
+    module_path = os.path.join(folder, "step_static.py")
+    if rank == 0:
+        assert cli.main(["export", f"{__file__}:ExportStep", "-o", module_path, "--train"]) == 0
+    world.Barrier()
+    spec = importlib.util.spec_from_file_location("step_static", module_path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    xs, ys = data()
+    for x, y in zip(xs, ys):
+        module.run(*comm.shard_rows(x, y))
+    mine = os.path.join(folder, f"rank{rank}.ckpt")
+    module.save(mine)  # NOTE: the exported module's own save: every rank writes its file
+    trained = {k: v for k, v in np.load(mine).items()}
+    every = world.allgather(trained)
+    assert all(t.keys() == trained.keys() and all(t[k].tobytes() == v.tobytes()
+                                                   for k, v in trained.items()) for t in every)
+    amber.set_seed(0)  # what `amber export` did before building ExportStep()
+    reference = ExportStep()
+    net = reference.network.backbone_network
+    amber.reset_auto_parallel_context()
+    alone = amber.jit(nn.TrainOneStepCell(reference.network, reference.optimizer))
+    for x, y in zip(xs, ys):
+        alone(x, y)
+    for param in net.get_parameters():
+        np.testing.assert_allclose(trained[param.name], param, rtol=1e-5, atol=1e-6)
+    report("export")
+
+
+def api() -> None:
+    """The world's facts, shard_rows, and checkpoints written by rank 0 only."""
+    size, rank = comm.get_group_size(), comm.get_rank()
+    assert size > 1 and MPI.COMM_WORLD.Get_size() == size
+    assert 0 <= rank < size and 0 <= comm.get_local_rank() < size
+    assert amber.get_auto_parallel_context("device_num") == size
+    rows = np.arange(10 * 3).reshape(10, 3)
+    assert np.array_equal(comm.shard_rows(rows), rows[rank * (10 // size):][:10 // size])
+    world = MPI.COMM_WORLD
+    folder = world.bcast(tempfile.mkdtemp(prefix="amber-mpi-") if rank == 0 else None)
+    net = mlp()
+    amber.save_checkpoint(net, os.path.join(folder, f"rank{rank}.ckpt"))
+    world.Barrier()
+    written = sorted(os.listdir(folder))
+    assert written == ["rank0.ckpt"], f"only rank 0 writes checkpoints, found {written}"
+    loaded = amber.load_checkpoint(os.path.join(folder, "rank0.ckpt"))  # NOTE: every rank can
+    assert set(loaded) == {p.name for p in net.get_parameters()}
+    report(f"api size={size} checkpoints={written}")
+
+
+def eager_steps(steps: int, on_step=None, width: int = 7, timeout: float | None = None) -> None:
+    """`steps` data-parallel steps run eagerly (faults need no compiling), calling
+    `on_step(k)` before each; `timeout`: the reducer's."""
+    amber.set_auto_parallel_context(parallel_mode=amber.ParallelMode.DATA_PARALLEL)
+    net = nn.SequentialCell([nn.Dense(5, width), nn.ReLU(), nn.Dense(width, 3)])
+    step = nn.TrainOneStepCell(nn.WithLossCell(net, nn.MSELoss()),
+                               nn.SGD(net.trainable_params(), 0.1))
+    if timeout is not None:
+        step.grad_reducer = nn.DistributedGradReducer(step.weights, timeout=timeout)
+    xs, ys = data()
+    for k in range(steps):
+        if on_step is not None:
+            on_step(k)
+        step(*comm.shard_rows(xs[k % STEPS], ys[k % STEPS]))
+
+
+def killed() -> None:
+    """Rank 1 is killed at step 3 (SIGKILL: no Python runs): the job still ends."""
+    def die(k: int) -> None:
+        if k == 3 and comm.get_rank() == 1:
+            os.kill(os.getpid(), signal.SIGKILL)
+    eager_steps(1000, die)
+
+
+def stuck() -> None:
+    """Rank 1 stops calling the step (but lives): rank 0's all-reduce times out."""
+    def hang(k: int) -> None:
+        if k == 3 and comm.get_rank() == 1:
+            time.sleep(120)
+    eager_steps(1000, hang, timeout=3.0)
+
+
+def mismatch() -> None:
+    """Rank 1 builds a wider model: every rank stops with a clear error at the first step."""
+    eager_steps(2, width=7 + comm.get_rank())
+
+
+def report(line: str) -> None:
+    if comm.get_rank() == 0:
+        print("ok", line, flush=True)
+
+
+SCENARIOS = {"equality": equality, "equality_sample": equality_sample, "api": api,
+             "export": export, "killed": killed, "stuck": stuck, "mismatch": mismatch}
+
+if __name__ == "__main__":
+    for name in sys.argv[1:]:
+        SCENARIOS[name]()
