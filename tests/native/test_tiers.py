@@ -96,7 +96,8 @@ main_imported = list(importers)
 if {backend!r} == "auto":  # NOTE: the compile itself need not finish, only start importing
     while "numba" not in sys.modules:
         threading.Event().wait(0.01)
-print(json.dumps({{"importers": importers, "main": main_imported, "numba": "numba" in sys.modules}}))
+print(json.dumps({{"importers": importers, "main": main_imported,
+                  "numba": "numba" in sys.modules}}))
 """
 
 
