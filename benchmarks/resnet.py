@@ -6,8 +6,9 @@ Each (threads, batch) cell runs in a fresh process, so the BLAS / XLA thread cou
 anything loads: at one thread the clock is the process's CPU time, at more the wall time (CPU
 time would add the threads up). Versions are checked equal on the first call (forward output;
 the train step's loss and an updated weight), then timed in interleaved rounds, medians.
-Peak memory: tracemalloc's peak during one call (NumPy's allocations; XLA's own allocator is
-not traced, so JAX's cell is the process's resident-set growth instead, marked `rss`).
+Peak memory: tracemalloc's peak during one call for amber (NumPy's allocations); XLA's own
+allocator is not traced, so JAX's figure is its compiled call's memory analysis (temporaries
+plus outputs, marked `XLA`).
 
     python benchmarks/resnet.py [--quick]     (also: python benchmarks/run.py --only resnet)
 """
@@ -122,18 +123,21 @@ def jax_versions(net: Any) -> dict[str, Callable[..., Any]] | None:
     jit_update = jax.jit(update, donate_argnums=0)
     state = {"p": params}
 
+    def peak(kind: str, *args: Any) -> str:
+        """XLA's own account of one call's memory: temporaries plus outputs."""
+        fn, first = (jit_forward, state["p"]) if kind == "forward" else (jit_update, state["p"])
+        stats = fn.lower(first, *args).compile().memory_analysis()
+        if stats is None:
+            return "n/a"
+        return f"{(stats.temp_size_in_bytes + stats.output_size_in_bytes) // 1024} KiB (XLA)"
+
     def run_forward(x: np.ndarray) -> np.ndarray:
         return np.asarray(jit_forward(state["p"], x).block_until_ready())
 
     def train(x: np.ndarray, y: np.ndarray) -> tuple[Any, np.ndarray]:
         loss, state["p"] = jit_update(state["p"], x, y)
         return np.asarray(loss.block_until_ready()), np.asarray(state["p"]["stem.weight"])
-    return {"forward": run_forward, "train": train}
-
-
-def _rss_kib() -> int:
-    import resource
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return {"forward": run_forward, "train": train, "peak": peak}
 
 
 def measure(batch: int, threads: int, rounds: int) -> dict[str, Any]:
@@ -174,9 +178,7 @@ def measure(batch: int, threads: int, rounds: int) -> dict[str, Any]:
                 samples[name].append((clock() - start) / calls)
         for name, fns in peers.items():
             if name == "jax":
-                before = _rss_kib()
-                fns[kind](*args)
-                peak = f"rss +{_rss_kib() - before} KiB"
+                peak = fns["peak"](kind, *args)
             else:
                 tracemalloc.start()
                 base = tracemalloc.get_traced_memory()[0]

@@ -247,8 +247,8 @@ conv2d_grad_input = OpDef(
     infer=_window_grad_infer("x_shape", batch_of_adjoint=True),
     attrs={"x_shape": REQUIRED, **_CONV2D},
     emit=helper_call(conv2d_grad_input, "g, weight", {"x_shape": REQUIRED, **_CONV2D}),
-    helpers=(window_pads, add_windows, image_block, conv_transpose_stride1,
-             conv2d_grad_input), fresh=True,
+    helpers=(window_pads, add_windows, image_block, pad_hw, im2col, conv2d_gemm,
+             conv_transpose_stride1, conv2d_grad_input), fresh=True,
     grad=_conv2d_grad_input_grad)
 """conv2d's gradient with respect to its input (a transposed convolution)."""
 
