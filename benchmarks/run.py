@@ -19,12 +19,14 @@ import harness  # noqa: E402  (sets one BLAS thread before NumPy loads)
 
 import amber  # noqa: E402
 
+import dispatch  # noqa: E402
 import dynamic  # noqa: E402
 import forward  # noqa: E402
 import grad  # noqa: E402
 import inference  # noqa: E402
 import native  # noqa: E402
 import recording  # noqa: E402
+import resnet  # noqa: E402
 import startup  # noqa: E402
 import train  # noqa: E402
 
@@ -37,10 +39,11 @@ SUITES = {"forward": forward, "grad": grad, "train": train, "dynamic": dynamic, 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="fewer rounds (a smoke run)")
-    parser.add_argument("--only", nargs="*", choices=[*SUITES, "startup", "recording"],
+    extras = ["startup", "resnet", "dispatch", "recording"]
+    parser.add_argument("--only", nargs="*", choices=[*SUITES, *extras],
                         help="run only these suites")
     args = parser.parse_args()
-    chosen = args.only or [*SUITES, "startup", "recording"]
+    chosen = args.only or [*SUITES, *extras]
     scratch = tempfile.TemporaryDirectory()  # NOTE: leave the user's disk cache alone
     amber.set_context(cache_dir=scratch.name)
     rounds = 5 if args.quick else 15
@@ -54,6 +57,10 @@ def main() -> None:
                 suite.report()
     if "startup" in chosen:
         startup.report()
+    if "resnet" in chosen:  # NOTE: fresh processes, one per thread count and batch
+        resnet.report(args.quick)
+    if "dispatch" in chosen:
+        dispatch.report()
     if "recording" in chosen:
         recording.report(rounds=3 if args.quick else 5)
 

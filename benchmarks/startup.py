@@ -2,6 +2,7 @@
 the disk cache)."""
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import subprocess
@@ -75,3 +76,70 @@ def report() -> None:
               f"(compiles={r['compiles']}, disk hits={r['disk_hits']})")
     print(f"  (PYTHONDONTWRITEBYTECODE={os.environ.get('PYTHONDONTWRITEBYTECODE', '')!r}: while "
           "it is set, every import compiles its module from source)")
+    if importlib.util.find_spec("numba") is not None:
+        report_rnn()
+
+
+_RNN_PROBE = """
+import json, sys, threading, time
+sys.path.insert(0, {samples!r})
+import numpy as np
+import amber
+from rnn import EarlyStopRNN, example_inputs
+amber.set_seed(0)
+net = amber.jit(EarlyStopRNN(), backend={backend!r})
+x, = example_inputs()
+wall, cpu = time.perf_counter(), time.thread_time()
+h, _ = net(x)
+first_wall, first_cpu = time.perf_counter() - wall, time.thread_time() - cpu
+calls = 1
+while {backend!r} == "auto" and "@numba.njit" not in net.code \\
+        and time.perf_counter() - wall < 120:
+    net(x)  # NOTE: keep calling until the kernels take over (auto), as a program would
+    calls += 1
+    time.sleep(0.001)
+native_after = time.perf_counter() - wall
+steady = []
+for _ in range(200):
+    t = time.thread_time(); net(x); steady.append(time.thread_time() - t)
+later, _ = net(x)
+print(json.dumps({{"first_wall": first_wall, "first_cpu": first_cpu, "native_after": native_after,
+                   "calls_before_native": calls, "steady": sorted(steady)[100],
+                   "kernels": "@numba.njit" in net.code,
+                   "diff": float(np.max(np.abs(later - h)))}}))
+"""
+
+
+def rnn_first_call(backend: str, cache_dir: str) -> dict[str, float]:
+    """The RNN sample's first call in a fresh process with `backend` and `cache_dir`; wall and
+    main-thread CPU time of that call, when the kernels took over (auto: the calls made until
+    then ran NumPy code), and the steady call after."""
+    env = {**os.environ, "AMBER_CACHE_DIR": cache_dir, "AMBER_CACHE": "1"}
+    code = _RNN_PROBE.format(samples=str(ROOT / "samples"), backend=backend)
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                         check=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def report_rnn(rounds: int = 3) -> None:
+    """Print the RNN sample's first call per backend, cold and warm, medians of interleaved
+    rounds (each round a fresh cache directory per backend)."""
+    results: dict[tuple[str, str], list[dict[str, float]]] = {}
+    for _ in range(rounds):
+        for backend in ("numpy", "auto", "numba"):
+            with tempfile.TemporaryDirectory() as cache:
+                for state in ("cold", "warm"):
+                    results.setdefault((backend, state), []).append(rnn_first_call(backend, cache))
+    print(f"\n## Start-up: the RNN sample (samples/rnn.py) in a fresh process, medians of {rounds} "
+          "interleaved rounds; first call = wall ms and main-thread CPU ms (auto compiles its "
+          "kernels in a background thread: its CPU is not the caller's); kernels from = wall ms "
+          "from the first call until the kernels run")
+    for (backend, state), runs in results.items():
+        med = {k: sorted(r[k] for r in runs)[len(runs) // 2] for k in runs[0]}
+        kernels = (f", kernels from {med['native_after'] * 1e3:7.1f} ms "
+                   f"({med['calls_before_native']:.0f} calls ran NumPy first)"
+                   if backend != "numpy" else "")
+        print(f"  {backend:<5} {state}: first call {med['first_wall'] * 1e3:7.1f} wall, "
+              f"{med['first_cpu'] * 1e3:6.1f} CPU{kernels}; steady call "
+              f"{med['steady'] * 1e6:6.1f} us; result after vs first: "
+              f"{max(r['diff'] for r in runs):.1e}")

@@ -12,10 +12,11 @@ import numpy as np
 from . import onnx as ox
 from .elementwise import helper_call, optional, unsupported
 from .nn_kernels import (add_windows, avg_pool2d_grad, avg_pool2d_kernel, conv2d_gemm,
-                         conv2d_grad_input, conv2d_grad_weight, conv2d_kernel, first_maxima,
-                         fold_planes, im2col, image_block, max_pool2d_grad, max_pool2d_kernel,
-                         max_pool2d_pick, max_pool_blocks, max_pool_blocks_grad, pad_hw,
-                         pool_divisor, scatter_windows, window_pads, window_reduce, window_view)
+                         conv2d_grad_input, conv2d_grad_weight, conv2d_kernel,
+                         conv_transpose_stride1, first_maxima, fold_planes, im2col, image_block,
+                         max_pool2d_grad, max_pool2d_kernel, max_pool2d_pick, max_pool_blocks,
+                         max_pool_blocks_grad, pad_hw, pool_divisor, scatter_windows,
+                         window_pads, window_reduce, window_view)
 from .opdef import REQUIRED, GradContext, OpDef, OpFunction, Primitive, Spelling
 from .symbolic import Sym
 from .types import (UNKNOWN, Dim, Tensor, Type, dim_add, dim_floordiv, expect_tensor, known,
@@ -247,7 +248,8 @@ conv2d_grad_input = OpDef(
     infer=_window_grad_infer("x_shape", batch_of_adjoint=True),
     attrs={"x_shape": REQUIRED, **_CONV2D},
     emit=helper_call(conv2d_grad_input, "g, weight", {"x_shape": REQUIRED, **_CONV2D}),
-    helpers=(window_pads, add_windows, image_block, conv2d_grad_input), fresh=True,
+    helpers=(window_pads, add_windows, image_block, pad_hw, im2col, conv2d_gemm,
+             conv_transpose_stride1, conv2d_grad_input), fresh=True,
     grad=_conv2d_grad_input_grad, onnx=ox.conv2d_grad_input)
 """conv2d's gradient with respect to its input (a transposed convolution)."""
 

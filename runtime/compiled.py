@@ -3,6 +3,7 @@ parameters and the call's array inputs by path, how to check its guards, and how
 exception raised in generated code back at the user's line."""
 from __future__ import annotations
 
+import dataclasses
 import linecache
 import re
 from dataclasses import dataclass, field
@@ -45,6 +46,9 @@ class CompiledFunction:
     """The compile's stages for the compile report (only while one is recorded)."""
     gather: Callable[[tuple, dict], tuple] | None = field(default=None, repr=False)
     guards_hold: Callable[[Any], bool] | None = field(default=None, repr=False)
+    replaced: CompiledFunction | None = field(default=None, repr=False)
+    """The NumPy tier this entry ran before `promote` swapped its native code in (a call
+    still running it may raise; its lines are found there)."""
 
     def prepare(self, nargs: int) -> None:
         """Precompute the input gatherer (for `nargs` positional arguments) and guard check."""
@@ -66,10 +70,22 @@ class CompiledFunction:
                   if isinstance(a, np.ndarray) and a.size]
         return len(set(starts)) == len(starts)
 
+    def promote(self, native: CompiledFunction) -> None:
+        """Switch to `native` (the same specialization with Numba kernels, see tiers.py): its
+        text and line map first, the function last, so a call starting meanwhile runs either
+        tier whole."""
+        self.replaced = dataclasses.replace(self, replaced=None)
+        self.source, self.filename, self.line_map = native.source, native.filename, native.line_map
+        self.load_line_map, self.cache_path = native.load_line_map, native.cache_path
+        self.externals = native.externals
+        self.fn = native.fn
+
     def annotate(self, exc: BaseException) -> None:
         """Add a note to `exc` naming the user's line that the failing generated line came from."""
         unbound = _UNBOUND.search(str(exc)) if isinstance(exc, UnboundLocalError) else None
         found = self.locate(exc.__traceback__, unbound.group(1) if unbound else None)
+        if found is None and self.replaced is not None:
+            found = self.replaced.locate(exc.__traceback__, unbound.group(1) if unbound else None)
         if found is None:
             return
         loc = found.user  # NOTE: a layer's line is reported at the user's call of the layer

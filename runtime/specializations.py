@@ -36,6 +36,7 @@ from .loader import fake_filename, load_function
 from .native import compile_with_fallback, load_native
 from .paths import access
 from .pipeline import Artifact, compile_target
+from .tiers import NativeTiers, numpy_tier, tiered
 from . import log, recorder
 from .warn import warn_user
 
@@ -113,6 +114,7 @@ class JitBase:
         """Why the next specialization is made, when the call key alone does not say."""
         self._warned = False
         self._lock = threading.RLock()
+        self._tiers = NativeTiers()
 
     # -- what subclasses say about their target ----------------------------------------------
     def _target(self, instance: Any) -> Any:
@@ -279,7 +281,10 @@ class JitBase:
             entry = self._compile_and_store(None, None, instance, args, kwargs, options, title,
                                             signature, shapes)
         else:
-            entry = disk.lookup(first, instance, len(args))
+            entry = self._warm_tier(disk, first, instance, options, title, signature,
+                                    len(args)) if tiered(options.backend) else None
+            if entry is None:
+                entry = disk.lookup(first, instance, len(args))
             if entry is None:
                 self.stats.disk_misses += 1
                 with disk.compile_lock(first):  # NOTE: one process compiles, the others wait
@@ -293,35 +298,74 @@ class JitBase:
         self.stats.seconds += time.perf_counter() - start
         return entry
 
+    def _warm_tier(self, disk: DiskCache, first: str, instance: Any, options: CompileOptions,
+                   title: str, signature: str, nargs: int) -> CompiledFunction | None:
+        """Tiering from the disk cache: the NumPy tier's entry now and the native entry under
+        `first` (its kernels from Numba's cache) in the background; None when either is not on
+        disk (then the native entry is looked up, or compiled, as usual)."""
+        try:
+            if not any((disk.root / first).glob("*.json")):
+                return None
+        except OSError:
+            return None
+        numpy_first = self._numpy_first_key(disk, instance, options, signature)
+        entry = None if numpy_first is None else disk.lookup(numpy_first, instance, nargs)
+        if entry is not None:
+            self._tiers.start(entry, lambda: disk.lookup(first, instance, nargs), title)
+        return entry
+
     def _compile_and_store(self, disk: DiskCache | None, first: str | None, instance: Any,
                            args: tuple, kwargs: dict, options: CompileOptions, title: str,
                            signature: str, shapes: Shapes | None = None) -> CompiledFunction:
-        store = None
+        store = numpy_store = None
         if disk is not None and first is not None:
-            files = [_source_file(self._function(instance))]
-
-            def store(entry: CompiledFunction, artifact: Artifact) -> str | None:
-                path = disk.store(first, entry, artifact.sources, title, signature, files)
-                return None if path is None else str(path)
+            store = self._store(disk, first, instance, title, signature)
+            if tiered(options.backend):
+                numpy_first = self._numpy_first_key(disk, instance, options, signature)
+                if numpy_first is not None:
+                    numpy_store = self._store(disk, numpy_first, instance, title, signature)
         entry, _ = self._compile(instance, args, kwargs, options, title, signature,
-                                 shapes or {}, store, None if store is None else disk)
+                                 shapes or {}, store, numpy_store,
+                                 None if store is None else disk)
         return entry
+
+    def _store(self, disk: DiskCache, first: str, instance: Any, title: str,
+               signature: str) -> Store:
+        """Writes an entry under the disk key `first`."""
+        files = [_source_file(self._function(instance))]
+
+        def store(entry: CompiledFunction, artifact: Artifact) -> str | None:
+            path = disk.store(first, entry, artifact.sources, title, signature, files)
+            return None if path is None else str(path)
+        return store
 
     def _disk_slot(self, ctx: _ctx.Context, instance: Any, key: Hashable,
                    options: CompileOptions, signature: str) -> tuple[DiskCache | None, str | None]:
         if not ctx.disk_cache_enabled() or not persistable(key):
             return None, None
-        func = self._function(instance)
-        source = target_source(func)
-        if source is None:
-            return None, None
-        name = f"{getattr(func, '__module__', '?')}.{getattr(func, '__qualname__', '?')}"
-        if instance is not None:
-            name += f"@{type(instance).__module__}.{type(instance).__qualname__}"
         disk = DiskCache(ctx.resolved_cache_dir())
         if not disk.trusted():
             return None, None
-        return disk, disk.first_key(name, source, signature, self._cache_token(options))
+        return disk, self._first_key(disk, instance, options, signature)
+
+    def _first_key(self, disk: DiskCache, instance: Any, options: CompileOptions,
+                   signature: str) -> str | None:
+        """The disk key of this target compiled with `options`; None if its source is not
+        known."""
+        func = self._function(instance)
+        source = target_source(func)
+        if source is None:
+            return None
+        name = f"{getattr(func, '__module__', '?')}.{getattr(func, '__qualname__', '?')}"
+        if instance is not None:
+            name += f"@{type(instance).__module__}.{type(instance).__qualname__}"
+        return disk.first_key(name, source, signature, self._cache_token(options))
+
+    def _numpy_first_key(self, disk: DiskCache, instance: Any, options: CompileOptions,
+                         signature: str) -> str | None:
+        """The disk key of the NumPy tier of code compiled with `options` (tiers.py)."""
+        return self._first_key(disk, instance, dataclasses.replace(options, backend="numpy"),
+                               signature)
 
     def _cache_token(self, options: CompileOptions) -> str:
         """What besides the source and signature the compiled code depends on."""
@@ -329,7 +373,11 @@ class JitBase:
 
     def _compile(self, instance: Any, args: tuple, kwargs: dict, options: CompileOptions,
                  title: str, signature: str, shapes: Shapes, store: Store | None = None,
-                 disk: DiskCache | None = None) -> tuple[CompiledFunction, Artifact | None]:
+                 numpy_store: Store | None = None, disk: DiskCache | None = None
+                 ) -> tuple[CompiledFunction, Artifact | None]:
+        """Compile and load; under tiering (see tiers.py) the entry starts as NumPy code
+        (`numpy_store` keeps that on disk) while its kernels compile in the background;
+        `disk` keeps their Numba files private and counted."""
         try:
             artifact = self._artifact(instance, args, kwargs, options, title, signature,
                                       shapes=shapes)
@@ -343,8 +391,9 @@ class JitBase:
             return CompiledFunction(fn=_eager_marker, source="", filename="", function_name="",
                                     line_map={}, origin="eager"), None
         self.stats.compiles += 1
+        tiers = (self._tiers, numpy_store) if tiered(options.backend) else None
         return entry_from_artifact(artifact, title, len(args), store,
-                                   None if disk is None else disk.native_kernels), artifact
+                                   None if disk is None else disk.native_kernels, tiers), artifact
 
     def _artifact(self, instance: Any, args: tuple, kwargs: dict, options: CompileOptions,
                   title: str, signature: str, interpret: bool = False,
@@ -392,6 +441,12 @@ class JitBase:
                       "code.")
 
     # -- introspection -----------------------------------------------------------------------
+    def wait_kernels(self, timeout: float | None = None) -> bool:
+        """Under `backend="auto"`, block until the Numba kernels compiling in the background
+        (see runtime/tiers.py) are ready and switched in, at most `timeout` seconds; True if
+        none is still compiling. Calls never need this: they run NumPy code until then."""
+        return self._tiers.wait(timeout)
+
     @property
     def code(self) -> str | None:
         """The generated source of the last specialization used (None before the first call)."""
@@ -455,16 +510,20 @@ it); returns the module's path, or None."""
 
 
 def entry_from_artifact(artifact: Artifact, title: str, nargs: int, store: Store | None = None,
-                        native: Callable[[str], Any] | None = None) -> CompiledFunction:
+                        native: Callable[[str], Any] | None = None,
+                        tiers: tuple[NativeTiers, Store | None] | None = None
+                        ) -> CompiledFunction:
     """Load the artifact's generated code and wrap it as a ready-to-call entry; `store` (the
     disk cache) gets it first, and `native(path)` (the disk cache's) is the context its Numba
-    kernels are compiled and cached in. A Numba kernel that fails to compile has its loop generated as
-    NumPy code instead (`native.compile_with_fallback`, one warning)."""
+    kernels are compiled and cached in. A Numba kernel that fails to compile has its loop
+    generated as NumPy code instead (`native.compile_with_fallback`, one warning). With `tiers`
+    (the jit's background compiles, and the store of the NumPy tier) code with kernels starts
+    as NumPy and is promoted when its kernels are ready."""
     params = artifact.param_paths
     sig = tuple((tuple(v.type.shape), v.type.dtype) if hasattr(v.type, "shape") else (None, None)
                 for v in artifact.graph.inputs[:len(params)])
 
-    def load(code: Any) -> CompiledFunction:
+    def load(code: Any, store: Store | None = store) -> CompiledFunction:
         externals = dict(getattr(code, "externals", {}))
         entry = CompiledFunction(
             fn=_eager_marker, source=code.source, filename=fake_filename(title, code.source),
@@ -484,6 +543,13 @@ def entry_from_artifact(artifact: Artifact, title: str, nargs: int, store: Store
                                    code, entry.filename)
         return entry
 
+    if tiers is not None and artifact.code.kernels:
+        background, numpy_store = tiers
+        entry = load(numpy_tier(artifact), numpy_store)
+        entry.prepare(nargs)
+        background.start(entry, lambda: compile_with_fallback(artifact.regenerate, load,
+                                                              title)[1], title)
+        return entry
     code, entry = compile_with_fallback(artifact.regenerate, load, title)
     artifact.code = code
     entry.prepare(nargs)

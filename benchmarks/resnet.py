@@ -1,0 +1,226 @@
+"""The small CIFAR ResNet of issue 28 (3x3 stem, three residual stages of 16/32/64 channels,
+stride-2 down-sampling with 1x1 projections, global average pooling, Dense 64->10, no BatchNorm):
+forward and SGD train step at batch 32 and 1, amber beside JAX (and torch) where installed.
+
+Each (threads, batch) cell runs in a fresh process, so the BLAS / XLA thread count is set before
+anything loads: at one thread the clock is the process's CPU time, at more the wall time (CPU
+time would add the threads up). Versions are checked equal on the first call (forward output;
+the train step's loss and an updated weight), then timed in interleaved rounds, medians.
+Peak memory: tracemalloc's peak during one call for amber (NumPy's allocations); XLA's own
+allocator is not traced, so JAX's figure is its compiled call's memory analysis (temporaries
+plus outputs, marked `XLA`).
+
+    python benchmarks/resnet.py [--quick]     (also: python benchmarks/run.py --only resnet)
+"""
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+HERE = Path(__file__).resolve().parent
+LR = 0.01
+THREADS = (1, 2)
+BATCHES = (32, 1)
+
+
+def build_net() -> Any:
+    """The ResNet, seed 0 (amber's nn; MindSpore's weight layout: OIHW, Dense [out, in])."""
+    import numpy as np
+
+    from amber import nn
+
+    def conv(cin: int, cout: int, k: int, stride: int = 1) -> nn.Conv2d:
+        return nn.Conv2d(cin, cout, k, stride=stride, pad_mode="same", has_bias=True,
+                         weight_init="he_normal")
+
+    class Block(nn.Cell):
+        def __init__(self, cin: int, cout: int, stride: int) -> None:
+            super().__init__()
+            self.conv1 = conv(cin, cout, 3, stride)
+            self.conv2 = conv(cout, cout, 3)
+            self.relu = nn.ReLU()
+            self.project = conv(cin, cout, 1, stride) if stride != 1 or cin != cout else None
+
+        def construct(self, x: np.ndarray) -> np.ndarray:
+            out = self.conv2(self.relu(self.conv1(x)))
+            shortcut = x if self.project is None else self.project(x)
+            return self.relu(out + shortcut)
+
+    class ResNet(nn.Cell):
+        def __init__(self) -> None:
+            super().__init__()
+            self.stem = conv(3, 16, 3)
+            self.stage1 = Block(16, 16, 1)
+            self.stage2 = Block(16, 32, 2)
+            self.stage3 = Block(32, 64, 2)
+            self.relu = nn.ReLU()
+            self.fc = nn.Dense(64, 10)
+
+        def construct(self, x: np.ndarray) -> np.ndarray:
+            x = self.relu(self.stem(x))
+            x = self.stage3(self.stage2(self.stage1(x)))
+            return self.fc(x.mean(axis=(2, 3)))
+
+    return ResNet()
+
+
+def amber_versions(net: Any) -> dict[str, Callable[..., Any]]:
+    import numpy as np
+
+    import amber
+    from amber import nn
+    forward = amber.jit(net)
+    loss = nn.WithLossCell(net, nn.SoftmaxCrossEntropyWithLogits(sparse=True, reduction="mean"))
+    step = amber.jit(nn.TrainOneStepCell(loss, nn.SGD(net.trainable_params(), LR)))
+
+    def train(x: np.ndarray, y: np.ndarray) -> tuple[Any, np.ndarray]:
+        return np.asarray(step(x, y)), net.stem.weight
+    return {"forward": forward, "train": train}
+
+
+def jax_versions(net: Any) -> dict[str, Callable[..., Any]] | None:
+    if importlib.util.find_spec("jax") is None:
+        return None
+    import jax
+    import jax.numpy as jnp
+    import numpy as np
+    jax.config.update("jax_platforms", "cpu")
+    params = {name: jnp.asarray(np.array(v)) for name, v in net.parameters_and_names()}
+
+    def conv(p: dict, x: Any, name: str, stride: int) -> Any:
+        y = jax.lax.conv_general_dilated(x, p[f"{name}.weight"], (stride, stride), "SAME",
+                                         dimension_numbers=("NCHW", "OIHW", "NCHW"))
+        return y + p[f"{name}.bias"][None, :, None, None]
+
+    def block(p: dict, x: Any, name: str, stride: int, project: bool) -> Any:
+        out = conv(p, jax.nn.relu(conv(p, x, f"{name}.conv1", stride)), f"{name}.conv2", 1)
+        shortcut = conv(p, x, f"{name}.project", stride) if project else x
+        return jax.nn.relu(out + shortcut)
+
+    def forward(p: dict, x: Any) -> Any:
+        x = jax.nn.relu(conv(p, x, "stem", 1))
+        x = block(p, x, "stage1", 1, False)
+        x = block(p, x, "stage2", 2, True)
+        x = block(p, x, "stage3", 2, True)
+        return x.mean(axis=(2, 3)) @ p["fc.weight"].T + p["fc.bias"]
+
+    def loss_fn(p: dict, x: Any, y: Any) -> Any:
+        logp = jax.nn.log_softmax(forward(p, x))
+        return -jnp.mean(jnp.take_along_axis(logp, y[:, None], axis=1))
+
+    def update(p: dict, x: Any, y: Any) -> Any:
+        loss, g = jax.value_and_grad(loss_fn)(p, x, y)
+        return loss, jax.tree_util.tree_map(lambda a, b: a - LR * b, p, g)
+
+    jit_forward = jax.jit(forward)
+    jit_update = jax.jit(update, donate_argnums=0)
+    state = {"p": params}
+
+    def peak(kind: str, *args: Any) -> str:
+        """XLA's own account of one call's memory: temporaries plus outputs."""
+        fn, first = (jit_forward, state["p"]) if kind == "forward" else (jit_update, state["p"])
+        stats = fn.lower(first, *args).compile().memory_analysis()
+        if stats is None:
+            return "n/a"
+        return f"{(stats.temp_size_in_bytes + stats.output_size_in_bytes) // 1024} KiB (XLA)"
+
+    def run_forward(x: np.ndarray) -> np.ndarray:
+        return np.asarray(jit_forward(state["p"], x).block_until_ready())
+
+    def train(x: np.ndarray, y: np.ndarray) -> tuple[Any, np.ndarray]:
+        loss, state["p"] = jit_update(state["p"], x, y)
+        return np.asarray(loss.block_until_ready()), np.asarray(state["p"]["stem.weight"])
+    return {"forward": run_forward, "train": train, "peak": peak}
+
+
+def measure(batch: int, threads: int, rounds: int) -> dict[str, Any]:
+    """One cell of the table, in this process (threads already set by the caller)."""
+    import tracemalloc
+
+    import numpy as np
+
+    import amber
+    amber.set_seed(0)
+    clock = time.process_time if threads == 1 else time.perf_counter
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((batch, 3, 32, 32), dtype=np.float32)
+    y = rng.integers(0, 10, batch).astype(np.int32)
+    results: dict[str, Any] = {}
+    peers: dict[str, dict[str, Callable[..., Any]]] = {}
+    for kind in ("forward", "train"):
+        amber.set_seed(0)
+        net = build_net()
+        peers = {"amber": amber_versions(net)}
+        jax_fns = jax_versions(net)
+        if jax_fns is not None:
+            peers["jax"] = jax_fns
+        args = (x,) if kind == "forward" else (x, y)
+        first = {name: fns[kind](*args) for name, fns in peers.items()}
+        ref = first["amber"]
+        for name, got in first.items():
+            pairs = [(got, ref)] if kind == "forward" else [(got[0], ref[0]), (got[1], ref[1])]
+            assert all(np.allclose(np.asarray(g), np.asarray(r), rtol=2e-3, atol=2e-4)
+                       for g, r in pairs), f"{name} {kind} disagrees with amber"
+        samples: dict[str, list[float]] = {name: [] for name in peers}
+        calls = max(1, 8 // batch) * (3 if kind == "forward" else 1)
+        for _ in range(rounds):
+            for name, fns in peers.items():
+                start = clock()
+                for _ in range(calls):
+                    fns[kind](*args)
+                samples[name].append((clock() - start) / calls)
+        for name, fns in peers.items():
+            if name == "jax":
+                peak = fns["peak"](kind, *args)
+            else:
+                tracemalloc.start()
+                base = tracemalloc.get_traced_memory()[0]
+                fns[kind](*args)
+                peak = f"{(tracemalloc.get_traced_memory()[1] - base) // 1024} KiB"
+                tracemalloc.stop()
+            results[f"{kind}/{name}"] = (statistics.median(samples[name]), peak)
+    return results
+
+
+def fresh(batch: int, threads: int, rounds: int) -> dict[str, Any]:
+    env = {**os.environ, "AMBER_CACHE": "0"}
+    for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS",
+                "NUMBA_NUM_THREADS"):
+        env[var] = str(threads)
+    env["XLA_FLAGS"] = (f"--xla_cpu_multi_thread_eigen={'true' if threads > 1 else 'false'} "
+                        f"intra_op_parallelism_threads={threads}")
+    code = (f"import sys, json; sys.path.insert(0, {str(HERE)!r}); import resnet; "
+            f"print(json.dumps(resnet.measure({batch}, {threads}, {rounds})))")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    if out.returncode:
+        raise RuntimeError(out.stderr[-2000:])
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def report(quick: bool = False) -> None:
+    rounds = 3 if quick else 7
+    print(f"\n## ResNet (CIFAR, 16/32/64, no BN): ms per call, medians of {rounds} interleaved "
+          "rounds; 1 thread = CPU time, 2 threads = wall time; peak memory of one call")
+    for threads in THREADS:
+        for batch in BATCHES:
+            cell = fresh(batch, threads, rounds)
+            for kind in ("forward", "train"):
+                amber_time = cell[f"{kind}/amber"][0]
+                parts = [f"{name} {t * 1e3:7.2f} ms ({peak})" for key, (t, peak) in cell.items()
+                         if key.startswith(kind) for name in [key.split("/")[1]]]
+                ratio = "".join(f", amber/{key.split('/')[1]} {amber_time / t:.2f}x"
+                                for key, (t, _) in cell.items()
+                                if key.startswith(kind) and not key.endswith("/amber"))
+                print(f"  {kind:<7} batch {batch:>2}, {threads} thread{'s' if threads > 1 else ''}"
+                      f": {'; '.join(parts)}{ratio}")
+
+
+if __name__ == "__main__":
+    report(quick="--quick" in sys.argv)
