@@ -1,0 +1,216 @@
+"""Forward mode and Jacobians as IR transforms, built on reverse mode (`autodiff.differentiate`).
+
+Forward mode is the transpose of the linear backward: for a zero seed `u` on the output, the
+backward computes `J^T u`, linear in `u`; differentiating it with respect to `u` against a
+tangent `t` on the inputs gives `J t` exactly. So every op's gradient rule doubles as its tangent
+rule (through If/While/For, sub-cells and early return, which reverse mode already handles) and
+no op needs a second rule that could disagree with the first.
+
+A Jacobian seeds the backward (or the forward mode) with a placeholder, then moves every node
+that depends on the placeholder into a compiled For loop over the basis vectors: the forward
+runs once, its saved values are read by each iteration, and the rows are stacked.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+
+from ..ops import Dyn
+from .analysis import differentiable
+from .autodiff import NotDifferentiable, differentiate
+from .ir import FOR, INDEX_TYPE, Block, Builder, Graph, InsertPoint, Node, Value
+from .types import ListType, Scalar, Tensor, TupleType, Type
+
+
+JVP, DERIVATIVE, JACFWD, JACREV = "jvp", "derivative", "jacfwd", "jacrev"
+
+
+@dataclass(frozen=True)
+class TransformRequest:
+    """What a function transform computes. `kind`: JVP (called with the inputs, then one
+    tangent per input), DERIVATIVE (the `order`-th derivative along ones), JACFWD or JACREV
+    (Jacobians with respect to the arguments at `positions`; `single`: one int position, so the
+    Jacobian is returned bare). `has_aux`: the function returns (output, *aux) and only the
+    output is differentiated."""
+    kind: str
+    positions: tuple[int, ...] | None = None
+    single: bool = True
+    has_aux: bool = False
+    order: int = 1
+
+
+def split_aux(b: Builder, result: Value, has_aux: bool) -> tuple[Value, Value | None]:
+    """(output, aux tuple) of a function returning (output, *aux); aux has no derivative."""
+    if not has_aux:
+        return result, None
+    t = result.type
+    if not isinstance(t, TupleType) or len(t.elements) < 2:
+        raise NotDifferentiable(f"has_aux=True needs a function returning more than one value "
+                                f"(an output and auxiliary values), but it returns {t}",
+                                result.producer)
+    items = [b.op("tuple_getitem", result, index=i) for i in range(len(t.elements))]
+    aux = [b.op("stop_gradient", v) for v in items[1:]]
+    return items[0], b.op("make_tuple", *aux)
+
+
+def jvp_of(graph: Graph, b: Builder, start: int, out: Value, inputs: Sequence[Value],
+           tangents: Sequence[Value]) -> Value:
+    """The tangent of `out` when `inputs` move along `tangents`: the nodes of `b`'s block from
+    index `start` (the forward, ending the block) differentiated forwards. Appends at the end."""
+    block = b.ip.block
+    seed = zeros_of(b, out)
+    adjoints = differentiate(graph, {out: seed}, list(inputs), block.nodes[start:])
+    seeds: dict[Value, Value] = {}
+    for adjoint, tangent in zip(adjoints, tangents):
+        if adjoint is None:
+            continue
+        tangent = _as_type(b, tangent, adjoint.type)
+        seeds[adjoint] = b.op("add", seeds[adjoint], tangent) if adjoint in seeds else tangent
+    if not seeds or not _floating(out.type):
+        return zeros_of(b, out)
+    (found,) = differentiate(graph, seeds, [seed], block.nodes[start:])
+    return zeros_of(b, out) if found is None else found
+
+
+def jacrev_of(graph: Graph, b: Builder, start: int, out: Value, inputs: Sequence[Value]
+              ) -> list[Value]:
+    """d out / d input for each input, shaped out.shape + input.shape, by reverse mode: one
+    backward per output element, in a compiled loop after the forward."""
+    block = b.ip.block
+    _check_tensor(out)
+    seed = b.op("zeros_like", out, name="basis")
+    adjoints = differentiate(graph, {out: seed}, list(inputs), block.nodes[start:])
+    rows = [a if a is not None else None for a in adjoints]
+    stacked = _basis_loop(b, seed, out, rows, list(inputs))
+    return [b.op("reshape", s, shape=(*out.type.shape, *x.type.shape), name="jacobian")
+            for s, x in zip(stacked, inputs)]
+
+
+def jacfwd_of(graph: Graph, b: Builder, start: int, out: Value, inputs: Sequence[Value]
+              ) -> list[Value]:
+    """The same Jacobians by forward mode: one tangent per input element, in a compiled loop
+    after the forward (and the one backward forward mode is derived from)."""
+    block = b.ip.block
+    _check_tensor(out)
+    cotangent = zeros_of(b, out)
+    adjoints = differentiate(graph, {out: cotangent}, list(inputs), block.nodes[start:])
+    found = []
+    for x, adjoint in zip(inputs, adjoints):
+        rank_out, rank_in = out.type.rank, x.type.rank
+        if adjoint is None:
+            found.append(b.op("zeros", shape=(*out.type.shape, *x.type.shape),
+                              dtype=out.type.dtype))
+            continue
+        seed = b.op("zeros_like", adjoint, name="basis")
+        (column,) = differentiate(graph, {adjoint: seed}, [cotangent], block.nodes[start:])
+        (stacked,) = _basis_loop(b, seed, x, [column], [out])
+        cols = b.op("reshape", stacked, shape=(*x.type.shape, *out.type.shape))
+        perm = tuple(range(rank_in, rank_in + rank_out)) + tuple(range(rank_in))
+        found.append(b.op("transpose", cols, perm=perm, name="jacobian"))
+    return found
+
+
+def zeros_of(b: Builder, value: Value) -> Value:
+    """Zeros shaped like `value` (tuples element by element)."""
+    t = value.type
+    if isinstance(t, TupleType):
+        return b.op("make_tuple", *(zeros_of(b, b.op("tuple_getitem", value, index=i))
+                                    for i in range(len(t.elements))))
+    if isinstance(t, Tensor):
+        if t.is_static:
+            return b.op("zeros", shape=t.shape, dtype=t.dtype)
+        return b.op("zeros_like", value)
+    if t == Scalar(float):
+        return b.constant(0.0)
+    return b.constant(0)
+
+
+def _floating(t: Type) -> bool:
+    if isinstance(t, TupleType):
+        return any(_floating(e) for e in t.elements)
+    return differentiable(t)
+
+
+def _as_type(b: Builder, tangent: Value, t: Type) -> Value:
+    if isinstance(t, Tensor) and isinstance(tangent.type, Tensor) and tangent.type.dtype != t.dtype:
+        return b.op("cast", tangent, dtype=t.dtype)
+    return tangent
+
+
+def _check_tensor(out: Value) -> None:
+    if not (isinstance(out.type, Tensor) and differentiable(out.type)):
+        raise NotDifferentiable(f"a Jacobian needs a function returning one floating-point "
+                                f"array, but it returns {out.type}", out.producer)
+
+
+def _basis_loop(b: Builder, seed: Value, like: Value, results: list[Value | None],
+                shapes: list[Value]) -> list[Value]:
+    """Move every node after `seed`'s that depends on it (and every effect made after it) into
+    a For loop over the basis vectors of `seed`'s shape; `results[k]` (None: zero) is computed
+    each iteration and the iterations' values are stacked, shaped (seed.size, *shapes[k])."""
+    block = b.ip.block
+    seed_node = seed.producer
+    assert seed_node is not None and seed_node.parent is block
+    later = block.nodes[block.index(seed_node) + 1:]
+    reached = {seed}
+    moved = []
+    for node in later:
+        if node.effectful or _reads(node) & reached:
+            moved.append(node)
+            reached.update(node.outputs)
+    t = seed.type
+    assert isinstance(t, Tensor)
+    size = int(np.prod(t.shape)) if t.is_static else None
+    stop = b.constant(size) if size is not None else b.op("size", like)
+    empties = [b.op("list_new", name="rows") for _ in results]
+    row_types = [ListType(r.type if r is not None else _zeros_type(x.type))
+                 for r, x in zip(results, shapes)]
+    body = Block()
+    index = body.add_param(INDEX_TYPE, "i")
+    carried = [body.add_param(t, "rows") for t in row_types]
+    inner = Builder(InsertPoint.at_end(body), b.loc)
+    ramp = inner.op("arange", stop=size) if size is not None else \
+        inner.op("arange", stop, stop=Dyn(0))
+    hot = inner.op("cast", inner.op("eq", ramp, index), dtype=t.dtype)
+    basis = inner.op("reshape", hot, shape=t.shape, name="basis")
+    for node in moved:
+        block.remove(node)
+        body.append(node)
+    seed.replace_all_uses_with(basis)
+    seed_node.erase()
+    appended = []
+    for rows, value, shaped in zip(carried, results, shapes):
+        if value is None:
+            value = _zeros_in(inner, shaped)
+        appended.append(inner.op("list_append", rows, value, name="rows"))
+    body.set_results(appended)
+    zero, one = b.constant(0), b.constant(1)
+    loop = Node(FOR, [zero, stop, one, *empties], {}, row_types,
+                ["rows"] * len(empties), [body], loc=b.loc)
+    loop.control_inputs.extend(e.producer for e in empties)
+    b.insert(loop)
+    return [b.op("stack", out, axis=0) for out in loop.outputs]
+
+
+def _zeros_type(t: Type) -> Type:
+    assert isinstance(t, Tensor)
+    return t
+
+
+def _zeros_in(b: Builder, like: Value) -> Value:
+    t = like.type
+    assert isinstance(t, Tensor)
+    return b.op("zeros", shape=t.shape, dtype=t.dtype) if t.is_static else \
+        b.op("zeros_like", like)
+
+
+def _reads(node: Node) -> set[Value]:
+    """Every value `node` reads, at any depth (block results included)."""
+    found: set[Value] = set()
+    for n in node.walk():
+        found.update(n.inputs)
+        for block in n.blocks:
+            found.update(block.results)
+    return found
