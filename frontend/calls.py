@@ -78,6 +78,8 @@ def call_value(f: Frame, func: Any, args: list[Any], kwargs: dict[str, Any]) -> 
         return gradients.call_gradient(f, func, args, kwargs)
     if transforms.is_transform_function(func):
         return transforms.call_transform(f, func, args, kwargs)
+    if transforms.is_transform_call(func):
+        return transforms.call_direct(f, func, args, kwargs)
     if gradients.makes_gradient_functions(func):
         return gradients.call_at_compile_time(f, func, args, kwargs)
     if isinstance(func, TensorMethod):

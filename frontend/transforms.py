@@ -9,16 +9,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..common.markers import TRANSFORM_ATTR
+from ..common.markers import DIRECT_ATTR, TRANSFORM_ATTR
 from ..graph import Builder, InsertPoint, Value
 from ..graph.autodiff import NotDifferentiable
 from ..graph.gradient import GradSpecError, position_groups
-from ..graph.jacobian import (DERIVATIVE, JACFWD, JVP, TransformRequest, jacfwd_of, jacrev_of,
-                              jvp_of, split_aux)
+from ..graph.jacobian import DERIVATIVE, JVP, TransformRequest, transform_values
 from ..nn.cell import Cell
 from .context import Frame
 from .gradients import _arrays, _error, _own, _refresh_last_effect
-from .values import Ref
+from .values import PyList, Ref
 
 
 def is_transform_function(func: Any) -> bool:
@@ -40,16 +39,64 @@ def call_transform(f: Frame, func: Any, args: list[Any], kwargs: dict[str, Any])
             raise f.error("jvp needs one tangent per input")
         half = len(args) // 2
         args, tangents = args[:half], args[half:]
+    callee = Ref(forward, f.compiler.path_of(forward)) if isinstance(forward, Cell) else forward
+    return _inline(f, callee, request, args, tangents)
+
+
+def is_transform_call(func: Any) -> bool:
+    """True for `ops.jvp`, `ops.derivative` (compiled in place), `ops.vjp`, `ops.linearize`
+    (refused: they return Python functions)."""
+    return getattr(func, DIRECT_ATTR, None) is not None
+
+
+def call_direct(f: Frame, func: Any, args: list[Any], kwargs: dict[str, Any]) -> Any:
+    """`ops.jvp(fn, inputs, v, has_aux)` or `ops.derivative(fn, primals, order)` in place."""
+    kind = getattr(func, DIRECT_ATTR)
+    if kind not in (JVP, DERIVATIVE):
+        raise f.error(f"ops.{kind} returns a Python function, which compiled code cannot "
+                      "hold", "call ops.jvp, ops.jacrev or ops.grad(..., sens) inside compiled "
+                      f"code, or call ops.{kind} outside it")
+    names = ("fn", "inputs", "v", "has_aux") if kind == JVP else ("fn", "primals", "order")
+    if len(args) > len(names) or set(kwargs) - set(names[len(args):]):
+        raise f.error(f"ops.{kind} takes ({', '.join(names)})")
+    bound = dict(zip(names, args), **kwargs)
+    if any(n not in bound for n in names[:3]):
+        raise f.error(f"ops.{kind} needs {', '.join(names[:3])}")
+    flags = {k: bound.get(k) for k in names[3:]}
+    if kind == JVP:
+        has_aux = flags.get("has_aux") or False
+        request = TransformRequest(JVP, has_aux=bool(has_aux))
+        return _inline(f, bound["fn"], request, _items(bound["inputs"]), _items(bound["v"]))
+    order = bound["order"]
+    if isinstance(order, bool) or not isinstance(order, int) or order < 1:
+        raise f.error("ops.derivative needs a Python int order >= 1")
+    return _inline(f, bound["fn"], TransformRequest(DERIVATIVE, order=order),
+                   _items(bound["primals"]), [])
+
+
+def _items(a: Any) -> list[Any]:
+    if isinstance(a, tuple):
+        return list(a)
+    if isinstance(a, PyList):
+        return list(a.items)
+    return [a]
+
+
+def _inline(f: Frame, callee: Any, request: TransformRequest, args: list[Any],
+            tangents: list[Any]) -> Any:
     args = [_own(f, a) for a in args]
     block = f.builder.ip.block
     start = len(block.nodes)
-    callee = Ref(forward, f.compiler.path_of(forward)) if isinstance(forward, Cell) else forward
     out = f.materialise(f.call(callee, args, {}))
     b = Builder(InsertPoint.at_end(block), f.builder.loc)
     made = out.producer.loc if out.producer is not None else None
     try:
-        out, aux = split_aux(b, out, request.has_aux)
-        found = _transform(f, b, start, out, request, args, tangents)
+        if request.kind in (JVP, DERIVATIVE):
+            groups = [_arrays(a) for a in args]
+        else:
+            groups = position_groups(request, len(args), lambda p: _arrays(args[p]), None)
+        along = [f.materialise(v) for t in tangents for v in _arrays(t)]
+        found = transform_values(f.compiler.graph, b, start, out, request, groups, along)
     except GradSpecError as err:
         raise _error(f, str(err), err.loc or made, err.hint) from None
     except NotDifferentiable as err:
@@ -57,31 +104,4 @@ def call_transform(f: Frame, func: Any, args: list[Any], kwargs: dict[str, Any])
                      "use ops.stop_gradient where no derivative should flow, or rewrite it "
                      "with ops that have gradients") from None
     _refresh_last_effect(f, block)
-    if request.kind in (JVP, DERIVATIVE):
-        return (out, found, aux) if request.has_aux else (out, found)
-    return (found, aux) if request.has_aux else found
-
-
-def _transform(f: Frame, b: Builder, start: int, out: Value, request: TransformRequest,
-               args: list[Any], tangents: list[Any]) -> Any:
-    graph = f.compiler.graph
-    if request.kind in (JVP, DERIVATIVE):
-        inputs = [v for a in args for v in _arrays(a)]
-        if request.kind == JVP:
-            along = [f.materialise(v) for t in tangents for v in _arrays(t)]
-            if len(along) != len(inputs):
-                raise GradSpecError(f"jvp: {len(inputs)} input array(s) but {len(along)} "
-                                    "tangent(s)", "give v the structure of the inputs")
-            return jvp_of(graph, b, start, out, inputs, along)
-        series = out
-        for _ in range(request.order):  # NOTE: each order differentiates the one before
-            ones = [b.op("ones_like", x) for x in inputs]
-            series = jvp_of(graph, b, start, series, inputs, ones)
-        return series
-    groups = position_groups(request, len(args), lambda p: _arrays(args[p]), None)
-    flat = [v for group in groups for v in group if v is not None]
-    make = jacfwd_of if request.kind == JACFWD else jacrev_of
-    found = dict(zip(flat, make(graph, b, start, out, flat)))
-    packed = tuple(found[group[0]] if len(group) == 1 else tuple(found[v] for v in group)
-                   for group in groups)
-    return packed[0] if request.single else packed
+    return found

@@ -20,6 +20,7 @@ import numpy as np
 from ..ops import Dyn
 from .analysis import differentiable
 from .autodiff import NotDifferentiable, differentiate
+from .gradient import GradSpecError, Structure, as_value, position_groups
 from .ir import FOR, INDEX_TYPE, Block, Builder, Graph, InsertPoint, Node, Value
 from .types import ListType, Scalar, Tensor, TupleType, Type
 
@@ -55,6 +56,62 @@ def split_aux(b: Builder, result: Value, has_aux: bool) -> tuple[Value, Value | 
     return items[0], b.op("make_tuple", *aux)
 
 
+def transform_graph(graph: Graph, request: TransformRequest, nargs: int) -> None:
+    """Rewrite `graph` (the forward function, called with `nargs` positional arguments) in
+    place into the function `request` describes; a JVP graph gains one tangent input per input
+    array (arguments nargs.. of the call, shaped like the inputs)."""
+    (result,) = graph.outputs
+    inputs = dict(zip(graph.input_paths, graph.inputs[len(graph.param_paths):]))
+
+    def arrays(p: int) -> list[Value]:
+        return [v for path, v in inputs.items()
+                if (path == str(p) or path.startswith(f"{p}.")) and isinstance(v.type, Tensor)]
+    tangents = []
+    if request.kind in (JVP, DERIVATIVE):
+        groups = [arrays(p) for p in range(nargs)]
+        if request.kind == JVP:
+            for path, v in list(inputs.items()):
+                if isinstance(v.type, Tensor):
+                    head, dot, rest = path.partition(".")
+                    tangents.append(graph.body.add_param(v.type, f"d{v.name}"))
+                    graph.input_paths = (*graph.input_paths, f"{int(head) + nargs}{dot}{rest}")
+    else:
+        groups = position_groups(request, nargs, arrays, None)
+    b = Builder(InsertPoint.at_end(graph.body))
+    found = transform_values(graph, b, 0, result, request, groups, tangents)
+    graph.body.set_results([as_value(b, found)])
+
+
+def transform_values(graph: Graph, b: Builder, start: int, result: Value,
+                     request: TransformRequest, groups: list[list[Value]],
+                     tangents: Sequence[Value] = ()) -> Structure:
+    """What `request` returns for the forward nodes of `b`'s block from index `start` (which
+    end the block) computing `result` from the arrays `groups` (per position: all positions
+    for JVP and DERIVATIVE, the differentiated ones for Jacobians; `tangents` line up with
+    them flattened, JVP only). Raises NotDifferentiable or GradSpecError."""
+    out, aux = split_aux(b, result, request.has_aux)
+    out = held(b, out)
+    flat = [v for group in groups for v in group if v is not None]
+    if request.kind in (JVP, DERIVATIVE):
+        if request.kind == JVP:
+            if len(tangents) != len(flat):
+                raise GradSpecError(f"jvp: {len(flat)} input array(s) but {len(tangents)} "
+                                    "tangent(s)", "give v the structure of the inputs")
+            found = jvp_of(graph, b, start, out, flat, tangents)
+        else:
+            found = out
+            for _ in range(request.order):  # NOTE: each order differentiates the one before
+                ones = [b.op("ones_like", x) for x in flat]
+                found = jvp_of(graph, b, start, found, flat, ones)
+        return (out, found, aux) if request.has_aux else (out, found)
+    make = jacfwd_of if request.kind == JACFWD else jacrev_of
+    jacobians = dict(zip(flat, make(graph, b, start, out, flat)))
+    packed = tuple(jacobians[g[0]] if len(g) == 1 else tuple(jacobians[v] for v in g)
+                   for g in groups)
+    found = packed[0] if request.single else packed
+    return (found, aux) if request.has_aux else found
+
+
 def jvp_of(graph: Graph, b: Builder, start: int, out: Value, inputs: Sequence[Value],
            tangents: Sequence[Value]) -> Value:
     """The tangent of `out` when `inputs` move along `tangents`: the nodes of `b`'s block from
@@ -67,6 +124,7 @@ def jvp_of(graph: Graph, b: Builder, start: int, out: Value, inputs: Sequence[Va
         if adjoint is None:
             continue
         tangent = _as_type(b, tangent, adjoint.type)
+        adjoint = held(b, adjoint)
         seeds[adjoint] = b.op("add", seeds[adjoint], tangent) if adjoint in seeds else tangent
     if not seeds or not _floating(out.type):
         return zeros_of(b, out)
@@ -103,6 +161,7 @@ def jacfwd_of(graph: Graph, b: Builder, start: int, out: Value, inputs: Sequence
             found.append(b.op("zeros", shape=(*out.type.shape, *x.type.shape),
                               dtype=out.type.dtype))
             continue
+        adjoint = held(b, adjoint)
         seed = b.op("zeros_like", adjoint, name="basis")
         (column,) = differentiate(graph, {adjoint: seed}, [cotangent], block.nodes[start:])
         (stacked,) = _basis_loop(b, seed, x, [column], [out])
@@ -110,6 +169,15 @@ def jacfwd_of(graph: Graph, b: Builder, start: int, out: Value, inputs: Sequence
         perm = tuple(range(rank_in, rank_in + rank_out)) + tuple(range(rank_in))
         found.append(b.op("transpose", cols, perm=perm, name="jacobian"))
     return found
+
+
+def held(b: Builder, value: Value) -> Value:
+    """`value` through an identity node. NOTE: differentiating expands some ops (dropout, the
+    fused loss gradient) into others, which replaces their outputs: a seed or result kept in
+    a dict must be a value no expansion replaces."""
+    if isinstance(value.type, Tensor):
+        return b.op("depend", value, name=value.name)
+    return value
 
 
 def zeros_of(b: Builder, value: Value) -> Value:
@@ -122,6 +190,8 @@ def zeros_of(b: Builder, value: Value) -> Value:
         if t.is_static:
             return b.op("zeros", shape=t.shape, dtype=t.dtype)
         return b.op("zeros_like", value)
+    if isinstance(t, ListType):
+        return b.op("list_zeros_like", value)
     if t == Scalar(float):
         return b.constant(0.0)
     return b.constant(0)
@@ -130,6 +200,8 @@ def zeros_of(b: Builder, value: Value) -> Value:
 def _floating(t: Type) -> bool:
     if isinstance(t, TupleType):
         return any(_floating(e) for e in t.elements)
+    if isinstance(t, ListType):
+        return _floating(t.element)
     return differentiable(t)
 
 

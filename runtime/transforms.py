@@ -12,16 +12,18 @@ from __future__ import annotations
 import types
 from typing import Any, Callable
 
-from ..common.markers import COMPILE_TIME_ATTR
+from ..common.markers import COMPILE_TIME_ATTR, DIRECT_ATTR
 from ..frontend.errors import CompileError
 from ..frontend.targets import FunctionWithRoot
 from ..graph.gradient import ALL, GradRequest
-from ..graph.jacobian import DERIVATIVE, JACFWD, JACREV, JVP, TransformRequest
+from ..graph.jacobian import DERIVATIVE, JACFWD, JACREV, JVP, TransformRequest, transform_graph
 from ..nn.cell import Cell
 from .context import CompileOptions
 from .grad import GradFunction
 from .jit import JitFunction
 from .roots import FunctionRoot, RootOf
+from .grad import _error
+from .pipeline import Artifact, compile_target
 from .specializations import JitBase
 from .tracebacks import user_facing
 
@@ -98,6 +100,10 @@ def vjp(fn: Any, *inputs: Any, weights: Any = None, has_aux: bool = False) -> tu
     return out[0], vjp_fn, tuple(out[1:])
 
 
+for _direct in (jvp, linearize, derivative, vjp):
+    setattr(_direct, DIRECT_ATTR, _direct.__name__)
+
+
 class TransformFunction(JitBase):
     """The compiled transform of one `fn` (a function, a Cell, or a gradient or transform
     function) for one `TransformRequest`. Called inside compiled code, the frontend compiles
@@ -130,6 +136,47 @@ class TransformFunction(JitBase):
             return self._run(self._instance, args, {})
         except CompileError as err:
             raise user_facing(err)
+
+    def _artifact(self, instance: Any, args: tuple, kwargs: dict, options: CompileOptions,
+                  title: str, signature: str, interpret: bool = False,
+                  shapes: dict[str, tuple] | None = None) -> Artifact:
+        """The forward compiled and transformed as a whole graph (a transform of a gradient
+        or transform function compiles a call of it, transformed by the frontend)."""
+        forward = self.__wrapped__
+        if isinstance(forward, GradFunction | TransformFunction):
+            return super()._artifact(instance, args, kwargs, options, title, signature,
+                                     interpret, shapes)
+        nargs = len(args) // 2 if self._request.kind == JVP else len(args)
+        if nargs * 2 != len(args) and self._request.kind == JVP:
+            raise TypeError("jvp: one tangent per input")
+        return compile_target(self._forward_target(instance), args[:nargs], kwargs, options,
+                              title=title, signature=signature,
+                              transform=lambda graph: self._transform(graph, nargs),
+                              optimize_graph=not interpret, shapes=shapes)
+
+    def _transform(self, graph: Any, nargs: int) -> None:
+        from ..graph.autodiff import NotDifferentiable
+        from ..graph.gradient import GradSpecError
+        (result,) = graph.outputs
+        loc = result.producer.loc if result.producer is not None else graph.return_loc
+        try:
+            transform_graph(graph, self._request, nargs)
+        except GradSpecError as err:
+            raise _error(str(err), err.loc or loc, err.hint) from None
+        except NotDifferentiable as err:
+            raise _error(f"cannot differentiate this line: {err}", err.loc or loc,
+                         "use ops.stop_gradient where no derivative should flow, or rewrite "
+                         "it with ops that have gradients") from None
+
+    def _forward_target(self, instance: Any) -> Any:
+        forward = self.__wrapped__
+        if not isinstance(forward, Cell | types.FunctionType | types.MethodType):
+            forward = _calling(forward)  # NOTE: an op (ops.sin) or another callable object
+        if isinstance(forward, Cell) or instance is None:
+            return forward
+        if isinstance(instance, Cell) and not isinstance(instance, FunctionRoot):
+            return types.MethodType(_calling_method(forward), instance)
+        return FunctionWithRoot(forward, instance)
 
     def _target(self, instance: Any) -> Any:
         call = _calling(self)
@@ -206,13 +253,12 @@ def _forward(fn: Any) -> Any:
 class _Forward(TransformFunction):
     """fn itself, compiled (the output `vjp` and `linearize` return)."""
 
-    def _target(self, instance: Any) -> Any:
-        forward = self.__wrapped__
-        if isinstance(forward, Cell):
-            return forward
-        if instance is None:
-            return forward
-        return FunctionWithRoot(forward, instance)
+    def _artifact(self, instance: Any, args: tuple, kwargs: dict, options: CompileOptions,
+                  title: str, signature: str, interpret: bool = False,
+                  shapes: dict[str, tuple] | None = None) -> Artifact:
+        return compile_target(self._forward_target(instance), args, kwargs, options,
+                              title=title, signature=signature, optimize_graph=not interpret,
+                              shapes=shapes)
 
     def _token(self) -> str:
         return "forward"
