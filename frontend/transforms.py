@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..common.markers import DIRECT_ATTR, TRANSFORM_ATTR
-from ..graph import Builder, InsertPoint, Value
+from ..graph import Builder, InsertPoint, Tensor, Value
 from ..graph.autodiff import NotDifferentiable
 from ..graph.gradient import GradSpecError, position_groups
 from ..graph.jacobian import DERIVATIVE, JVP, TransformRequest, transform_values
@@ -74,6 +74,14 @@ def call_direct(f: Frame, func: Any, args: list[Any], kwargs: dict[str, Any]) ->
                    _items(bound["primals"]), [])
 
 
+def _tangents(f: Frame, t: Any) -> list[Value]:
+    """The arrays of a tangent argument (a constant array too, made a value)."""
+    if isinstance(t, tuple | PyList):
+        return [v for x in _items(t) for v in _tangents(f, x)]
+    value = f.materialise(t)
+    return [value] if isinstance(value.type, Tensor) else []
+
+
 def _items(a: Any) -> list[Any]:
     if isinstance(a, tuple):
         return list(a)
@@ -95,7 +103,7 @@ def _inline(f: Frame, callee: Any, request: TransformRequest, args: list[Any],
             groups = [_arrays(a) for a in args]
         else:
             groups = position_groups(request, len(args), lambda p: _arrays(args[p]), None)
-        along = [f.materialise(v) for t in tangents for v in _arrays(t)]
+        along = [v for t in tangents for v in _tangents(f, t)]
         found = transform_values(f.compiler.graph, b, start, out, request, groups, along)
     except GradSpecError as err:
         raise _error(f, str(err), err.loc or made, err.hint) from None
