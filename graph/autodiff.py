@@ -536,7 +536,14 @@ class _RuleContext:
     def fit(self, adjoint: Any, value: Value) -> Adjoint:
         """`adjoint` summed back to `value`'s shape and dtype (undoing broadcasting)."""
         if isinstance(adjoint, list):
-            return [None if a is None else self.value_of(a) for a in adjoint]
+            t = value.type
+            parts = [None if a is None else self.value_of(a) for a in adjoint]
+            if not isinstance(t, TupleType):
+                return parts
+            # NOTE: a tuple element's adjoint kept element by element too (a nested tuple's
+            # rule may give it whole), so a rule below it finds a TupleAdjoint
+            return [p if p is None or isinstance(p, list) else
+                    self.transform.split(self.scope, p, e) for p, e in zip(parts, t.elements)]
         like = None
         if isinstance(value.type, Tensor) and not value.type.is_symbolic:
             like = self.transform.primal(self.scope, value)  # NOTE: its run-time shape

@@ -13,7 +13,7 @@ runs once, its saved values are read by each iteration, and the rows are stacked
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -117,8 +117,9 @@ def jvp_of(graph: Graph, b: Builder, start: int, out: Value, inputs: Sequence[Va
     """The tangent of `out` when `inputs` move along `tangents`: the nodes of `b`'s block from
     index `start` (the forward, ending the block) differentiated forwards. Appends at the end."""
     block = b.ip.block
-    seed = zeros_of(b, out)
-    adjoints = differentiate(graph, {out: seed}, list(inputs), block.nodes[start:])
+    parts = _leaves(b, out)  # NOTE: one seed per array: nested tuples stay flat
+    leaves = [zeros_of(b, part) for part in parts]
+    adjoints = differentiate(graph, dict(zip(parts, leaves)), list(inputs), block.nodes[start:])
     seeds: dict[Value, Value] = {}
     for adjoint, tangent in zip(adjoints, tangents):
         if adjoint is None:
@@ -126,10 +127,32 @@ def jvp_of(graph: Graph, b: Builder, start: int, out: Value, inputs: Sequence[Va
         tangent = _as_type(b, tangent, adjoint.type)
         adjoint = held(b, adjoint)
         seeds[adjoint] = b.op("add", seeds[adjoint], tangent) if adjoint in seeds else tangent
-    if not seeds or not _floating(out.type):
-        return zeros_of(b, out)
-    (found,) = differentiate(graph, seeds, [seed], block.nodes[start:])
-    return zeros_of(b, out) if found is None else found
+    wanted = [leaf for leaf in leaves if _floating(leaf.type)]
+    found = differentiate(graph, seeds, wanted, block.nodes[start:]) if seeds and wanted else []
+    return _assemble(b, out, iter(leaves), dict(zip(wanted, found)))
+
+
+def _leaves(b: Builder, value: Value) -> list[Value]:
+    """The non-tuple parts of `value` (itself when it is not a tuple)."""
+    t = value.type
+    if isinstance(t, TupleType):
+        return [leaf for i in range(len(t.elements))
+                for leaf in _leaves(b, b.op("tuple_getitem", value, index=i))]
+    return [value]
+
+
+def _assemble(b: Builder, like: Value, leaves: Any, found: dict[Value, Value | None]) -> Value:
+    """The tangent of `like` from its leaves' tangents (zeros where none flows)."""
+    t = like.type
+    if isinstance(t, TupleType):
+        parts = [_assemble(b, b.op("tuple_getitem", like, index=i), leaves, found)
+                 for i in range(len(t.elements))]
+        if t.cls is tuple:
+            return b.op("make_tuple", *parts)
+        return b.op("make_namedtuple", *parts, cls=t.cls)
+    leaf = next(leaves)
+    tangent = found.get(leaf)
+    return tangent if tangent is not None else zeros_of(b, like)
 
 
 def jacrev_of(graph: Graph, b: Builder, start: int, out: Value, inputs: Sequence[Value]
@@ -142,8 +165,7 @@ def jacrev_of(graph: Graph, b: Builder, start: int, out: Value, inputs: Sequence
     adjoints = differentiate(graph, {out: seed}, list(inputs), block.nodes[start:])
     rows = [a if a is not None else None for a in adjoints]
     stacked = _basis_loop(b, seed, out, rows, list(inputs))
-    return [b.op("reshape", s, shape=(*out.type.shape, *x.type.shape), name="jacobian")
-            for s, x in zip(stacked, inputs)]
+    return [_reshaped(b, s, [out, x], name="jacobian") for s, x in zip(stacked, inputs)]
 
 
 def jacfwd_of(graph: Graph, b: Builder, start: int, out: Value, inputs: Sequence[Value]
@@ -165,7 +187,7 @@ def jacfwd_of(graph: Graph, b: Builder, start: int, out: Value, inputs: Sequence
         seed = b.op("zeros_like", adjoint, name="basis")
         (column,) = differentiate(graph, {adjoint: seed}, [cotangent], block.nodes[start:])
         (stacked,) = _basis_loop(b, seed, x, [column], [out])
-        cols = b.op("reshape", stacked, shape=(*x.type.shape, *out.type.shape))
+        cols = _reshaped(b, stacked, [x, out])
         perm = tuple(range(rank_in, rank_in + rank_out)) + tuple(range(rank_in))
         found.append(b.op("transpose", cols, perm=perm, name="jacobian"))
     return found
@@ -246,7 +268,7 @@ def _basis_loop(b: Builder, seed: Value, like: Value, results: list[Value | None
     ramp = inner.op("arange", stop=size) if size is not None else \
         inner.op("arange", stop, stop=Dyn(0))
     hot = inner.op("cast", inner.op("eq", ramp, index), dtype=t.dtype)
-    basis = inner.op("reshape", hot, shape=t.shape, name="basis")
+    basis = _reshaped(inner, hot, [like], name="basis")
     for node in moved:
         block.remove(node)
         body.append(node)
@@ -264,6 +286,20 @@ def _basis_loop(b: Builder, seed: Value, like: Value, results: list[Value | None
     loop.control_inputs.extend(e.producer for e in empties)
     b.insert(loop)
     return [b.op("stack", out, axis=0) for out in loop.outputs]
+
+
+def _reshaped(b: Builder, value: Value, sources: list[Value], name: str = "") -> Value:
+    """`value` reshaped to the shapes of `sources` one after the other (sizes only known when
+    the code runs read from the values)."""
+    shape: list = []
+    dims: list[Value] = []
+    for source in sources:
+        for axis, d in enumerate(source.type.shape):
+            if isinstance(d, str):  # NOTE: UNKNOWN ("?"): no size expression names it
+                dims.append(b.op("tuple_getitem", b.op("shape", source), index=axis))
+                d = Dyn(len(dims) - 1)
+            shape.append(d)
+    return b.op("reshape", value, *dims, shape=tuple(shape), name=name)
 
 
 def _zeros_type(t: Type) -> Type:
