@@ -276,7 +276,9 @@ def _basis_loop(b: Builder, seed: Value, like: Value, results: list[Value | None
     seed_node.erase()
     appended = []
     for rows, value, shaped in zip(carried, results, shapes):
-        if value is None:
+        if value is seed:  # NOTE: the identity: the row is the basis vector itself
+            value = basis
+        elif value is None:
             value = _zeros_in(inner, shaped)
         appended.append(inner.op("list_append", rows, value, name="rows"))
     body.set_results(appended)
