@@ -25,8 +25,10 @@ import grad  # noqa: E402
 import native  # noqa: E402
 import startup  # noqa: E402
 import train  # noqa: E402
+import transforms  # noqa: E402
 
-SUITES = {"forward": forward, "grad": grad, "train": train, "dynamic": dynamic, "native": native}
+SUITES = {"forward": forward, "grad": grad, "train": train, "dynamic": dynamic, "native": native,
+          "transforms": transforms}
 """Suite name -> module with TITLE and `workloads(quick) -> list[Workload]` (and optionally
 `report()`, printing more after its table)."""
 
