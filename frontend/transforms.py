@@ -13,8 +13,9 @@ from ..common.markers import DIRECT_ATTR, TRANSFORM_ATTR
 from ..graph import Builder, InsertPoint, Tensor, Value
 from ..graph.autodiff import NotDifferentiable
 from ..graph.gradient import GradSpecError, position_groups
-from ..graph.jacobian import DERIVATIVE, JVP, TransformRequest, transform_values
+from ..graph.jacobian import DERIVATIVE, JVP, VMAP, TransformRequest, transform_values
 from ..nn.cell import Cell
+from .batching import call_vmap
 from .context import Frame
 from .gradients import _arrays, _error, _own, _refresh_last_effect
 from .values import PyList, Ref
@@ -40,6 +41,8 @@ def call_transform(f: Frame, func: Any, args: list[Any], kwargs: dict[str, Any])
         half = len(args) // 2
         args, tangents = args[:half], args[half:]
     callee = Ref(forward, f.compiler.path_of(forward)) if isinstance(forward, Cell) else forward
+    if request.kind == VMAP:
+        return call_vmap(f, callee, request, args)
     return _inline(f, callee, request, args, tangents)
 
 

@@ -25,7 +25,7 @@ from .ir import FOR, INDEX_TYPE, Block, Builder, Graph, InsertPoint, Node, Value
 from .types import ListType, Scalar, Tensor, TupleType, Type
 
 
-JVP, DERIVATIVE, JACFWD, JACREV = "jvp", "derivative", "jacfwd", "jacrev"
+JVP, DERIVATIVE, JACFWD, JACREV, VMAP = "jvp", "derivative", "jacfwd", "jacrev", "vmap"
 
 
 @dataclass(frozen=True)
@@ -40,6 +40,11 @@ class TransformRequest:
     single: bool = True
     has_aux: bool = False
     order: int = 1
+    in_axes: Any = 0
+    """VMAP: the batch axis of each argument (an int, None: not batched, or a tuple per
+    argument, nested like the arguments)."""
+    out_axes: Any = 0
+    """VMAP: where the batch axis goes in each output (an int, or a tuple per output)."""
 
 
 def split_aux(b: Builder, result: Value, has_aux: bool) -> tuple[Value, Value | None]:

@@ -16,7 +16,8 @@ from ..common.markers import COMPILE_TIME_ATTR, DIRECT_ATTR
 from ..frontend.errors import CompileError
 from ..frontend.targets import FunctionWithRoot
 from ..graph.gradient import ALL, GradRequest
-from ..graph.jacobian import DERIVATIVE, JACFWD, JACREV, JVP, TransformRequest, transform_graph
+from ..graph.jacobian import (DERIVATIVE, JACFWD, JACREV, JVP, VMAP, TransformRequest,
+                              transform_graph)
 from ..nn.cell import Cell
 from .context import CompileOptions
 from .grad import GradFunction
@@ -100,6 +101,28 @@ def vjp(fn: Any, *inputs: Any, weights: Any = None, has_aux: bool = False) -> tu
     return out[0], vjp_fn, tuple(out[1:])
 
 
+def vmap(fn: Any, in_axes: Any = 0, out_axes: Any = 0) -> TransformFunction:
+    """`fn` over a batch (MindSpore's `vmap`): `in_axes` gives each argument's batch axis (an
+    int, None for an argument shared by every example, or a tuple per argument, nested like
+    the arguments), `out_axes` where the batch axis goes in each output. A Cell's Parameters
+    are shared. NOTE: compiled as a loop over the examples (each takes its own branches and
+    trip counts), not as one batched computation per op."""
+    return _made(fn, TransformRequest(VMAP, in_axes=_axes(in_axes, True),
+                                      out_axes=_axes(out_axes, False)))
+
+
+setattr(vmap, COMPILE_TIME_ATTR, True)
+
+
+def _axes(axes: Any, none_ok: bool) -> Any:
+    if isinstance(axes, tuple | list):
+        return tuple(_axes(a, none_ok) for a in axes)
+    if axes is None and none_ok or isinstance(axes, int) and not isinstance(axes, bool):
+        return axes
+    raise TypeError(f"vmap: axes must be ints{', None' if none_ok else ''} or tuples of them, "
+                    f"not {axes!r}")
+
+
 for _direct in (jvp, linearize, derivative, vjp):
     setattr(_direct, DIRECT_ATTR, _direct.__name__)
 
@@ -143,7 +166,7 @@ class TransformFunction(JitBase):
         """The forward compiled and transformed as a whole graph (a transform of a gradient
         or transform function compiles a call of it, transformed by the frontend)."""
         forward = self.__wrapped__
-        if isinstance(forward, GradFunction | TransformFunction):
+        if isinstance(forward, GradFunction | TransformFunction) or self._request.kind == VMAP:
             return super()._artifact(instance, args, kwargs, options, title, signature,
                                      interpret, shapes)
         nargs = len(args) // 2 if self._request.kind == JVP else len(args)
