@@ -29,6 +29,9 @@ from .runtime.onnx_export import export
 # NOTE: MindSpore spells these `ops.GradOperation`, `ops.grad`, `ops.value_and_grad`; they
 # compile, so they live in runtime/ and the facade lists them with the ops.
 ops.GradOperation, ops.grad, ops.value_and_grad = GradOperation, grad, value_and_grad
+from .runtime.transforms import derivative, jacfwd, jacrev, jvp, linearize, vjp, vmap
+ops.jvp, ops.vjp, ops.jacfwd, ops.jacrev, ops.vmap = jvp, vjp, jacfwd, jacrev, vmap
+ops.linearize, ops.derivative = linearize, derivative
 
 # NOTE: MindSpore's module paths `mindspore.numpy` and `mindspore.context`: registered under
 # these names instead of files, since an amber/numpy.py would shadow NumPy itself for any

@@ -29,9 +29,10 @@ import recording  # noqa: E402
 import resnet  # noqa: E402
 import startup  # noqa: E402
 import train  # noqa: E402
+import transforms  # noqa: E402
 
 SUITES = {"forward": forward, "grad": grad, "train": train, "dynamic": dynamic, "native": native,
-          "inference": inference}
+          "inference": inference, "transforms": transforms}
 """Suite name -> module with TITLE and `workloads(quick) -> list[Workload]` (and optionally
 `report()`, printing more after its table)."""
 

@@ -7,3 +7,10 @@ its `(forward, GradRequest)`. The frontend compiles a call to it into the caller
 COMPILE_TIME_ATTR = "__amber_compile_time__"
 """A callable with this attribute (`grad`, `value_and_grad`, `GradOperation`) makes gradient
 functions: called inside compiled code, it runs while compiling."""
+TRANSFORM_ATTR = "__amber_transform__"
+"""An object whose type has this attribute is a function transform (jacfwd, jacrev, jvp, ...):
+`obj.__amber_transform__` is its `(forward, TransformRequest)`; the frontend compiles a call to it
+into the caller's graph."""
+DIRECT_ATTR = "__amber_transform_call__"
+"""On `ops.jvp`, `ops.derivative`, `ops.vjp`, `ops.linearize`: the transform's name; the frontend
+compiles a call to the first two in place and refuses the others."""

@@ -21,6 +21,7 @@ from ..ops.composite import PUBLIC as COMPOSITE
 from ..ops.primitive import CONSTEXPR_FLAG
 from ..ops.randomness import global_random_function
 from . import aliases, gradients, instances, namedtuples
+from . import transforms
 from .arrays import NOT_HANDLED, numpy_override, write_out
 from .closures import call_closure
 from .containers import dict_method, list_method
@@ -75,6 +76,10 @@ def call_value(f: Frame, func: Any, args: list[Any], kwargs: dict[str, Any]) -> 
     """`func(*args, **kwargs)` for any callable the frontend knows."""
     if gradients.is_gradient_function(func):
         return gradients.call_gradient(f, func, args, kwargs)
+    if transforms.is_transform_function(func):
+        return transforms.call_transform(f, func, args, kwargs)
+    if transforms.is_transform_call(func):
+        return transforms.call_direct(f, func, args, kwargs)
     if gradients.makes_gradient_functions(func):
         return gradients.call_at_compile_time(f, func, args, kwargs)
     if isinstance(func, TensorMethod):

@@ -8,7 +8,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ..common.markers import COMPILE_TIME_ATTR, GRADIENT_ATTR
+from ..common.markers import COMPILE_TIME_ATTR, GRADIENT_ATTR, TRANSFORM_ATTR
 from ..ops import OpFunction, Primitive
 from ..ops.types import same_tuple_kind
 
@@ -92,6 +92,7 @@ def structure(value: Any) -> Any:
     if isinstance(value, Primitive):  # its constructor arguments are compile-time attrs
         return (type(value), structure(vars(value)))
     if isinstance(value, FUNCTION_TYPES) or hasattr(type(value), GRADIENT_ATTR) or \
+            hasattr(type(value), TRANSFORM_ATTR) or \
             getattr(type(value), COMPILE_TIME_ATTR, False) is True:
         return value  # functions, op spellings, bound methods, gradient functions: identity
     return type(value)  # cells and other objects: the attributes read are guarded one by one

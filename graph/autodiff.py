@@ -219,6 +219,9 @@ class _Transform:
         if value in self.snapshots:
             return self.snapshots[value]
         copy = value
+        if _read_from_tape(value):  # NOTE: already saved (and None where an If arm did not
+            self.snapshots[value] = value  # run: a placeholder has nothing to copy)
+            return value
         if isinstance(value.type, Tensor | ListType) and memory_roots(value) & self.written:
             owner = value.owner
             ip = InsertPoint.after(owner) if isinstance(owner, Node) else \
@@ -260,6 +263,7 @@ class _Transform:
         saved = self.snapshot(value)
         before = Builder(InsertPoint.before(loop), loop.loc)
         empty = before.op("list_new", name=f"{value.name or 't'}_tape")
+        empty.producer.attrs[TAPE_ATTR] = True
         param, out = loop.add_carried(empty, ListType(value.type), empty.name)
         loop.control_inputs.append(empty.producer)
         body = loop.body
@@ -368,6 +372,34 @@ class _Transform:
         block = Block()
         return _Scope(forward, block, Builder(InsertPoint.at_end(block), region.loc), scope,
                       region)
+
+
+TAPE_ATTR = "__tape__"
+"""On a `list_new` node: the list is a tape (what a loop records for the backward), whose items
+are saved values nothing writes, so differentiating the backward again reads them uncopied."""
+
+
+def _read_from_tape(value: Value) -> bool:
+    node = value.producer
+    if node is None or node.is_region or node.op.name != "getitem" or \
+            not isinstance(node.inputs[0].type, ListType):
+        return False
+    items = node.inputs[0]
+    for _ in range(64):  # NOTE: through the loops carrying the tape out, to where it is made
+        maker = items.producer
+        if maker is None:
+            loop = items.owner.owner_node if isinstance(items.owner, Block) else None
+            slot = None if loop is None or loop.op not in (WHILE, FOR) else loop.slot_of(items)
+            if slot is None:
+                return False
+            items = loop.inits[slot]
+        elif maker.is_region and maker.op in (WHILE, FOR):
+            items = maker.inits[items.index]
+        elif not maker.is_region and maker.op.name == "getitem":
+            return _read_from_tape(items)  # a tape read from a tape of tapes
+        else:
+            return not maker.is_region and maker.attrs.get(TAPE_ATTR, False) is True
+    return False
 
 
 @dataclass(frozen=True)
@@ -504,7 +536,14 @@ class _RuleContext:
     def fit(self, adjoint: Any, value: Value) -> Adjoint:
         """`adjoint` summed back to `value`'s shape and dtype (undoing broadcasting)."""
         if isinstance(adjoint, list):
-            return [None if a is None else self.value_of(a) for a in adjoint]
+            t = value.type
+            parts = [None if a is None else self.value_of(a) for a in adjoint]
+            if not isinstance(t, TupleType):
+                return parts
+            # NOTE: a tuple element's adjoint kept element by element too (a nested tuple's
+            # rule may give it whole), so a rule below it finds a TupleAdjoint
+            return [p if p is None or isinstance(p, list) else
+                    self.transform.split(self.scope, p, e) for p, e in zip(parts, t.elements)]
         like = None
         if isinstance(value.type, Tensor) and not value.type.is_symbolic:
             like = self.transform.primal(self.scope, value)  # NOTE: its run-time shape

@@ -330,3 +330,79 @@ def test_corpus_coverage() -> None:
     """Most of the forward corpus is differentiable and checked; the rest is counted."""
     total = len(CASES) + sum(UNSUITABLE.values())
     assert len(CASES) >= 800, (len(CASES), total, UNSUITABLE)
+
+
+# -- the same corpus under forward mode and Jacobians (ops.jvp, ops.jacrev, ops.jacfwd) --------
+
+SWEEP = os.environ.get("AMBER_TRANSFORM_SWEEP") == "1"
+"""Every case under the transforms; CI checks every 40th (a representative selection)."""
+TRANSFORM_CASES = CASES if SWEEP else CASES[::40]
+
+
+@pytest.mark.parametrize("case", TRANSFORM_CASES,
+                         ids=[f"{p.name}-{k}" for p, k in TRANSFORM_CASES])
+def test_jvp_and_jacobians_match_finite_differences(case: tuple[harness.Program, int],
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    """The output's tangent along a random direction of the float inputs against central
+    differences of the eager program; both Jacobians of the first float input, applied to
+    that input's tangent, against the same tangent taken along that input alone."""
+    program, k = case
+    eager, target, args, _ = _setup(program, program.inputs[k])
+    tangents = _same_kind(args, [_direction(a, np.random.default_rng(5)) if
+                                 isinstance(a, np.ndarray) and a.dtype == np.float64 else a
+                                 for a in args])
+    try:
+        amber.jit(target)(*copy.deepcopy(args))
+    except amber.CompileError:
+        with pytest.raises(amber.CompileError):
+            amber.ops.jvp(target, copy.deepcopy(args), tangents)
+        return
+    refused_here = {**REFUSED, **REFUSED_ON_NUMPY1} if harness.NUMPY_1 else REFUSED
+    refused = refused_here.get(program.target.__name__, refused_here.get(f"{program.name}-{k}"))
+    if refused is not None:
+        with pytest.raises(amber.CompileError, match=re.escape(refused)):
+            amber.ops.jvp(target, copy.deepcopy(args), tangents)
+        return
+    out, tangent = amber.ops.jvp(target, copy.deepcopy(args), tangents)
+    capsys.readouterr()
+    _close_leaves(tangent, _directional(eager, args, tangents), "jvp")
+    first = next((i for i, a in enumerate(args) if isinstance(a, np.ndarray)
+                  and a.dtype == np.float64), None)
+    if first is None or not isinstance(out, np.ndarray) or out.size * args[first].size > 400:
+        return
+    along = _same_kind(args, [t if i == first else np.zeros_like(a) if isinstance(
+        a, np.ndarray) and a.dtype == np.float64 else a for i, (a, t) in
+        enumerate(zip(args, tangents))])
+    _, want = amber.ops.jvp(target, copy.deepcopy(args), along)
+    axes = list(range(out.ndim, out.ndim + args[first].ndim))
+    for transform in (amber.ops.jacrev, amber.ops.jacfwd):
+        jac = transform(target, first)(*copy.deepcopy(args))
+        capsys.readouterr()
+        got = np.tensordot(jac, tangents[first], axes=(axes, list(range(args[first].ndim))))
+        _close_leaves(got, want, transform.__name__)
+
+
+def _directional(eager: Any, args: tuple, tangents: tuple) -> Any:
+    def moved(step: float) -> tuple:
+        return _same_kind(args, [a + step * t if isinstance(a, np.ndarray) and
+                                 a.dtype == np.float64 else copy.deepcopy(a)
+                                 for a, t in zip(args, tangents)])
+    return _difference(eager(*moved(EPS)), eager(*moved(-EPS)))
+
+
+def _difference(ahead: Any, behind: Any) -> Any:
+    if isinstance(ahead, tuple | list):
+        return [_difference(a, b) for a, b in zip(ahead, behind)]
+    if np.asarray(ahead).dtype.kind != "f":
+        return None
+    return (np.asarray(ahead, np.float64) - np.asarray(behind, np.float64)) / (2 * EPS)
+
+
+def _close_leaves(got: Any, want: Any, what: str) -> None:
+    if isinstance(want, list):
+        for g, w in zip(got, want):
+            _close_leaves(g, w, what)
+        return
+    if want is not None:
+        np.testing.assert_allclose(np.asarray(got, np.float64), want, rtol=1e-4, atol=1e-5,
+                                   err_msg=f"{what} differs from finite differences")
