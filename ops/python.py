@@ -122,6 +122,11 @@ def raise_error(exc_type: type, *args: object) -> None:
     raise exc_type(*args)
 
 
+def reraise(exc: BaseException) -> None:
+    """A run-time bare `raise` in an except block: the caught exception, its traceback kept."""
+    raise exc
+
+
 def _list_sum_infer(items: Type, start: Type) -> Type:
     """The type of `sum(items, start)`: `start + items[0] + ...`, which is `start` itself when
     the list is empty, so a sum of another type than `start` has no one static type (a Python
@@ -353,13 +358,21 @@ raise_ = OpDef(
     infer=lambda *args, exc_type: NoneType(), emit="raise_error(exc_type, *args)",
     attrs={"exc_type": REQUIRED}, helpers=(raise_error,), effects=True, can_raise=True,
     grad=NO_GRAD)
+exc_matches = OpDef(
+    "exc_matches", ("exc",), kernel=lambda exc, types: isinstance(exc, types),
+    infer=lambda exc, types: Scalar(bool), emit="isinstance(exc, types)",
+    attrs={"types": REQUIRED}, grad=NO_GRAD)
+"""Whether the exception an except block caught is one of `types` (its `except` clauses)."""
+reraise_ = OpDef(
+    "reraise", ("exc",), kernel=reraise, infer=lambda exc: NoneType(), emit="reraise(exc)",
+    helpers=(reraise,), effects=True, can_raise=True, grad=NO_GRAD)
 
 OPS = (constant, undefined, placeholder, stop_gradient, make_tuple, make_namedtuple,
        tuple_getitem, make_dict, percent_format,
        depend,
        list_new, list_append, list_extend, list_concat, list_delete, list_insert, list_sum,
        check_bound, length, to_int, to_float, to_bool, not_, builtin_min, builtin_max,
-       format_, print_, assert_, raise_)
+       format_, print_, assert_, raise_, exc_matches, reraise_)
 
 
 class StopGradient(Primitive):
