@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from ..graph import FOR, IF, TRY, WHILE, Block, Graph, Node, Value
-from .storage import Kind, Storage
+from .storage import Kind, Storage, always_raises
 
 
 @dataclass(frozen=True)
@@ -113,8 +113,9 @@ class _Simulation:
             self.holds = {**before, **self.written(node.try_body, node.outputs[:merged])}
             self.write_all(node.handler.params)
             self.block(node.handler)
-            self.assign(node.outputs[:merged], node.handler.results)
-            ends.append(self.holds)
+            if not always_raises(node.handler):  # NOTE: else its yields are never reached
+                self.assign(node.outputs[:merged], node.handler.results)
+                ends.append(self.holds)
         self.holds = _merge(*ends) if len(ends) == 2 else ends[0]
         if node.finally_ is not None:
             for block in (node.try_body, node.handler):

@@ -358,7 +358,7 @@ def _slot_sources(graph: Graph) -> dict[Value, list[Value]]:
         for k, group in enumerate(_carried_groups(node)):
             ends = _ends(node, k)
             flowing = [v for v, block in zip(node.incoming(k), ends)
-                       if block is None or not _always_raises(block)]
+                       if block is None or not always_raises(block)]
             sources.update(dict.fromkeys(group, flowing))
     return sources
 
@@ -374,9 +374,9 @@ def _ends(node: Node, k: int) -> list[Block | None]:
     return [None, node.body]
 
 
-def _always_raises(block: Block) -> bool:
+def always_raises(block: Block) -> bool:
     """Whether the block raises before it ends (a `raise` among its own statements)."""
-    return any(node.op is pyops.raise_ for node in block.nodes)
+    return any(node.op in (pyops.raise_, pyops.reraise_) for node in block.nodes)
 
 
 def _carried_groups(node: Node) -> list[tuple[Value, ...]]:

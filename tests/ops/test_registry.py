@@ -41,6 +41,9 @@ SAMPLES: dict[str, list[tuple[tuple, dict]]] = {  # op name -> [(inputs, attrs),
     "print": [((1, "a", A), {"sep": "|"})],
     "assert": [((True, "m"), {}), ((False, "boom"), {})],
     "raise": [(("bad",), {"exc_type": ValueError})],
+    "exc_matches": [((KeyError("k"),), {"types": (LookupError,)}),
+                    ((ValueError("v"),), {"types": (KeyError, TypeError)})],
+    "reraise": [((IndexError("gone"),), {})],
     # elementwise.py
     **{name: [((A,), {}), ((B,), {}), ((2.5,), {})] for name in
        ("neg", "exp", "sqrt", "square", "tanh", "sigmoid", "relu", "gelu", "floor", "ceil",
