@@ -142,7 +142,7 @@ def _newly_active(node: Node, active: set[Value]) -> set[Value]:
         if out not in active and differentiable(out.type) and \
                 any(v in active for v in node.incoming(k)):
             found.add(out)
-        if node.op != IF:
+        if node.op not in (IF, TRY):
             for block in node.blocks:
                 param = node.carried(block)[k]
                 if param not in active and differentiable(param.type) and \

@@ -37,12 +37,11 @@ def make_nonlocal():
     return uses_nonlocal
 
 
-def uses_try(x):
-    try:  # <-
+def returns_in_finally(x):
+    try:
         y = x
-    except ValueError:
-        y = 0
-    return y
+    finally:
+        return 0  # <-
 
 
 def uses_with(x):
@@ -100,7 +99,7 @@ def uses_reserved_name(x):
 CASES = [
     (uses_yield, "yield", "`yield`"), (uses_yield_from, "yield from", "`yield from`"),
     (uses_global, "global", "`global`"), (make_nonlocal(), "nonlocal", "`nonlocal`"),
-    (uses_try, "try", "try/except"), (uses_with, "with", "`with`"),
+    (returns_in_finally, "return", "in a finally block"), (uses_with, "with", "`with`"),
     (uses_async_def, "async", "`async def`"), (uses_match, "match", "`match`"),
     (uses_walrus, "i :=", "walrus"), (uses_setcomp, "{x for", "set comprehension"),
     (uses_class, "class", "class definition"),

@@ -1,4 +1,4 @@
-"""Bad inputs, part 1: every statement and expression outside the compiled subset (try, with,
+"""Bad inputs, part 1: every statement and expression outside the compiled subset (with,
 yield, global, nested class, import, match, walrus in a while-else condition, set comprehensions,
 reserved names) must raise a CompileError at the line marked `# ERR` (see `harness.check_rejected`), never an
 internal error or a silent result."""
@@ -12,15 +12,6 @@ COUNTER = 0
 
 def _helper_with_yield(v):
     yield v  # ERR
-
-
-@runs(POS)
-def try_except(x):
-    try:  # ERR
-        y = x * 2.0
-    except ValueError:
-        y = x
-    return y
 
 
 @runs(POS)
