@@ -56,6 +56,8 @@ The output (a fresh `gast.FunctionDef`, decorators stripped) has exactly this sh
       if __amber_try_ok{k}: <else>
   so an exception raised in the else block is not caught by the handlers. check_supported
   refuses a jump out of a finally block (it would swallow the exception).
+- A `with` statement keeps its shape too, one context manager per statement (`with a, b:` is
+  two nested ones), its body rewritten like a try block.
 - Everything else is untouched: `elif` chains (nested ifs), assert, raise, pass, print, and/or,
   ternaries, comprehensions. A loop's `else` block becomes `if not __amber_brk{k}: <else>`
   after the loop (just the block when the loop cannot break). New nodes carry the line and
@@ -165,6 +167,8 @@ class _Canonicalizer:
             result = self.try_(stmt, tail_fn, tail_loop)
             result.stmts = [_at(s, stmt) for s in result.stmts]
             return result
+        if isinstance(stmt, gast.With):
+            return self.with_(stmt, tail_fn, tail_loop)
         if isinstance(stmt, (gast.While, gast.For)) and stmt.orelse:
             result = self.loop_else(stmt, tail_fn, tail_loop)
         elif isinstance(stmt, gast.While):
@@ -215,6 +219,18 @@ class _Canonicalizer:
         if final.stmts:
             stmts = [gast.Try(body=stmts, handlers=[], orelse=[], finalbody=final.stmts)]
         return _Result(stmts, flags, leaves)
+
+    def with_(self, stmt: gast.With, tail_fn: bool, tail_loop: bool) -> _Result:
+        """A with statement keeps its shape, one context manager per statement (`with a, b:`
+        nests), its body rewritten like a try block's (`__exit__` runs on every exit)."""
+        body = stmt.body
+        if len(stmt.items) > 1:
+            inner = _at(gast.With(items=stmt.items[1:], body=body, type_comment=None), stmt)
+            body = [inner]
+        result = self.block(body, tail_fn, tail_loop)
+        out = gast.With(items=stmt.items[:1], body=result.stmts or [gast.Pass()],
+                        type_comment=None)
+        return _Result([_at(out, stmt)], result.flags, result.leaves)
 
     def return_(self, stmt: gast.Return, tail_fn: bool) -> _Result:
         out: Stmts = []
@@ -365,6 +381,8 @@ def _jumps(stmts: Stmts, nested: bool = False) -> set[str]:
             found |= _jumps(stmt.body, nested=True) | _jumps(stmt.orelse, nested)
         elif isinstance(stmt, gast.Try):
             found = found.union(*(_jumps(b, nested) for b in _try_blocks(stmt)))
+        elif isinstance(stmt, gast.With):
+            found |= _jumps(stmt.body, nested)
     return found
 
 
@@ -383,6 +401,7 @@ def _leaves(stmts: Stmts) -> bool:
     return any(isinstance(s, (gast.Return, gast.Break, gast.Continue, gast.Raise))
                or (isinstance(s, gast.If) and _leaves(s.body) and _leaves(s.orelse))
                or (isinstance(s, gast.Try) and _try_leaves(s, _leaves))
+               or (isinstance(s, gast.With) and _leaves(s.body))
                for s in stmts)
 
 
@@ -396,6 +415,8 @@ def _prune(stmts: Stmts) -> Stmts:
             stmt.finalbody = _prune(stmt.finalbody)
             for handler in stmt.handlers:
                 handler.body = _prune(handler.body)
+        if isinstance(stmt, gast.With):
+            stmt.body = _prune(stmt.body)
         if _leaves([stmt]):
             del stmts[i + 1:]
             break
@@ -532,6 +553,8 @@ def _falls_through(stmts: list[gast.stmt]) -> bool:
             return False
         if isinstance(stmt, gast.Try) and _try_leaves(stmt, lambda b: not _falls_through(b)):
             return False
+        if isinstance(stmt, gast.With) and not _falls_through(stmt.body):
+            return False
         if isinstance(stmt, gast.While) and _always_true(stmt.test) and not any(
                 isinstance(n, gast.Break) for n in _loop_level(stmt.body)):
             return False
@@ -551,4 +574,6 @@ def _loop_level(stmts: list[gast.stmt]) -> list[gast.stmt]:
             out += _loop_level(stmt.body) + _loop_level(stmt.orelse)
         if isinstance(stmt, gast.Try):
             out += [s for b in _try_blocks(stmt) for s in _loop_level(b)]
+        if isinstance(stmt, gast.With):
+            out += _loop_level(stmt.body)
     return out

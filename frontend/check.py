@@ -18,7 +18,6 @@ UNSUPPORTED: dict[type, tuple[str, str]] = {
     gast.Global: ("`global`", "pass the value in as an argument, or keep it on `self`"),
     gast.Nonlocal: ("`nonlocal`", "return the new value instead of rebinding an outer variable"),
     gast.TryStar: ("try/except*", "validate inputs before calling the model"),
-    gast.With: ("`with`", "enter the context outside the compiled function"),
     gast.AsyncWith: ("`async with`", "enter the context outside the compiled function"),
     gast.AsyncFunctionDef: ("`async def`", "define a plain helper function at module level"),
     gast.Await: ("`await`", "compiled code is synchronous: await outside the model"),

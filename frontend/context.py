@@ -171,6 +171,8 @@ class Compiler:
     """Everything shared by the functions of one `build_graph` call."""
 
     def __init__(self, graph: Graph, root: Any, rules: Rules) -> None:
+        self.withs = 0
+        """With statements built so far (each names its manager `__amber_with<k>`)."""
         self.watched = 0
         """How many try blocks are around the code being built (an op failing there raises
         when the code runs, where it may be caught)."""

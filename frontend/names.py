@@ -196,6 +196,13 @@ def _live_stmt(stmt: gast.stmt, live: set[str], exits: _Exits) -> set[str]:
         return _live_loop(stmt, _live_block(stmt.orelse, live, exits), live)
     if isinstance(stmt, (gast.Return, gast.Raise)):
         return read_names(stmt)
+    if isinstance(stmt, gast.With):
+        bound = set().union(*(target_names(i.optional_vars) for i in stmt.items
+                              if i.optional_vars is not None))
+        # NOTE: the manager is read again when it exits, after the body
+        managers = read_names([i.context_expr for i in stmt.items])
+        return read_names([i.optional_vars for i in stmt.items if i.optional_vars is not None]
+                          ) | managers | (_live_block(stmt.body, live, exits) - bound)
     if isinstance(stmt, gast.Try):
         # NOTE: an except or finally block may start anywhere in the try block
         final = _live_block(stmt.finalbody, live, exits)

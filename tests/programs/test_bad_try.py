@@ -2,6 +2,7 @@
 `harness.check_rejected`): a value an exception may have caught half-way read where Python
 would see whichever value it had then, a jump out of a finally block, a gradient through a try."""
 import amber
+import numpy as np
 from harness import check_rejected, f32, runs
 
 POS = f32([1.0, 2.0, 3.0])
@@ -63,3 +64,40 @@ def gradient_through_try(x):
 def test_rejected(program, capsys):
     """A CompileError at the marked line (or eager's exception with a note there)."""
     check_rejected(program, capsys)
+
+
+class _Suppressing:
+    def __enter__(self):
+        return 1.0
+
+    def __exit__(self, exc_type, exc, tb):
+        return exc_type is ValueError
+
+
+class _Swallowing:
+    def __enter__(self):
+        return 1.0
+
+    def __exit__(self, *exc):
+        return True
+
+
+@runs(POS)
+def with_exit_reading_the_exception(x):
+    with _Suppressing():  # ERR
+        y = x * 2.0
+    return y
+
+
+@runs(POS)
+def with_exit_suppressing(x):
+    with _Swallowing():  # ERR
+        y = x * 2.0
+    return y
+
+
+@runs(POS)
+def errstate_raise(x):
+    with np.errstate(divide="raise"):  # ERR
+        y = 1.0 / x
+    return y
