@@ -44,11 +44,6 @@ def returns_in_finally(x):
         return 0  # <-
 
 
-def uses_with(x):
-    with open(x) as f:  # <-
-        return f
-
-
 def uses_async_def(x):
     async def helper():  # <-
         return x
@@ -99,7 +94,7 @@ def uses_reserved_name(x):
 CASES = [
     (uses_yield, "yield", "`yield`"), (uses_yield_from, "yield from", "`yield from`"),
     (uses_global, "global", "`global`"), (make_nonlocal(), "nonlocal", "`nonlocal`"),
-    (returns_in_finally, "return", "in a finally block"), (uses_with, "with", "`with`"),
+    (returns_in_finally, "return", "in a finally block"),
     (uses_async_def, "async", "`async def`"), (uses_match, "match", "`match`"),
     (uses_walrus, "i :=", "walrus"), (uses_setcomp, "{x for", "set comprehension"),
     (uses_class, "class", "class definition"),
