@@ -11,7 +11,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from ..graph import FOR, IF, WHILE, Block, Graph, Loc, Node, Tensor, Value
+from ..graph import FOR, IF, TRY, WHILE, Block, Graph, Loc, Node, Tensor, Value
 from ..ops import python as pyops
 from . import pyast as py
 from .inline import AND, OR
@@ -189,6 +189,8 @@ class Emitter:
             return self.emit_while(node, key)
         if node.op == FOR:
             return self.emit_for(node, key)
+        if node.op == TRY:
+            return [(node.loc, self.emit_try(node, key))]
         return [(node.loc, self.op_statements(node))]
 
     def op_statements(self, node: Node) -> list[ast.stmt]:
@@ -261,6 +263,30 @@ class Emitter:
         if len(rest) == 1 and isinstance(rest[0], ast.If):  # NOTE: printed as `elif`
             else_ = rest
         return [py.if_(test, then, else_)]
+
+    def emit_try(self, node: Node, key: LocKey) -> list[ast.stmt]:
+        """`try: ... except (<catch>) as e: ... finally: ...`; the try and except blocks end
+        assigning the merged results, the finally block its own."""
+        merged = len(node.try_body.results)
+        body = self.block(node.try_body, key) + self.assign(node.outputs[:merged],
+                                                             node.try_body.results)
+        handlers = []
+        if node.handler is not None:
+            catch = node.attrs["catch"]
+            types = literal(catch[0] if len(catch) == 1 else catch, hoist=self.pool.ref)
+            handler = self.block(node.handler, key) + self.assign(node.outputs[:merged],
+                                                                  node.handler.results)
+            exc = node.handler.params[0]
+            name = self.st.name(exc) if exc.uses else None
+            handlers.append(ast.ExceptHandler(type=types, name=name, body=handler or [ast.Pass()]))
+        final = []
+        if node.finally_ is not None:
+            final = self.block(node.finally_, key) + self.assign(node.outputs[merged:],
+                                                                 node.finally_.results)
+        if not handlers and not final:
+            return body
+        return [ast.Try(body=body or [ast.Pass()], handlers=handlers, orelse=[],
+                        finalbody=final or ([] if handlers else [ast.Pass()]))]
 
     def emit_while(self, node: Node, key: LocKey) -> list[Chunk]:
         """`while <cond>:` when the condition is one expression, else `while True:` computing

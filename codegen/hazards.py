@@ -6,8 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Sequence
 
-from ..graph import FOR, IF, WHILE, Block, Graph, Node, Value
-from .storage import Kind, Storage
+from ..graph import FOR, IF, TRY, WHILE, Block, Graph, Node, Value
+from .storage import Kind, Storage, always_raises
 
 
 @dataclass(frozen=True)
@@ -53,6 +53,8 @@ class _Simulation:
                 self.if_(node)
             elif node.op in (WHILE, FOR):
                 self.loop(node)
+            elif node.op == TRY:
+                self.try_(node)
             elif self.st.kind[node.output] is not Kind.EXPR:  # an EXPR is read where used
                 for value in self.st.operands(node):
                     self.read(value)
@@ -98,6 +100,41 @@ class _Simulation:
             arms.append(self.holds)
         self.holds = _merge(*arms)
         self.write_all(node.outputs)
+
+    def try_(self, node: Node) -> None:
+        """The except and finally blocks may start at any point of what runs before them (the
+        statement that raised), so every variable written there is unreliable on entry."""
+        merged = len(node.try_body.results)
+        before = self.holds
+        self.block(node.try_body)
+        self.assign(node.outputs[:merged], node.try_body.results)
+        ends = [self.holds]
+        if node.handler is not None:
+            self.holds = {**before, **self.written(node.try_body, node.outputs[:merged])}
+            self.write_all(node.handler.params)
+            self.block(node.handler)
+            if not always_raises(node.handler):  # NOTE: else its yields are never reached
+                self.assign(node.outputs[:merged], node.handler.results)
+                ends.append(self.holds)
+        self.holds = _merge(*ends) if len(ends) == 2 else ends[0]
+        if node.finally_ is not None:
+            for block in (node.try_body, node.handler):
+                if block is not None:
+                    self.holds.update(self.written(block, node.outputs[:merged]))
+            self.block(node.finally_)
+            self.assign(node.outputs[merged:], node.finally_.results)
+        self.write_all(node.outputs)
+
+    def written(self, block: Block, targets: Sequence[Value]) -> dict[Value, _Mixed]:
+        """Every variable `block` (at any depth, its yields into `targets` too) may have
+        written, marked as holding one of those values."""
+        values = list(targets) + [p for n in block.walk() for b in n.blocks for p in b.params]
+        values += [v for n in block.walk() for v in n.outputs]
+        written: dict[Value, set[Value]] = {}
+        for value in values:
+            if self.st.kind[value] is Kind.VAR:
+                written.setdefault(self.st.slot(value), set()).add(value)
+        return {slot: _Mixed(frozenset(vs)) for slot, vs in written.items()}
 
     def loop(self, node: Node) -> None:
         body = node.body

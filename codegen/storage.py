@@ -9,7 +9,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any, Iterable, Iterator, Sequence
 
-from ..graph import FOR, IF, WHILE, Block, Graph, Loc, Node, NoneType, Value
+from ..graph import FOR, IF, TRY, WHILE, Block, Graph, Loc, Node, NoneType, Value
 from ..ops import python as pyops
 from ..ops.shaping import dim_of
 from .inline import operands, plan_inlining
@@ -355,22 +355,33 @@ def _slot_sources(graph: Graph) -> dict[Value, list[Value]]:
     for node in graph.walk():
         if not node.is_region:
             continue
-        ends = list(node.blocks) if node.op == IF else [None, node.body]  # see `incoming`
         for k, group in enumerate(_carried_groups(node)):
+            ends = _ends(node, k)
             flowing = [v for v, block in zip(node.incoming(k), ends)
-                       if block is None or not _always_raises(block)]
+                       if block is None or not always_raises(block)]
             sources.update(dict.fromkeys(group, flowing))
     return sources
 
 
-def _always_raises(block: Block) -> bool:
+def _ends(node: Node, k: int) -> list[Block | None]:
+    """The blocks yielding the values `node.incoming(k)` lists (None: a loop's init)."""
+    if node.op == IF:
+        return list(node.blocks)
+    if node.op == TRY:
+        if k >= len(node.try_body.results):
+            return [node.finally_]
+        return [b for b in (node.try_body, node.handler) if b is not None]
+    return [None, node.body]
+
+
+def always_raises(block: Block) -> bool:
     """Whether the block raises before it ends (a `raise` among its own statements)."""
-    return any(node.op is pyops.raise_ for node in block.nodes)
+    return any(node.op in (pyops.raise_, pyops.reraise_) for node in block.nodes)
 
 
 def _carried_groups(node: Node) -> list[tuple[Value, ...]]:
     """Per region result: the values naming it (If: the output; loops: cond/body params too)."""
-    if node.op == IF:
+    if node.op in (IF, TRY):
         return [(o,) for o in node.outputs]
     if node.op in (WHILE, FOR):
         return list(zip(*(node.carried(b) for b in node.blocks), node.outputs))
@@ -416,6 +427,13 @@ def _propose(graph: Graph, storage: Storage) -> list[_Edge]:
             for init, out in zip(node.inits, node.outputs):
                 propose(init, out, "init", init in storage.unbound)
             _propose_yields(node.body, node.outputs, propose, storage)
+        elif node.op == TRY:
+            merged = len(node.try_body.results)
+            for block in (node.try_body, node.handler):
+                if block is not None:
+                    _propose_yields(block, node.outputs[:merged], propose, storage)
+            if node.finally_ is not None:
+                _propose_yields(node.finally_, node.outputs[merged:], propose, storage)
         elif node.op in _ALIASES and kind[node.output] is Kind.VAR:
             # NOTE: `depend(x, ...)` is x itself: sharing x's variable needs no statement,
             # and never copies an x that may be unbound (see Emitter.op_statements)

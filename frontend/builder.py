@@ -16,7 +16,8 @@ from ..graph.ir import Loc
 from ..graph.types import same_tuple_kind
 from ..graph.verifier import IRVerifyError, verify
 from ..nn.cell import Cell
-from . import calls, closures, control, expressions, loops, statements
+from . import (calls, closures, contexts, control, exceptions, expressions, loops,
+               statements)
 from .aliases import note_input
 from .canonicalize import own_returns
 from .context import Compiler, DeadPath, Frame, Prepared, Rules
@@ -30,6 +31,7 @@ from .values import ArgRoot, PyList, Ref, jit_wrapped
 RULES = Rules(
     expressions={**expressions.HANDLERS, **calls.HANDLERS, **closures.EXPRESSIONS},
     statements={**statements.HANDLERS, **control.HANDLERS, **loops.HANDLERS,
+                **exceptions.HANDLERS, **contexts.HANDLERS,
                 **closures.STATEMENTS},
     evaluate=expressions.evaluate, condition=expressions.condition,
     run_block=statements.run_block, run_function=statements.run_function,

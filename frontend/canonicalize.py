@@ -48,6 +48,16 @@ The output (a fresh `gast.FunctionDef`, decorators stripped) has exactly this sh
   a `raise` is the last statement of its block (only the final `return` may follow it).
 - A `while` whose test binds a name (`:=`) tests it at the top of its body instead:
   `while True: if not <test>: break` (check_supported refuses one with an `else`).
+- A `try` keeps its shape (its blocks rewritten like an if's branches: a `return` in it sets
+  the flags, and its finally block still runs, as in Python); an `else` block becomes
+      __amber_try_ok{k} = False
+      try: <body>; __amber_try_ok{k} = True        # (inside a try/finally if it has one)
+      except ...: <handlers>
+      if __amber_try_ok{k}: <else>
+  so an exception raised in the else block is not caught by the handlers. check_supported
+  refuses a jump out of a finally block (it would swallow the exception).
+- A `with` statement keeps its shape too, one context manager per statement (`with a, b:` is
+  two nested ones), its body rewritten like a try block.
 - Everything else is untouched: `elif` chains (nested ifs), assert, raise, pass, print, and/or,
   ternaries, comprehensions. A loop's `else` block becomes `if not __amber_brk{k}: <else>`
   after the loop (just the block when the loop cannot break). New nodes carry the line and
@@ -63,7 +73,8 @@ from typing import Any, Callable
 import gast
 
 from .names import (BREAK_FLAG, CONTINUE_FLAG, LOOP_ITEM, RANGE_INDEX, RANGE_STEP, RANGE_STOP,
-                    RESULT, RETURN_FLAG, RETURN_VALUE, SYNTHETIC_PREFIX, Namer, assigned_names)
+                    RESULT, RETURN_FLAG, RETURN_VALUE, SYNTHETIC_PREFIX, TRY_OK, Namer,
+                    assigned_names)
 from .source import ParsedFunction, error_at
 
 __all__ = ["canonicalize", "SYNTHETIC_PREFIX"]
@@ -105,6 +116,7 @@ class _Canonicalizer:
         self.namer = Namer()
         self.loops: list[_Loop] = []
         self.ret_flag_used = False
+        self.tries = 0
         self.range_is_builtin = _range_is_builtin(parsed, self.fn)
 
     def run(self) -> gast.FunctionDef:
@@ -151,6 +163,12 @@ class _Canonicalizer:
         """Rewrite one statement."""
         if isinstance(stmt, gast.If):
             return self.if_(stmt, tail_fn, tail_loop)
+        if isinstance(stmt, gast.Try):
+            result = self.try_(stmt, tail_fn, tail_loop)
+            result.stmts = [_at(s, stmt) for s in result.stmts]
+            return result
+        if isinstance(stmt, gast.With):
+            return self.with_(stmt, tail_fn, tail_loop)
         if isinstance(stmt, (gast.While, gast.For)) and stmt.orelse:
             result = self.loop_else(stmt, tail_fn, tail_loop)
         elif isinstance(stmt, gast.While):
@@ -174,6 +192,45 @@ class _Canonicalizer:
         orelse = self.block(stmt.orelse, tail_fn, tail_loop)
         stmt.body, stmt.orelse = then.stmts or [_at(gast.Pass(), stmt)], orelse.stmts
         return _Result([stmt], then.flags | orelse.flags, then.leaves and orelse.leaves)
+
+    def try_(self, stmt: gast.Try, tail_fn: bool, tail_loop: bool) -> _Result:
+        """A try statement: each block rewritten in place (see the module docstring)."""
+        ok = None
+        body = stmt.body
+        if stmt.orelse:
+            ok = TRY_OK.format(self.tries)
+            self.tries += 1
+            body = body + [_at(_assign(ok, _const(True)), stmt.body[-1])]
+        tried = self.block(body, tail_fn and ok is None, tail_loop and ok is None)
+        handlers = [self.block(h.body, tail_fn, tail_loop) for h in stmt.handlers]
+        for handler, result in zip(stmt.handlers, handlers):
+            handler.body = result.stmts or [_at(gast.Pass(), handler)]
+        orelse = self.block(stmt.orelse, tail_fn, tail_loop)
+        final = self.block(stmt.finalbody, False, False)
+        flags = frozenset().union(tried.flags, orelse.flags, *(h.flags for h in handlers))
+        leaves = (tried.leaves or orelse.leaves) and all(h.leaves for h in handlers)
+        inner = gast.Try(body=tried.stmts or [gast.Pass()], handlers=stmt.handlers, orelse=[],
+                         finalbody=[] if ok is not None else final.stmts)
+        if ok is None:
+            return _Result([inner], flags, leaves)
+        stmts = [_assign(ok, _const(False)), inner]
+        if orelse.stmts:
+            stmts.append(gast.If(test=_name(ok), body=orelse.stmts, orelse=[]))
+        if final.stmts:
+            stmts = [gast.Try(body=stmts, handlers=[], orelse=[], finalbody=final.stmts)]
+        return _Result(stmts, flags, leaves)
+
+    def with_(self, stmt: gast.With, tail_fn: bool, tail_loop: bool) -> _Result:
+        """A with statement keeps its shape, one context manager per statement (`with a, b:`
+        nests), its body rewritten like a try block's (`__exit__` runs on every exit)."""
+        body = stmt.body
+        if len(stmt.items) > 1:
+            inner = _at(gast.With(items=stmt.items[1:], body=body, type_comment=None), stmt)
+            body = [inner]
+        result = self.block(body, tail_fn, tail_loop)
+        out = gast.With(items=stmt.items[:1], body=result.stmts or [gast.Pass()],
+                        type_comment=None)
+        return _Result([_at(out, stmt)], result.flags, result.leaves)
 
     def return_(self, stmt: gast.Return, tail_fn: bool) -> _Result:
         out: Stmts = []
@@ -322,13 +379,29 @@ def _jumps(stmts: Stmts, nested: bool = False) -> set[str]:
         elif isinstance(stmt, (gast.For, gast.While)):
             # NOTE: a break or continue in a loop's `else` belongs to the enclosing loop
             found |= _jumps(stmt.body, nested=True) | _jumps(stmt.orelse, nested)
+        elif isinstance(stmt, gast.Try):
+            found = found.union(*(_jumps(b, nested) for b in _try_blocks(stmt)))
+        elif isinstance(stmt, gast.With):
+            found |= _jumps(stmt.body, nested)
     return found
+
+
+def _try_blocks(stmt: gast.Try) -> list[Stmts]:
+    return [stmt.body, *(h.body for h in stmt.handlers), stmt.orelse, stmt.finalbody]
+
+
+def _try_leaves(stmt: gast.Try, leaves: Callable[[Stmts], bool]) -> bool:
+    """Control never falls out of the try statement (by `leaves`' notion of a block)."""
+    return (leaves(stmt.body) or leaves(stmt.orelse)) and all(
+        leaves(h.body) for h in stmt.handlers) or leaves(stmt.finalbody)
 
 
 def _leaves(stmts: Stmts) -> bool:
     """Whether control never falls off the end of `stmts`."""
     return any(isinstance(s, (gast.Return, gast.Break, gast.Continue, gast.Raise))
                or (isinstance(s, gast.If) and _leaves(s.body) and _leaves(s.orelse))
+               or (isinstance(s, gast.Try) and _try_leaves(s, _leaves))
+               or (isinstance(s, gast.With) and _leaves(s.body))
                for s in stmts)
 
 
@@ -337,6 +410,13 @@ def _prune(stmts: Stmts) -> Stmts:
     for i, stmt in enumerate(stmts):
         if isinstance(stmt, (gast.If, gast.While, gast.For)):
             stmt.body, stmt.orelse = _prune(stmt.body), _prune(stmt.orelse)
+        if isinstance(stmt, gast.Try):
+            stmt.body, stmt.orelse = _prune(stmt.body), _prune(stmt.orelse)
+            stmt.finalbody = _prune(stmt.finalbody)
+            for handler in stmt.handlers:
+                handler.body = _prune(handler.body)
+        if isinstance(stmt, gast.With):
+            stmt.body = _prune(stmt.body)
         if _leaves([stmt]):
             del stmts[i + 1:]
             break
@@ -471,6 +551,10 @@ def _falls_through(stmts: list[gast.stmt]) -> bool:
         if isinstance(stmt, gast.If) and not _falls_through(stmt.body) and not _falls_through(
                 stmt.orelse):
             return False
+        if isinstance(stmt, gast.Try) and _try_leaves(stmt, lambda b: not _falls_through(b)):
+            return False
+        if isinstance(stmt, gast.With) and not _falls_through(stmt.body):
+            return False
         if isinstance(stmt, gast.While) and _always_true(stmt.test) and not any(
                 isinstance(n, gast.Break) for n in _loop_level(stmt.body)):
             return False
@@ -488,4 +572,8 @@ def _loop_level(stmts: list[gast.stmt]) -> list[gast.stmt]:
         out.append(stmt)
         if isinstance(stmt, gast.If):
             out += _loop_level(stmt.body) + _loop_level(stmt.orelse)
+        if isinstance(stmt, gast.Try):
+            out += [s for b in _try_blocks(stmt) for s in _loop_level(b)]
+        if isinstance(stmt, gast.With):
+            out += _loop_level(stmt.body)
     return out

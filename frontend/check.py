@@ -17,9 +17,7 @@ UNSUPPORTED: dict[type, tuple[str, str]] = {
     gast.YieldFrom: ("`yield from` (a generator)", "return a tuple or list of the values instead"),
     gast.Global: ("`global`", "pass the value in as an argument, or keep it on `self`"),
     gast.Nonlocal: ("`nonlocal`", "return the new value instead of rebinding an outer variable"),
-    gast.Try: ("try/except", "validate inputs before calling the model"),
     gast.TryStar: ("try/except*", "validate inputs before calling the model"),
-    gast.With: ("`with`", "enter the context outside the compiled function"),
     gast.AsyncWith: ("`async with`", "enter the context outside the compiled function"),
     gast.AsyncFunctionDef: ("`async def`", "define a plain helper function at module level"),
     gast.Await: ("`await`", "compiled code is synchronous: await outside the model"),
@@ -81,6 +79,8 @@ def _check_node(parsed: ParsedFunction, node: gast.AST) -> None:
                            f"supported inside {where}",
                            "assign on its own line before it (in a while loop: at the end of "
                            "the body too)")
+    if isinstance(node, gast.Try):
+        _check_finally(parsed, node.finalbody)
     if isinstance(node, gast.comprehension) and node.is_async:
         raise error_at(parsed, node.target, f"`async for` is not supported inside {where}",
                        "iterate with a plain for loop")
@@ -90,6 +90,24 @@ def _check_node(parsed: ParsedFunction, node: gast.AST) -> None:
             _check_target(parsed, target, top=True)
     if isinstance(node, gast.Name):
         _check_name(parsed, node)
+
+
+def _check_finally(parsed: ParsedFunction, stmts: list[gast.stmt], in_loop: bool = False
+                   ) -> None:
+    """No `return`, and no `break`/`continue` of an enclosing loop, in a finally block: such a
+    jump would discard an exception being raised (Python 3.14 warns about it too)."""
+    for stmt in stmts:
+        if isinstance(stmt, gast.Return) or (
+                isinstance(stmt, gast.Break | gast.Continue) and not in_loop):
+            raise error_at(parsed, stmt, f"`{type(stmt).__name__.lower()}` in a finally block "
+                           f"is not supported inside {parsed.node.name}",
+                           "set a variable in the finally block and act on it after the try "
+                           "statement")
+        loop = isinstance(stmt, gast.For | gast.While)
+        for block in ("body", "orelse", "finalbody"):
+            _check_finally(parsed, getattr(stmt, block, []), in_loop or loop and block == "body")
+        for handler in getattr(stmt, "handlers", []):
+            _check_finally(parsed, handler.body, in_loop)
 
 
 def _check_name(parsed: ParsedFunction, node: gast.Name) -> None:

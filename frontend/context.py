@@ -13,7 +13,7 @@ from ..graph import (AnyType, Block, Builder, Graph, InsertPoint, ListType, Loc,
                      Tensor, TupleType, Type, Value, join_types)
 from ..graph.types import tuple_class, tuple_of_class, type_of
 from ..nn.cell import Cell
-from ..ops import OpDef
+from ..ops import OpDef, lookup
 from ..ops import python as pyops
 from . import names
 from .aliases import Memory, after_write, note_input, note_result
@@ -171,6 +171,11 @@ class Compiler:
     """Everything shared by the functions of one `build_graph` call."""
 
     def __init__(self, graph: Graph, root: Any, rules: Rules) -> None:
+        self.withs = 0
+        """With statements built so far (each names its manager `__amber_with<k>`)."""
+        self.watched = 0
+        """How many try blocks are around the code being built (an op failing there raises
+        when the code runs, where it may be caught)."""
         self.graph = graph
         self.rules = rules
         self.builder = Builder(InsertPoint.at_end(graph.body))
@@ -362,6 +367,9 @@ class Frame:
         variables its names fall back to."""
         self.captured = prepared.captured
         """Names a nested function may read when called: always live here."""
+        self.handling: list[Value] = []
+        """The exceptions of the except blocks being built around here, innermost last (what
+        a bare `raise` re-raises)."""
 
     @property
     def builder(self) -> Builder:
@@ -438,6 +446,11 @@ class Frame:
         try:
             value = self.builder.op(op, *inputs, name=name, **attrs)
         except INFER_ERRORS as exc:
+            opdef = op if isinstance(op, OpDef) else lookup(op)
+            if self.compiler.watched and opdef.can_raise:
+                # NOTE: inside a try block the error is the program's, raised when it runs
+                builtin = next(c for c in type(exc).__mro__ if c.__module__ == "builtins")
+                self.raise_at_runtime(builtin, str(exc))
             shown = ", ".join(str(v.type) for v in inputs) or "none"
             hint = f"check the operands' shapes and dtypes (inputs: {shown})"
             if any(isinstance(v.type, ListType | TupleType) for v in inputs):

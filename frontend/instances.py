@@ -18,8 +18,10 @@ from .values import MISSING, Instance, describe
 
 RECORD_DUNDERS = frozenset({"__module__", "__qualname__", "__doc__", "__dict__", "__weakref__",
                             "__init__", "__annotations__", "__firstlineno__",
-                            "__static_attributes__", "__type_params__"})
-"""The special names a plain class may define: none changes how its objects behave."""
+                            "__static_attributes__", "__type_params__",
+                            "__enter__", "__exit__"})
+"""The special names a plain class may define: none changes how its objects behave (a `with`
+statement calls `__enter__`/`__exit__` like other methods, see `contexts`)."""
 CONSTANTS = (bool, int, float, complex, str, bytes, type(None))
 
 

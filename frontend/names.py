@@ -17,6 +17,8 @@ RANGE_STOP = SYNTHETIC_PREFIX + "range_stop{}"
 RANGE_STEP = SYNTHETIC_PREFIX + "range_step{}"
 LOOP_ITEM = SYNTHETIC_PREFIX + "item{}"
 RETURN_FLAG = SYNTHETIC_PREFIX + "ret_flag"
+TRY_OK = SYNTHETIC_PREFIX + "try_ok{}"
+"""Set at the end of try statement k's try block: its `else` block runs after it only then."""
 RETURN_VALUE = SYNTHETIC_PREFIX + "ret_value"
 # What in-place writes must reach (see aliases): an instance array's current version, by path,
 # and, inside an inlined callee, a caller's variable.
@@ -194,6 +196,21 @@ def _live_stmt(stmt: gast.stmt, live: set[str], exits: _Exits) -> set[str]:
         return _live_loop(stmt, _live_block(stmt.orelse, live, exits), live)
     if isinstance(stmt, (gast.Return, gast.Raise)):
         return read_names(stmt)
+    if isinstance(stmt, gast.With):
+        bound = set().union(*(target_names(i.optional_vars) for i in stmt.items
+                              if i.optional_vars is not None))
+        # NOTE: the manager is read again when it exits, after the body
+        managers = read_names([i.context_expr for i in stmt.items])
+        return read_names([i.optional_vars for i in stmt.items if i.optional_vars is not None]
+                          ) | managers | (_live_block(stmt.body, live, exits) - bound)
+    if isinstance(stmt, gast.Try):
+        # NOTE: an except or finally block may start anywhere in the try block
+        final = _live_block(stmt.finalbody, live, exits)
+        handlers = set().union(*(_live_block(h.body, final, exits) | (
+            read_names(h.type) if h.type is not None else set()) for h in stmt.handlers))
+        watched = handlers | final
+        return _live_block(stmt.body, _live_block(stmt.orelse, final, exits) | watched,
+                           exits) | watched
     if isinstance(stmt, gast.Break):
         return set(exits.at_break)
     if isinstance(stmt, gast.Continue):

@@ -285,8 +285,16 @@ def _assert(f: Frame, stmt: gast.Assert) -> None:
 
 def _raise(f: Frame, stmt: gast.Raise) -> None:
     if stmt.exc is None:
-        raise f.error("a bare `raise` is not supported in compiled code", node=stmt)
+        if not f.handling:
+            raise f.error("a bare `raise` outside an except block is not supported in "
+                          "compiled code", "raise an exception: raise ValueError('message')",
+                          node=stmt)
+        _reraise(f, f.handling[-1])
     exc = stmt.exc
+    if isinstance(exc, gast.Name):
+        caught = evaluate(f, exc)
+        if any(caught is e for e in f.handling):
+            _reraise(f, caught)
     if isinstance(exc, gast.Call):
         cls = evaluate(f, exc.func)
         args = [evaluate(f, a) for a in exc.args]
@@ -303,6 +311,12 @@ def _raise(f: Frame, stmt: gast.Raise) -> None:
         raise f.error("exception arguments must be known when compiling",
                       "raise with a constant message", node=exc)
     f.raise_at_runtime(cls, *args)
+
+
+def _reraise(f: Frame, exc: Value) -> None:
+    """Raise the exception an except block caught again, and end the path."""
+    f.op("reraise", exc)
+    raise DeadPath
 
 
 def _delete(f: Frame, stmt: gast.Delete) -> None:

@@ -1,6 +1,7 @@
 """The graph IR: values, nodes, blocks with If/While/For regions, and the tools around them."""
 from .dot import render, to_dot
 from .interpreter import Unbound, run_graph
+from .ir import TRY
 from .ir import (FOR, IF, INDEX_TYPE, REGION_KINDS, WHILE, Block, Builder, Graph, InsertPoint, Loc,
                  Node, Use, Value)
 from .rewriter import Rewriter
@@ -11,7 +12,7 @@ from .types import (AnyType, ListType, NoneType, Scalar, StrType, Tensor, TupleT
                     join_types)
 from .verifier import IRVerifyError, verify
 
-__all__ = ["FOR", "IF", "INDEX_TYPE", "REGION_KINDS", "WHILE", "Block", "Builder", "Graph",
+__all__ = ["TRY", "FOR", "IF", "INDEX_TYPE", "REGION_KINDS", "WHILE", "Block", "Builder", "Graph",
            "InsertPoint", "Loc", "Node", "Rewriter", "Use", "Value", "AnyType", "ListType",
            "NoneType", "Scalar", "StrType", "Tensor", "TupleType", "Type", "join_types",
            "verify", "IRVerifyError", "print_graph", "print_graph_lines", "print_block",

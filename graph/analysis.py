@@ -6,7 +6,7 @@ from typing import Any, Sequence
 
 from ..ops import python as pyops
 from ..ops.opdef import NO_GRAD
-from .ir import FOR, IF, Block, Graph, Node, Value
+from .ir import FOR, IF, TRY, Block, Graph, Node, Value
 from .types import ListType, NoneType, Scalar, Tensor, TupleType, Type
 
 NOT_CONSTANT: Any = type("NotConstant", (), {"__repr__": lambda self: "NOT_CONSTANT"})()
@@ -43,6 +43,28 @@ def defined_inside(value: Value, region: Node) -> bool:
         block = owner.parent
     return False
 
+
+def may_raise(node: Node) -> bool:
+    """An op that may raise on its typed inputs: a `can_raise` op, arithmetic on Python scalars
+    only (`n // 0` raises where NumPy warns), operands whose shapes are known only at run time
+    (they may not broadcast)."""
+    types = [v.type for v in node.inputs]
+    python_only = bool(types) and all(isinstance(t, Scalar) for t in types)
+    unknown_shapes = len(types) > 1 and any(isinstance(t, Tensor) and not t.is_static
+                                            for t in types)
+    return node.op.can_raise or python_only or unknown_shapes
+
+
+def watched_by_try(node: Node) -> bool:
+    """True if `node` lies (at any depth) in the try block of a Try region, where an error it
+    raises is observed (caught, or seen by a finally block), so it must stay and stay in order."""
+    block = node.parent
+    while block is not None and block.owner_node is not None:
+        region = block.owner_node
+        if region.op == TRY and block is region.try_body:
+            return True
+        block = region.parent
+    return False
 
 
 def only_read(value: Value) -> bool:
@@ -148,7 +170,7 @@ def _newly_active(node: Node, active: set[Value]) -> set[Value]:
         if out not in active and differentiable(out.type) and \
                 any(v in active for v in node.incoming(k)):
             found.add(out)
-        if node.op != IF:
+        if node.op not in (IF, TRY):
             for block in node.blocks:
                 param = node.carried(block)[k]
                 if param not in active and differentiable(param.type) and \

@@ -30,7 +30,7 @@ from ..ops import python as pyops
 from ..ops.opdef import NO_GRAD
 from .analysis import (NOT_CONSTANT, active_values, constant_of, differentiable, memory_roots,
                        written_roots)
-from .ir import FOR, IF, INDEX_TYPE, WHILE, Block, Builder, Graph, InsertPoint, Loc, Node, Value
+from .ir import FOR, IF, INDEX_TYPE, TRY, WHILE, Block, Builder, Graph, InsertPoint, Loc, Node, Value
 from .types import ListType, Scalar, Tensor, TupleType, Type
 
 TupleAdjoint = list
@@ -299,6 +299,11 @@ class _Transform:
                 self.backprop_if(scope, node)
             elif node.op in (WHILE, FOR):
                 self.backprop_loop(scope, node)
+            elif node.op == TRY:
+                raise NotDifferentiable(
+                    "a gradient through a try statement is not supported (which blocks ran "
+                    "depends on what raised); compute the differentiated value outside it",
+                    node)
             else:
                 self.backprop_op(scope, node)
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from ..ops import OpDef
 from .ir import Block, Graph, Node, Value
-from .printer import ROLES, Namer, format_attrs
+from .printer import Namer, format_attrs, region_roles
 
 LABEL_LIMIT = 48
 """Longer attribute text in a node label is cut (the text IR has it in full)."""
@@ -99,7 +99,7 @@ class _Dot:
                        f"{pad}  style=rounded;",
                        f"{pad}  {nid} [label={_quote(node.name)}, shape=diamond];"]
         self.inputs(node, nid)
-        roles = ROLES.get(node.op, ())
+        roles = region_roles(node.op, node.attrs)
         for i, block in enumerate(node.blocks):
             bid = self.ids[block] = f"{nid}_b{i}"
             role = roles[i] if i < len(roles) else f"block{i}"

@@ -7,7 +7,7 @@ from typing import Any
 
 from ..ops import python as pyops
 from ..ops.symbolic import holds_symbols, substitute
-from .ir import FOR, IF, WHILE, Block, Graph, Node, Value
+from .ir import FOR, IF, TRY, WHILE, Block, Graph, Node, Value
 from .sizes import bind_sizes, size_sources
 
 
@@ -65,6 +65,8 @@ class _Interpreter:
             outs = self.run_while(node)
         elif node.op == FOR:
             outs = self.run_for(node)
+        elif node.op == TRY:
+            outs = self.run_try(node)
         else:
             outs = [self.run_op(node)]
         for value, out in zip(node.outputs, outs, strict=True):
@@ -102,6 +104,17 @@ class _Interpreter:
         for index in range(start, stop, step):
             carried = self.call(node.body, [index, *carried])
         return carried
+
+    def run_try(self, node: Node) -> list[Any]:
+        final = node.finally_
+        try:
+            try:
+                merged = self.call(node.try_body, ())
+            except node.attrs["catch"] as exc:  # NOTE: `except ()` catches nothing
+                merged = self.call(node.handler, (exc,))
+        finally:
+            tail = self.call(final, ()) if final is not None else []
+        return merged + tail
 
 
 def _truth(flag: Any) -> bool:

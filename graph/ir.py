@@ -20,7 +20,8 @@ from ..ops.types import KNOWN_VALUES, NOT_KNOWN
 from .types import Scalar, Type, join_types
 
 IF, WHILE, FOR = "if", "while", "for"
-REGION_KINDS = (IF, WHILE, FOR)
+TRY = "try"
+REGION_KINDS = (IF, WHILE, FOR, TRY)
 
 
 _AMBER_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -109,7 +110,9 @@ class Value:
 class Node:
     """One operation: an op from the registry, or a structured control-flow region.
 
-    `blocks` roles: if -> (then, else); while -> (cond, body); for -> (body,).
+    `blocks` roles: if -> (then, else); while -> (cond, body); for -> (body,);
+    try -> (try, [except], [finally]): an except block when attrs["catch"] (the exception
+    classes it catches) is not empty, taking the exception as its one parameter.
     For a `for`, inputs are (start, stop, step, *init) and the body's params (index, *carried).
     For a `while`, inputs are the initial carried values; both blocks take the carried values.
     """
@@ -179,6 +182,25 @@ class Node:
         assert self.op in (WHILE, FOR)
         return self.blocks[-1]
 
+    @property
+    def try_body(self) -> Block:
+        assert self.op == TRY
+        return self.blocks[0]
+
+    @property
+    def handler(self) -> Block | None:
+        """A Try region's except block (its parameter is the exception caught), if any."""
+        assert self.op == TRY
+        return self.blocks[1] if self.attrs.get("catch") else None
+
+    @property
+    def finally_(self) -> Block | None:
+        """A Try region's finally block, if any: no parameters; what it yields comes after the
+        merged values in the outputs."""
+        assert self.op == TRY
+        first = 2 if self.attrs.get("catch") else 1
+        return self.blocks[first] if len(self.blocks) > first else None
+
     # -- region operand layout ------------------------------------------------------------
     # NOTE: the one place that knows it. For: inputs (start, stop, step, *inits), body params
     # (index, *carried). While: inputs (*inits), cond and body params (*carried). If: inputs
@@ -217,6 +239,8 @@ class Node:
         value and the body's next value for a loop."""
         if self.op == IF:
             return [arm.results[k] for arm in self.blocks]
+        if self.op == TRY:
+            return try_incoming(self, k)
         assert self.op in (WHILE, FOR)
         return [self.inits[k], self.body.results[k]]
 
@@ -242,6 +266,8 @@ class Node:
         condition, the While's cond results, the For's bounds."""
         if self.op == IF:
             return [self._inputs[0]]
+        if self.op == TRY:
+            return []  # NOTE: whether the except block runs is decided by what raises
         if self.op == WHILE:
             return list(self.cond.results)
         return list(self.bounds)
@@ -587,6 +613,18 @@ class Builder:
         types = [p.type for p in body.params[1:]]
         return self.insert(Node(FOR, [start, stop, step, *inits], {}, types, names,
                                 [body])).outputs
+
+
+def try_incoming(node: Node, k: int) -> list[Value]:
+    """The values that flow into output `k` of a Try region: outputs below the try block's
+    result count merge the try block's and the except block's results; the rest are the
+    finally block's, in order."""
+    body, handler, final = node.try_body, node.handler, node.finally_
+    merged = len(body.results)
+    if k < merged:
+        return [body.results[k]] + ([handler.results[k]] if handler is not None else [])
+    assert final is not None, "a Try region's outputs past the merged ones need a finally"
+    return [final.results[k - merged]]
 
 
 INPLACE_ATTR = "__inplace__"

@@ -10,7 +10,7 @@ comment `# file:line[:col]` on the line where a node's header ends is that node'
     lhs       := VALUE (',' VALUE)* | LABEL            -- LABEL (`^name`) names a 0-output node
     op        := IDENT '(' [refs] [[','] kw (',' kw)*] ')' [after] [':' types]
     kw        := IDENT '=' attr                        -- an attribute; omitted ones default
-    region    := ('if'|'while'|'for') [refs] ['[' kw (',' kw)* ']'] [after] [':' types]
+    region    := ('if'|'while'|'for'|'try') [refs] ['[' kw (',' kw)* ']'] [after] [':' types]
                  '{' (ROLE [params] '{' stmt* 'yield' [refs] '}')* '}'
     after     := 'after' (VALUE | LABEL) (',' (VALUE | LABEL))*   -- control edges, by node
     refs      := VALUE (',' VALUE)*
@@ -27,7 +27,8 @@ comment `# file:line[:col]` on the line where a node's header ends is that node'
                | builtin type name (int, ValueError, ...) | 'np.' NAME      -- type objects
                | SIZE | 'sym' '<' SIZE '>'       -- a symbolic size (bare when it starts with one)
 
-ROLE is then/else (if), cond/body (while), body (for); for inputs are (start, stop, step, *init).
+ROLE is then/else (if), cond/body (while), body (for), try/[except]/[finally] (try, with
+`[catch=(...)]` when it has an except block); for inputs are (start, stop, step, *init).
 VALUE is `%name` ([A-Za-z0-9_.]; all digits, like `%3`, means no name hint); names are scoped
 by block. A node's results are the `%names` left of `=`, typed by the `: types` list.
 """
@@ -40,7 +41,7 @@ from typing import Any
 from ..ops import lookup
 from .ir import REGION_KINDS, Block, Graph, Loc, Node, Value
 from .literals import IRParseError, Tok, TokenStream, parse_attr, parse_type
-from .printer import ROLES
+from .printer import region_roles
 from .types import Type
 
 __all__ = ["IRParseError", "parse_attr", "parse_graph", "parse_type"]
@@ -228,7 +229,7 @@ class _Parser(TokenStream):
         self.expect("{")
         loc = self.take_loc()
         blocks: list[Block] = []
-        roles = ROLES[kind]
+        roles = region_roles(kind, attrs)
         while not self.accept("}"):
             role = self.peek()
             if len(blocks) >= len(roles) or role.text != roles[len(blocks)]:

@@ -11,11 +11,20 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..ops import REQUIRED, Dyn, OpDef
-from .ir import FOR, IF, WHILE, Block, Graph, Node, Value
+from .ir import FOR, IF, TRY, WHILE, Block, Graph, Node, Value
 from .types import Sym, Tensor, dtype_short
 
 ROLES: dict[str, tuple[str, ...]] = {IF: ("then", "else"), WHILE: ("cond", "body"), FOR: ("body",)}
 """The printed role name of each block of a region node, by kind."""
+ROLES[TRY] = ("try", "except", "finally")
+
+
+def region_roles(kind: str, attrs: dict[str, Any]) -> tuple[str, ...]:
+    """The role names of a region's blocks in order (a try has an except block only when it
+    catches something; its finally block is optional and printed last)."""
+    if kind == TRY and not attrs.get("catch"):
+        return ("try", "finally")
+    return ROLES.get(kind, ())
 
 INDENT = "  "
 COMMENT_COLUMN = 48
@@ -298,7 +307,7 @@ class _Printer:
         inputs = " " + ", ".join(self.namer.value(v) for v in node.inputs) if node.inputs else ""
         attrs = f" [{format_attrs(node.attrs, None)}]" if node.attrs else ""
         self.emit(depth, f"{lhs}{node.name}{inputs}{attrs}{after}{types} {{", node)
-        roles = ROLES.get(node.op, ())
+        roles = region_roles(node.op, node.attrs)
         for i, block in enumerate(node.blocks):
             role = roles[i] if i < len(roles) else "block"
             params = self.params(block.params) if block.params else ""

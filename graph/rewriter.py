@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from .ir import IF, Block, Builder, InsertPoint, Loc, Node, Value
+from .ir import IF, TRY, Block, Builder, InsertPoint, Loc, Node, Value
 
 
 class Rewriter:
@@ -58,14 +58,15 @@ class Rewriter:
         """Stop `region`'s blocks yielding into `slots` (highest first), so what computed those
         values may go; `drop_slot` then removes the slots."""
         for k in sorted(slots, reverse=True):
-            for block in (region.blocks if region.op == IF else [region.body]):
-                block.erase_result(k)
+            for block in _yielding_blocks(region, k):
+                block.erase_result(k - (len(region.try_body.results)
+                                        if region.op == TRY and block is region.finally_ else 0))
             self.changed = True
 
     def drop_slot(self, region: Node, k: int) -> None:
         """Remove output slot `k` of `region`, whose yields `drop_yields` removed: the output
         and, for a loop, its initial value and its parameter in each block (all unused)."""
-        if region.op != IF:
+        if region.op not in (IF, TRY):
             for block in region.blocks:
                 block.erase_param(region.carried(block)[k].index)
             region.erase_input(len(region.inputs) - len(region.inits) + k)
@@ -85,3 +86,14 @@ class Rewriter:
         block.set_results([])
         self.changed = True
         return results
+
+
+def _yielding_blocks(region: Node, k: int) -> list[Block]:
+    """The blocks whose results flow into output `k` of `region`."""
+    if region.op == IF:
+        return list(region.blocks)
+    if region.op == TRY:
+        if k >= len(region.try_body.results):
+            return [region.finally_]
+        return [b for b in (region.try_body, region.handler) if b is not None]
+    return [region.body]

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..ops import REQUIRED, OpDef
-from .ir import FOR, IF, INPLACE_ATTR, REGION_KINDS, WHILE, Block, Graph, Node, Value
+from .ir import FOR, IF, INPLACE_ATTR, REGION_KINDS, TRY, WHILE, Block, Graph, Node, Value
 from .printer import iter_nodes, print_marked
 from .types import AnyType, ListType, Scalar, Tensor, TupleType, Type, join_types
 
@@ -378,5 +378,36 @@ class _Checker:
         if self.arity(node, len(body.results), len(inits), "body block yields a number of values"):
             self.flows(node, carried, list(body.results), "body yield")
 
+    def check_try(self, node: Node) -> None:
+        catch = node.attrs.get("catch")
+        if set(node.attrs) != {"catch"} or not isinstance(catch, tuple) or not all(
+                isinstance(c, type) and issubclass(c, BaseException) for c in catch):
+            self.report(node, "a try region has exactly one attribute, catch: a tuple of "
+                              "exception classes (empty: no except block)")
+            return
+        self.arity(node, len(node.inputs), 0, "number of inputs is")
+        handlers = 1 if catch else 0
+        if len(node.blocks) not in (1 + handlers, 2 + handlers):
+            self.report(node, f"number of blocks is {len(node.blocks)}, expected try"
+                              f"{', except' if catch else ''} and an optional finally")
+            return
+        body, handler, final = node.try_body, node.handler, node.finally_
+        merged = len(body.results)
+        self.arity(node, len(body.params), 0, "try block parameter count is")
+        if handler is not None:
+            self.arity(node, len(handler.params), 1, "except block parameter count is")
+            if self.arity(node, len(handler.results), merged,
+                          "except block yields a number of values (as the try block)"):
+                self.flows(node, node.outputs[:merged], list(handler.results), "except yield")
+        tail = 0
+        if final is not None:
+            self.arity(node, len(final.params), 0, "finally block parameter count is")
+            tail = len(final.results)
+            self.flows(node, node.outputs[merged:], list(final.results), "finally yield")
+        if self.arity(node, len(node.outputs), merged + tail,
+                      "number of results (try yields, then finally yields) is"):
+            self.flows(node, node.outputs[:merged], list(body.results), "try yield")
 
-_REGION_CHECKS = {IF: _Checker.check_if, WHILE: _Checker.check_while, FOR: _Checker.check_for}
+
+_REGION_CHECKS = {IF: _Checker.check_if, WHILE: _Checker.check_while, FOR: _Checker.check_for,
+                  TRY: _Checker.check_try}

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+import numpy as np
+
 from . import onnx as ox
 from . import native
 from .opdef import NO_GRAD, REQUIRED, Dyn, GradContext, OpDef, OpFunction, Primitive
@@ -121,6 +123,21 @@ def assert_that(cond: object, message: object) -> None:
 def raise_error(exc_type: type, *args: object) -> None:
     """A run-time `raise exc_type(*args)`."""
     raise exc_type(*args)
+
+
+def enter_errstate(settings: tuple[tuple[str, str], ...]) -> tuple[tuple[str, str], ...]:
+    """`with np.errstate(**dict(settings))` entered: the handling it replaced, as pairs."""
+    return tuple(sorted(np.seterr(**dict(settings)).items()))
+
+
+def leave_errstate(old: tuple[tuple[str, str], ...]) -> None:
+    """`with np.errstate(...)` left: NumPy's floating-point error handling put back."""
+    np.seterr(**dict(old))
+
+
+def reraise(exc: BaseException) -> None:
+    """A run-time bare `raise` in an except block: the caught exception, its traceback kept."""
+    raise exc
 
 
 def _list_sum_infer(items: Type, start: Type) -> Type:
@@ -354,13 +371,31 @@ raise_ = OpDef(
     infer=lambda *args, exc_type: NoneType(), emit="raise_error(exc_type, *args)",
     attrs={"exc_type": REQUIRED}, helpers=(raise_error,), effects=True, can_raise=True,
     grad=NO_GRAD)
+exc_matches = OpDef(
+    "exc_matches", ("exc",), kernel=lambda exc, types: isinstance(exc, types),
+    infer=lambda exc, types: Scalar(bool), emit="isinstance(exc, types)",
+    attrs={"types": REQUIRED}, grad=NO_GRAD)
+"""Whether the exception an except block caught is one of `types` (its `except` clauses)."""
+reraise_ = OpDef(
+    "reraise", ("exc",), kernel=reraise, infer=lambda exc: NoneType(), emit="reraise(exc)",
+    helpers=(reraise,), effects=True, can_raise=True, grad=NO_GRAD)
+seterr = OpDef(
+    "seterr", (), kernel=enter_errstate, infer=lambda settings: AnyType(),
+    emit="enter_errstate(settings)", helpers=(enter_errstate,), attrs={"settings": REQUIRED},
+    effects=True, grad=NO_GRAD)
+"""Entering `with np.errstate(...)` (settings: sorted (key, value) pairs): NumPy's
+floating-point error handling set; the result is the handling it replaced."""
+restore_err = OpDef(
+    "restore_err", ("old",), kernel=leave_errstate, infer=lambda old: NoneType(),
+    emit="leave_errstate(old)", helpers=(leave_errstate,), effects=True, grad=NO_GRAD)
+"""Leaving `with np.errstate(...)`: the handling `seterr` replaced, back."""
 
 OPS = (constant, undefined, placeholder, stop_gradient, make_tuple, make_namedtuple,
        tuple_getitem, make_dict, percent_format,
        depend,
        list_new, list_append, list_extend, list_concat, list_delete, list_insert, list_sum,
        check_bound, length, to_int, to_float, to_bool, not_, builtin_min, builtin_max,
-       format_, print_, assert_, raise_)
+       format_, print_, assert_, raise_, exc_matches, reraise_, seterr, restore_err)
 
 
 class StopGradient(Primitive):

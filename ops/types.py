@@ -245,6 +245,8 @@ def type_of(value: object) -> Type:
         return TupleType(tuple(type_of(v) for v in value), tuple_class(value))
     if isinstance(value, list):
         return ListType(join_types([type_of(v) for v in value]) if value else AnyType())
+    if isinstance(value, BaseException):
+        return AnyType()  # NOTE: the exception an except block caught: opaque to ops
     raise TypeError(f"amber has no type for a value of Python type {type(value).__name__}")
 
 

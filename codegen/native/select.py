@@ -27,7 +27,7 @@ from __future__ import annotations
 import ast
 from typing import Iterator
 
-from ...graph import FOR, WHILE, Graph, Node, Value
+from ...graph import FOR, TRY, WHILE, Graph, Node, Value
 from ...graph.analysis import defined_inside
 from ...ops import python as pyops
 from ..namer import Namer
@@ -96,6 +96,8 @@ def select_regions(graph: Graph, backend: str, exclude: frozenset[int] = frozens
 def why_not(region: Node, unbound: frozenset[Value] = frozenset()) -> str | None:
     """Why no kernel can compute `region`, or None if one can; `unbound` holds the graph's
     values that may hold no binding (`storage.maybe_unbound`)."""
+    if any(n.op == TRY for b in region.blocks for n in b.walk()):
+        return "the loop holds a try statement, which runs in Python"
     for out in region.outputs:
         if out.uses and may_be_0d_array(out):
             return (f"%{out.name} is rank 0 and may be a 0-d array, which a kernel would return as"

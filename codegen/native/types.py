@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from ...graph import FOR, IF, WHILE, Node, Scalar, Tensor, Type, Value
+from ...graph import FOR, IF, TRY, WHILE, Node, Scalar, Tensor, Type, Value
 
 NUMERIC = frozenset(np.dtype(d) for d in (
     np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64,
@@ -114,4 +114,4 @@ def _param_may_be_array(param: Value, seen: set[Value]) -> bool:
 
 
 def region_kind(node: Node) -> str:
-    return {IF: "if", WHILE: "while", FOR: "for"}[node.op]
+    return {IF: "if", WHILE: "while", FOR: "for", TRY: "try"}[node.op]

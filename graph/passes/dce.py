@@ -5,11 +5,13 @@ yields and loop-carried parameters; then removes every unmarked pure node, every
 of an If, every loop-carried value that feeds only itself, and regions left without outputs or
 effects (a dead region goes whole). Effectful nodes always stay, with the regions around them.
 Assumes an unused pure computation cannot be observed: an error it would raise (`can_raise`)
-or a pure loop that never ends goes with it.
+or a pure loop that never ends goes with it, except inside the try block of a Try region, where
+an except or finally block observes it: there every op that may raise stays.
 """
 from __future__ import annotations
 
-from ..ir import IF, Block, Graph, Node, Value
+from ..analysis import may_raise, watched_by_try
+from ..ir import IF, TRY, Block, Graph, Node, Value
 from ..rewriter import Rewriter
 
 
@@ -31,7 +33,7 @@ def _mark(graph: Graph) -> tuple[set[Value], set[Node]]:
         work.extend(v for v in values if v not in live)
 
     for node in graph.walk():
-        if node.is_region or not node.op.effects:
+        if node.is_region or not (node.op.effects or may_raise(node) and watched_by_try(node)):
             continue
         need(*node.inputs)
         kept.add(node)
@@ -53,6 +55,8 @@ def _mark(graph: Graph) -> tuple[set[Value], set[Node]]:
                 need(*owner.inputs)
         elif isinstance(owner, Block) and owner.owner_node is not None:
             region = owner.owner_node
+            if region.op == TRY:
+                continue  # NOTE: the exception an except block catches needs nothing
             slot = region.slot_of(value)
             need(*region.deciders())
             if slot is not None:
@@ -79,7 +83,7 @@ def _dead_slots(node: Node, live: set[Value]) -> list[int]:
     for i in reversed(range(len(node.outputs))):
         if node.outputs[i] in live:
             continue
-        if node.op != IF and any(node.carried(block)[i] in live for block in node.blocks):
+        if node.op not in (IF, TRY) and any(node.carried(block)[i] in live for block in node.blocks):
             continue
         dead.append(i)
     return dead

@@ -24,7 +24,7 @@ from ...ops import python as pyops
 from ...ops.symbolic import holds_symbols
 from ...ops.types import type_of
 from ..analysis import NOT_CONSTANT, constant_of, only_read, trip_count
-from ..ir import FOR, IF, WHILE, Block, Graph, InsertPoint, Node, Value
+from ..ir import FOR, IF, TRY, WHILE, Block, Graph, InsertPoint, Node, Value
 from ..rewriter import Rewriter
 from ..types import NoneType, Scalar, StrType, Tensor, TupleType, Type
 
@@ -116,6 +116,8 @@ def _holds_array(value: Any) -> bool:
 
 def _prune(node: Node, rw: Rewriter) -> None:
     """Replace a region whose path is known at compile time by what that path computes."""
+    if node.op == TRY:
+        return  # NOTE: which blocks run is known only when something raises
     if node.op == IF:
         cond = constant_of(node.inputs[0])
         if cond is not NOT_CONSTANT:

@@ -12,10 +12,9 @@ any, still happens first. May raise: a `can_raise` op, arithmetic on Python scal
 from __future__ import annotations
 
 from ...ops import python as pyops
-from ..analysis import defined_inside, identity_matters, trip_count
+from ..analysis import defined_inside, identity_matters, may_raise, trip_count
 from ..ir import FOR, WHILE, Block, Graph, InsertPoint, Node
 from ..rewriter import Rewriter
-from ..types import Scalar, Tensor
 
 
 def run(graph: Graph, rw: Rewriter) -> bool:
@@ -31,18 +30,11 @@ def run(graph: Graph, rw: Rewriter) -> bool:
 def _hoist(loop: Node, block: Block, surely_runs: bool, rw: Rewriter) -> None:
     first = surely_runs  # NOTE: True while nothing observable has run in `block` yet
     for node in list(block.nodes):
-        if _invariant(node, loop) and (first or not _may_raise(node)):
+        if _invariant(node, loop) and (first or not may_raise(node)):
             rw.move(node, InsertPoint.before(loop))
-        elif node.is_region or node.effectful or _may_raise(node):
+        elif node.is_region or node.effectful or may_raise(node):
             first = False
 
-
-def _may_raise(node: Node) -> bool:
-    types = [v.type for v in node.inputs]
-    python_only = bool(types) and all(isinstance(t, Scalar) for t in types)
-    unknown_shapes = len(types) > 1 and any(isinstance(t, Tensor) and not t.is_static
-                                            for t in types)
-    return node.op.can_raise or python_only or unknown_shapes
 
 
 def _invariant(node: Node, loop: Node) -> bool:

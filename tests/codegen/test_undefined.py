@@ -100,7 +100,7 @@ def test_a_split_variable_copies_an_unbound_value_without_raising(monkeypatch) -
                 return a, b
         return a, b
 
-    monkeypatch.setattr(storage, "_always_raises", lambda block: False)
+    monkeypatch.setattr(storage, "always_raises", lambda block: False)
     compiled = amber.jit(program)
     a, b = np.array([-1.5, 0.5, -0.25]), np.array([2.0, -3.0, 0.25])
     for got, want in zip(compiled(a, b), program(a, b)):

@@ -37,17 +37,11 @@ def make_nonlocal():
     return uses_nonlocal
 
 
-def uses_try(x):
-    try:  # <-
+def returns_in_finally(x):
+    try:
         y = x
-    except ValueError:
-        y = 0
-    return y
-
-
-def uses_with(x):
-    with open(x) as f:  # <-
-        return f
+    finally:
+        return 0  # <-
 
 
 def uses_async_def(x):
@@ -100,7 +94,7 @@ def uses_reserved_name(x):
 CASES = [
     (uses_yield, "yield", "`yield`"), (uses_yield_from, "yield from", "`yield from`"),
     (uses_global, "global", "`global`"), (make_nonlocal(), "nonlocal", "`nonlocal`"),
-    (uses_try, "try", "try/except"), (uses_with, "with", "`with`"),
+    (returns_in_finally, "return", "in a finally block"),
     (uses_async_def, "async", "`async def`"), (uses_match, "match", "`match`"),
     (uses_walrus, "i :=", "walrus"), (uses_setcomp, "{x for", "set comprehension"),
     (uses_class, "class", "class definition"),
@@ -128,20 +122,18 @@ def test_rejected_construct(fn, snippet, words):
     assert len(caret_line) - 4 == len(err.source_line.rstrip()[:err.col].lstrip()) + 1
 
 
-def test_try_message_says_what_to_do():
+def test_finally_jump_message_says_what_to_do():
     with pytest.raises(CompileError) as info:
-        check_supported(parse_function(uses_try))
-    assert str(info.value).endswith("hint: validate inputs before calling the model")
+        check_supported(parse_function(returns_in_finally))
+    assert str(info.value).endswith("hint: set a variable in the finally block and act on it "
+                                    "after the try statement")
 
 
 def two_problems(x):
     if x:
         y = {v for v in x}
-    try:
-        pass
-    finally:
-        pass
-    return y
+    import os
+    return y, os
 
 
 def test_first_problem_in_source_order_is_reported():

@@ -41,6 +41,13 @@ SAMPLES: dict[str, list[tuple[tuple, dict]]] = {  # op name -> [(inputs, attrs),
     "print": [((1, "a", A), {"sep": "|"})],
     "assert": [((True, "m"), {}), ((False, "boom"), {})],
     "raise": [(("bad",), {"exc_type": ValueError})],
+    "exc_matches": [((KeyError("k"),), {"types": (LookupError,)}),
+                    ((ValueError("v"),), {"types": (KeyError, TypeError)})],
+    "reraise": [((IndexError("gone"),), {})],
+    # NOTE: NumPy's defaults, so running the samples changes no global state
+    "seterr": [((), {"settings": (("under", "ignore"),)})],
+    "restore_err": [(((("divide", "warn"), ("invalid", "warn"), ("over", "warn"),
+                        ("under", "ignore")),), {})],
     # elementwise.py
     **{name: [((A,), {}), ((B,), {}), ((2.5,), {})] for name in
        ("neg", "exp", "sqrt", "square", "tanh", "sigmoid", "relu", "gelu", "floor", "ceil",
