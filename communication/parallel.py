@@ -76,7 +76,7 @@ def reset_auto_parallel_context() -> None:
     _settings.update(DEFAULTS)
 
 
-def set_device_num() -> int | None:
+def device_num_setting() -> int | None:
     """`device_num` as set, None when left to the job's size (read when the step runs, so an
     exported train step divides by the size of the job that runs it)."""
     return _settings["device_num"]
