@@ -6,10 +6,13 @@ all-reduce's share of a step.
     pip install -e ".[distributed]" && python benchmarks/distributed.py [--steps 30] [--ranks 2]
 
 The script launches itself: once alone (stand-alone training, the baseline), once under
-`mpiexec -n N` (data-parallel). The all-reduce's share is measured in the same data-parallel run:
-after the timed steps, each rank times `ops.all_reduce_grads` on gradients of the model's sizes
-(a barrier before each, so it is the reduction itself, not waiting for a slower rank).
-On a shared machine the numbers move with the other load: run it when the machine is quiet.
+`mpiexec -n N` (data-parallel). Each step is timed from a barrier (rank 0's time; the ranks run
+in lockstep) and samples/s is the global batch over the median step, which other load on the
+machine disturbs less than the mean (also printed). The all-reduce's share is measured in the
+same data-parallel run: after the timed steps, each rank times `ops.all_reduce_grads` on
+gradients of the model's sizes (median, a barrier before each: the reduction itself, not the
+wait for a slower rank). Run it when the machine is quiet: a 2-process job waits for its slower
+rank at every step, so load from other programs costs it far more than one process.
 """
 from __future__ import annotations
 
@@ -64,22 +67,23 @@ def measure(name: str, steps: int, parallel: bool) -> dict[str, float]:
     for _ in range(3):  # NOTE: compile and warm up
         step(x, y)
     barrier = comm_barrier()
-    barrier()
-    start = time.perf_counter()
+    times = []
     for _ in range(steps):
+        barrier()  # NOTE: each step timed from a common start, as the job runs in lockstep
+        begin = time.perf_counter()
         step(x, y)
-    barrier()
-    elapsed = time.perf_counter() - start
-    result = {"step_s": elapsed / steps, "samples_per_s": GLOBAL_BATCH * steps / elapsed}
+        times.append(time.perf_counter() - begin)
+    result = {"step_s": float(np.median(times)), "mean_step_s": float(np.mean(times))}
+    result["samples_per_s"] = GLOBAL_BATCH / result["step_s"]
     if parallel:
         grads = tuple(np.ones(p.shape, p.dtype) for p in net.trainable_params())
-        spent = 0.0
+        spent = []
         for _ in range(steps):
             barrier()
             begin = time.perf_counter()
             ops.all_reduce_grads(grads)
-            spent += time.perf_counter() - begin
-        result["all_reduce_s"] = spent / steps
+            spent.append(time.perf_counter() - begin)
+        result["all_reduce_s"] = float(np.median(spent))
         result["all_reduce_share"] = result["all_reduce_s"] / result["step_s"]
     return result
 
@@ -124,13 +128,13 @@ def main() -> None:
     print(f"Data-parallel train step (SGD), global batch {GLOBAL_BATCH}, one BLAS thread per "
           f"process, {args.steps} timed steps; machine load {os.getloadavg()[0]:.1f}")
     print(f"{'model':16} {'1 proc samples/s':>17} {f'{args.ranks} procs samples/s':>18} "
-          f"{'speed-up':>9} {'efficiency':>11} {'all-reduce share':>17}")
+          f"{'speed-up':>9} {'efficiency':>11} {'all-reduce share':>17} {'mean-step speed-up':>19}")
     for name in MODELS:
         one, n = alone[name], many[name]
         speedup = n["samples_per_s"] / one["samples_per_s"]
         print(f"{name:16} {one['samples_per_s']:17.0f} {n['samples_per_s']:18.0f} "
               f"{speedup:8.2f}x {speedup / args.ranks:10.0%} "
-              f"{n['all_reduce_share']:16.1%}")
+              f"{n['all_reduce_share']:16.1%} {one['mean_step_s'] / n['mean_step_s']:18.2f}x")
 
 
 if __name__ == "__main__":

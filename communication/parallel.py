@@ -22,15 +22,17 @@ class ParallelMode:
 
 SUPPORTED = (ParallelMode.STAND_ALONE, ParallelMode.DATA_PARALLEL)
 DEFAULTS = {"parallel_mode": ParallelMode.STAND_ALONE, "gradients_mean": False,
-            "device_num": None, "global_rank": None, "parameter_broadcast": True}
+            "device_num": None}
 """The settings amber reads, with MindSpore's defaults (device_num None: the job's size)."""
 IGNORED = frozenset({
     "search_mode", "auto_parallel_search_mode", "strategy_ckpt_load_file",
     "strategy_ckpt_save_file", "full_batch", "enable_parallel_optimizer", "dataset_strategy",
     "all_reduce_fusion_config", "comm_fusion", "grad_accumulation_step", "loss_repeated_mean",
     "pipeline_stages", "enable_alltoall", "parallel_optimizer_config", "strategy_ckpt_config",
+    "parameter_broadcast", "global_rank",
 })
-"""MindSpore settings that change nothing here (one fused all-reduce per step is amber's)."""
+"""MindSpore settings that change nothing here (one fused all-reduce per step is amber's, and a
+data-parallel train step always starts from rank 0's parameters)."""
 
 _settings: dict[str, Any] = dict(DEFAULTS)
 
@@ -54,7 +56,7 @@ def set_auto_parallel_context(**kwargs: Any) -> None:
                 isinstance(value, bool) or not isinstance(value, int) or value < 1):
             raise ValueError(f"set_auto_parallel_context: device_num must be a positive int, "
                              f"got {value!r}")
-        if key in ("gradients_mean", "parameter_broadcast") and not isinstance(value, bool):
+        if key == "gradients_mean" and not isinstance(value, bool):
             raise TypeError(f"set_auto_parallel_context: {key} must be a bool, got {value!r}")
         _settings[key] = value
 
@@ -64,9 +66,9 @@ def get_auto_parallel_context(attr_key: str) -> Any:
     if attr_key not in DEFAULTS:
         raise ValueError(f"get_auto_parallel_context: unknown setting {attr_key!r}")
     value = _settings[attr_key]
-    if value is None and attr_key in ("device_num", "global_rank"):
-        from .management import get_group_size, get_rank
-        return get_group_size() if attr_key == "device_num" else get_rank()
+    if value is None and attr_key == "device_num":
+        from .management import get_group_size
+        return get_group_size()
     return value
 
 
@@ -76,7 +78,7 @@ def reset_auto_parallel_context() -> None:
     _settings.update(DEFAULTS)
 
 
-def set_device_num() -> int | None:
+def device_num_setting() -> int | None:
     """`device_num` as set, None when left to the job's size (read when the step runs, so an
     exported train step divides by the size of the job that runs it)."""
     return _settings["device_num"]

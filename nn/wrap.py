@@ -8,8 +8,9 @@ from typing import Any
 import numpy as np
 
 from .. import ops
-from ..communication.parallel import data_parallel, get_auto_parallel_context, set_device_num
+from ..communication.parallel import data_parallel, device_num_setting, get_auto_parallel_context
 from .cell import Cell
+from .distributed import DistributedGradReducer, StartInAgreement
 
 
 class WithLossCell(Cell):
@@ -74,10 +75,9 @@ class TrainOneStepCell(Cell):
         """ParallelMode.DATA_PARALLEL when built: the step starts from rank 0's values and
         reduces its gradients over the ranks (nn/distributed.py)."""
         if self.reducer_flag:
-            from .distributed import DistributedGradReducer, StartInAgreement
             self.start_in_agreement = StartInAgreement(self)
             self.grad_reducer = DistributedGradReducer(
-                weights, get_auto_parallel_context("gradients_mean"), set_device_num())
+                weights, get_auto_parallel_context("gradients_mean"), device_num_setting())
 
     def construct(self, *inputs: Any) -> Any:
         if self.reducer_flag:

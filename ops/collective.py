@@ -48,31 +48,50 @@ def wait_collective(request, what, world, timeout):
     while not request.Test():  # NOTE: each Test drives MPI's progress: never sleep between
         spins += 1
         if spins % 1024 == 0:
-            time.sleep(0)  # NOTE: yield the core to a rank sharing it, as MPI's own waits do
-            if time.monotonic() - start > timeout:
+            waited = time.monotonic() - start
+            if waited > 0.05:  # NOTE: a rank is late: yield the core to a rank sharing it
+                time.sleep(0)
+            if waited > timeout:
                 raise TimeoutError(
                     f"{what}: rank {world.Get_rank()} of {world.Get_size()} waited {timeout:g} "
                     "s for the other ranks; one is stuck, dead or running a different number "
                     "of steps (every rank must call the train step equally often)")
 
 
+def staging_buffer(dtype, size):
+    """A flat buffer of `size` items of `dtype`, the same one at every call: MPI moves a
+    buffer it has seen before much faster (its pages mapped and registered once, not at
+    every step)."""
+    cache = staging_buffer.__dict__.setdefault("buffers", {})
+    key = (np.dtype(dtype).str, size)
+    if key not in cache:
+        cache[key] = np.empty(size, dtype)
+    return cache[key]
+
+
 def flat_buffers(arrays):
-    """The arrays raveled into one contiguous buffer per dtype: {dtype: (buffer, indices)}."""
+    """The arrays raveled into one staging buffer per dtype: {dtype: (buffer, indices)}."""
     groups = {}
     for k, a in enumerate(arrays):
         groups.setdefault(np.asarray(a).dtype, []).append(k)
-    return {dtype: (np.concatenate([np.ravel(arrays[k]) for k in ks]), ks)
-            for dtype, ks in groups.items()}
+    buffers = {}
+    for dtype, ks in groups.items():
+        buffer = staging_buffer(dtype, sum(np.size(arrays[k]) for k in ks))
+        np.concatenate([np.ravel(arrays[k]) for k in ks], out=buffer)
+        buffers[dtype] = (buffer, ks)
+    return buffers
 
 
-def unflatten(arrays, buffers):
-    """Views of `buffers` (from flat_buffers) shaped like `arrays`, in their order."""
+def unflatten(arrays, buffers, scale=None):
+    """New arrays shaped like `arrays` with the values of `buffers` (from flat_buffers),
+    multiplied by `scale` if given, in the arrays' order."""
     out = [None] * len(arrays)
     for buffer, ks in buffers.values():
         start = 0
         for k in ks:
             size = np.size(arrays[k])
-            out[k] = buffer[start:start + size].reshape(np.shape(arrays[k]))
+            piece = buffer[start:start + size].reshape(np.shape(arrays[k]))
+            out[k] = piece.copy() if scale is None else piece * buffer.dtype.type(scale)
             start += size
     return tuple(out)
 
@@ -88,10 +107,7 @@ def all_reduce_grads_kernel(grads, mean=True, degree=None, timeout=600.0):
         for buffer, _ in buffers.values():
             request = world.Iallreduce(MPI.IN_PLACE, buffer, op=MPI.SUM)
             wait_collective(request, "gradient all-reduce", world, timeout)
-    if mean:
-        for buffer, _ in buffers.values():
-            np.multiply(buffer, buffer.dtype.type(1.0 / (degree or size)), out=buffer)
-    return unflatten(grads, buffers)
+    return unflatten(grads, buffers, 1.0 / (degree or size) if mean else None)
 
 
 def broadcast_params_kernel(params, names=(), timeout=600.0):
@@ -143,7 +159,7 @@ def _broadcast_infer(xs: Type, *, names: tuple, timeout: float) -> TupleType:
     return TupleType(_tensors("broadcast_params", xs))
 
 
-_SHARED = (mpi_world, wait_collective, flat_buffers, unflatten)
+_SHARED = (mpi_world, wait_collective, staging_buffer, flat_buffers, unflatten)
 """The helpers both kernels call."""
 
 def _not_differentiable(ad: GradContext) -> tuple[Any, ...]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -31,8 +32,16 @@ def launch(n: int, *scenario: str, timeout: float = 120) -> subprocess.Completed
     """`mpiexec -n n python mpi_worker.py scenario...`, one BLAS thread per rank."""
     env = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1",
            "MKL_NUM_THREADS": "1", "PYTHONUNBUFFERED": "1"}
-    return subprocess.run([*mpiexec(), "-n", str(n), sys.executable, str(WORKER), *scenario],
-                          capture_output=True, text=True, timeout=timeout, env=env)
+    command = [*mpiexec(), "-n", str(n), sys.executable, str(WORKER), *scenario]
+    with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                          env=env, start_new_session=True) as job:
+        try:
+            out, err = job.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(job.pid, signal.SIGKILL)  # NOTE: the ranks too, not only the launcher
+            job.communicate()
+            raise
+    return subprocess.CompletedProcess(command, job.returncode, out, err)
 
 
 @pytest.fixture

@@ -192,6 +192,14 @@ def eager_steps(steps: int, on_step=None, width: int = 7, timeout: float | None 
         step(*comm.shard_rows(xs[k % STEPS], ys[k % STEPS]))
 
 
+def raises() -> None:
+    """Rank 1 raises at step 3 while rank 0 waits in the all-reduce: the abort ends rank 0."""
+    def fail(k: int) -> None:
+        if k == 3 and comm.get_rank() == 1:
+            raise RuntimeError("deliberate failure on rank 1 at step 3")
+    eager_steps(1000, fail)
+
+
 def killed() -> None:
     """Rank 1 is killed at step 3 (SIGKILL: no Python runs): the job still ends."""
     def die(k: int) -> None:
@@ -219,7 +227,8 @@ def report(line: str) -> None:
 
 
 SCENARIOS = {"equality": equality, "equality_sample": equality_sample, "api": api,
-             "export": export, "killed": killed, "stuck": stuck, "mismatch": mismatch}
+             "export": export, "raises": raises, "killed": killed, "stuck": stuck,
+             "mismatch": mismatch}
 
 if __name__ == "__main__":
     for name in sys.argv[1:]:

@@ -128,7 +128,8 @@ def test_data_parallel_step_alone_trains_as_stand_alone():
     assert all(p is not flag for p in step.get_parameters())
 
 
-def test_the_compiled_step_has_one_fused_all_reduce(tmp_path):
+def test_the_compiled_step_has_one_fused_all_reduce(tmp_path, capsys):
+    from amber import cli
     source = tmp_path / "dp_step.py"
     source.write_text(
         "import numpy as np, amber\nfrom amber import nn\n"
@@ -140,8 +141,8 @@ def test_the_compiled_step_has_one_fused_all_reduce(tmp_path):
         "                         nn.SGD(net.trainable_params(), 0.1))\n"
         "def example_inputs():\n"
         "    return np.ones((8, 4), np.float32), np.ones((8, 2), np.float32)\n")
-    out = subprocess.run([sys.executable, "-m", "amber", "dump", f"{source}:Step", "--stage",
-                          "opt-ir"], capture_output=True, text=True, check=True).stdout
+    assert cli.main(["dump", f"{source}:Step", "--stage", "opt-ir"]) == 0
+    out = capsys.readouterr().out
     reduces = [line for line in out.splitlines() if "= all_reduce_grads(" in line]
     assert len(reduces) == 1, out
     assert "(f32[6,4], f32[6], f32[2,6], f32[2])" in reduces[0]

@@ -37,6 +37,7 @@ def test_three_ranks_train_like_one_process_on_the_whole_batch(mpi_job):
 @pytest.mark.parametrize("scenario, message", [
     ("mismatch", "the ranks built different models ('0.weight' is float32[7, 5] on rank 0 "
                  "but '0.weight' float32[8, 5] on rank 1"),
+    ("raises", "RuntimeError: deliberate failure on rank 1 at step 3"),
     ("stuck", "of 2 waited 3 s for the other ranks; one is stuck, dead or running"),
     ("killed", ""),
 ])
