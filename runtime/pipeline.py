@@ -119,7 +119,7 @@ def compile_target(target: Any, args: tuple, kwargs: dict | None, options: Compi
     trace = CompileTrace() if optimize_graph and recorder.active() is not None else None
     watchers = [w for w in (files, trace) if w is not None]
     for watcher in watchers:
-        watcher.sources(result.sources, getattr(result, "source_titles", ()))
+        watcher.source(result.sources, getattr(result, "source_titles", ()))
         watcher.graph("ir", graph)
     if transform is not None:
         if options.backend == "onnxruntime":

@@ -118,7 +118,7 @@ class CompileTrace:
     def __init__(self) -> None:
         self.data: dict[str, Any] = {"passes": []}
 
-    def sources(self, sources: Iterable[Any], titles: Iterable[str]) -> None:
+    def source(self, sources: Iterable[Any], titles: Iterable[str]) -> None:
         self.data["sources"] = describe_sources(sources, titles)
 
     def graph(self, stage: str, graph: Any) -> None:

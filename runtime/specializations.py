@@ -419,11 +419,11 @@ class JitBase:
         changed = what_changed(self._history[-2:]) if len(self._history) > 1 else []
         reason = "first call" if len(self._history) == 1 else \
             "new " + "; ".join(changed or ["(nothing visible in the arguments)"])
-        if self._reason:
-            reason, self._reason = f"{self._reason}; {reason}", ""
         if entry.origin == "compiled":
             log.info("amber: compiled %s%s in %.1f ms (%s)", title, describe_key(key),
                      entry.seconds * 1e3, reason)
+        if self._reason:
+            reason, self._reason = f"{self._reason}; {reason}", ""
         if (rec := recorder.active()) is not None:
             rec.emit("specialization", function=title, jit=id(self), key=describe_key(key),
                      origin=entry.origin, reason=reason, seconds=entry.seconds,
