@@ -116,7 +116,9 @@ class MethodReader:
     name: str
 
     def __call__(self, instance: Any) -> tuple[Any, Any]:
-        method = getattr(type(resolve_path(instance, self.path)), self.name)
+        # NOTE: `__class__`, not type(): an `amber.jit(cell)` wrapper answers with its cell's
+        # class, whose method the compiler inlined
+        method = getattr(resolve_path(instance, self.path).__class__, self.name)
         return method, code_of(method)
 
 

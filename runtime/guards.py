@@ -151,7 +151,7 @@ class _Snapshot:
                     return False
                 owner = self.same(*access(instance, read.path)) if read.path else "s"
                 held, ran = self.keep(method), self.keep(code)
-                self.conditions.append(f"type({owner}).{read.name} is {held} and "
+                self.conditions.append(f"{owner}.__class__.{read.name} is {held} and "
                                        f"{held}.__code__ is {ran}")
                 return True
             if type(read) is NamespaceReader:
