@@ -87,6 +87,22 @@ def get_local_rank_size(group: str | None = None) -> int:
     return world().local_size
 
 
+def from_rank_zero(value: Any) -> Any:
+    """Rank 0's `value` (a small picklable object) on every rank; `value` in a world of one.
+    Every rank must call it at the same point, as any collective."""
+    comm = world().comm
+    return value if comm is None else comm.bcast(value, root=0)
+
+
+def barrier(what: str, timeout: float = 600.0) -> None:
+    """Wait until every rank has reached this call (TimeoutError after `timeout` seconds,
+    naming `what`); nothing in a world of one."""
+    job = world()
+    if job.comm is not None:
+        from ..ops.collective import wait_collective
+        wait_collective(job.comm.Ibarrier(), what, job.comm, timeout)
+
+
 def _abort_on_uncaught_exceptions(job: World) -> None:
     """An uncaught exception prints its traceback, then aborts every rank of the job: without
     this the rank would exit while the others wait for it in the next collective."""

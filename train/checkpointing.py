@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from ..checkpoint import save_checkpoint
+from ..communication.management import barrier, get_rank, from_rank_zero
 from ..nn.cell import Cell
 from .hooks import Callback, RunContext
 
@@ -63,7 +64,12 @@ class ModelCheckpoint(Callback):
     """Saves checkpoints named `PREFIX-EPOCH_STEP.ckpt` (STEP counted within the epoch) in
     `directory` (default: the current one) as `config` says, and once more at the end of
     training if the last step was not saved. If files of that prefix exist already, the
-    prefix becomes `PREFIX_1`, `PREFIX_2`, ... so nothing is overwritten."""
+    prefix becomes `PREFIX_1`, `PREFIX_2`, ... so nothing is overwritten.
+
+    In an MPI job only rank 0 writes (and removes) files, in its `directory`: the ranks of a
+    data-parallel job hold the same parameters. Every rank takes rank 0's directory and prefix,
+    so `latest_ckpt_file_name` names the same file everywhere, and `Model.train` returns on no
+    rank before rank 0's last file is written, so every rank can load it."""
 
     def __init__(self, prefix: str = "CKP", directory: str | os.PathLike | None = None,
                  config: CheckpointConfig | None = None) -> None:
@@ -88,8 +94,10 @@ class ModelCheckpoint(Callback):
         return None if self._latest is None else str(self._latest)
 
     def on_train_begin(self, run_context: RunContext) -> None:
-        self._directory.mkdir(parents=True, exist_ok=True)
-        self._prefix = self._free_prefix(self._prefix)
+        if get_rank() == 0:
+            self._directory.mkdir(parents=True, exist_ok=True)
+            self._prefix = self._free_prefix(self._prefix)
+        self._directory, self._prefix = from_rank_zero((self._directory, self._prefix))
         self._last_time = time.monotonic()
 
     def _free_prefix(self, prefix: str) -> str:
@@ -114,6 +122,7 @@ class ModelCheckpoint(Callback):
         cb_params = run_context.original_args()
         if cb_params.cur_step_num != self._last_step:
             self._save(cb_params)
+        barrier("ModelCheckpoint (waiting for rank 0's last checkpoint)")
 
     def _append_dict(self, cb_params: Any) -> dict[str, Any] | None:
         info = self._config.append_info
@@ -140,6 +149,8 @@ class ModelCheckpoint(Callback):
         self._saved = [p for p in self._saved if p != path] + [path]
         limit = self._config.keep_checkpoint_max
         while limit and len(self._saved) > limit:
-            self._saved.pop(0).unlink(missing_ok=True)
+            oldest = self._saved.pop(0)
+            if get_rank() == 0:  # NOTE: the rank that wrote it (another would race with it)
+                oldest.unlink(missing_ok=True)
         self._last_step, self._last_time, self._latest = (cb_params.cur_step_num,
                                                           time.monotonic(), path)

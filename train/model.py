@@ -10,6 +10,7 @@ from typing import Any, Iterator
 import numpy as np
 
 from ..common.tensor import Tensor
+from ..communication.parallel import get_auto_parallel_context
 from ..nn.cell import Cell
 from ..nn.wrap import TrainOneStepCell, WithEvalCell, WithLossCell
 from ..runtime import jit
@@ -113,12 +114,14 @@ class Model:
         steps = _dataset_size(dataset, "train")
         if sink and sink_size not in (-1, 0):
             steps = sink_size
+        mode = get_auto_parallel_context("parallel_mode")
+        devices = 1 if mode == "stand_alone" else get_auto_parallel_context("device_num")
         cb_params = InternalCallbackParam()
         cb_params.update(
             train_network=self._train_network, network=self._network, epoch_num=epoch,
             batch_num=steps, cur_epoch_num=0, cur_step_num=0, mode="train",
-            loss_fn=self._loss_fn, optimizer=self._optimizer, parallel_mode="stand_alone",
-            device_number=1, train_dataset=dataset, dataset_sink_mode=sink, net_outputs=None,
+            loss_fn=self._loss_fn, optimizer=self._optimizer, parallel_mode=mode,
+            device_number=devices, train_dataset=dataset, dataset_sink_mode=sink, net_outputs=None,
             train_dataset_element=None, last_save_ckpt_step=None, latest_ckpt_file=None)
         return cb_params
 
