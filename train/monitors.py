@@ -4,6 +4,7 @@ epoch), `LambdaCallback` (hooks from functions) and `EarlyStopping`."""
 from __future__ import annotations
 
 import time
+from pathlib import Path
 from typing import Any, Callable
 
 import numpy as np
@@ -81,7 +82,9 @@ class TimeMonitor(Callback):
 
 class History(Callback):
     """Records, at the end of each training epoch, the epoch number (`history.epoch`) and the
-    loss of its last step and any evaluation results (`history.history`, name -> list)."""
+    loss of its last step and any evaluation results (`history.history`, name -> list);
+    `plot(path)` draws them. In a data-parallel job each rank records its own: the loss of
+    its rows of the last batch (MindSpore's History does the same)."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -98,6 +101,22 @@ class History(Callback):
         record.update(cb_params.get("eval_results") or {})
         for name, value in record.items():
             self.history.setdefault(name, []).append(value)
+
+    def plot(self, path: str | Path, title: str = "training") -> Path:
+        """Draw each recorded number against the epoch, one panel per name ("loss" for
+        MindSpore's `net_output`), into `path` (PNG, SVG, PDF: by its suffix); returns the file.
+        Results that are not one number per epoch (a per-class array) are left out. Needs
+        matplotlib (the `examples` extra)."""
+        from .plots import plot_curves
+        curves = {("loss" if name == "net_output" else name): values
+                  for name, values in self.history.items()
+                  if all(np.ndim(v) == 0 and np.asarray(v).dtype.kind in "biuf" for v in values)}
+        if not any(curves.values()):
+            raise ValueError("History.plot: nothing recorded yet; pass the History to "
+                             "Model.train / fit as a callback first")
+        epochs = self.epoch["epoch"]
+        same = all(len(values) == len(epochs) for values in curves.values())
+        return plot_curves(curves, path, title, epochs=epochs if same else None)
 
 
 class LambdaCallback(Callback):

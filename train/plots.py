@@ -9,8 +9,9 @@ from typing import Mapping, Sequence
 
 
 def plot_curves(curves: Mapping[str, Sequence[float]], path: str | Path,
-                title: str = "training") -> Path:
-    """Draw each series of `curves` (values per epoch) in its own panel; returns the file."""
+                title: str = "training", epochs: Sequence[int] | None = None) -> Path:
+    """Draw each series of `curves` (values per epoch) in its own panel; returns the file.
+    `epochs`: the epoch of each value (default 1, 2, ...)."""
     try:
         import matplotlib
         matplotlib.use("Agg")  # NOTE: files only, no window (works on machines with no screen)
@@ -21,10 +22,14 @@ def plot_curves(curves: Mapping[str, Sequence[float]], path: str | Path,
     series = {name: list(values) for name, values in curves.items() if len(values)}
     if not series:
         raise ValueError("plot_curves: no values to plot")
+    for name, values in series.items():
+        if epochs is not None and len(epochs) != len(values):
+            raise ValueError(f"plot_curves: {name!r} has {len(values)} values for "
+                             f"{len(epochs)} epochs")
     fig, axes = plt.subplots(1, len(series), figsize=(4.5 * len(series), 3.4), squeeze=False)
     for ax, (name, values) in zip(axes[0], series.items()):
-        epochs = range(1, len(values) + 1)
-        ax.plot(epochs, values, marker="o")
+        xs = range(1, len(values) + 1) if epochs is None else list(epochs)
+        ax.plot(xs, [float(v) for v in values], marker="o")
         ax.set_xlabel("epoch")
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
         ax.set_title(name)
