@@ -94,6 +94,19 @@ def from_rank_zero(value: Any) -> Any:
     return value if comm is None else comm.bcast(value, root=0)
 
 
+def mean_over_ranks(value: float, what: str, timeout: float = 600.0) -> float:
+    """The mean of `value` over the ranks (`value` in a world of one); TimeoutError after
+    `timeout` seconds, naming `what`."""
+    job = world()
+    if job.comm is None:
+        return float(value)
+    import numpy as np
+    from ..ops.collective import wait_collective
+    mine, total = np.array([value], np.float64), np.zeros(1, np.float64)
+    wait_collective(job.comm.Iallreduce(mine, total), what, job.comm, timeout)
+    return float(total[0]) / job.size
+
+
 def barrier(what: str, timeout: float = 600.0) -> None:
     """Wait until every rank has reached this call (TimeoutError after `timeout` seconds,
     naming `what`); nothing in a world of one."""

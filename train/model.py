@@ -10,7 +10,8 @@ from typing import Any, Iterator
 import numpy as np
 
 from ..common.tensor import Tensor
-from ..communication.parallel import get_auto_parallel_context
+from ..communication.management import get_group_size
+from ..communication.parallel import data_parallel, get_auto_parallel_context
 from ..nn.cell import Cell
 from ..nn.wrap import TrainOneStepCell, WithEvalCell, WithLossCell
 from ..runtime import jit
@@ -160,6 +161,12 @@ class Model:
         if not 0 <= initial_epoch < epoch:
             raise ValueError(f"Model.train: initial_epoch must be in [0, {epoch}), got "
                              f"{initial_epoch!r}")
+        if data_parallel() and not self._train_network.reducer_flag and get_group_size() > 1:
+            raise RuntimeError(  # NOTE: else each rank would train a model of its own, silently
+                "Model.train: the parallel mode is DATA_PARALLEL but this Model was built "
+                "before it was set, so its train step does not average the ranks' gradients; "
+                "call set_auto_parallel_context(parallel_mode=ParallelMode.DATA_PARALLEL, ...) "
+                "before Model(...)")
         cb_params = self._params(dataset, epoch, bool(sink), sink_size)
         cb_params.cur_step_num = initial_epoch * cb_params.batch_num
         run_context = RunContext(cb_params)

@@ -9,6 +9,8 @@ from typing import Any, Callable
 
 import numpy as np
 
+from ..communication.management import mean_over_ranks
+from ..communication.parallel import ParallelMode, get_auto_parallel_context
 from .hooks import HOOKS, Callback, RunContext
 
 __all__ = ["LossMonitor", "TimeMonitor", "History", "LambdaCallback", "EarlyStopping",
@@ -136,7 +138,9 @@ class LambdaCallback(Callback):
 class EarlyStopping(Callback):
     """Stops training (`run_context.request_stop()`) once `monitor` ("loss", "eval_loss" or a
     metric name of `Model.fit`'s evaluation) has not improved by more than `min_delta` for
-    `patience` epochs; `restore_best_weights` puts back the best epoch's parameters."""
+    `patience` epochs; `restore_best_weights` puts back the best epoch's parameters. In a
+    data-parallel job it watches the mean of the ranks' values (as MindSpore's does), so every
+    rank stops at the same epoch."""
 
     def __init__(self, monitor: str = "eval_loss", min_delta: float = 0, patience: int = 0,
                  verbose: bool = False, mode: str = "auto", baseline: float | None = None,
@@ -175,6 +179,8 @@ class EarlyStopping(Callback):
         if np.ndim(value) != 0:
             raise ValueError(f"EarlyStopping: {self.monitor!r} must be a scalar, got shape "
                              f"{np.shape(value)}")
+        if get_auto_parallel_context("parallel_mode") != ParallelMode.STAND_ALONE:
+            return mean_over_ranks(float(value), f"EarlyStopping({self.monitor!r})")
         return float(value)
 
     def on_train_epoch_end(self, run_context: RunContext) -> None:

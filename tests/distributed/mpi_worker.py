@@ -271,7 +271,34 @@ def model_train() -> None:
     assert len({tuple(r) for r in every_loss}) == size, "each rank reports its own rows' loss"
     np.testing.assert_allclose(every_loss.mean(axis=0), alone_history.history["net_output"],
                                rtol=1e-5, err_msg="the mean of the ranks' losses")
+    model_train_guards(rank, size)
     report(f"model_train size={size} checkpoints={written}")
+
+
+def model_train_guards(rank: int, size: int) -> None:
+    """EarlyStopping watches the mean of the ranks' values (MindSpore's), so every rank stops
+    at the same epoch; a Model built before DATA_PARALLEL was set is refused, not trained into
+    one model per rank."""
+    from amber import dataset as ds
+    from amber.train import EarlyStopping, Model, RunContext
+    from amber.train.hooks import InternalCallbackParam
+    amber.set_auto_parallel_context(parallel_mode=amber.ParallelMode.DATA_PARALLEL)
+    stopper = EarlyStopping(monitor="loss")
+    stopper.on_train_epoch_end(RunContext(InternalCallbackParam(
+        net_outputs=np.float32(1 + rank), train_network=mlp(), cur_epoch_num=1)))
+    assert stopper.best == 1 + (size - 1) / 2, stopper.best
+    amber.reset_auto_parallel_context()
+    net = mlp()
+    early = Model(net, nn.MSELoss(), nn.SGD(net.trainable_params(), 0.1))
+    amber.set_auto_parallel_context(parallel_mode=amber.ParallelMode.DATA_PARALLEL)
+    xs, ys = data()
+    try:
+        early.train(1, ds.NumpySlicesDataset((xs[0], ys[0])).batch(4))
+    except RuntimeError as err:
+        assert "was built before it was set" in str(err), err
+    else:
+        raise AssertionError("Model.train ran a stand-alone train step in DATA_PARALLEL mode")
+    amber.reset_auto_parallel_context()
 
 
 def eager_steps(steps: int, on_step=None, width: int = 7, timeout: float | None = None) -> None:
