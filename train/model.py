@@ -64,6 +64,10 @@ class Model:
                              "label]")
         self._network, self._loss_fn, self._optimizer = network, loss_fn, optimizer
         self._metric_fns = get_metrics(metrics)
+        self._parallel_mode = get_auto_parallel_context("parallel_mode")
+        """The parallel mode when built, which the train step follows (as MindSpore's Model)."""
+        self._device_number = 1 if self._parallel_mode == "stand_alone" else \
+            get_auto_parallel_context("device_num")
         self._train_network = self._build_train_network()
         self._eval_network, self._eval_indexes = self._build_eval_network(eval_network,
                                                                           eval_indexes)
@@ -115,15 +119,14 @@ class Model:
         steps = _dataset_size(dataset, "train")
         if sink and sink_size not in (-1, 0):
             steps = sink_size
-        mode = get_auto_parallel_context("parallel_mode")
-        devices = 1 if mode == "stand_alone" else get_auto_parallel_context("device_num")
         cb_params = InternalCallbackParam()
         cb_params.update(
             train_network=self._train_network, network=self._network, epoch_num=epoch,
             batch_num=steps, cur_epoch_num=0, cur_step_num=0, mode="train",
-            loss_fn=self._loss_fn, optimizer=self._optimizer, parallel_mode=mode,
-            device_number=devices, train_dataset=dataset, dataset_sink_mode=sink, net_outputs=None,
-            train_dataset_element=None, last_save_ckpt_step=None, latest_ckpt_file=None)
+            loss_fn=self._loss_fn, optimizer=self._optimizer, parallel_mode=self._parallel_mode,
+            device_number=self._device_number, train_dataset=dataset, dataset_sink_mode=sink,
+            net_outputs=None, train_dataset_element=None, last_save_ckpt_step=None,
+            latest_ckpt_file=None)
         return cb_params
 
     def train(self, epoch: int, train_dataset: Any, callbacks: Any = None,
