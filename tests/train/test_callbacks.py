@@ -12,10 +12,10 @@ import pytest
 import amber
 import amber.dataset as ds
 from amber import nn
-from amber.train import (Accuracy, Callback, CheckpointConfig, EarlyStopping, History,
-                         LambdaCallback, LossMonitor, Model, ModelCheckpoint, Precision,
-                         RunContext, TimeMonitor)
+from amber.train import (Callback, CheckpointConfig, EarlyStopping, History, LambdaCallback,
+                         LossMonitor, Model, ModelCheckpoint, RunContext, TimeMonitor)
 from amber.train.hooks import InternalCallbackParam
+from amber.train.plots import plot_curves
 
 X = np.random.default_rng(0).standard_normal((40, 4)).astype(np.float32)
 Y = (X[:, 0] > 0).astype(np.int32)
@@ -131,13 +131,16 @@ def test_history_plots_one_number_per_epoch_against_the_epoch(tmp_path, monkeypa
     history = History()
     with pytest.raises(ValueError, match="nothing recorded yet"):
         history.plot(tmp_path / "none.png")
-    metrics = {"acc": Accuracy(), "precision": Precision()}  # NOTE: precision: one per class
-    model(metrics=metrics).fit(3, data(), data(20), callbacks=history, initial_epoch=1)
+    history.on_train_begin(RunContext())
+    for epoch, loss in ((2, 0.9), (3, 0.4)):  # NOTE: as fit(3, ..., initial_epoch=1) reports
+        history.on_train_epoch_end(RunContext(InternalCallbackParam(
+            cur_epoch_num=epoch, net_outputs=amber.Tensor(np.float32(loss)), eval_results={
+                "acc": 0.5 + loss / 10, "precision": np.array([0.5, loss]), "eval_loss": loss})))
     drawn = {}
     monkeypatch.setattr("amber.train.plots.plot_curves", lambda curves, path, title, epochs:
                         drawn.update(curves=curves, epochs=epochs) or path)
     history.plot(tmp_path / "curves.png")
-    assert drawn["epochs"] == [2, 3]
+    assert drawn["epochs"] == [2, 3]  # NOTE: precision (one value per class) is left out
     assert drawn["curves"] == {"loss": history.history["net_output"],
                                "acc": history.history["acc"],
                                "eval_loss": history.history["eval_loss"]}
@@ -147,6 +150,8 @@ def test_history_plots_one_number_per_epoch_against_the_epoch(tmp_path, monkeypa
     image = imread(history.plot(tmp_path / "curves.png", title="Dense"))
     assert image.shape[1] > 2 * image.shape[0]  # NOTE: three panels side by side
     assert image[..., :3].std() > 0.05
+    with pytest.raises(ValueError, match="'loss' has 2 values for 3 epochs"):
+        plot_curves({"loss": [1.0, 0.5]}, tmp_path / "bad.png", epochs=[1, 2, 3])
 
 
 def test_callbacks_are_context_managers_entered_for_the_run():
