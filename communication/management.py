@@ -107,15 +107,6 @@ def mean_over_ranks(value: float, what: str, timeout: float = 600.0) -> float:
     return float(total[0]) / job.size
 
 
-def barrier(what: str, timeout: float = 600.0) -> None:
-    """Wait until every rank has reached this call (TimeoutError after `timeout` seconds,
-    naming `what`); nothing in a world of one."""
-    job = world()
-    if job.comm is not None:
-        from ..ops.collective import wait_collective
-        wait_collective(job.comm.Ibarrier(), what, job.comm, timeout)
-
-
 def _abort_on_uncaught_exceptions(job: World) -> None:
     """An uncaught exception prints its traceback, then aborts every rank of the job: without
     this the rank would exit while the others wait for it in the next collective."""

@@ -10,11 +10,12 @@ from typing import Any, Iterator
 import numpy as np
 
 from ..common.tensor import Tensor
-from ..communication.management import get_group_size
+from ..communication.management import from_rank_zero, get_group_size
 from ..communication.parallel import data_parallel, get_auto_parallel_context
 from ..nn.cell import Cell
 from ..nn.wrap import TrainOneStepCell, WithEvalCell, WithLossCell
 from ..runtime import jit
+from .checkpointing import ModelCheckpoint
 from .hooks import CallbackManager, InternalCallbackParam, RunContext
 from .metrics import Loss, Metric, get_metrics
 
@@ -173,9 +174,12 @@ class Model:
         cb_params = self._params(dataset, epoch, bool(sink), sink_size)
         cb_params.cur_step_num = initial_epoch * cb_params.batch_num
         run_context = RunContext(cb_params)
+        parallel = self._train_network.reducer_flag and get_group_size() > 1
         with CallbackManager(callbacks) as hooks:
             cb_params.list_callback = hooks
             hooks.on_train_begin(run_context)
+            if parallel:
+                self._checkpoint_files_of_rank_zero(hooks)
             batches = self._batches(dataset, cb_params.batch_num, sink)
             for cur in range(initial_epoch + 1, epoch + 1):
                 cb_params.cur_epoch_num = cur
@@ -186,6 +190,17 @@ class Model:
                 if run_context.get_stop_requested():
                     break
             hooks.on_train_end(run_context)
+            if parallel:  # NOTE: also keeps every rank here until rank 0's last file is written
+                self._checkpoint_files_of_rank_zero(hooks)
+
+    @staticmethod
+    def _checkpoint_files_of_rank_zero(hooks: CallbackManager) -> None:
+        """Every rank's ModelCheckpoints take the directory, prefix and latest file of rank 0's
+        (which alone writes in a data-parallel job), in order; every rank runs train, so every
+        rank takes part, whichever ranks were given a ModelCheckpoint."""
+        checkpoints = [cb for cb in hooks.callbacks if isinstance(cb, ModelCheckpoint)]
+        for cb, files in zip(checkpoints, from_rank_zero([cb.files for cb in checkpoints])):
+            cb.files = files
 
     @staticmethod
     def _batches(dataset: Any, steps: int, sink: bool) -> Iterator[Iterator[list]]:

@@ -157,7 +157,8 @@ def export() -> None:
 
 
 def api() -> None:
-    """The world's facts, shard_rows, and checkpoints written by rank 0 only."""
+    """The world's facts, shard_rows, and checkpoints written by rank 0 only in DATA_PARALLEL
+    mode (by every rank otherwise: each trains a model of its own)."""
     size, rank = comm.get_group_size(), comm.get_rank()
     assert size > 1 and MPI.COMM_WORLD.Get_size() == size
     assert 0 <= rank < size and 0 <= comm.get_local_rank() < size
@@ -167,10 +168,15 @@ def api() -> None:
     world = MPI.COMM_WORLD
     folder = world.bcast(tempfile.mkdtemp(prefix="amber-mpi-") if rank == 0 else None)
     net = mlp()
-    amber.save_checkpoint(net, os.path.join(folder, f"rank{rank}.ckpt"))
+    amber.save_checkpoint(net, os.path.join(folder, f"alone{rank}.ckpt"))  # NOTE: one model each
+    amber.set_auto_parallel_context(parallel_mode=amber.ParallelMode.DATA_PARALLEL)
+    amber.save_checkpoint(net, os.path.join(folder, f"rank{rank}.ckpt"))  # NOTE: the same model
+    amber.reset_auto_parallel_context()
     world.Barrier()
     written = sorted(os.listdir(folder))
-    assert written == ["rank0.ckpt"], f"only rank 0 writes checkpoints, found {written}"
+    assert written == [f"alone{r}.ckpt" for r in range(size)] + ["rank0.ckpt"], \
+        f"only rank 0 writes checkpoints in DATA_PARALLEL mode, every rank otherwise: {written}"
+    written = [name for name in written if name.startswith("rank")]
     loaded = amber.load_checkpoint(os.path.join(folder, "rank0.ckpt"))  # NOTE: every rank can
     assert set(loaded) == {p.name for p in net.get_parameters()}
     report(f"api size={size} checkpoints={written}")
@@ -193,15 +199,18 @@ EPOCHS = 3
 BATCHES = 4  # NOTE: global batches of ROWS rows per epoch
 
 
-def model_train_run(parallel: bool, seed: int, callbacks: list) -> list[np.ndarray]:
+def model_train_run(parallel: bool, seed: int, callbacks: list) -> tuple:
     """MindSpore's data-parallel recipe through `Model.train`: the mode set before the Model,
     a shuffled GeneratorDataset sharded by rank with batches of ROWS / size rows; alone, the
-    same pipeline unsharded with batches of ROWS. The final parameters."""
+    same pipeline unsharded with batches of ROWS. The final parameters, the Model and the
+    pipeline (the mode is left set)."""
     from amber import dataset as ds
     from amber.train import Model
     if parallel:
         amber.set_auto_parallel_context(parallel_mode=amber.ParallelMode.DATA_PARALLEL,
                                         gradients_mean=True)
+    else:
+        amber.reset_auto_parallel_context()
     amber.set_seed(seed)
     ds.config.set_seed(5)  # NOTE: MindSpore's rule: the same dataset seed on every rank
     xs, ys = data(11)
@@ -212,8 +221,7 @@ def model_train_run(parallel: bool, seed: int, callbacks: list) -> list[np.ndarr
     net = Branchy()
     model = Model(net, nn.MSELoss(), nn.Momentum(net.trainable_params(), 0.05, 0.9))
     model.train(EPOCHS, pipeline, callbacks=callbacks)
-    amber.reset_auto_parallel_context()
-    return [np.array(p) for p in net.get_parameters()]
+    return [np.array(p) for p in net.get_parameters()], model, pipeline
 
 
 def model_train() -> None:
@@ -237,8 +245,8 @@ def model_train() -> None:
         (rc.original_args().parallel_mode, rc.original_args().device_number)))
     printed = io.StringIO()
     with contextlib.redirect_stdout(printed):
-        mine = model_train_run(True, 100 + rank, [checkpoint, LossMonitor(BATCHES), history,
-                                                  context])
+        mine, model, pipeline = model_train_run(True, 100 + rank, [
+            checkpoint, LossMonitor(BATCHES), history, context])
     saved = amber.load_checkpoint(checkpoint.latest_ckpt_file_name)  # NOTE: before any sync
     root = world.bcast(folder)
     assert checkpoint.latest_ckpt_file_name == os.path.join(root, f"lenet_1-{EPOCHS}_"
@@ -246,15 +254,19 @@ def model_train() -> None:
     written = sorted(os.listdir(folder))
     expected = ["lenet-1_1.ckpt"] + [f"lenet_1-{e}_{BATCHES}.ckpt" for e in (EPOCHS - 1, EPOCHS)]
     assert written == (expected if rank == 0 else []), written
-    net = Branchy()
+    net = Branchy()  # NOTE: not the model: its parameters go on training below
     amber.load_param_into_net(net, saved)
     for a, b in zip(net.get_parameters(), mine):
         assert np.array(a).tobytes() == b.tobytes(), "the checkpoint is not the trained model"
     assert "moments.fc1.weight" in saved
     assert seen == [("data_parallel", size)], seen
+    on_rank_zero = ModelCheckpoint("again", folder)  # NOTE: on rank 0 only, as scripts may do
+    model.train(1, pipeline, callbacks=[on_rank_zero] if rank == 0 else [])
+    assert world.allgather(os.path.exists(os.path.join(root, f"again-1_{BATCHES}.ckpt"))) \
+        == [True] * size
 
     alone_history = History()
-    alone = model_train_run(False, 100, [alone_history])
+    alone, _, _ = model_train_run(False, 100, [alone_history])
     every = world.allgather(mine)
     for theirs in every:
         assert all(a.tobytes() == b.tobytes() for a, b in zip(theirs, every[0])), \
