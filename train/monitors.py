@@ -92,17 +92,21 @@ class History(Callback):
         super().__init__()
         self.history: dict[str, list[Any]] = {}
         self.epoch: dict[str, list[int]] = {"epoch": []}
+        self._epochs_of: dict[str, list[int]] = {}
+        """The epoch of each value of `history` (evaluation results may start later)."""
 
     def on_train_begin(self, run_context: RunContext) -> None:
         self.epoch = {"epoch": []}
 
     def on_train_epoch_end(self, run_context: RunContext) -> None:
         cb_params = run_context.original_args()
-        self.epoch["epoch"].append(cb_params.get("cur_epoch_num", 1))
+        epoch = cb_params.get("cur_epoch_num", 1)
+        self.epoch["epoch"].append(epoch)
         record = {"net_output": scalar_loss(cb_params.net_outputs)}
         record.update(cb_params.get("eval_results") or {})
         for name, value in record.items():
             self.history.setdefault(name, []).append(value)
+            self._epochs_of.setdefault(name, []).append(epoch)
 
     def plot(self, path: str | Path, title: str = "training") -> Path:
         """Draw each recorded number against the epoch, one panel per name ("loss" for
@@ -110,15 +114,14 @@ class History(Callback):
         Results that are not one number per epoch (a per-class array) are left out. Needs
         matplotlib (the `examples` extra)."""
         from .plots import plot_curves
-        curves = {("loss" if name == "net_output" else name): values
-                  for name, values in self.history.items()
-                  if all(np.ndim(v) == 0 and np.asarray(v).dtype.kind in "biuf" for v in values)}
-        if not any(curves.values()):
-            raise ValueError("History.plot: nothing recorded yet; pass the History to "
+        numbers = [name for name, values in self.history.items() if values and all(
+            np.ndim(v) == 0 and np.asarray(v).dtype.kind in "biuf" for v in values)]
+        if not numbers:
+            raise ValueError("History.plot: no numbers recorded yet; pass the History to "
                              "Model.train / fit as a callback first")
-        epochs = self.epoch["epoch"]
-        same = all(len(values) == len(epochs) for values in curves.values())
-        return plot_curves(curves, path, title, epochs=epochs if same else None)
+        label = {name: "loss" if name == "net_output" else name for name in numbers}
+        return plot_curves({label[n]: self.history[n] for n in numbers}, path, title,
+                           epochs={label[n]: self._epochs_of[n] for n in numbers})
 
 
 class LambdaCallback(Callback):

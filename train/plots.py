@@ -9,9 +9,10 @@ from typing import Mapping, Sequence
 
 
 def plot_curves(curves: Mapping[str, Sequence[float]], path: str | Path,
-                title: str = "training", epochs: Sequence[int] | None = None) -> Path:
+                title: str = "training",
+                epochs: Mapping[str, Sequence[int]] | None = None) -> Path:
     """Draw each series of `curves` (values per epoch) in its own panel; returns the file.
-    `epochs`: the epoch of each value (default 1, 2, ...)."""
+    `epochs`: the epoch of each value, by series name (default 1, 2, ...)."""
     try:
         import matplotlib
         matplotlib.use("Agg")  # NOTE: files only, no window (works on machines with no screen)
@@ -22,14 +23,15 @@ def plot_curves(curves: Mapping[str, Sequence[float]], path: str | Path,
     series = {name: list(values) for name, values in curves.items() if len(values)}
     if not series:
         raise ValueError("plot_curves: no values to plot")
-    for name, values in series.items():
-        if epochs is not None and len(epochs) != len(values):
-            raise ValueError(f"plot_curves: {name!r} has {len(values)} values for "
-                             f"{len(epochs)} epochs")
+    xs = {name: list(range(1, len(values) + 1)) for name, values in series.items()}
+    for name, given in (epochs or {}).items():
+        if name in series and len(given) != len(series[name]):
+            raise ValueError(f"plot_curves: {name!r} has {len(series[name])} values for "
+                             f"{len(given)} epochs")
+        xs[name] = list(given)
     fig, axes = plt.subplots(1, len(series), figsize=(4.5 * len(series), 3.4), squeeze=False)
     for ax, (name, values) in zip(axes[0], series.items()):
-        xs = range(1, len(values) + 1) if epochs is None else list(epochs)
-        ax.plot(xs, [float(v) for v in values], marker="o")
+        ax.plot(xs[name], [float(v) for v in values], marker="o")
         ax.set_xlabel("epoch")
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
         ax.set_title(name)

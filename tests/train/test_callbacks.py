@@ -129,20 +129,22 @@ def test_model_checkpoint_names_keeps_and_restores(tmp_path):
 
 def test_history_plots_one_number_per_epoch_against_the_epoch(tmp_path, monkeypatch):
     history = History()
-    with pytest.raises(ValueError, match="nothing recorded yet"):
+    with pytest.raises(ValueError, match="no numbers recorded yet"):
         history.plot(tmp_path / "none.png")
     history.on_train_begin(RunContext())
-    for epoch, loss in ((2, 0.9), (3, 0.4)):  # NOTE: as fit(3, ..., initial_epoch=1) reports
+    for epoch, loss in ((2, 0.9), (3, 0.4), (4, 0.3)):  # NOTE: fit(4, initial_epoch=1): 2..4
+        results = {"acc": 0.5 + loss / 10, "precision": np.array([0.5, loss]),
+                   "eval_loss": loss} if epoch > 2 else None  # NOTE: evaluated from epoch 3
         history.on_train_epoch_end(RunContext(InternalCallbackParam(
-            cur_epoch_num=epoch, net_outputs=amber.Tensor(np.float32(loss)), eval_results={
-                "acc": 0.5 + loss / 10, "precision": np.array([0.5, loss]), "eval_loss": loss})))
+            cur_epoch_num=epoch, net_outputs=amber.Tensor(np.float32(loss)),
+            eval_results=results)))
     drawn = {}
     monkeypatch.setattr("amber.train.plots.plot_curves", lambda curves, path, title, epochs:
                         drawn.update(curves=curves, epochs=epochs) or path)
     history.plot(tmp_path / "curves.png")
-    assert drawn["epochs"] == [2, 3]  # NOTE: precision (one value per class) is left out
-    assert drawn["curves"] == {"loss": history.history["net_output"],
-                               "acc": history.history["acc"],
+    assert drawn["epochs"] == {"loss": [2, 3, 4], "acc": [3, 4], "eval_loss": [3, 4]}
+    assert drawn["curves"] == {"loss": history.history["net_output"],  # NOTE: no precision:
+                               "acc": history.history["acc"],           # one value per class
                                "eval_loss": history.history["eval_loss"]}
     monkeypatch.undo()
     pytest.importorskip("matplotlib", reason="History.plot needs matplotlib (examples extra)")
@@ -151,7 +153,7 @@ def test_history_plots_one_number_per_epoch_against_the_epoch(tmp_path, monkeypa
     assert image.shape[1] > 2 * image.shape[0]  # NOTE: three panels side by side
     assert image[..., :3].std() > 0.05
     with pytest.raises(ValueError, match="'loss' has 2 values for 3 epochs"):
-        plot_curves({"loss": [1.0, 0.5]}, tmp_path / "bad.png", epochs=[1, 2, 3])
+        plot_curves({"loss": [1.0, 0.5]}, tmp_path / "bad.png", epochs={"loss": [1, 2, 3]})
 
 
 def test_callbacks_are_context_managers_entered_for_the_run():
