@@ -102,17 +102,19 @@ def save_checkpoint(save_obj: Any, ckpt_file_name: str | os.PathLike,
         if name in arrays:
             raise ValueError(f"save_checkpoint: append_dict entry {name!r} is also a parameter")
         arrays[name] = _storable(name, value)
-    if not _writes_checkpoints():
+    if not writes_checkpoints():
         return
     path, fmt = _file_and_format(ckpt_file_name, kwargs.get("format"))
     write_checkpoint(path, arrays, fmt)
 
 
-def _writes_checkpoints() -> bool:
-    """False on every rank but 0 of an MPI job: data-parallel ranks hold the same parameters,
-    so one file is written, not one per rank racing on the same path."""
+def writes_checkpoints() -> bool:
+    """False on every rank but 0 of a data-parallel MPI job: its ranks hold the same
+    parameters, so one file is written, not one per rank racing on the same path. Outside
+    ParallelMode.DATA_PARALLEL each process trains a model of its own and writes its files."""
     from .communication.management import get_rank
-    return get_rank() == 0
+    from .communication.parallel import data_parallel
+    return not data_parallel() or get_rank() == 0
 
 
 def _prefixes(arg: str, value: str | Iterable[str] | None) -> tuple[str, ...]:

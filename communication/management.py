@@ -87,6 +87,26 @@ def get_local_rank_size(group: str | None = None) -> int:
     return world().local_size
 
 
+def from_rank_zero(value: Any) -> Any:
+    """Rank 0's `value` (a small picklable object) on every rank; `value` in a world of one.
+    Every rank must call it at the same point, as any collective."""
+    comm = world().comm
+    return value if comm is None else comm.bcast(value, root=0)
+
+
+def mean_over_ranks(value: float, what: str, timeout: float = 600.0) -> float:
+    """The mean of `value` over the ranks (`value` in a world of one); TimeoutError after
+    `timeout` seconds, naming `what`."""
+    job = world()
+    if job.comm is None:
+        return float(value)
+    import numpy as np
+    from ..ops.collective import wait_collective
+    mine, total = np.array([value], np.float64), np.zeros(1, np.float64)
+    wait_collective(job.comm.Iallreduce(mine, total), what, job.comm, timeout)
+    return float(total[0]) / job.size
+
+
 def _abort_on_uncaught_exceptions(job: World) -> None:
     """An uncaught exception prints its traceback, then aborts every rank of the job: without
     this the rank would exit while the others wait for it in the next collective."""

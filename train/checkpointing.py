@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ..checkpoint import save_checkpoint
+from ..checkpoint import save_checkpoint, writes_checkpoints
 from ..nn.cell import Cell
 from .hooks import Callback, RunContext
 
@@ -63,7 +63,12 @@ class ModelCheckpoint(Callback):
     """Saves checkpoints named `PREFIX-EPOCH_STEP.ckpt` (STEP counted within the epoch) in
     `directory` (default: the current one) as `config` says, and once more at the end of
     training if the last step was not saved. If files of that prefix exist already, the
-    prefix becomes `PREFIX_1`, `PREFIX_2`, ... so nothing is overwritten."""
+    prefix becomes `PREFIX_1`, `PREFIX_2`, ... so nothing is overwritten.
+
+    In a data-parallel MPI job only rank 0 writes (and removes) files, in its `directory`: the
+    ranks hold the same parameters. `Model.train` gives every rank rank 0's directory, prefix
+    and latest file, and returns on no rank before rank 0's last file is written, so every
+    rank can load it."""
 
     def __init__(self, prefix: str = "CKP", directory: str | os.PathLike | None = None,
                  config: CheckpointConfig | None = None) -> None:
@@ -87,9 +92,20 @@ class ModelCheckpoint(Callback):
         """The path of the last checkpoint written."""
         return None if self._latest is None else str(self._latest)
 
+    @property
+    def files(self) -> tuple[Path, str, Path | None]:
+        """(directory, prefix, latest file): where this callback writes; `Model.train` sets
+        rank 0's on every rank of a data-parallel job."""
+        return self._directory, self._prefix, self._latest
+
+    @files.setter
+    def files(self, files: tuple[Path, str, Path | None]) -> None:
+        self._directory, self._prefix, self._latest = files
+
     def on_train_begin(self, run_context: RunContext) -> None:
-        self._directory.mkdir(parents=True, exist_ok=True)
-        self._prefix = self._free_prefix(self._prefix)
+        if writes_checkpoints():
+            self._directory.mkdir(parents=True, exist_ok=True)
+            self._prefix = self._free_prefix(self._prefix)
         self._last_time = time.monotonic()
 
     def _free_prefix(self, prefix: str) -> str:
@@ -140,6 +156,8 @@ class ModelCheckpoint(Callback):
         self._saved = [p for p in self._saved if p != path] + [path]
         limit = self._config.keep_checkpoint_max
         while limit and len(self._saved) > limit:
-            self._saved.pop(0).unlink(missing_ok=True)
+            oldest = self._saved.pop(0)
+            if writes_checkpoints():  # NOTE: the rank that wrote it (another would race)
+                oldest.unlink(missing_ok=True)
         self._last_step, self._last_time, self._latest = (cb_params.cur_step_num,
                                                           time.monotonic(), path)

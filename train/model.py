@@ -10,9 +10,12 @@ from typing import Any, Iterator
 import numpy as np
 
 from ..common.tensor import Tensor
+from ..communication.management import from_rank_zero, get_group_size
+from ..communication.parallel import data_parallel, get_auto_parallel_context
 from ..nn.cell import Cell
 from ..nn.wrap import TrainOneStepCell, WithEvalCell, WithLossCell
 from ..runtime import jit
+from .checkpointing import ModelCheckpoint
 from .hooks import CallbackManager, InternalCallbackParam, RunContext
 from .metrics import Loss, Metric, get_metrics
 
@@ -62,6 +65,10 @@ class Model:
                              "label]")
         self._network, self._loss_fn, self._optimizer = network, loss_fn, optimizer
         self._metric_fns = get_metrics(metrics)
+        self._parallel_mode = get_auto_parallel_context("parallel_mode")
+        """The parallel mode when built, which the train step follows (as MindSpore's Model)."""
+        self._device_number = 1 if self._parallel_mode == "stand_alone" else \
+            get_auto_parallel_context("device_num")
         self._train_network = self._build_train_network()
         self._eval_network, self._eval_indexes = self._build_eval_network(eval_network,
                                                                           eval_indexes)
@@ -117,9 +124,10 @@ class Model:
         cb_params.update(
             train_network=self._train_network, network=self._network, epoch_num=epoch,
             batch_num=steps, cur_epoch_num=0, cur_step_num=0, mode="train",
-            loss_fn=self._loss_fn, optimizer=self._optimizer, parallel_mode="stand_alone",
-            device_number=1, train_dataset=dataset, dataset_sink_mode=sink, net_outputs=None,
-            train_dataset_element=None, last_save_ckpt_step=None, latest_ckpt_file=None)
+            loss_fn=self._loss_fn, optimizer=self._optimizer, parallel_mode=self._parallel_mode,
+            device_number=self._device_number, train_dataset=dataset, dataset_sink_mode=sink,
+            net_outputs=None, train_dataset_element=None, last_save_ckpt_step=None,
+            latest_ckpt_file=None)
         return cb_params
 
     def train(self, epoch: int, train_dataset: Any, callbacks: Any = None,
@@ -157,12 +165,21 @@ class Model:
         if not 0 <= initial_epoch < epoch:
             raise ValueError(f"Model.train: initial_epoch must be in [0, {epoch}), got "
                              f"{initial_epoch!r}")
+        if data_parallel() and not self._train_network.reducer_flag and get_group_size() > 1:
+            raise RuntimeError(  # NOTE: else each rank would train a model of its own, silently
+                "Model.train: the parallel mode is DATA_PARALLEL but this Model was built "
+                "before it was set, so its train step does not average the ranks' gradients; "
+                "call set_auto_parallel_context(parallel_mode=ParallelMode.DATA_PARALLEL, ...) "
+                "before Model(...)")
         cb_params = self._params(dataset, epoch, bool(sink), sink_size)
         cb_params.cur_step_num = initial_epoch * cb_params.batch_num
         run_context = RunContext(cb_params)
+        parallel = self._train_network.reducer_flag and get_group_size() > 1
         with CallbackManager(callbacks) as hooks:
             cb_params.list_callback = hooks
             hooks.on_train_begin(run_context)
+            if parallel:
+                self._checkpoint_files_of_rank_zero(hooks)
             batches = self._batches(dataset, cb_params.batch_num, sink)
             for cur in range(initial_epoch + 1, epoch + 1):
                 cb_params.cur_epoch_num = cur
@@ -173,6 +190,17 @@ class Model:
                 if run_context.get_stop_requested():
                     break
             hooks.on_train_end(run_context)
+            if parallel:  # NOTE: also keeps every rank here until rank 0's last file is written
+                self._checkpoint_files_of_rank_zero(hooks)
+
+    @staticmethod
+    def _checkpoint_files_of_rank_zero(hooks: CallbackManager) -> None:
+        """Every rank's ModelCheckpoints take the directory, prefix and latest file of rank 0's
+        (which alone writes in a data-parallel job), in order; every rank runs train, so every
+        rank takes part, whichever ranks were given a ModelCheckpoint."""
+        checkpoints = [cb for cb in hooks.callbacks if isinstance(cb, ModelCheckpoint)]
+        for cb, files in zip(checkpoints, from_rank_zero([cb.files for cb in checkpoints])):
+            cb.files = files
 
     @staticmethod
     def _batches(dataset: Any, steps: int, sink: bool) -> Iterator[Iterator[list]]:

@@ -4,10 +4,13 @@ epoch), `LambdaCallback` (hooks from functions) and `EarlyStopping`."""
 from __future__ import annotations
 
 import time
+from pathlib import Path
 from typing import Any, Callable
 
 import numpy as np
 
+from ..communication.management import mean_over_ranks
+from ..communication.parallel import ParallelMode, get_auto_parallel_context
 from .hooks import HOOKS, Callback, RunContext
 
 __all__ = ["LossMonitor", "TimeMonitor", "History", "LambdaCallback", "EarlyStopping",
@@ -81,23 +84,44 @@ class TimeMonitor(Callback):
 
 class History(Callback):
     """Records, at the end of each training epoch, the epoch number (`history.epoch`) and the
-    loss of its last step and any evaluation results (`history.history`, name -> list)."""
+    loss of its last step and any evaluation results (`history.history`, name -> list);
+    `plot(path)` draws them. In a data-parallel job each rank records its own: the loss of
+    its rows of the last batch (MindSpore's History does the same)."""
 
     def __init__(self) -> None:
         super().__init__()
         self.history: dict[str, list[Any]] = {}
         self.epoch: dict[str, list[int]] = {"epoch": []}
+        self._epochs_of: dict[str, list[int]] = {}
+        """The epoch of each value of `history` (evaluation results may start later)."""
 
     def on_train_begin(self, run_context: RunContext) -> None:
         self.epoch = {"epoch": []}
 
     def on_train_epoch_end(self, run_context: RunContext) -> None:
         cb_params = run_context.original_args()
-        self.epoch["epoch"].append(cb_params.get("cur_epoch_num", 1))
+        epoch = cb_params.get("cur_epoch_num", 1)
+        self.epoch["epoch"].append(epoch)
         record = {"net_output": scalar_loss(cb_params.net_outputs)}
         record.update(cb_params.get("eval_results") or {})
         for name, value in record.items():
             self.history.setdefault(name, []).append(value)
+            self._epochs_of.setdefault(name, []).append(epoch)
+
+    def plot(self, path: str | Path, title: str = "training") -> Path:
+        """Draw each recorded number against the epoch, one panel per name ("loss" for
+        MindSpore's `net_output`), into `path` (PNG, SVG, PDF: by its suffix); returns the file.
+        Results that are not one number per epoch (a per-class array) are left out. Needs
+        matplotlib (the `examples` extra)."""
+        from .plots import plot_curves
+        numbers = [name for name, values in self.history.items() if values and all(
+            np.ndim(v) == 0 and np.asarray(v).dtype.kind in "biuf" for v in values)]
+        if not numbers:
+            raise ValueError("History.plot: no numbers recorded yet; pass the History to "
+                             "Model.train / fit as a callback first")
+        label = {name: "loss" if name == "net_output" else name for name in numbers}
+        return plot_curves({label[n]: self.history[n] for n in numbers}, path, title,
+                           epochs={label[n]: self._epochs_of[n] for n in numbers})
 
 
 class LambdaCallback(Callback):
@@ -117,7 +141,9 @@ class LambdaCallback(Callback):
 class EarlyStopping(Callback):
     """Stops training (`run_context.request_stop()`) once `monitor` ("loss", "eval_loss" or a
     metric name of `Model.fit`'s evaluation) has not improved by more than `min_delta` for
-    `patience` epochs; `restore_best_weights` puts back the best epoch's parameters."""
+    `patience` epochs; `restore_best_weights` puts back the best epoch's parameters. In a
+    data-parallel job it watches the mean of the ranks' values (as MindSpore's does), so every
+    rank stops at the same epoch."""
 
     def __init__(self, monitor: str = "eval_loss", min_delta: float = 0, patience: int = 0,
                  verbose: bool = False, mode: str = "auto", baseline: float | None = None,
@@ -156,6 +182,8 @@ class EarlyStopping(Callback):
         if np.ndim(value) != 0:
             raise ValueError(f"EarlyStopping: {self.monitor!r} must be a scalar, got shape "
                              f"{np.shape(value)}")
+        if get_auto_parallel_context("parallel_mode") != ParallelMode.STAND_ALONE:
+            return mean_over_ranks(float(value), f"EarlyStopping({self.monitor!r})")
         return float(value)
 
     def on_train_epoch_end(self, run_context: RunContext) -> None:

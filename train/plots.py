@@ -9,22 +9,29 @@ from typing import Mapping, Sequence
 
 
 def plot_curves(curves: Mapping[str, Sequence[float]], path: str | Path,
-                title: str = "training") -> Path:
-    """Draw each series of `curves` (values per epoch) in its own panel; returns the file."""
-    try:
-        import matplotlib
-        matplotlib.use("Agg")  # NOTE: files only, no window (works on machines with no screen)
-        import matplotlib.pyplot as plt
+                title: str = "training",
+                epochs: Mapping[str, Sequence[int]] | None = None) -> Path:
+    """Draw each series of `curves` (values per epoch) in its own panel; returns the file.
+    `epochs`: the epoch of each value, by series name (default 1, 2, ...)."""
+    try:  # NOTE: a Figure of its own, not pyplot: no window, and the backend a user (a
+        # notebook) chose for the process stays as it is
+        from matplotlib.figure import Figure
         from matplotlib.ticker import MaxNLocator
     except ImportError as err:
         raise ImportError("plotting needs matplotlib: pip install 'amber-jit[examples]'") from err
     series = {name: list(values) for name, values in curves.items() if len(values)}
     if not series:
         raise ValueError("plot_curves: no values to plot")
-    fig, axes = plt.subplots(1, len(series), figsize=(4.5 * len(series), 3.4), squeeze=False)
+    xs = {name: list(range(1, len(values) + 1)) for name, values in series.items()}
+    for name, given in (epochs or {}).items():
+        if name in series and len(given) != len(series[name]):
+            raise ValueError(f"plot_curves: {name!r} has {len(series[name])} values for "
+                             f"{len(given)} epochs")
+        xs[name] = list(given)
+    fig = Figure(figsize=(4.5 * len(series), 3.4))
+    axes = fig.subplots(1, len(series), squeeze=False)
     for ax, (name, values) in zip(axes[0], series.items()):
-        epochs = range(1, len(values) + 1)
-        ax.plot(epochs, values, marker="o")
+        ax.plot(xs[name], [float(v) for v in values], marker="o")
         ax.set_xlabel("epoch")
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
         ax.set_title(name)
@@ -33,5 +40,4 @@ def plot_curves(curves: Mapping[str, Sequence[float]], path: str | Path,
     fig.tight_layout()
     path = Path(path)
     fig.savefig(path, dpi=100)
-    plt.close(fig)
     return path

@@ -157,7 +157,8 @@ def export() -> None:
 
 
 def api() -> None:
-    """The world's facts, shard_rows, and checkpoints written by rank 0 only."""
+    """The world's facts, shard_rows, and checkpoints written by rank 0 only in DATA_PARALLEL
+    mode (by every rank otherwise: each trains a model of its own)."""
     size, rank = comm.get_group_size(), comm.get_rank()
     assert size > 1 and MPI.COMM_WORLD.Get_size() == size
     assert 0 <= rank < size and 0 <= comm.get_local_rank() < size
@@ -167,13 +168,149 @@ def api() -> None:
     world = MPI.COMM_WORLD
     folder = world.bcast(tempfile.mkdtemp(prefix="amber-mpi-") if rank == 0 else None)
     net = mlp()
-    amber.save_checkpoint(net, os.path.join(folder, f"rank{rank}.ckpt"))
+    amber.save_checkpoint(net, os.path.join(folder, f"alone{rank}.ckpt"))  # NOTE: one model each
+    amber.set_auto_parallel_context(parallel_mode=amber.ParallelMode.DATA_PARALLEL)
+    amber.save_checkpoint(net, os.path.join(folder, f"rank{rank}.ckpt"))  # NOTE: the same model
+    amber.reset_auto_parallel_context()
     world.Barrier()
     written = sorted(os.listdir(folder))
-    assert written == ["rank0.ckpt"], f"only rank 0 writes checkpoints, found {written}"
+    assert written == [f"alone{r}.ckpt" for r in range(size)] + ["rank0.ckpt"], \
+        f"only rank 0 writes checkpoints in DATA_PARALLEL mode, every rank otherwise: {written}"
+    written = [name for name in written if name.startswith("rank")]
     loaded = amber.load_checkpoint(os.path.join(folder, "rank0.ckpt"))  # NOTE: every rank can
     assert set(loaded) == {p.name for p in net.get_parameters()}
     report(f"api size={size} checkpoints={written}")
+
+
+class Rows:
+    """A random-access source of `len(x)` (data, label) rows, as GeneratorDataset reads."""
+
+    def __init__(self, x: np.ndarray, y: np.ndarray) -> None:
+        self.x, self.y = x, y
+
+    def __getitem__(self, index: int) -> tuple[np.ndarray, np.ndarray]:
+        return self.x[index], self.y[index]
+
+    def __len__(self) -> int:
+        return len(self.x)
+
+
+EPOCHS = 3
+BATCHES = 4  # NOTE: global batches of ROWS rows per epoch
+
+
+def model_train_run(parallel: bool, seed: int, callbacks: list) -> tuple:
+    """MindSpore's data-parallel recipe through `Model.train`: the mode set before the Model,
+    a shuffled GeneratorDataset sharded by rank with batches of ROWS / size rows; alone, the
+    same pipeline unsharded with batches of ROWS. The final parameters, the Model and the
+    pipeline (the mode is left set)."""
+    from amber import dataset as ds
+    from amber.train import Model
+    if parallel:
+        amber.set_auto_parallel_context(parallel_mode=amber.ParallelMode.DATA_PARALLEL,
+                                        gradients_mean=True)
+    else:
+        amber.reset_auto_parallel_context()
+    amber.set_seed(seed)
+    ds.config.set_seed(5)  # NOTE: MindSpore's rule: the same dataset seed on every rank
+    xs, ys = data(11)
+    source = Rows(xs[:BATCHES].reshape(-1, 5), ys[:BATCHES].reshape(-1, 3))
+    shards = dict(num_shards=comm.get_group_size(), shard_id=comm.get_rank()) if parallel else {}
+    pipeline = ds.GeneratorDataset(source, ["data", "label"], shuffle=True, **shards)
+    pipeline = pipeline.batch(ROWS // comm.get_group_size() if parallel else ROWS)
+    net = Branchy()
+    model = Model(net, nn.MSELoss(), nn.Momentum(net.trainable_params(), 0.05, 0.9))
+    model.train(EPOCHS, pipeline, callbacks=callbacks)
+    return [np.array(p) for p in net.get_parameters()], model, pipeline
+
+
+def model_train() -> None:
+    """`Model.train` data-parallel: bit-identical ranks equal to one process on the whole
+    batch; ModelCheckpoint writes once (rank 0, in its directory, where every rank finds the
+    files as soon as training returns); LossMonitor and History report each rank's own loss
+    (of its rows), as MindSpore's do, whose mean over the ranks is the whole batch's loss; the
+    callbacks see the parallel mode."""
+    import contextlib
+    import io
+    from amber.train import (CheckpointConfig, History, LambdaCallback, LossMonitor,
+                             ModelCheckpoint)
+    world, rank, size = MPI.COMM_WORLD, comm.get_rank(), comm.get_group_size()
+    folder = tempfile.mkdtemp(prefix=f"amber-mpi-{rank}-")  # NOTE: one per rank, as MindSpore's
+    if rank == 0:                                            # docs ask; rank 0's is used
+        open(os.path.join(folder, "lenet-1_1.ckpt"), "wb").close()  # NOTE: prefix taken
+    checkpoint = ModelCheckpoint("lenet", folder, CheckpointConfig(save_checkpoint_steps=BATCHES,
+                                                                   keep_checkpoint_max=2))
+    history, seen = History(), []
+    context = LambdaCallback(on_train_begin=lambda rc: seen.append(
+        (rc.original_args().parallel_mode, rc.original_args().device_number)))
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        mine, model, pipeline = model_train_run(True, 100 + rank, [
+            checkpoint, LossMonitor(BATCHES), history, context])
+    saved = amber.load_checkpoint(checkpoint.latest_ckpt_file_name)  # NOTE: before any sync
+    root = world.bcast(folder)
+    assert checkpoint.latest_ckpt_file_name == os.path.join(root, f"lenet_1-{EPOCHS}_"
+                                                                  f"{BATCHES}.ckpt")
+    written = sorted(os.listdir(folder))
+    expected = ["lenet-1_1.ckpt"] + [f"lenet_1-{e}_{BATCHES}.ckpt" for e in (EPOCHS - 1, EPOCHS)]
+    assert written == (expected if rank == 0 else []), written
+    net = Branchy()  # NOTE: not the model: its parameters go on training below
+    amber.load_param_into_net(net, saved)
+    for a, b in zip(net.get_parameters(), mine):
+        assert np.array(a).tobytes() == b.tobytes(), "the checkpoint is not the trained model"
+    assert "moments.fc1.weight" in saved
+    assert seen == [("data_parallel", size)], seen
+    on_rank_zero = ModelCheckpoint("again", folder)  # NOTE: on rank 0 only, as scripts may do
+    model.train(1, pipeline, callbacks=[on_rank_zero] if rank == 0 else [])
+    assert world.allgather(os.path.exists(os.path.join(root, f"again-1_{BATCHES}.ckpt"))) \
+        == [True] * size
+
+    alone_history = History()
+    alone, _, _ = model_train_run(False, 100, [alone_history])
+    every = world.allgather(mine)
+    for theirs in every:
+        assert all(a.tobytes() == b.tobytes() for a, b in zip(theirs, every[0])), \
+            "Model.train: the ranks' parameters differ"
+    for a, b in zip(mine, alone):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6, err_msg="Model.train")
+
+    losses = history.history["net_output"]
+    assert history.epoch["epoch"] == list(range(1, EPOCHS + 1)) and len(losses) == EPOCHS
+    lines = printed.getvalue().splitlines()
+    assert lines == [f"epoch: {e} step: {BATCHES}, loss is {loss}"
+                     for e, loss in zip(range(1, EPOCHS + 1), losses)], lines
+    every_loss = np.array(world.allgather(losses))
+    assert len({tuple(r) for r in every_loss}) == size, "each rank reports its own rows' loss"
+    np.testing.assert_allclose(every_loss.mean(axis=0), alone_history.history["net_output"],
+                               rtol=1e-5, err_msg="the mean of the ranks' losses")
+    model_train_guards(rank, size)
+    report(f"model_train size={size} checkpoints={written}")
+
+
+def model_train_guards(rank: int, size: int) -> None:
+    """EarlyStopping watches the mean of the ranks' values (MindSpore's), so every rank stops
+    at the same epoch; a Model built before DATA_PARALLEL was set is refused, not trained into
+    one model per rank."""
+    from amber import dataset as ds
+    from amber.train import EarlyStopping, Model, RunContext
+    from amber.train.hooks import InternalCallbackParam
+    amber.set_auto_parallel_context(parallel_mode=amber.ParallelMode.DATA_PARALLEL)
+    stopper = EarlyStopping(monitor="loss")
+    stopper.on_train_epoch_end(RunContext(InternalCallbackParam(
+        net_outputs=np.float32(1 + rank), train_network=mlp(), cur_epoch_num=1)))
+    assert stopper.best == 1 + (size - 1) / 2, stopper.best
+    amber.reset_auto_parallel_context()
+    net = mlp()
+    early = Model(net, nn.MSELoss(), nn.SGD(net.trainable_params(), 0.1))
+    amber.set_auto_parallel_context(parallel_mode=amber.ParallelMode.DATA_PARALLEL)
+    xs, ys = data()
+    try:
+        early.train(1, ds.NumpySlicesDataset((xs[0], ys[0])).batch(4))
+    except RuntimeError as err:
+        assert "was built before it was set" in str(err), err
+    else:
+        raise AssertionError("Model.train ran a stand-alone train step in DATA_PARALLEL mode")
+    amber.reset_auto_parallel_context()
 
 
 def eager_steps(steps: int, on_step=None, width: int = 7, timeout: float | None = None) -> None:
@@ -226,9 +363,9 @@ def report(line: str) -> None:
         print("ok", line, flush=True)
 
 
-SCENARIOS = {"equality": equality, "equality_sample": equality_sample, "api": api,
-             "export": export, "raises": raises, "killed": killed, "stuck": stuck,
-             "mismatch": mismatch}
+SCENARIOS = {"model_train": model_train, "equality": equality,
+             "equality_sample": equality_sample, "api": api, "export": export, "raises": raises,
+             "killed": killed, "stuck": stuck, "mismatch": mismatch}
 
 if __name__ == "__main__":
     for name in sys.argv[1:]:

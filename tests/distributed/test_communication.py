@@ -149,12 +149,17 @@ def test_the_compiled_step_has_one_fused_all_reduce(tmp_path, capsys):
     assert out.count("= broadcast_params(") == 1
 
 
-def test_the_docs_example_trains_alone(capsys):
+def test_the_docs_examples_train_alone(capsys):
     import re
     from pathlib import Path
     page = Path(__file__).resolve().parents[2] / "docs" / "distributed.md"
-    (block,) = re.findall(r"```python\n(.*?)```", page.read_text(), re.S)
-    exec(compile(block, str(page), "exec"), {"__name__": "docs_distributed"})
+    loop, model_train = re.findall(r"```python\n(.*?)```", page.read_text(), re.S)
+    exec(compile(loop, str(page), "exec"), {"__name__": "docs_distributed"})
     out = capsys.readouterr().out
     assert out.startswith("1 process(es), rank 0's last loss ")
     assert float(out.split()[-1]) < 0.2  # NOTE: it learns (about 0.04)
+    exec(compile(model_train, str(page), "exec"), {"__name__": "docs_distributed"})
+    out = capsys.readouterr().out.splitlines()
+    assert out[-1].startswith("rank 0: loss of its rows per epoch ")
+    losses = [float(v) for v in re.findall(r"[\d.]+(?=[,\]])", out[-1])]
+    assert len(losses) == 3 and losses[2] < losses[0] / 4, losses  # NOTE: it learns

@@ -1,5 +1,6 @@
-"""Data-parallel jobs under `mpiexec` (see mpi_worker.py): equal training on 2 and 3 ranks,
-the communication API, rank-0 checkpoints, and faults ending the job instead of hanging.
+"""Data-parallel jobs under `mpiexec` (see mpi_worker.py): equal training on 2 and 3 ranks
+(hand-written loops and `Model.train` with its callbacks), the communication API, rank-0
+checkpoints, and faults ending the job instead of hanging.
 `AMBER_DISTRIBUTED_FULL=1` also runs every equality case on 3 ranks (CI runs two of them)."""
 from __future__ import annotations
 
@@ -19,19 +20,23 @@ def passed(result) -> set[str]:
 
 
 def test_two_ranks_train_like_one_process_on_the_whole_batch(mpi_job):
-    lines = passed(mpi_job(2, "api", "equality", "export"))
+    lines = passed(mpi_job(2, "api", "equality", "export", "model_train"))
     assert "export" in lines
+    assert "model_train size=2 checkpoints=['lenet-1_1.ckpt', 'lenet_1-2_4.ckpt', " \
+           "'lenet_1-3_4.ckpt']" in lines
     assert {f"equality {m} {o}" for m in MODELS for o in OPTIMIZERS} <= lines
     assert "api size=2 checkpoints=['rank0.ckpt']" in lines
 
 
 def test_three_ranks_train_like_one_process_on_the_whole_batch(mpi_job):
     cases = "equality" if FULL else "equality_sample"
-    lines = passed(mpi_job(3, "api", cases))
+    lines = passed(mpi_job(3, "api", cases, "model_train"))
     expected = {f"equality {m} {o}" for m in MODELS for o in OPTIMIZERS} if FULL else \
         {"equality mlp momentum", "equality Branchy adam"}
     assert expected <= lines
     assert "api size=3 checkpoints=['rank0.ckpt']" in lines
+    assert "model_train size=3 checkpoints=['lenet-1_1.ckpt', 'lenet_1-2_4.ckpt', " \
+           "'lenet_1-3_4.ckpt']" in lines
 
 
 @pytest.mark.parametrize("scenario, message", [

@@ -1,7 +1,7 @@
 """Callbacks as MindSpore documents them: the hook order `Model.train`/`eval` follow (the
 `on_train_*` hooks reaching the older `begin`/`step_end`/... names), `request_stop`,
-LossMonitor's lines and its NaN check, TimeMonitor, ModelCheckpoint's files, History and
-LambdaCallback."""
+LossMonitor's lines and its NaN check, TimeMonitor, ModelCheckpoint's files, History (and
+its plot) and LambdaCallback."""
 from __future__ import annotations
 
 import re
@@ -12,9 +12,10 @@ import pytest
 import amber
 import amber.dataset as ds
 from amber import nn
-from amber.train import (Callback, CheckpointConfig, EarlyStopping, LambdaCallback, LossMonitor,
-                         Model, ModelCheckpoint, RunContext, TimeMonitor)
+from amber.train import (Callback, CheckpointConfig, EarlyStopping, History, LambdaCallback,
+                         LossMonitor, Model, ModelCheckpoint, RunContext, TimeMonitor)
 from amber.train.hooks import InternalCallbackParam
+from amber.train.plots import plot_curves
 
 X = np.random.default_rng(0).standard_normal((40, 4)).astype(np.float32)
 Y = (X[:, 0] > 0).astype(np.int32)
@@ -82,6 +83,7 @@ def test_cb_params_hold_what_mindspore_documents():
     assert seen["batch_num"] == 4 and seen["cur_step_num"] == 4 and seen["mode"] == "train"
     assert isinstance(seen["net_outputs"], amber.Tensor) and seen["net_outputs"].shape == ()
     assert len(seen["train_dataset_element"]) == 2
+    assert seen["parallel_mode"] == "stand_alone" and seen["device_number"] == 1
     with pytest.raises(TypeError, match="unknown hook"):
         LambdaCallback(on_step_end=print)
 
@@ -123,6 +125,35 @@ def test_model_checkpoint_names_keeps_and_restores(tmp_path):
     assert len(list(tmp_path.glob("net-*.ckpt"))) == 2
     with pytest.raises(ValueError, match="both be 0"):
         CheckpointConfig(save_checkpoint_steps=0)
+
+
+def test_history_plots_one_number_per_epoch_against_the_epoch(tmp_path, monkeypatch):
+    history = History()
+    with pytest.raises(ValueError, match="no numbers recorded yet"):
+        history.plot(tmp_path / "none.png")
+    history.on_train_begin(RunContext())
+    for epoch, loss in ((2, 0.9), (3, 0.4), (4, 0.3)):  # NOTE: fit(4, initial_epoch=1): 2..4
+        results = {"acc": 0.5 + loss / 10, "precision": np.array([0.5, loss]),
+                   "eval_loss": loss} if epoch > 2 else None  # NOTE: evaluated from epoch 3
+        history.on_train_epoch_end(RunContext(InternalCallbackParam(
+            cur_epoch_num=epoch, net_outputs=amber.Tensor(np.float32(loss)),
+            eval_results=results)))
+    drawn = {}
+    monkeypatch.setattr("amber.train.plots.plot_curves", lambda curves, path, title, epochs:
+                        drawn.update(curves=curves, epochs=epochs) or path)
+    history.plot(tmp_path / "curves.png")
+    assert drawn["epochs"] == {"loss": [2, 3, 4], "acc": [3, 4], "eval_loss": [3, 4]}
+    assert drawn["curves"] == {"loss": history.history["net_output"],  # NOTE: no precision:
+                               "acc": history.history["acc"],           # one value per class
+                               "eval_loss": history.history["eval_loss"]}
+    monkeypatch.undo()
+    pytest.importorskip("matplotlib", reason="History.plot needs matplotlib (examples extra)")
+    from matplotlib.image import imread
+    image = imread(history.plot(tmp_path / "curves.png", title="Dense"))
+    assert image.shape[1] > 2 * image.shape[0]  # NOTE: three panels side by side
+    assert image[..., :3].std() > 0.05
+    with pytest.raises(ValueError, match="'loss' has 2 values for 3 epochs"):
+        plot_curves({"loss": [1.0, 0.5]}, tmp_path / "bad.png", epochs={"loss": [1, 2, 3]})
 
 
 def test_callbacks_are_context_managers_entered_for_the_run():
