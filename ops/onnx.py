@@ -53,13 +53,21 @@ def dtype_of(t: Type) -> np.dtype:
     raise TypeError(f"no ONNX tensor type for {t}")
 
 
+_CATEGORY = {"b": 0, "i": 1, "u": 1, "f": 2}
+_SCALAR_CATEGORY = {bool: 0, int: 1, float: 2}
+
+
 def operand_dtype(types: Sequence[Type]) -> np.dtype:
-    """The dtype NumPy compares or combines operands of `types` in (Python scalars weak)."""
+    """The dtype NumPy compares or combines operands of `types` in: Python numbers are weak
+    (a float32 array compared with 0.1 compares in float32), unless their kind is above the
+    arrays' (an int array and 0.5 meet in float64)."""
     arrays = [t.dtype for t in types if isinstance(t, Tensor)]
     scalars = [t.kind for t in types if isinstance(t, Scalar)]
     if not arrays:
         return np.result_type(*(dtype_of(Scalar(k)) for k in scalars))
-    return np.result_type(*arrays, *scalars)
+    common = np.result_type(*arrays)
+    above = [k for k in scalars if _SCALAR_CATEGORY[k] > _CATEGORY.get(common.kind, 3)]
+    return np.result_type(common, *(dtype_of(Scalar(k)) for k in above)) if above else common
 
 
 def is_value(t: Type) -> bool:
