@@ -18,7 +18,7 @@ from ...graph.ir import Graph
 from ...graph.sizes import size_sources
 from ...ops.onnx import dtype_of
 from ...ops.types import Scalar, Tensor, TupleType, Type, tuple_of_class
-from .lower import leaf_types, leaves, lower_block, rebuild, value_info
+from .lower import leaf_types, leaves, lower_block, rebuild, type_of, value_info
 from .scope import Model, OnnxRefusal, Scope
 
 OPSET = 17
@@ -86,8 +86,9 @@ def to_onnx(graph: Graph, param_names: Sequence[str],
     lower_block(main, graph.body, env)
     outputs, out_types = [], []
     for value in graph.outputs:
-        out_types.append(value.type)
-        for leaf, t in zip(leaves(env[value], value.type), leaf_types(value.type, "result")):
+        out_type = type_of(value, "result")
+        out_types.append(out_type)
+        for leaf, t in zip(leaves(env[value], out_type, main), leaf_types(out_type, "result")):
             out = main.node("Identity", main.cast(leaf, dtype_of(t)),
                             hint=f"output_{len(outputs)}")
             outputs.append(value_info(out, t))
