@@ -18,7 +18,7 @@ from ...graph.ir import Graph
 from ...graph.sizes import size_sources
 from ...ops.onnx import dtype_of
 from ...ops.types import Scalar, Tensor, TupleType, Type, tuple_of_class
-from .lower import leaf_types, leaves, lower_block, rebuild, type_of, value_info
+from .lower import leaf_types, leaves, lower_block, type_of, value_info
 from .scope import Model, OnnxRefusal, Scope
 
 OPSET = 17
