@@ -352,12 +352,11 @@ def lower_while(scope: Scope, node: Node, env: Env) -> None:
     again = truth(body, node.cond.results[0], env)
     graph = _subgraph(body, "while_body", header + infos, [again, *nexts],
                       [Scalar(bool), *types])
+    # NOTE: a loop carrying nothing computes nothing a pure graph keeps (effects are refused)
     names = scope.node("Loop", "", first, *inits, outputs=len(types), body=graph,
                        hint="loop_out") if types else []
     names = [names] if isinstance(names, str) else names
     _bind_outputs(scope, node, names, types, env)
-    if not types:  # NOTE: a loop carrying nothing computes nothing an ONNX graph can keep
-        return
 
 
 def lower_for(scope: Scope, node: Node, env: Env) -> None:
