@@ -28,8 +28,10 @@ against the ones exported for."""
 
 def register(sub: Any) -> argparse.ArgumentParser:
     """Add the `export` subcommand and its flags."""
-    parser = sub.add_parser("export", help="write a standalone NumPy module plus weights",
-                            description="Write a standalone NumPy module plus weights.",
+    parser = sub.add_parser("export", help="write a standalone NumPy module plus weights, or "
+                                             "an ONNX model (--format onnx)",
+                            description="Write a standalone NumPy module plus weights, or an "
+                                        "ONNX model (--format onnx; see docs/onnx.md).",
                             epilog=EXPORT_HELP + "\n\n" + training.TRAIN_HELP,
                             formatter_class=argparse.RawDescriptionHelpFormatter)
     add_target_args(parser)

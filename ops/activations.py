@@ -95,7 +95,8 @@ leaky_relu = _elementwise("leaky_relu", leaky_relu_kernel, "np.where(x > 0, x, x
 softplus = _elementwise("softplus", softplus_kernel, "softplus_kernel(x, beta, threshold)",
                         attrs={"beta": 1, "threshold": 20}, grad=_softplus_grad,
                         helpers=(softplus_kernel,))
-erf = _elementwise("erf", erf_kernel, "erf_kernel(x)", grad=_erf_grad, helpers=(erf_kernel,), onnx=ox.floats("Erf"))
+erf = _elementwise("erf", erf_kernel, "erf_kernel(x)", grad=_erf_grad, helpers=(erf_kernel,),
+                   onnx=ox.floats("Erf"))
 
 OPS = (relu6, leaky_relu, softplus, erf)
 

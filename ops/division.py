@@ -30,7 +30,8 @@ mindspore_div = OpDef("mindspore_div", ("x", "y"),
                       kernel=checked("mindspore_div", mindspore_divide, _infer), infer=_infer,
                       emit="mindspore_divide(x, y, integers)", attrs={"integers": "float32"},
                       helpers=(mindspore_divide,), elementwise=True, fresh=True, can_raise=True,
-                      grad=lambda ad: (ad.g / ad.input(1), -ad.g * ad.out / ad.input(1)), onnx=ox.float_formula(lambda e, dt, x, y: e.node("Div", x, y)))
+                      grad=lambda ad: (ad.g / ad.input(1), -ad.g * ad.out / ad.input(1)),
+                      onnx=ox.true_divide)
 
 
 def _true_division(values: dict[str, Any]) -> dict[str, Any]:

@@ -440,24 +440,30 @@ neg = _unary("neg", pyop.neg, "-x", "negative", operator="USub", grad=lambda ad:
 pos = _unary("pos", pyop.pos, "+x", "positive", operator="UAdd", grad=lambda ad: (ad.g,),
              numba="+R(x)", onnx=ox.identity)
 absolute = _unary("abs", abs, "abs(x)", "absolute", wrap=False,  # abs(-2) stays a Python int
-                  grad=lambda ad: (ad.g * ad.op("sign", ad.input(0)),), numba="abs(R(x))", onnx=ox.arithmetic("Abs"))
-exp = _ufunc("exp", np.exp, grad=lambda ad: (ad.g * ad.out,), numba="np.exp(R(x))", onnx=ox.floats("Exp"))
-log = _ufunc("log", np.log, grad=lambda ad: (ad.g / ad.input(0),), numba="np.log(R(x))", onnx=ox.floats("Log"))
-sqrt = _ufunc("sqrt", np.sqrt, grad=lambda ad: (ad.g / (ad.out * 2),), numba="np.sqrt(R(x))", onnx=ox.floats("Sqrt"))
+                  grad=lambda ad: (ad.g * ad.op("sign", ad.input(0)),), numba="abs(R(x))",
+                  onnx=ox.arithmetic("Abs"))
+exp = _ufunc("exp", np.exp, grad=lambda ad: (ad.g * ad.out,), numba="np.exp(R(x))",
+             onnx=ox.floats("Exp"))
+log = _ufunc("log", np.log, grad=lambda ad: (ad.g / ad.input(0),), numba="np.log(R(x))",
+             onnx=ox.floats("Log"))
+sqrt = _ufunc("sqrt", np.sqrt, grad=lambda ad: (ad.g / (ad.out * 2),), numba="np.sqrt(R(x))",
+              onnx=ox.floats("Sqrt"))
 rsqrt = _unary("rsqrt", _rsqrt, "1 / np.sqrt(x)",
                inplace="np.divide(1, np.sqrt(x, out=out), out=out)",
                grad=lambda ad: (ad.g * -0.5 * ad.out * ad.out * ad.out,),
-               numba=native.floats_only("R(1) / np.sqrt(R(x))"), onnx=ox.float_formula(lambda e, dt, x: e.node("Reciprocal", e.node("Sqrt", x))))
+               numba=native.floats_only("R(1) / np.sqrt(R(x))"), onnx=ox.rsqrt)
 square = _ufunc("square", np.square, grad=lambda ad: (ad.g * (ad.input(0) * 2),),
-                numba="R(x) * R(x)", onnx=ox.formula(lambda e, dt, x: e.node("Mul", x, x)))
+                numba="R(x) * R(x)", onnx=ox.square)
 reciprocal = _ufunc("reciprocal", np.reciprocal,  # NOTE: NumPy's: integer 1/x for ints
-                    grad=lambda ad: (-ad.g * ad.out * ad.out,), numba=native.floats_only("R(1) / R(x)"), onnx=ox.floats("Reciprocal"))
+                    grad=lambda ad: (-ad.g * ad.out * ad.out,), numba=native.floats_only("R(1) / R(x)"),
+                    onnx=ox.floats("Reciprocal"))
 tanh = _ufunc("tanh", np.tanh, grad=lambda ad: (ad.g * (1 - ad.out * ad.out),),
               numba=native.tanh_spelling, onnx=ox.floats("Tanh"))
 sigmoid = _unary("sigmoid", _sigmoid, "1 / (1 + np.exp(-x))", inplace="np.divide(1, np.add("
                  "1, np.exp(np.negative(x, out=out), out=out), out=out), out=out)",
                  grad=lambda ad: (ad.g * ad.out * (1 - ad.out),),
-                 numba=native.floats_only("R(1) / (R(1) + np.exp(-R(x)))"), onnx=ox.floats("Sigmoid"))
+                 numba=native.floats_only("R(1) / (R(1) + np.exp(-R(x)))"),
+                 onnx=ox.floats("Sigmoid"))
 relu = _unary("relu", _relu, "np.maximum(x, 0)", numeric=True,
               inplace="np.maximum(x, 0, out=out)", grad=lambda ad: (ad.g * (ad.out > 0),),
               numba=native.fixed(native.RELU), onnx=ox.arithmetic("Relu"))
@@ -471,42 +477,50 @@ ceil = _ufunc("ceil", np.ceil, grad=NO_GRAD, numba="np.ceil(R(x))", onnx=ox.floa
 round_ = _unary("round", _round, lambda a: "np.round(x, decimals)" if a["decimals"] else
                 "np.round(x)", inplace="np.round(x, decimals, out=out)", attrs={"decimals": 0},
                 grad=NO_GRAD, numba=native.round_spelling, onnx=ox.round_half_even)
-sign = _ufunc("sign", np.sign, grad=NO_GRAD, numba=native.fixed(native.SIGN), onnx=ox.arithmetic("Sign"))
+sign = _ufunc("sign", np.sign, grad=NO_GRAD, numba=native.fixed(native.SIGN),
+              onnx=ox.arithmetic("Sign"))
 sin = _ufunc("sin", np.sin, grad=lambda ad: (ad.g * ad.op("cos", ad.input(0)),),
              numba="np.sin(R(x))", onnx=ox.floats("Sin"))
 cos = _ufunc("cos", np.cos, grad=lambda ad: (-ad.g * ad.op("sin", ad.input(0)),),
              numba="np.cos(R(x))", onnx=ox.floats("Cos"))
 log1p = _ufunc("log1p", np.log1p, grad=lambda ad: (ad.g / (ad.input(0) + 1),),
-               numba="np.log1p(R(x))", onnx=ox.float_formula(lambda e, dt, x: e.node("Log", e.node("Add", x, e.const(1, dt)))))
-expm1 = _ufunc("expm1", np.expm1, grad=lambda ad: (ad.g * (ad.out + 1),), numba="np.expm1(R(x))", onnx=ox.float_formula(lambda e, dt, x: e.node("Sub", e.node("Exp", x), e.const(1, dt))))
+               numba="np.log1p(R(x))", onnx=ox.log1p)
+expm1 = _ufunc("expm1", np.expm1, grad=lambda ad: (ad.g * (ad.out + 1),), numba="np.expm1(R(x))",
+               onnx=ox.expm1)
 log2 = _ufunc("log2", np.log2, grad=lambda ad: (ad.g / (ad.input(0) * math.log(2)),),
               numba="np.log2(R(x))")
 log10 = _ufunc("log10", np.log10, grad=lambda ad: (ad.g / (ad.input(0) * math.log(10)),),
                numba="np.log10(R(x))")
 exp2 = _ufunc("exp2", np.exp2, grad=lambda ad: (ad.g * ad.out * math.log(2),),
               numba="np.exp2(R(x))")
-tan = _ufunc("tan", np.tan, grad=lambda ad: (ad.g * (ad.out * ad.out + 1),), numba="np.tan(R(x))", onnx=ox.floats("Tan"))
+tan = _ufunc("tan", np.tan, grad=lambda ad: (ad.g * (ad.out * ad.out + 1),), numba="np.tan(R(x))",
+             onnx=ox.floats("Tan"))
 arctan = _ufunc("arctan", np.arctan, grad=lambda ad: (ad.g / (ad.input(0) * ad.input(0) + 1),),
                 numba="np.arctan(R(x))", onnx=ox.floats("Atan"))
 sinh = _ufunc("sinh", np.sinh, grad=lambda ad: (ad.g * ad.op("cosh", ad.input(0)),),
               numba="np.sinh(R(x))", onnx=ox.floats("Sinh"))
 cosh = _ufunc("cosh", np.cosh, grad=lambda ad: (ad.g * ad.op("sinh", ad.input(0)),),
               numba="np.cosh(R(x))", onnx=ox.floats("Cosh"))
-trunc = _ufunc("trunc", np.trunc, grad=NO_GRAD, numba="np.trunc(R(x))", onnx=ox.float_formula(lambda e, dt, x: e.node("Where", e.node("Less", x, e.const(0, dt)), e.node("Ceil", x), e.node("Floor", x))))
+trunc = _ufunc("trunc", np.trunc, grad=NO_GRAD, numba="np.trunc(R(x))", onnx=ox.trunc)
 rint = _ufunc("rint", np.rint, grad=NO_GRAD, numba="np.rint(R(x))", onnx=ox.round_half_even)
 isinf = _ufunc("isinf", np.isinf, in_place=False, grad=NO_GRAD,
                numba=native.floats_only("np.isinf(x)"), onnx=ox.float_test("IsInf"))
-logical_not = _ufunc("logical_not", np.logical_not, grad=NO_GRAD, numba="not T(x)", onnx=ox.logical("Not"))
-isnan = _ufunc("isnan", np.isnan, in_place=False, grad=NO_GRAD, numba=native.floats_only("np.isnan(x)"), onnx=ox.float_test("IsNaN"))
+logical_not = _ufunc("logical_not", np.logical_not, grad=NO_GRAD, numba="not T(x)",
+                     onnx=ox.logical("Not"))
+isnan = _ufunc("isnan", np.isnan, in_place=False, grad=NO_GRAD, numba=native.floats_only("np.isnan(x)"),
+               onnx=ox.float_test("IsNaN"))
 isfinite = _ufunc("isfinite", np.isfinite, in_place=False, grad=NO_GRAD,
-                  numba=native.floats_only("np.isfinite(x)"), onnx=ox.float_test("finite", negate=True))
+                  numba=native.floats_only("np.isfinite(x)"),
+                  onnx=ox.float_test("finite", negate=True))
 invert = _unary("invert", pyop.invert, "~x", "invert", operator="Invert", grad=NO_GRAD,
                 numba=native.invert_spelling)
 
 add = _binary("add", pyop.add, "x + y", "add", operator="Add", commutative=True,
-              grad=lambda ad: (ad.g, ad.g), numba=native.python_checked("R(x) + R(y)", native.py_add), onnx=ox.arithmetic("Add"))
+              grad=lambda ad: (ad.g, ad.g), numba=native.python_checked("R(x) + R(y)", native.py_add),
+              onnx=ox.arithmetic("Add"))
 sub = _binary("sub", pyop.sub, "x - y", "subtract", operator="Sub",
-              grad=lambda ad: (ad.g, -ad.g), numba=native.python_checked("R(x) - R(y)", native.py_sub), onnx=ox.arithmetic("Sub"))
+              grad=lambda ad: (ad.g, -ad.g), numba=native.python_checked("R(x) - R(y)", native.py_sub),
+              onnx=ox.arithmetic("Sub"))
 mul = _binary("mul", pyop.mul, "x * y", "multiply", operator="Mult", commutative=True,
               grad=lambda ad: (ad.g * ad.input(1), ad.g * ad.input(0)),
               numba=native.python_checked("R(x) * R(y)", native.py_mul), onnx=ox.arithmetic("Mul"))
@@ -514,12 +528,14 @@ mul = _binary("mul", pyop.mul, "x * y", "multiply", operator="Mult", commutative
 # negative powers: these may raise on well-typed inputs
 div = _binary("div", pyop.truediv, "x / y", "true_divide", operator="Div", can_raise=True,
               grad=lambda ad: (ad.g / ad.input(1), -ad.g * ad.out / ad.input(1)),
-              numba=native.python_checked("R(x) / R(y)", native.py_truediv), onnx=ox.float_formula(lambda e, dt, x, y: e.node("Div", x, y)))
+              numba=native.python_checked("R(x) / R(y)", native.py_truediv), onnx=ox.true_divide)
 floordiv = _binary("floordiv", pyop.floordiv, "x // y", "floor_divide", operator="FloorDiv",
                    can_raise=True, grad=NO_GRAD,
-                   numba=native.int_division(native.int_floordiv, native.py_floordiv), onnx=ox.floor_divide)
+                   numba=native.int_division(native.int_floordiv, native.py_floordiv),
+                   onnx=ox.floor_divide)
 mod = _binary("mod", pyop.mod, "x % y", "remainder", operator="Mod", can_raise=True,
-              grad=_mod_grad, numba=native.int_division(native.int_mod, native.py_mod), onnx=ox.remainder)
+              grad=_mod_grad, numba=native.int_division(native.int_mod, native.py_mod),
+              onnx=ox.remainder)
 pow_ = _binary("pow", pyop.pow, "x ** y", operator="Pow", can_raise=True, grad=_pow_grad,
                numba=native.power, onnx=ox.power)
 """No in-place form: `x ** 2` and `x ** 0.5` take NumPy fast paths `np.power` does not."""
@@ -537,7 +553,8 @@ def _arctan2_grad(ad: GradContext) -> tuple[Any, ...]:
 
 arctan2 = _ufunc("arctan2", np.arctan2, grad=_arctan2_grad, numba="np.arctan2(R(x), R(y))")
 hypot = _ufunc("hypot", np.hypot, commutative=True, grad=lambda ad: (
-    ad.g * ad.input(0) / ad.out, ad.g * ad.input(1) / ad.out), numba="np.hypot(R(x), R(y))", onnx=ox.float_formula(lambda e, dt, x, y: e.node("Sqrt", e.node("Add", e.node("Mul", x, x), e.node("Mul", y, y)))))
+    ad.g * ad.input(0) / ad.out, ad.g * ad.input(1) / ad.out), numba="np.hypot(R(x), R(y))",
+    onnx=ox.hypot)
 fmod = _ufunc("fmod", np.fmod, grad=lambda ad: (  # NOTE: x - trunc(x / y) * y
     ad.g, -ad.g * ad.op("trunc", ad.input(0) / ad.input(1))))
 logaddexp = _ufunc("logaddexp", np.logaddexp, commutative=True, grad=lambda ad: (
@@ -547,10 +564,12 @@ eq = _binary("eq", pyop.eq, "x == y", "equal", operator="Eq", commutative=True, 
              numba="T(x) == T(y)", onnx=ox.compare_numbers("Equal"))
 ne = _binary("ne", pyop.ne, "x != y", "not_equal", operator="NotEq", commutative=True,
              grad=NO_GRAD, numba="T(x) != T(y)", onnx=ox.compare_numbers("Equal", negate=True))
-lt = _binary("lt", pyop.lt, "x < y", "less", operator="Lt", grad=NO_GRAD, numba="T(x) < T(y)", onnx=ox.compare_numbers("Less"))
+lt = _binary("lt", pyop.lt, "x < y", "less", operator="Lt", grad=NO_GRAD, numba="T(x) < T(y)",
+             onnx=ox.compare_numbers("Less"))
 le = _binary("le", pyop.le, "x <= y", "less_equal", operator="LtE", grad=NO_GRAD,
              numba="T(x) <= T(y)", onnx=ox.compare_numbers("LessOrEqual"))
-gt = _binary("gt", pyop.gt, "x > y", "greater", operator="Gt", grad=NO_GRAD, numba="T(x) > T(y)", onnx=ox.compare_numbers("Greater"))
+gt = _binary("gt", pyop.gt, "x > y", "greater", operator="Gt", grad=NO_GRAD, numba="T(x) > T(y)",
+             onnx=ox.compare_numbers("Greater"))
 ge = _binary("ge", pyop.ge, "x >= y", "greater_equal", operator="GtE", grad=NO_GRAD,
              numba="T(x) >= T(y)", onnx=ox.compare_numbers("GreaterOrEqual"))
 logical_and = _ufunc("logical_and", np.logical_and, commutative=True, grad=NO_GRAD,
@@ -572,7 +591,8 @@ bitwise_xor = _binary("bitwise_xor", pyop.xor, "x ^ y", "bitwise_xor", operator=
 select = _op("select", ("cond", "x", "y"), np.where, "np.where(cond, x, y)", grad=_select_grad,
              numba="R(x) if cond else R(y)", onnx=ox.select)
 clip = _op("clip", ("x", "lo", "hi"), np.clip, "np.clip(x, lo, hi)", nullable=True,
-           inplace="np.clip(x, lo, hi, out=out)", grad=_clip_grad, numba=native.clip_spelling, onnx=ox.clip)
+           inplace="np.clip(x, lo, hi, out=out)", grad=_clip_grad, numba=native.clip_spelling,
+           onnx=ox.clip)
 """`lo`/`hi` are inputs (tensors, scalars, or None for no bound), as in NumPy."""
 
 

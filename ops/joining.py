@@ -91,7 +91,8 @@ def _concat_grad(ad: GradContext) -> tuple[Any, ...]:
 
 
 concat = shape_op("concat", ("xs",), lambda xs, axis: np.concatenate(xs, axis=axis), _concat_infer,
-             "np.concatenate(xs, axis=axis)", {"axis": 0}, fresh=True, grad=_concat_grad, onnx=ox.join(stack=False))
+             "np.concatenate(xs, axis=axis)", {"axis": 0}, fresh=True, grad=_concat_grad,
+             onnx=ox.join(stack=False))
 
 
 def _stack_infer(xs: Type, *, axis: int) -> Tensor:
@@ -115,7 +116,8 @@ def _stack_grad(ad: GradContext) -> tuple[Any, ...]:
 
 
 stack = shape_op("stack", ("xs",), lambda xs, axis: np.stack(xs, axis=axis), _stack_infer,
-            "np.stack(xs, axis=axis)", {"axis": 0}, fresh=True, grad=_stack_grad, onnx=ox.join(stack=True))
+            "np.stack(xs, axis=axis)", {"axis": 0}, fresh=True, grad=_stack_grad,
+            onnx=ox.join(stack=True))
 
 
 def _split(x: Any, *, axis: int, sections: Any, sizes: Any) -> tuple[Any, ...]:

@@ -59,7 +59,8 @@ def _log_softmax_grad(ad: GradContext) -> tuple[Any, ...]:
 log_softmax = OpDef(
     "log_softmax", ("x",), kernel=log_softmax_kernel, infer=_softmax_infer("log_softmax"),
     emit=helper_call(log_softmax_kernel, "x", {"axis": -1}), attrs={"axis": -1},
-    helpers=(log_softmax_kernel,), fresh=True, grad=_log_softmax_grad, onnx=ox.softmax("LogSoftmax"))
+    helpers=(log_softmax_kernel,), fresh=True, grad=_log_softmax_grad,
+    onnx=ox.softmax("LogSoftmax"))
 """Log-softmax along `axis` (an int or a tuple)."""
 
 

@@ -153,7 +153,8 @@ def _dense_grad(ad: GradContext) -> tuple[Any, ...]:
 dense = OpDef(
     "dense", ("x", "weight", "*bias"), kernel=_dense_kernel, infer=_dense_infer,
     emit=lambda attrs: "x @ weight.T + bias_0" if attrs.get("has_bias") else "x @ weight.T",
-    attrs={"has_bias": False}, fresh=True, grad=_dense_grad, numba=native.dense_spelling, onnx=ox.dense)
+    attrs={"has_bias": False}, fresh=True, grad=_dense_grad, numba=native.dense_spelling,
+    onnx=ox.dense)
 """`x @ weight.T (+ bias)` with weight [out, in]; the optional bias is the variadic input and
 `has_bias` (set by the binder) says whether it is there, so the emitted code is one expression."""
 

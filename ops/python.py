@@ -301,9 +301,11 @@ to_float = OpDef(
     "float", ("x",), kernel=float, infer=_to_python(float), emit="float(x)", can_raise=True,
     grad=lambda ad: (ad.g,), numba=native.numbers_only("float(x)"), onnx=ox.to_python)
 to_bool = OpDef("bool", ("x",), kernel=bool, infer=_to_python(bool), emit="bool(x)",
-                can_raise=True, grad=NO_GRAD, numba=native.numbers_only("bool(x)"), onnx=ox.to_python)
+                can_raise=True, grad=NO_GRAD, numba=native.numbers_only("bool(x)"),
+                onnx=ox.to_python)
 not_ = OpDef("not", ("x",), kernel=lambda x: not x, infer=_to_python(bool), emit="not x",
-             operator="Not", can_raise=True, grad=NO_GRAD, numba=native.numbers_only("not x"), onnx=ox.logical_not_python)
+             operator="Not", can_raise=True, grad=NO_GRAD, numba=native.numbers_only("not x"),
+             onnx=ox.logical_not_python)
 def _builtin_minmax(name: str):
     def infer(*xs: Type) -> Type:
         if len(xs) == 1 and isinstance(xs[0], ListType):  # min(items) of a run-time list

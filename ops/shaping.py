@@ -461,12 +461,14 @@ expand_dims = shape_op("expand_dims", ("x",), lambda x, axis: np.expand_dims(x, 
                   _expand_dims_infer, "np.expand_dims(x, axis)", {"axis": REQUIRED},
                   grad=RESHAPED, onnx=ox.to_result_shape)
 squeeze = shape_op("squeeze", ("x",), lambda x, axis: np.squeeze(x, axis), _squeeze_infer,
-              np_call("np.squeeze", "x", axis=None), {"axis": None}, grad=RESHAPED, onnx=ox.to_result_shape)
+              np_call("np.squeeze", "x", axis=None), {"axis": None}, grad=RESHAPED,
+              onnx=ox.to_result_shape)
 flatten = shape_op("flatten", ("x",), _flatten, _flatten_infer, _flatten_emit,
               {"start_dim": 1, "end_dim": -1}, grad=RESHAPED, onnx=ox.to_result_shape)
 """MindSpore's flatten keeps dim 0 (`start_dim=1`); `x.flatten()` is `start_dim=0` (a copy)."""
 broadcast_to = shape_op("broadcast_to", ("x", "*dims"), _broadcast_to, _broadcast_to_infer,
-                   _broadcast_to_emit, {"shape": REQUIRED}, grad=lambda ad: (ad.g,), onnx=ox.broadcast_to)
+                   _broadcast_to_emit, {"shape": REQUIRED}, grad=lambda ad: (ad.g,),
+                   onnx=ox.broadcast_to)
 cast = OpDef("cast", ("x",), kernel=checked("cast", astype, _cast_infer), infer=_cast_infer,
              emit="astype(x, dtype)", attrs={"dtype": REQUIRED}, helpers=(astype,), fresh=True,
              grad=lambda ad: (ad.g,), numba=native.cast_spelling, onnx=ox.to_result_dtype)

@@ -313,7 +313,8 @@ max_pool2d = OpDef(
     emit=helper_call(max_pool2d_kernel, "x", _MAX_POOL), attrs=_MAX_POOL,
     helpers=(window_pads, window_view, window_reduce, max_pool2d_kernel), fresh=True,
     specialize=_max_pool2d_static,
-    grad=lambda ad: (ad.op("max_pool2d_grad", ad.input(0), ad.out, ad.g, **ad.attrs),), onnx=ox.max_pool2d)
+    grad=lambda ad: (ad.op("max_pool2d_grad", ad.input(0), ad.out, ad.g, **ad.attrs),),
+    onnx=ox.max_pool2d)
 """NCHW max pooling; kernel_size/stride/dilation pairs, padding a 4-tuple."""
 
 

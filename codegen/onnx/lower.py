@@ -16,7 +16,7 @@ from onnx import TensorProto, helper
 from ...graph.ir import FOR, IF, WHILE, Block, Node, Value
 from ...graph.sizes import plain_symbol
 from ...ops.onnx import dtype_of, same
-from ...ops.types import NoneType, Scalar, Tensor, TupleType, Type
+from ...ops.types import AnyType, NoneType, Scalar, Tensor, TupleType, Type
 from .scope import OnnxRefusal, Scope
 
 Env = dict[Value, Any]
@@ -28,7 +28,15 @@ class Opaque:
     what: str
 
 
-STRUCTURAL = {"make_tuple", "make_namedtuple", "tuple_getitem", "constant"}
+class Undefined:
+    """A variable not bound on this path (amber's `undefined`): the flags the IR carries keep
+    it from being read there (a read that may happen is a `check_bound`, refused), so where a
+    region merges it with a bound value it becomes zeros of that value's type."""
+
+
+UNDEFINED = Undefined()
+
+STRUCTURAL = {"make_tuple", "make_namedtuple", "tuple_getitem", "constant", "undefined"}
 """Ops that only build or take apart Python structure: no ONNX node."""
 
 
@@ -44,8 +52,67 @@ def leaf_types(t: Type, where: str = "value") -> list[Type]:
                       "tuples are flattened, lists of run-time length are not)", None)
 
 
-def leaves(structure: Any, t: Type) -> list[str]:
+def is_undefined(v: Value) -> bool:
+    node = v.producer
+    return node is not None and not node.is_region and node.op.name == "undefined"
+
+
+def resolved(v: Value, seen: frozenset = frozenset()) -> Type | None:
+    """`v`'s type; for a region output or loop variable typed `any` only because an unbound
+    variable flows in on some path, the type of the values bound on the others (None where
+    there are none, or they disagree)."""
+    if not isinstance(v.type, AnyType):
+        return v.type
+    if is_undefined(v) or v in seen:
+        return None
+    seen = seen | {v}
+    node, k = v.producer, v.index
+    if node is not None and node.op == IF:
+        candidates = [arm.results[k] for arm in node.blocks]
+    elif node is not None and node.op in (WHILE, FOR):
+        candidates = [node.inits[k], node.body.results[k]]
+    elif isinstance(v.owner, Block) and _loop_slot(v) is not None:
+        loop, slot = v.owner.owner_node, _loop_slot(v)
+        candidates = [loop.inits[slot], loop.body.results[slot]]
+    else:
+        return None
+    found = {t for t in (resolved(c, seen) for c in candidates) if t is not None}
+    return found.pop() if len(found) == 1 else None
+
+
+def _loop_slot(param: Value) -> int | None:
+    """The carried slot a loop block's parameter holds (None: not a loop variable)."""
+    loop = param.owner.owner_node
+    if loop is None or loop.op not in (WHILE, FOR):
+        return None
+    return loop.slot_of(param)
+
+
+def type_of(v: Value, what: str) -> Type:
+    """`resolved(v)`, or a refusal naming what has no ONNX type."""
+    t = resolved(v)
+    if t is None:
+        raise OnnxRefusal(f"a {what} of type {v.type} has no ONNX form (a value of another "
+                          "kind, or none, on some path)", None)
+    return t
+
+
+def placeholder(scope: Scope, t: Type) -> list[str]:
+    """Zeros standing for an unbound variable of type `t` (never read where unbound)."""
+    names = []
+    for leaf in leaf_types(t, "unbound variable"):
+        shape = getattr(leaf, "shape", ())
+        zero = scope.const(0, dtype_of(leaf))
+        names.append(scope.node("Expand", zero, scope.shape(shape)) if shape else zero)
+    return names
+
+
+def leaves(structure: Any, t: Type, scope: Scope | None = None) -> list[str]:
     """The ONNX names of a structure's leaves, depth-first (as `leaf_types` orders them)."""
+    if isinstance(structure, Undefined):
+        if scope is None:
+            raise OnnxRefusal("a variable unbound on some path has no ONNX form here", None)
+        return placeholder(scope, t)
     if isinstance(structure, Opaque):
         raise OnnxRefusal(f"{structure.what} has no ONNX form", None)
     if isinstance(t, Tensor | Scalar):
@@ -54,7 +121,7 @@ def leaves(structure: Any, t: Type) -> list[str]:
     if isinstance(t, TupleType):
         if not isinstance(structure, tuple) or len(structure) != len(t.elements):
             raise OnnxRefusal(f"a tuple of type {t} has no ONNX form here", None)
-        return [n for s, e in zip(structure, t.elements) for n in leaves(s, e)]
+        return [n for s, e in zip(structure, t.elements) for n in leaves(s, e, scope)]
     return []
 
 
@@ -128,6 +195,8 @@ def lower_op(scope: Scope, node: Node, env: Env) -> None:
     inputs = [env[v] for v in node.inputs]
     if name == "constant":
         env[node.output] = constant(scope, node.attrs["value"], node.output.type)
+    elif name == "undefined":
+        env[node.output] = UNDEFINED
     elif name in ("make_tuple", "make_namedtuple"):
         env[node.output] = tuple(inputs)
     elif name == "tuple_getitem":
@@ -193,22 +262,26 @@ def same_kinds(got: Sequence[Value], want: Sequence[Value], what: str) -> None:
     """Refuse where a value's Python type depends on the path taken (an int on one branch, a
     float or an array on the other): ONNX fixes one type, eager Python would not."""
     for g, w in zip(got, want):
-        mine = [kind(t) for t in leaf_types(g.type, what)]
-        theirs = [kind(t) for t in leaf_types(w.type, what)]
+        if is_undefined(g):
+            continue
+        g_type, w_type = type_of(g, what), type_of(w, what)
+        mine = [kind(t) for t in leaf_types(g_type, what)]
+        theirs = [kind(t) for t in leaf_types(w_type, what)]
         if mine != theirs:
             raise OnnxRefusal(f"the Python type of a {what} depends on the path taken "
-                              f"({g.type} vs {w.type}); cast it to one type", None)
+                              f"({g_type} vs {w_type}); cast it to one type", None)
 
 
 def lower_if(scope: Scope, node: Node, env: Env) -> None:
-    types = [leaf for v in node.outputs for leaf in leaf_types(v.type, "branch result")]
+    outs = [type_of(v, "branch result") for v in node.outputs]
+    types = [leaf for t in outs for leaf in leaf_types(t, "branch result")]
     cond = truth(scope, node.inputs[0], env)
     arms = []
     for arm, label in ((node.then, "then"), (node.else_, "else")):
         same_kinds(arm.results, node.outputs, "branch result")
         sub = Scope(scope.model, scope)
         lower_block(sub, arm, env)
-        results = [n for r, v in zip(arm.results, node.outputs) for n in leaves(env[r], v.type)]
+        results = [n for r, t in zip(arm.results, outs) for n in leaves(env[r], t, sub)]
         arms.append(_subgraph(sub, label, [], results, types))
     if not types:
         names: list[str] = []
@@ -225,7 +298,7 @@ def _bind_outputs(scope: Scope, node: Node, names: list[str], types: list[Type],
     for name, t in zip(names, types):
         scope.model.dtypes[name] = dtype_of(t)
     for v in node.outputs:
-        env[v] = rebuild(v.type, it)
+        env[v] = rebuild(type_of(v, "region result"), it)
 
 
 def _carried_inputs(scope: Scope, types: list[Type]) -> tuple[list[str], list[Any]]:
@@ -239,14 +312,15 @@ def _carried_inputs(scope: Scope, types: list[Type]) -> tuple[list[str], list[An
 def _bind_params(params: Sequence[Value], names: list[str], env: Env) -> None:
     it = iter(names)
     for p in params:
-        env[p] = rebuild(p.type, it)
+        env[p] = rebuild(type_of(p, "loop variable"), it)
 
 
 def _loop_leaves(scope: Scope, node: Node, env: Env) -> tuple[list[Type], list[str]]:
     same_kinds(node.inits, node.outputs, "loop variable")
     same_kinds(node.body.results, node.outputs, "loop variable")
-    types = [leaf for v in node.outputs for leaf in leaf_types(v.type, "loop variable")]
-    inits = [n for v, out in zip(node.inits, node.outputs) for n in leaves(env[v], out.type)]
+    outs = [type_of(v, "loop variable") for v in node.outputs]
+    types = [leaf for t in outs for leaf in leaf_types(t, "loop variable")]
+    inits = [n for v, t in zip(node.inits, outs) for n in leaves(env[v], t, scope)]
     return types, [scope.cast(n, dtype_of(t)) for n, t in zip(inits, types)]
 
 
@@ -270,19 +344,19 @@ def lower_while(scope: Scope, node: Node, env: Env) -> None:
     carried, infos = _carried_inputs(body, types)
     _bind_params(node.body.params, carried, env)
     lower_block(body, node.body, env)
-    nexts = [n for r, v in zip(node.body.results, node.outputs) for n in leaves(env[r], v.type)]
+    nexts = [n for r, v in zip(node.body.results, node.outputs)
+             for n in leaves(env[r], type_of(v, "loop variable"), body)]
     nexts = [body.cast(n, dtype_of(t)) for n, t in zip(nexts, types)]
     _bind_params(node.cond.params, nexts, env)
     lower_block(body, node.cond, env)
     again = truth(body, node.cond.results[0], env)
     graph = _subgraph(body, "while_body", header + infos, [again, *nexts],
                       [Scalar(bool), *types])
+    # NOTE: a loop carrying nothing computes nothing a pure graph keeps (effects are refused)
     names = scope.node("Loop", "", first, *inits, outputs=len(types), body=graph,
                        hint="loop_out") if types else []
     names = [names] if isinstance(names, str) else names
     _bind_outputs(scope, node, names, types, env)
-    if not types:  # NOTE: a loop carrying nothing computes nothing an ONNX graph can keep
-        return
 
 
 def lower_for(scope: Scope, node: Node, env: Env) -> None:
@@ -304,7 +378,8 @@ def lower_for(scope: Scope, node: Node, env: Env) -> None:
     env[node.induction] = index
     _bind_params(node.carried(node.body), carried, env)
     lower_block(body, node.body, env)
-    nexts = [n for r, v in zip(node.body.results, node.outputs) for n in leaves(env[r], v.type)]
+    nexts = [n for r, v in zip(node.body.results, node.outputs)
+             for n in leaves(env[r], type_of(v, "loop variable"), body)]
     graph = _subgraph(body, "for_body", header + infos, [cond_in, *nexts],
                       [Scalar(bool), *types])
     names = scope.node("Loop", trips, scope.const(True, np.bool_), *inits,

@@ -12,13 +12,13 @@ from dataclasses import dataclass
 from typing import Any, Iterator, Sequence
 
 import numpy as np
-from onnx import helper, numpy_helper
+from onnx import AttributeProto, helper, numpy_helper
 
 from ...graph.ir import Graph
 from ...graph.sizes import size_sources
 from ...ops.onnx import dtype_of
 from ...ops.types import Scalar, Tensor, TupleType, Type, tuple_of_class
-from .lower import leaf_types, leaves, lower_block, rebuild, value_info
+from .lower import leaf_types, leaves, lower_block, type_of, value_info
 from .scope import Model, OnnxRefusal, Scope
 
 OPSET = 17
@@ -86,8 +86,9 @@ def to_onnx(graph: Graph, param_names: Sequence[str],
     lower_block(main, graph.body, env)
     outputs, out_types = [], []
     for value in graph.outputs:
-        out_types.append(value.type)
-        for leaf, t in zip(leaves(env[value], value.type), leaf_types(value.type, "result")):
+        out_type = type_of(value, "result")
+        out_types.append(out_type)
+        for leaf, t in zip(leaves(env[value], out_type, main), leaf_types(out_type, "result")):
             out = main.node("Identity", main.cast(leaf, dtype_of(t)),
                             hint=f"output_{len(outputs)}")
             outputs.append(value_info(out, t))
@@ -96,11 +97,39 @@ def to_onnx(graph: Graph, param_names: Sequence[str],
                           "output)", graph.return_loc)
     onnx_graph = helper.make_graph(main.nodes, name or graph.name or "amber", inputs, outputs,
                                    initializer=initializers)
+    _drop_unused_constants(onnx_graph, _used_names(onnx_graph))
     proto = helper.make_model(onnx_graph, producer_name="amber",
                               opset_imports=[helper.make_opsetid("", OPSET)],
                               ir_version=IR_VERSION)
     return Exported(proto, tuple(names[:nparams]),
                     tuple(n for n in names[nparams:]), tuple(out_types))
+
+
+def _subgraphs(graph: Any) -> Iterator[Any]:
+    for node in graph.node:
+        for attr in node.attribute:
+            if attr.type == AttributeProto.GRAPH:
+                yield attr.g
+
+
+def _used_names(graph: Any) -> set[str]:
+    """Every name a node (in any subgraph) reads or a graph outputs."""
+    used = {out.name for out in graph.output}
+    for node in graph.node:
+        used.update(node.input)
+    for sub in _subgraphs(graph):
+        used |= _used_names(sub)
+    return used
+
+
+def _drop_unused_constants(graph: Any, used: set[str]) -> None:
+    """Remove Constant nodes nothing reads (made before a cast asked for another dtype)."""
+    keep = [n for n in graph.node if n.op_type != "Constant" or n.output[0] in used]
+    if len(keep) != len(graph.node):
+        del graph.node[:]
+        graph.node.extend(keep)
+    for sub in _subgraphs(graph):
+        _drop_unused_constants(sub, used)
 
 
 def _input_names(graph: Graph, param_names: Sequence[str]) -> list[str]:

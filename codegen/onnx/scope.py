@@ -14,6 +14,20 @@ from ...graph.ir import Loc
 from ...ops.symbolic import FloorDiv, Sym
 
 
+BOOL_RESULTS = frozenset({"Equal", "Less", "LessOrEqual", "Greater", "GreaterOrEqual", "Not",
+                          "And", "Or", "Xor", "IsNaN", "IsInf"})
+INT64_RESULTS = frozenset({"Shape", "Size", "ArgMax", "ArgMin"})
+KEEPS_DTYPE = frozenset({
+    "Add", "Sub", "Mul", "Div", "Neg", "Abs", "Exp", "Log", "Sqrt", "Reciprocal", "Tanh",
+    "Sigmoid", "Relu", "Floor", "Ceil", "Round", "Sign", "Sin", "Cos", "Tan", "Atan", "Sinh",
+    "Cosh", "Erf", "Max", "Min", "Pow", "Mod", "Identity", "Reshape", "Transpose", "Expand",
+    "Squeeze", "Unsqueeze", "Concat", "Slice", "Gather", "Tile", "Pad", "ReduceSum",
+    "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "MatMul", "Conv", "ConvTranspose",
+    "MaxPool", "AveragePool", "BatchNormalization", "LayerNormalization", "Softmax",
+    "LogSoftmax", "CumSum"})
+"""ONNX operators whose result has their first input's element type."""
+
+
 class OnnxRefusal(Exception):
     """The graph has something ONNX cannot express: `message` says what, `loc` where (the
     runtime turns it into a CompileError at the user's line)."""
@@ -30,6 +44,8 @@ class Model:
     used: set[str] = field(default_factory=set)
     dtypes: dict[str, np.dtype] = field(default_factory=dict)
     sizes: dict[str, str] = field(default_factory=dict)
+    values: dict[str, np.ndarray] = field(default_factory=dict)
+    """The value of each Constant, by name."""
 
     def fresh(self, hint: str) -> str:
         """A name never used in the model: the hint, or the hint with a number."""
@@ -56,10 +72,23 @@ class Scope:
         names = [self.model.fresh(hint or op_type.lower()) for _ in range(outputs)]
         self.nodes.append(helper.make_node(op_type, list(inputs), names,
                                            name=self.model.fresh("n_" + op_type), **attrs))
+        dtype = dtype if dtype is not None else self._result_dtype(op_type, inputs)
         if dtype is not None:
             for name in names:
                 self.model.dtypes[name] = np.dtype(dtype)
         return names[0] if outputs == 1 else names
+
+    def _result_dtype(self, op_type: str, inputs: Sequence[str]) -> Any:
+        """The dtype of a node's result where the operator decides it (so no Cast to that
+        dtype follows): bool for tests, int64 for shapes and indices, else the first input's
+        for the operators that keep it."""
+        if op_type in BOOL_RESULTS:
+            return np.bool_
+        if op_type in INT64_RESULTS:
+            return np.int64
+        if op_type in KEEPS_DTYPE and inputs and inputs[0]:
+            return self.model.dtypes.get(inputs[0])
+        return None
 
     def const(self, value: Any, dtype: Any = None, hint: str = "c") -> str:
         """A Constant node of NumPy's array of `value` (reused within this graph)."""
@@ -75,6 +104,7 @@ class Scope:
         self.nodes.append(helper.make_node("Constant", [], [name], value=tensor,
                                            name=self.model.fresh("n_Constant")))
         self.model.dtypes[name] = array.dtype
+        self.model.values[name] = array
         self._consts[key] = name
         return name
 
@@ -83,6 +113,8 @@ class Scope:
         dtype = np.dtype(dtype)
         if self.model.dtypes.get(x) == dtype:
             return x
+        if x in self.model.values:  # NOTE: a constant is made in the dtype wanted instead
+            return self.const(self.model.values[x].astype(dtype), dtype)
         return self.node("Cast", x, to=helper.np_dtype_to_tensor_dtype(dtype), dtype=dtype)
 
     def size(self, d: Any) -> str:
