@@ -20,7 +20,7 @@ from .aliases import Memory, after_write, note_input, note_result
 from .canonicalize import canonicalize, result_body, returns_none
 from .check import check_supported
 from .errors import CompileError, kind_for
-from .guards import Guard, MethodReader, SameObjectReader, code_of
+from .guards import CodeReader, Guard, MethodReader, SameObjectReader, code_of
 from .source import ParsedFunction, error_at, parse_function
 from .values import MISSING, PENDING, Instance, PyList, Ref, Unusable, describe, kind_name
 
@@ -239,18 +239,21 @@ class Compiler:
 
     def _guard_method(self, func: types.FunctionType, receiver: Any) -> None:
         """Guard that the class of `receiver` (the compiled instance or a cell under it) still
-        has `func` as its method, running the same code (see `MethodReader`)."""
+        has `func` as its method, running the same code (see `MethodReader`); for any other
+        function, that it runs the same code (`CodeReader`)."""
+        obj = path = name = None
         if not self.guards_methods:
-            return
-        if receiver is self.root and receiver is not None:
+            pass
+        elif receiver is self.root and receiver is not None:
             obj, path = receiver, ""
         elif isinstance(receiver, Ref) and receiver.arg is None and receiver.path is not None:
             obj, path = receiver.obj, receiver.path
-        else:
+        if obj is not None:
+            name = _method_name(type(obj), func)
+        if name is None:  # NOTE: a plain function (or a helper passed self): its code alone
+            self.guard(f"{func.__module__}.{func.__qualname__}.__code__ (id {id(func)})",
+                       CodeReader(func), func.__code__)
             return
-        name = _method_name(type(obj), func)
-        if name is None:
-            return  # NOTE: not a method of its class (a helper passed self): its source is checked
         owner = f"self.{path}" if path else "self"
         self.guard(f"type({owner}).{name}", MethodReader(path, name),
                    (getattr(type(obj), name), func.__code__))

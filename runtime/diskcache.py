@@ -272,9 +272,10 @@ class DiskCache:
             return None
         files = [loc.file for top in entry.line_map.values() for loc in top.chain()] + list(files)
         records = [source_record(item, files) for item in sources]
-        guards = [encode_guard(g) for g in entry.guards]
+        kept = [g for g in entry.guards if not getattr(g.read, "memory_only", False)]
+        guards = [encode_guard(g) for g in kept]
         externals = encode_externals(entry.externals)
-        reason = _unstorable(sources, records, entry.guards, guards, externals)
+        reason = _unstorable(sources, records, kept, guards, externals)
         if reason is not None:
             _warn_once(target, f"amber: {target} ({signature}) cannot be kept in the disk cache: "
                                f"{reason}; it is recompiled in every new process")

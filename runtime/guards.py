@@ -16,8 +16,8 @@ from types import FunctionType
 from typing import Any, Callable, Protocol, Sequence
 
 
-from ..frontend.guards import (AttrReader, ItemsReader, MethodReader, NamespaceReader,
-                               SameObjectReader)
+from ..frontend.guards import (AttrReader, CodeReader, ItemsReader, MethodReader,
+                               NamespaceReader, SameObjectReader)
 from ..ops import Primitive
 from .paths import access
 
@@ -153,6 +153,10 @@ class _Snapshot:
                 held, ran = self.keep(method), self.keep(code)
                 self.conditions.append(f"type({owner}).{read.name} is {held} and "
                                        f"{held}.__code__ is {ran}")
+                return True
+            if type(read) is CodeReader:
+                self.conditions.append(f"{self.keep(read.function)}.__code__ is "
+                                       f"{self.keep(read(instance))}")
                 return True
             if type(read) is NamespaceReader:
                 slot = self.keep(read.namespace)
