@@ -76,6 +76,11 @@ def test_numba_files_are_private_counted_listed_evicted_and_cleared(
     assert native, "Numba cached no kernel beside the module"
     for path in _walk(cache_dir):
         assert stat.S_IMODE(path.stat().st_mode) & 0o077 == 0, path
+    next(cache_dir.glob("*/__pycache__/*.nbi")).write_bytes(b"\x80garbage")  # NOTE: damaged
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # NOTE: no "Numba could not compile": its files are redone
+        assert run(steps, "numba", 3).stats.compiles == 1
+    assert run(steps, "numba", 3).stats.disk_hits == 1
     run(scaled)
     entries = list(DiskCache(cache_dir).entries())
     memo = sum(p.stat().st_size for p in cache_dir.glob("fingerprint-*.json"))
