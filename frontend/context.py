@@ -2,6 +2,7 @@
 stack) and `Frame` (one function being built: its source, symbol table and position)."""
 from __future__ import annotations
 
+import itertools
 import types
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
@@ -589,10 +590,13 @@ class Frame:
 def _method_name(cls: type, func: types.FunctionType) -> str | None:
     """The name under which `cls` has `func` as its method (a lambda assigned to a class
     attribute is named `<lambda>`: the class's namespaces are searched), else None."""
-    names = [func.__name__] + [n for k in cls.__mro__ for n in vars(k) if n != func.__name__]
+    names = itertools.chain((func.__name__,), (n for k in cls.__mro__ for n in vars(k)))
     for name in names:
-        if code_of(getattr(cls, name, None)) is func.__code__:
-            return name
+        try:
+            if code_of(getattr(cls, name, None)) is func.__code__:
+                return name
+        except Exception:  # NOTE: a class attribute whose descriptor fails: not this one
+            continue
     return None
 
 
