@@ -6,7 +6,7 @@ import argparse
 from typing import Any
 
 from ..runtime import DiskCache, get_context
-from ..runtime.cachedir import max_bytes
+from ..runtime.cachedir import max_bytes, untrusted_reason
 
 ACTIONS = ("path", "list", "prune", "clear")
 
@@ -40,6 +40,10 @@ def run(ns: argparse.Namespace) -> int:
         extra = "".join(f", {n} {what}" for n, what in ((stale, "stale"), (damaged, "damaged"))
                         if n)
         print(f"{len(entries)} entries ({_mb(total)}, {shown}{extra}) in {cache.root}")
+        reason = untrusted_reason(cache.root)
+        if reason is not None:
+            print(f"not used by amber: {reason}; make it private (chmod 700 {cache.root}) or "
+                  "set AMBER_CACHE_DIR to a folder only you can write")
     elif ns.action == "prune":
         removed, evicted, freed = cache.prune()
         print(f"removed {removed} stale or damaged and {evicted} least recently used entries "

@@ -83,6 +83,8 @@ def build_graph(target: Any, args: tuple, kwargs: dict | None = None, *,
         raise CompileError(f"cannot compile a {type(target).__name__}: pass a Cell or a "
                            "Python function", hint="decorate a Cell subclass or a def")
     compiler = Compiler(Graph(name), root, RULES)
+    # NOTE: a bound method's code is called without its object: guards cannot read it there
+    compiler.guards_methods = not isinstance(target, types.MethodType)
     limit = sys.getrecursionlimit()
     sys.setrecursionlimit(max(limit, RECURSION_LIMIT))
     try:

@@ -2,6 +2,7 @@
 stack) and `Frame` (one function being built: its source, symbol table and position)."""
 from __future__ import annotations
 
+import itertools
 import types
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
@@ -20,7 +21,7 @@ from .aliases import Memory, after_write, note_input, note_result
 from .canonicalize import canonicalize, result_body, returns_none
 from .check import check_supported
 from .errors import CompileError, kind_for
-from .guards import Guard, MethodReader, SameObjectReader, code_of
+from .guards import CodeReader, Guard, MethodReader, SameObjectReader, code_of
 from .source import ParsedFunction, error_at, parse_function
 from .values import MISSING, PENDING, Instance, PyList, Ref, Unusable, describe, kind_name
 
@@ -222,6 +223,9 @@ class Compiler:
         """The frames whose variables a running nested function rebinds (`nonlocal`), innermost
         last: their scopes are stale until it returns (see `closures.call_closure`)."""
         self._paths: dict[int, str] | None = None
+        self.guards_methods = True
+        """Whether inlined methods are guarded (`_guard_method`): not when the runtime calls
+        the code without the root object (a bound method compiled on its own)."""
         self.comprehensions = 0
         """How many comprehensions were built as loops (each names its variables after it)."""
 
@@ -241,16 +245,21 @@ class Compiler:
 
     def _guard_method(self, func: types.FunctionType, receiver: Any) -> None:
         """Guard that the class of `receiver` (the compiled instance or a cell under it) still
-        has `func` as its method, running the same code (see `MethodReader`)."""
-        if receiver is self.root and receiver is not None:
+        has `func` as its method, running the same code (see `MethodReader`); for any other
+        function, that it runs the same code (`CodeReader`)."""
+        obj = path = name = None
+        if not self.guards_methods:
+            pass
+        elif receiver is self.root and receiver is not None:
             obj, path = receiver, ""
         elif isinstance(receiver, Ref) and receiver.arg is None and receiver.path is not None:
             obj, path = receiver.obj, receiver.path
-        else:
+        if obj is not None:
+            name = _method_name(type(obj), func)
+        if name is None:  # NOTE: a plain function (or a helper passed self): its code alone
+            self.guard(f"{func.__module__}.{func.__qualname__}.__code__ (id {id(func)})",
+                       CodeReader(func), func.__code__)
             return
-        name = _method_name(type(obj), func)
-        if name is None:
-            return  # NOTE: not a method of its class (a helper passed self): its source is checked
         owner = f"self.{path}" if path else "self"
         self.guard(f"type({owner}).{name}", MethodReader(path, name),
                    (getattr(type(obj), name), func.__code__))
@@ -594,10 +603,13 @@ class Frame:
 def _method_name(cls: type, func: types.FunctionType) -> str | None:
     """The name under which `cls` has `func` as its method (a lambda assigned to a class
     attribute is named `<lambda>`: the class's namespaces are searched), else None."""
-    names = [func.__name__] + [n for k in cls.__mro__ for n in vars(k) if n != func.__name__]
+    names = itertools.chain((func.__name__,), (n for k in cls.__mro__ for n in vars(k)))
     for name in names:
-        if code_of(getattr(cls, name, None)) is func.__code__:
-            return name
+        try:
+            if code_of(getattr(cls, name, None)) is func.__code__:
+                return name
+        except Exception:  # NOTE: a class attribute whose descriptor fails: not this one
+            continue
     return None
 
 

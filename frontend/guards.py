@@ -122,6 +122,17 @@ class MethodReader:
         return method, code_of(method)
 
 
+@dataclass(frozen=True)
+class CodeReader:
+    """Reads the code an inlined function runs now (replacing `helper.__code__` makes code
+    that inlined it stale). Checked in memory only: the disk cache checks the source text."""
+    function: Any = field(compare=False)
+    memory_only = True
+
+    def __call__(self, instance: Any) -> Any:
+        return self.function.__code__
+
+
 _JIT_MODULE = __name__.rsplit(".", 2)[0] + ".runtime.jit"
 
 

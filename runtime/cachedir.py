@@ -182,10 +182,8 @@ def untrusted_reason(folder: Path) -> str | None:
         return None
     try:
         info = os.stat(folder)
-    except FileNotFoundError:
+    except OSError:  # NOTE: missing, or unreachable: then not readable either (writing warns)
         return None
-    except OSError as err:
-        return f"it cannot be examined ({err.strerror or err})"
     if not stat.S_ISDIR(info.st_mode):
         return "it is not a folder"
     if info.st_uid != os.getuid():

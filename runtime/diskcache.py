@@ -272,9 +272,10 @@ class DiskCache:
             return None
         files = [loc.file for top in entry.line_map.values() for loc in top.chain()] + list(files)
         records = [source_record(item, files) for item in sources]
-        guards = [encode_guard(g) for g in entry.guards]
+        kept = [g for g in entry.guards if not getattr(g.read, "memory_only", False)]
+        guards = [encode_guard(g) for g in kept]
         externals = encode_externals(entry.externals)
-        reason = _unstorable(sources, records, entry.guards, guards, externals)
+        reason = _unstorable(sources, records, kept, guards, externals)
         if reason is not None:
             _warn_once(target, f"amber: {target} ({signature}) cannot be kept in the disk cache: "
                                f"{reason}; it is recompiled in every new process")
@@ -322,12 +323,15 @@ class DiskCache:
 
     @contextlib.contextmanager
     def native_kernels(self, module: str) -> Iterator[None]:
-        """Around loading the stored `module` whose kernels Numba compiles and caches beside it:
-        their folder is made private first (Numba would make it by the umask), their files
-        after; then they count toward the size limit."""
+        """Around loading the newly stored `module` whose kernels Numba compiles and caches
+        beside it: their folder is made private first (Numba would make it by the umask) and
+        emptied of the key's old files (damaged ones would fail the load), their files made
+        private after; then they count toward the size limit."""
         native = Path(module).parent / NATIVE_FOLDER
         with contextlib.suppress(OSError):
             make_private_dirs(native)
+            for path in native_files(native.parent).get(Path(module).stem, []):
+                path.unlink(missing_ok=True)
         try:
             yield
         finally:
@@ -450,6 +454,9 @@ def _mtime(path: Path) -> float:
 
 def _atomic_write(path: Path, text: str) -> None:
     """Write `text` to `path` so that readers see the old file or the whole new one."""
+    if path.is_dir() and not path.is_symlink():
+        with contextlib.suppress(OSError):
+            path.rmdir()  # NOTE: an empty folder in the way (a fault): the file takes its place
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:

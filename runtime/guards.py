@@ -16,8 +16,8 @@ from types import FunctionType
 from typing import Any, Callable, Protocol, Sequence
 
 
-from ..frontend.guards import (AttrReader, ItemsReader, MethodReader, NamespaceReader,
-                               SameObjectReader)
+from ..frontend.guards import (AttrReader, CodeReader, ItemsReader, MethodReader,
+                               NamespaceReader, SameObjectReader)
 from ..ops import Primitive
 from .paths import access
 
@@ -82,6 +82,8 @@ class _Snapshot:
     def __init__(self) -> None:
         self.env: dict[str, Any] = {}
         self.conditions: list[str] = []
+        self.methods: set[tuple[type, str]] = set()
+        """(class, name) of the methods already checked."""
         self.checked: dict[str, str] = {}
         """Expression over `s` -> the name of the object it was checked to be."""
 
@@ -149,10 +151,24 @@ class _Snapshot:
                 method, code = read(instance)
                 if type(method) is not FunctionType or not read.name.isidentifier():
                     return False
-                owner = self.same(*access(instance, read.path)) if read.path else "s"
-                held, ran = self.keep(method), self.keep(code)
-                self.conditions.append(f"{owner}.__class__.{read.name} is {held} and "
-                                       f"{held}.__code__ is {ran}")
+                # NOTE: the object is pinned by identity (as attribute guards pin it), so its
+                # class is checked once for all its instances (four Dense layers: one check)
+                # (the instance itself is the one the plan was made for: never kept, or it
+                # would never be freed)
+                owner = instance
+                if read.path:
+                    expr, owner = access(instance, read.path)
+                    self.same(expr, owner)
+                cls = owner.__class__  # NOTE: an amber.jit(cell) wrapper answers its cell's
+                if (cls, read.name) not in self.methods:
+                    self.methods.add((cls, read.name))
+                    held = self.keep(method)
+                    self.conditions.append(f"{self.keep(cls)}.{read.name} is {held} "
+                                           f"and {held}.__code__ is {self.keep(code)}")
+                return True
+            if type(read) is CodeReader:
+                self.conditions.append(f"{self.keep(read.function)}.__code__ is "
+                                       f"{self.keep(read(instance))}")
                 return True
             if type(read) is NamespaceReader:
                 slot = self.keep(read.namespace)

@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 import amber
+from amber import cli
 from amber.runtime import DiskCache
 from amber.runtime.native import numba_installed
 
@@ -75,6 +76,11 @@ def test_numba_files_are_private_counted_listed_evicted_and_cleared(
     assert native, "Numba cached no kernel beside the module"
     for path in _walk(cache_dir):
         assert stat.S_IMODE(path.stat().st_mode) & 0o077 == 0, path
+    next(cache_dir.glob("*/__pycache__/*.nbi")).write_bytes(b"\x80garbage")  # NOTE: damaged
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # NOTE: no "Numba could not compile": its files are redone
+        assert run(steps, "numba", 3).stats.compiles == 1
+    assert run(steps, "numba", 3).stats.disk_hits == 1
     run(scaled)
     entries = list(DiskCache(cache_dir).entries())
     memo = sum(p.stat().st_size for p in cache_dir.glob("fingerprint-*.json"))
@@ -133,3 +139,11 @@ def test_a_key_folder_others_can_write_is_not_used(where: str, cache_dir: Path) 
         assert run(scaled).stats.disk_hits == 0
     messages = [str(w.message) for w in caught]
     assert len(messages) == 1 and f"chmod 700 {target}" in messages[0], messages
+
+
+def test_cache_list_says_an_untrusted_root_is_not_used(cache_dir: Path, capsys) -> None:
+    cache_dir.mkdir()
+    os.chmod(cache_dir, 0o770)
+    assert cli.main(["cache", "list"]) == 0
+    assert f"not used by amber: its group can write to it (mode 0770); make it private " \
+           f"(chmod 700 {cache_dir})" in capsys.readouterr().out

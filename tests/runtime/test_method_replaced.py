@@ -73,3 +73,26 @@ def test_every_replaced_method_compiles_again(fresh_jit: bool,
     monkeypatch.undo()
     _agrees(net)
 
+
+
+@pytest.mark.filterwarnings("ignore:.*cannot be kept in the disk cache")
+def test_a_function_whose_code_is_replaced_compiles_again() -> None:
+    def helper(x):
+        return x + 1
+
+    def root(x):
+        return helper(x) * 2
+
+    def helper_minus(x):
+        return x - 1
+
+    def root_plus(x):
+        return helper(x) + 2
+
+    fast = amber.jit(root)
+    np.testing.assert_allclose(fast(X), root(X))
+    helper.__code__ = helper_minus.__code__  # an inlined helper
+    np.testing.assert_allclose(fast(X), root(X))
+    root.__code__ = root_plus.__code__  # the root itself
+    np.testing.assert_allclose(fast(X), root(X))
+    assert fast.stats.compiles == 3
