@@ -20,13 +20,15 @@ import harness  # noqa: E402  (sets one BLAS thread before NumPy loads)
 import amber  # noqa: E402
 
 import dynamic  # noqa: E402
+import exceptions  # noqa: E402
 import forward  # noqa: E402
 import grad  # noqa: E402
 import native  # noqa: E402
 import startup  # noqa: E402
 import train  # noqa: E402
 
-SUITES = {"forward": forward, "grad": grad, "train": train, "dynamic": dynamic, "native": native}
+SUITES = {"forward": forward, "grad": grad, "train": train, "dynamic": dynamic, "native": native,
+          "exceptions": exceptions}
 """Suite name -> module with TITLE and `workloads(quick) -> list[Workload]` (and optionally
 `report()`, printing more after its table)."""
 
