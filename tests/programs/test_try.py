@@ -116,9 +116,9 @@ def several_handlers_first_match_wins(x, i):
             raise KeyError("zero")
         y = x[i]
     except (LookupError, ValueError):
-        y = x[0] - 100.0
+        y = x[0] - np.float32(100.0)  # NOTE: float32 on every path under NumPy 1 too
     except KeyError:
-        y = x[0] + 100.0
+        y = x[0] + np.float32(100.0)
     return y
 
 
@@ -149,7 +149,7 @@ def nested_try_inner_finally_outer_except(x, i):
             y = x[i]
         finally:
             print("inner finally")
-        y = y + 1.0
+        y = y + np.float32(1.0)
     except IndexError:
         print("outer handler")
         y = x.sum()
