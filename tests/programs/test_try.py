@@ -97,6 +97,18 @@ def try_else_finally(x):
     return r
 
 
+@runs((X, 1), (X, 9))
+def else_reads_what_the_try_block_bound_last(x, i):
+    try:
+        v = x[i]
+    except IndexError:
+        print("missing")
+        r = 0.0
+    else:
+        r = float(v) * 2.0
+    return r
+
+
 @runs(X, NEG)
 def else_block_errors_are_not_caught(x):
     try:
