@@ -21,6 +21,7 @@ import amber  # noqa: E402
 
 import dispatch  # noqa: E402
 import dynamic  # noqa: E402
+import exceptions  # noqa: E402
 import forward  # noqa: E402
 import grad  # noqa: E402
 import inference  # noqa: E402
@@ -32,7 +33,7 @@ import train  # noqa: E402
 import transforms  # noqa: E402
 
 SUITES = {"forward": forward, "grad": grad, "train": train, "dynamic": dynamic, "native": native,
-          "inference": inference, "transforms": transforms}
+          "inference": inference, "transforms": transforms, "exceptions": exceptions}
 """Suite name -> module with TITLE and `workloads(quick) -> list[Workload]` (and optionally
 `report()`, printing more after its table)."""
 

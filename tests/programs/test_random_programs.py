@@ -19,7 +19,10 @@ they may be unbound). Programs of those flavors may be refused with a CompileErr
 (a loop whose iterations change a value's kind has no static form), never with an internal
 error, and never compiled to a different answer.
 
-CI explores 480 examples (the same 30 for each of sixteen flavors, failures reported unshrunk).
+The `exceptions` flavor adds try/except/finally around any of these, with exceptions raised on
+run-time conditions and by indexing past the end, early returns, breaks and continues inside.
+
+CI explores 490 examples (the same 30 for each of sixteen flavors, 10 for `exceptions`, failures reported unshrunk).
 A deep, randomized and shrinking search of 10,000+ examples:
     AMBER_HYPOTHESIS_EXAMPLES=10000 python -m pytest tests/programs/test_random_programs.py
 Each shrunk failure goes into `test_found_by_hypothesis.py` as a regular corpus program.
@@ -51,6 +54,7 @@ FLAVORS: dict[str, tuple[str, ...]] = {
     "nesting": ("assign", "nest", "nest", "late", "if", "for", "while", "jump", "return"),
     "augmented": ("assign", "augment", "augment", "late", "if", "for", "while", "jump",
                   "return"),
+    "exceptions": ("assign", "if", "for", "while", "jump", "return", "try", "try", "print"),
 }
 MAY_REFUSE = frozenset(("zero_d", "containers", "ranks", "promotion", "parameters", "lists",
                         "nesting", "augmented"))
@@ -61,6 +65,13 @@ DEEP = EXAMPLES > 50
 # time budget; the deep search shrinks (minutes per failure) for the corpus regression file.
 PHASES = tuple(Phase) if DEEP else (Phase.explicit, Phase.reuse, Phase.generate)
 MAX_DEPTH = 3
+SLOW_FLAVORS = {"exceptions": 3}
+"""Flavors whose programs take longer to check (more statements per block): CI runs this many
+times fewer of them; a deep search runs them all."""
+
+
+def _examples(flavor: str) -> int:
+    return EXAMPLES if DEEP else max(1, EXAMPLES // SLOW_FLAVORS.get(flavor, 1))
 
 TENSORS = ("a", "b")
 TENSOR_EXPRS = ("np.tanh({t} + {u})", "{t} * 0.5 + {u}", "{t} - {c}", "np.maximum({t}, {u})",
@@ -76,6 +87,11 @@ RANGES = ("{c}", "n", "k % 3", "int(np.abs({t}).sum()) % 3", "1, {c} + 1", "{c},
 RETURNS = ("a, b, k", "a", "(a, k), m", "k", "[a, b]", "a + b, k * m", "b, len(acc)")
 INPLACE = ("{t} += {u}", "{t} *= 0.5", "{t}[{i}] = {u}[{j}] + {c}", "{t} -= k",
            "{t}[{i}:] = {t}[{i}:] * 0.5")
+RISKY = ("if {t}.sum() > {c}:\n    raise ValueError('too big')", "k = k + int({t}[k % 5] > 0)",
+         "if k > {c}:\n    raise IndexError('k too big')", "m = m + int({t}[{c} + 1] > 0)")
+"""Statements of a try block that may raise (a and b have 3 elements)."""
+HANDLED = "a = np.zeros(3, np.float32) + {c}\nb = np.ones(3, np.float32)\nk = -1\nm = {c}"
+"""The start of an except block: every variable a try block changes, bound again."""
 HELPER = """
 
 def helper(v, k):
@@ -226,7 +242,7 @@ class ProgramWriter:
 
     def statement(self, depth: int, loop_vars: tuple[str, ...]) -> None:
         kinds = [k for k in self.kinds
-                 if (k not in ("if", "while", "for") or depth < MAX_DEPTH)
+                 if (k not in ("if", "while", "for", "try") or depth < MAX_DEPTH)
                  and (k != "jump" or loop_vars)]
         kind = self.draw(st.sampled_from(kinds))
         getattr(self, f"write_{kind}")(depth, loop_vars)
@@ -283,6 +299,30 @@ class ProgramWriter:
         self.emit(depth, f"if {self.condition()}:")
         self.emit(depth + 1, f"return {self.ret}")
 
+    def write_try(self, depth: int, loop_vars: tuple[str, ...]) -> None:
+        """A try statement whose try block may raise (a `raise` on a run-time condition, an
+        index past the end); its except block binds every variable the try block may have
+        changed, and its finally block reads nothing the try block changes."""
+        self.emit(depth, "try:")
+        risky = self.draw(st.sampled_from(RISKY))
+        first = self.draw(st.booleans())
+        if first:
+            self.emit(depth + 1, self.fill(risky))
+        self.block(depth + 1, loop_vars, most=2)
+        if not first:
+            self.emit(depth + 1, self.fill(risky))
+        if self.draw(st.integers(0, 3)):
+            self.emit(depth, self.draw(st.sampled_from(("except (ValueError, IndexError):",
+                                                        "except IndexError:",
+                                                        "except Exception:"))))
+            self.emit(depth + 1, self.fill(HANDLED))
+            if self.draw(st.booleans()):
+                self.block(depth + 1, loop_vars, most=1)
+            if self.draw(st.booleans()):
+                return
+        self.emit(depth, "finally:")
+        self.emit(depth + 1, self.fill('print("finally", n, {c})'))
+
     def write_alias(self, depth: int, loop_vars: tuple[str, ...]) -> None:
         self.emit(depth, self.fill("{t} = {u}"))
 
@@ -337,7 +377,7 @@ def program_dir(tmp_path_factory: pytest.TempPathFactory) -> str:
 def test_random_program(flavor, program_dir, capsys):
     """A random program of this flavor agrees compiled and eager on three inputs."""
 
-    @settings(max_examples=EXAMPLES, deadline=None, derandomize=not DEEP, phases=PHASES,
+    @settings(max_examples=_examples(flavor), deadline=None, derandomize=not DEEP, phases=PHASES,
               suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
     @given(source=programs(flavor), n=st.integers(0, 3))
     def run(source: str, n: int) -> None:
@@ -360,5 +400,5 @@ def test_generator_covers_every_construct():
     """The flavors together can produce every statement kind the generator knows."""
     kinds = {k for ks in FLAVORS.values() for k in ks}
     assert kinds == {"assign", "if", "while", "for", "jump", "return", "print", "alias",
-                     "inplace", "append", "helper"} | set(STATEMENTS)
+                     "inplace", "append", "helper", "try"} | set(STATEMENTS)
     assert all(hasattr(ProgramWriter, f"write_{k}") or k in STATEMENTS for k in kinds)

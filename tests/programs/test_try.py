@@ -97,6 +97,18 @@ def try_else_finally(x):
     return r
 
 
+@runs((X, 1), (X, 9))
+def else_reads_what_the_try_block_bound_last(x, i):
+    try:
+        v = x[i]
+    except IndexError:
+        print("missing")
+        r = 0.0
+    else:
+        r = float(v) * 2.0
+    return r
+
+
 @runs(X, NEG)
 def else_block_errors_are_not_caught(x):
     try:
@@ -116,9 +128,9 @@ def several_handlers_first_match_wins(x, i):
             raise KeyError("zero")
         y = x[i]
     except (LookupError, ValueError):
-        y = x[0] - 100.0
+        y = x[0] - np.float32(100.0)  # NOTE: float32 on every path under NumPy 1 too
     except KeyError:
-        y = x[0] + 100.0
+        y = x[0] + np.float32(100.0)
     return y
 
 
@@ -149,7 +161,7 @@ def nested_try_inner_finally_outer_except(x, i):
             y = x[i]
         finally:
             print("inner finally")
-        y = y + 1.0
+        y = y + np.float32(1.0)
     except IndexError:
         print("outer handler")
         y = x.sum()
