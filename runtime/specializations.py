@@ -140,6 +140,24 @@ class JitBase:
             binding = state.bindings.get(key)
         if binding is None or not binding.plan.holds(instance):
             binding = self._bind(instance, key, args, kwargs)
+            if self._tiers.holding:  # NOTE: kernels compile after the call that made them
+                try:
+                    return self._call(binding, instance, args, kwargs)
+                finally:
+                    self._tiers.release()
+        entry = self.last = binding.entry  # NOTE: `_call` inline: this is the hot path
+        if binding.eager:
+            return self._eager(instance, args, kwargs)
+        try:
+            if entry.gather is None:
+                return entry.fn(*binding.arrays, *args)
+            return entry.fn(*binding.arrays, *entry.gather(args, kwargs))
+        except Exception as exc:
+            entry.annotate(exc)
+            raise
+
+    def _call(self, binding: _Binding, instance: Any, args: tuple, kwargs: dict) -> Any:
+        """Run the code of `binding` on this call's arguments."""
         entry = self.last = binding.entry
         if binding.eager:
             return self._eager(instance, args, kwargs)
@@ -293,13 +311,12 @@ class JitBase:
         """Tiering from the disk cache: the NumPy tier's entry now and the native entry under
         `first` (its kernels from Numba's cache) in the background; None when either is not on
         disk (then the native entry is looked up, or compiled, as usual)."""
-        try:
-            if not any((disk.root / first).glob("*.json")):
-                return None
-        except OSError:
+        if not _has_entries(disk, first):
             return None
         numpy_first = self._numpy_first_key(disk, instance, options, signature)
-        entry = None if numpy_first is None else disk.lookup(numpy_first, instance, nargs)
+        if numpy_first is None or not _has_entries(disk, numpy_first):
+            return None  # NOTE: not a lookup: code without kernels has no NumPy tier, no miss
+        entry = disk.lookup(numpy_first, instance, nargs)
         if entry is not None:
             self._tiers.start(entry, lambda: disk.lookup(first, instance, nargs), title)
         return entry
@@ -507,6 +524,14 @@ def entry_from_artifact(artifact: Artifact, title: str, nargs: int, store: Store
     artifact.code = code
     entry.prepare(nargs)
     return entry
+
+
+def _has_entries(disk: DiskCache, first: str) -> bool:
+    """Whether the disk cache holds any entry under the key `first` (without reading one)."""
+    try:
+        return any((disk.root / first).glob("*.json"))
+    except OSError:
+        return False
 
 
 def _source_file(func: Any) -> str:

@@ -29,21 +29,38 @@ class NativeTiers:
 
     def __init__(self) -> None:
         self._threads: list[threading.Thread] = []
+        self._held: list[threading.Thread] = []
         self._lock = threading.Lock()
 
     def start(self, entry: CompiledFunction, make_native: Callable[[], CompiledFunction | None],
               title: str) -> None:
-        """Run `make_native()` in a daemon thread and promote `entry` to what it returns
-        (None: keep the NumPy tier). A failure is one warning; the NumPy code keeps running."""
+        """Run `make_native()` in a daemon thread, from `release()` on, and promote `entry` to
+        what it returns (None: keep the NumPy tier). A failure is one warning; the NumPy code
+        keeps running."""
         thread = threading.Thread(target=_promote_when_ready, args=(entry, make_native, title),
                                   name=f"amber-native:{title}", daemon=True)
         with self._lock:
             self._threads = [t for t in self._threads if t.is_alive()] + [thread]
-        thread.start()
+            self._held.append(thread)
+
+    @property
+    def holding(self) -> bool:
+        """Whether compiles wait for `release()`."""
+        return bool(self._held)
+
+    def release(self) -> None:
+        """Start the held compiles. The jit call that made an entry releases them once it
+        returns, so that call does not share the interpreter with Numba's import and compile
+        (which hold the GIL most of the time)."""
+        with self._lock:
+            held, self._held = self._held, []
+        for thread in held:
+            thread.start()
 
     def wait(self, timeout: float | None = None) -> bool:
         """Block until every background compile started so far has finished (at most `timeout`
         seconds in all); True if none is still running."""
+        self.release()
         deadline = None if timeout is None else time.monotonic() + timeout
         with self._lock:
             threads = list(self._threads)
@@ -55,7 +72,7 @@ class NativeTiers:
     def pending(self) -> int:
         """How many background compiles are still running."""
         with self._lock:
-            return sum(t.is_alive() for t in self._threads)
+            return sum(t.is_alive() for t in self._threads) + len(self._held)
 
 
 def _promote_when_ready(entry: CompiledFunction,
