@@ -28,6 +28,9 @@ class Artifact:
     ir: str = ""
     seconds: dict[str, float] = field(default_factory=dict)
     regenerate_code: Callable[[frozenset[int]], Any] | None = None
+    generate_as: Callable[[str, frozenset[int]], Any] | None = None
+    """The graph's code for another backend, with the regions in `exclude` as NumPy (tiers.py
+    writes the NumPy tier first and the kernels in the background)."""
 
     def regenerate(self, exclude: frozenset[int]) -> Any:
         """The code, generated again with the loop regions whose ids are in `exclude` written
@@ -111,7 +114,8 @@ def compile_target(target: Any, args: tuple, kwargs: dict | None, options: Compi
         files.code(code.source)
     return Artifact(graph, code, tuple(result.guards), tuple(getattr(result, "sources", ())),
                     print_ir(graph), seconds,
-                    lambda exclude: generate(graph, title, signature, backend, exclude))
+                    lambda exclude: generate(graph, title, signature, backend, exclude),
+                    lambda other, exclude: generate(graph, title, signature, other, exclude))
 
 
 def _stage_files(title: str) -> Any:

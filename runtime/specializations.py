@@ -34,7 +34,7 @@ from .loader import fake_filename, load_function
 from .native import compile_with_fallback, load_native
 from .paths import access
 from .pipeline import Artifact, compile_target
-from .tiers import NativeTiers, numpy_tier, tiered
+from .tiers import NativeTiers, native_generator, tiered
 from . import log
 from .warn import warn_user
 
@@ -380,9 +380,11 @@ class JitBase:
                  numpy_store: Store | None = None) -> tuple[CompiledFunction, Artifact | None]:
         """Compile and load; under tiering (see tiers.py) the entry starts as NumPy code
         (`numpy_store` keeps that on disk) while its kernels compile in the background."""
-        try:
-            artifact = self._artifact(instance, args, kwargs, options, title, signature,
-                                      shapes=shapes)
+        tiering = tiered(options.backend)
+        try:  # NOTE: under tiering the code is NumPy first; kernels come later (tiers.py)
+            artifact = self._artifact(instance, args, kwargs,
+                                      dataclasses.replace(options, backend="numpy")
+                                      if tiering else options, title, signature, shapes=shapes)
         except CompileError as err:
             if not self.fallback or shapes and self.dynamic_shapes.automatic:
                 raise
@@ -391,7 +393,7 @@ class JitBase:
             return CompiledFunction(fn=_eager_marker, source="", filename="", function_name="",
                                     line_map={}, origin="eager"), None
         self.stats.compiles += 1
-        tiers = (self._tiers, numpy_store) if tiered(options.backend) else None
+        tiers = (self._tiers, numpy_store) if tiering else None
         return entry_from_artifact(artifact, title, len(args), store, tiers), artifact
 
     def _artifact(self, instance: Any, args: tuple, kwargs: dict, options: CompileOptions,
@@ -490,8 +492,9 @@ def entry_from_artifact(artifact: Artifact, title: str, nargs: int, store: Store
     """Load the artifact's generated code and wrap it as a ready-to-call entry; `store` (the
     disk cache) gets it first. A Numba kernel that fails to compile has its loop generated as
     NumPy code instead (`native.compile_with_fallback`, one warning). With `tiers` (the jit's
-    background compiles, and the store of the NumPy tier) code with kernels starts as NumPy
-    and is promoted when its kernels are ready."""
+    background compiles, and the store of the NumPy tier) the artifact's code is NumPy; when
+    `auto` compiles loops of it, that code is loaded at once (and stored as the NumPy tier) and
+    the code with kernels is written, compiled and promoted in the background."""
     params = artifact.param_paths
     sig = tuple((tuple(v.type.shape), v.type.dtype) if hasattr(v.type, "shape") else (None, None)
                 for v in artifact.graph.inputs[:len(params)])
@@ -513,12 +516,12 @@ def entry_from_artifact(artifact: Artifact, title: str, nargs: int, store: Store
                                code, entry.filename)
         return entry
 
-    if tiers is not None and artifact.code.kernels:
+    native = None if tiers is None else native_generator(artifact)
+    if native is not None:  # NOTE: the artifact's code is NumPy; the kernels come later
         background, numpy_store = tiers
-        entry = load(numpy_tier(artifact), numpy_store)
+        entry = load(artifact.code, numpy_store)
         entry.prepare(nargs)
-        background.start(entry, lambda: compile_with_fallback(artifact.regenerate, load,
-                                                              title)[1], title)
+        background.start(entry, lambda: compile_with_fallback(native, load, title)[1], title)
         return entry
     code, entry = compile_with_fallback(artifact.regenerate, load, title)
     artifact.code = code
