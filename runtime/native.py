@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import importlib.util
 import os
+import threading
 import warnings
 from types import TracebackType
 from typing import Any, Callable
@@ -50,11 +51,24 @@ class KernelFailure(Exception):
         self.kernel, self.reason = kernel, reason
 
 
+_IMPORT_LOCK = threading.Lock()
+
+
+def import_numba() -> None:
+    """Import Numba once, one thread at a time: a background compile (tiers.py) and a load on
+    the caller's thread importing it together can each see the other's half-initialized
+    modules (Numba's imports are circular)."""
+    with _IMPORT_LOCK:
+        import numba  # noqa: F401
+        import numba.core.errors  # noqa: F401
+
+
 def load_native(load: Callable[[], Any], code: Any, filename: str) -> Any:
     """Run `load()` (executing the module `code`, whose kernels Numba compiles as it loads);
     KernelFailure naming the kernel if Numba fails on one."""
     if not code.kernels:
         return load()
+    import_numba()
     from numba.core.errors import NumbaPerformanceWarning  # NOTE: numba is known to be there
     try:
         with warnings.catch_warnings():

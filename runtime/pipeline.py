@@ -30,6 +30,9 @@ class Artifact:
     ir: str = ""
     seconds: dict[str, float] = field(default_factory=dict)
     regenerate_code: Callable[[frozenset[int]], Any] | None = None
+    generate_as: Callable[[str, frozenset[int]], Any] | None = None
+    """The graph's code for another backend, with the regions in `exclude` as NumPy (tiers.py
+    writes the NumPy tier first and the kernels in the background)."""
     trace: dict[str, Any] | None = None
     """The stages as the compile report records them (None when no report is recorded)."""
 
@@ -153,6 +156,7 @@ def compile_target(target: Any, args: tuple, kwargs: dict | None, options: Compi
     return Artifact(graph, code, tuple(result.guards), tuple(getattr(result, "sources", ())),
                     print_ir(graph), seconds,
                     lambda exclude: generate(graph, title, signature, backend, exclude),
+                    lambda other, exclude: generate(graph, title, signature, other, exclude),
                     None if trace is None else trace.data)
 
 

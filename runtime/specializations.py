@@ -36,7 +36,7 @@ from .loader import fake_filename, load_function
 from .native import compile_with_fallback, load_native
 from .paths import access
 from .pipeline import Artifact, compile_target
-from .tiers import NativeTiers, numpy_tier, tiered
+from .tiers import NativeTiers, native_generator, tiered
 from . import log, recorder
 from .warn import warn_user
 
@@ -144,6 +144,24 @@ class JitBase:
             binding = state.bindings.get(key)
         if binding is None or not binding.plan.holds(instance):
             binding = self._bind(instance, key, args, kwargs)
+            if self._tiers.holding:  # NOTE: kernels compile after the call that made them
+                try:
+                    return self._call(binding, instance, args, kwargs)
+                finally:
+                    self._tiers.release()
+        entry = self.last = binding.entry  # NOTE: `_call` inline: this is the hot path
+        if binding.eager:
+            return self._eager(instance, args, kwargs)
+        try:
+            if entry.gather is None:
+                return entry.fn(*binding.arrays, *args)
+            return entry.fn(*binding.arrays, *entry.gather(args, kwargs))
+        except Exception as exc:
+            entry.annotate(exc)
+            raise
+
+    def _call(self, binding: _Binding, instance: Any, args: tuple, kwargs: dict) -> Any:
+        """Run the code of `binding` on this call's arguments."""
         entry = self.last = binding.entry
         if binding.eager:
             return self._eager(instance, args, kwargs)
@@ -303,13 +321,12 @@ class JitBase:
         """Tiering from the disk cache: the NumPy tier's entry now and the native entry under
         `first` (its kernels from Numba's cache) in the background; None when either is not on
         disk (then the native entry is looked up, or compiled, as usual)."""
-        try:
-            if not any((disk.root / first).glob("*.json")):
-                return None
-        except OSError:
+        if not _has_entries(disk, first):
             return None
         numpy_first = self._numpy_first_key(disk, instance, options, signature)
-        entry = None if numpy_first is None else disk.lookup(numpy_first, instance, nargs)
+        if numpy_first is None or not _has_entries(disk, numpy_first):
+            return None  # NOTE: not a lookup: code without kernels has no NumPy tier, no miss
+        entry = disk.lookup(numpy_first, instance, nargs)
         if entry is not None:
             self._tiers.start(entry, lambda: disk.lookup(first, instance, nargs), title)
         return entry
@@ -378,9 +395,11 @@ class JitBase:
         """Compile and load; under tiering (see tiers.py) the entry starts as NumPy code
         (`numpy_store` keeps that on disk) while its kernels compile in the background;
         `disk` keeps their Numba files private and counted."""
-        try:
-            artifact = self._artifact(instance, args, kwargs, options, title, signature,
-                                      shapes=shapes)
+        tiering = tiered(options.backend)
+        try:  # NOTE: under tiering the code is NumPy first; kernels come later (tiers.py)
+            artifact = self._artifact(instance, args, kwargs,
+                                      dataclasses.replace(options, backend="numpy")
+                                      if tiering else options, title, signature, shapes=shapes)
         except CompileError as err:
             eager = self.fallback and not (shapes and self.dynamic_shapes.automatic)
             _record_refusal(title, signature, err, "eager fallback" if eager else "error")
@@ -391,7 +410,7 @@ class JitBase:
             return CompiledFunction(fn=_eager_marker, source="", filename="", function_name="",
                                     line_map={}, origin="eager"), None
         self.stats.compiles += 1
-        tiers = (self._tiers, numpy_store) if tiered(options.backend) else None
+        tiers = (self._tiers, numpy_store) if tiering else None
         return entry_from_artifact(artifact, title, len(args), store,
                                    None if disk is None else disk.native_kernels, tiers), artifact
 
@@ -517,8 +536,10 @@ def entry_from_artifact(artifact: Artifact, title: str, nargs: int, store: Store
     disk cache) gets it first, and `native(path)` (the disk cache's) is the context its Numba
     kernels are compiled and cached in. A Numba kernel that fails to compile has its loop
     generated as NumPy code instead (`native.compile_with_fallback`, one warning). With `tiers`
-    (the jit's background compiles, and the store of the NumPy tier) code with kernels starts
-    as NumPy and is promoted when its kernels are ready."""
+    (the jit's background compiles, and the store of the NumPy tier) the artifact's code is
+    NumPy; when `auto` compiles loops of it, that code is loaded at once (and stored as the
+    NumPy tier) and the code with kernels is written, compiled and promoted in the
+    background."""
     params = artifact.param_paths
     sig = tuple((tuple(v.type.shape), v.type.dtype) if hasattr(v.type, "shape") else (None, None)
                 for v in artifact.graph.inputs[:len(params)])
@@ -543,17 +564,26 @@ def entry_from_artifact(artifact: Artifact, title: str, nargs: int, store: Store
                                    code, entry.filename)
         return entry
 
-    if tiers is not None and artifact.code.kernels:
+    with_kernels = None if tiers is None else native_generator(artifact)
+    if with_kernels is not None:  # NOTE: the artifact's code is NumPy; the kernels come later
         background, numpy_store = tiers
-        entry = load(numpy_tier(artifact), numpy_store)
+        entry = load(artifact.code, numpy_store)
         entry.prepare(nargs)
-        background.start(entry, lambda: compile_with_fallback(artifact.regenerate, load,
-                                                              title)[1], title)
+        background.start(entry, lambda: compile_with_fallback(with_kernels, load, title)[1],
+                         title)
         return entry
     code, entry = compile_with_fallback(artifact.regenerate, load, title)
     artifact.code = code
     entry.prepare(nargs)
     return entry
+
+
+def _has_entries(disk: DiskCache, first: str) -> bool:
+    """Whether the disk cache holds any entry under the key `first` (without reading one)."""
+    try:
+        return any((disk.root / first).glob("*.json"))
+    except OSError:
+        return False
 
 
 def _source_file(func: Any) -> str:

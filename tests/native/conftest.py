@@ -11,6 +11,7 @@ import pytest
 
 import amber
 from amber.runtime import reset_context
+from amber.runtime.tiers import wait_all
 
 
 @pytest.fixture(autouse=True)
@@ -23,6 +24,7 @@ def cache_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]
     reset_context()
     amber.set_seed(0)
     yield path
+    wait_all(300)  # NOTE: no background compile of this test runs into the next one
     reset_context()
 
 
