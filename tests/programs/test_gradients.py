@@ -348,8 +348,7 @@ def test_jvp_and_jacobians_match_finite_differences(case: tuple[harness.Program,
     that input's tangent, against the same tangent taken along that input alone."""
     program, k = case
     eager, target, args, _ = _setup(program, program.inputs[k])
-    tangents = _same_kind(args, [_direction(a, np.random.default_rng(5)) if
-                                 isinstance(a, np.ndarray) and a.dtype == np.float64 else a
+    tangents = _same_kind(args, [_direction(a, np.random.default_rng(5)) if _float64(a) else a
                                  for a in args])
     try:
         amber.jit(target)(*copy.deepcopy(args))
@@ -384,10 +383,14 @@ def test_jvp_and_jacobians_match_finite_differences(case: tuple[harness.Program,
 
 def _directional(eager: Any, args: tuple, tangents: tuple) -> Any:
     def moved(step: float) -> tuple:
-        return _same_kind(args, [a + step * t if isinstance(a, np.ndarray) and
-                                 a.dtype == np.float64 else copy.deepcopy(a)
+        return _same_kind(args, [a + step * t if _float64(a) else copy.deepcopy(a)
                                  for a, t in zip(args, tangents)])
     return _difference(eager(*moved(EPS)), eager(*moved(-EPS)))
+
+
+def _float64(a: Any) -> bool:
+    """A float64 array or NumPy scalar (amber compiles both as arrays, so both get tangents)."""
+    return isinstance(a, np.ndarray | np.generic) and a.dtype == np.float64
 
 
 def _difference(ahead: Any, behind: Any) -> Any:
