@@ -182,7 +182,7 @@ def jacrev_of(graph: Graph, b: Builder, start: int, out: Value, inputs: Sequence
     _check_tensor(out)
     seed = b.op("zeros_like", out, name="basis")
     adjoints = differentiate(graph, {out: seed}, list(inputs), block.nodes[start:])
-    rows = [a if a is not None else None for a in adjoints]
+    rows = list(adjoints)
     stacked = _basis_loop(b, seed, out, rows, list(inputs))
     return [_reshaped(b, s, [out, x], name="jacobian") for s, x in zip(stacked, inputs)]
 
