@@ -1,8 +1,8 @@
 """Function transforms: a Hessian by `jacfwd(jacrev(f))` (amber vs JAX vs the Hessian written
 out in NumPy), and per-example gradients of an MLP (batch 64): a Python loop of amber `grad`
-calls vs JAX's `vmap(grad)` vs the per-example gradients written out in NumPy. amber has no
-`vmap` yet, so its per-example row is the loop the issue's vmap is to replace. JAX runs where
-installed (`pip install jax`)."""
+calls vs amber's `vmap(grad)` vs JAX's `vmap(grad)` vs them written out in NumPy. amber has no
+batching rules yet: its `vmap` is a compiled loop over the examples. JAX runs where installed
+(`pip install jax`)."""
 from __future__ import annotations
 
 from typing import Any
@@ -79,7 +79,12 @@ def _per_example_workload(quick: bool) -> Workload:
         dh = (p @ w2) * (h > 0)
         return [dh[:, :, None] * x[:, None, :], dh, p[:, :, None] * h[:, None, :], p]
 
-    versions: dict[str, Any] = {"eager": written_out, "amber loop of grad": loop}
+    def one_example(x, label):
+        return loss(x.reshape(1, FEATURES), label.reshape(1))
+    per_example = ops.vmap(amber.grad(one_example, None, weights))
+
+    versions: dict[str, Any] = {"eager": written_out, "amber": per_example,
+                                "amber loop of grad": loop}  # NOTE: "amber" is vmap(grad)
     jax = _jax()
     if jax is not None:
         jnp = jax.numpy
@@ -88,10 +93,10 @@ def _per_example_workload(quick: bool) -> Workload:
             w1, b1, w2, b2 = params
             z = jnp.maximum(x @ w1.T + b1, 0) @ w2.T + b2
             return -jax.nn.log_softmax(z)[label]
-        per_example = jax.jit(jax.vmap(jax.grad(one_loss), in_axes=(None, 0, 0)))
+        jax_per_example = jax.jit(jax.vmap(jax.grad(one_loss), in_axes=(None, 0, 0)))
         params = tuple(jnp.asarray(w) for w in (w1, b1, w2, b2))
         versions["jax vmap(grad)"] = lambda x, labels: [
-            np.asarray(g) for g in per_example(params, x, labels)]
+            np.asarray(g) for g in jax_per_example(params, x, labels)]
     return Workload(f"per-example grads MLP {FEATURES}-{HIDDEN}-{CLASSES} batch {BATCH}",
                     versions, (x, labels), 2 if quick else 5, compare=lambda out: list(out),
                     rtol=1e-3, atol=1e-5)

@@ -63,7 +63,7 @@ def _spread(f: Frame, axes: Any, count: int, what: str) -> list[Any]:
     if isinstance(axes, tuple | list):
         if len(axes) != count:
             raise f.error(f"vmap: {what} has {len(axes)} entries for {count} value(s)",
-                          f"give one entry per value, or one int for all")
+                          "give one entry per value, or one int for all")
         return list(axes)
     return [axes] * count
 

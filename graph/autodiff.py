@@ -219,8 +219,10 @@ class _Transform:
         if value in self.snapshots:
             return self.snapshots[value]
         copy = value
-        if _read_from_tape(value):  # NOTE: already saved (and None where an If arm did not
-            self.snapshots[value] = value  # run: a placeholder has nothing to copy)
+        if _read_from_tape(value) or _exported_by_if(value):
+            # NOTE: saved by an earlier differentiation (and None where an If arm did not
+            # run: a placeholder has nothing to copy)
+            self.snapshots[value] = value
             return value
         if isinstance(value.type, Tensor | ListType) and memory_roots(value) & self.written:
             owner = value.owner
@@ -384,6 +386,14 @@ TAPE_ATTR = "__tape__"
 are saved values nothing writes, so differentiating the backward again reads them uncopied."""
 
 
+def _exported_by_if(value: Value) -> bool:
+    """An If output an earlier differentiation added (`if_output`: a placeholder on one arm)."""
+    node = value.producer
+    return node is not None and node.op == IF and any(
+        (r := arm.results[value.index]).producer is not None and
+        r.producer.op is pyops.placeholder for arm in node.blocks)
+
+
 def _read_from_tape(value: Value) -> bool:
     node = value.producer
     if node is None or node.is_region or node.op.name != "getitem" or \
@@ -400,6 +410,13 @@ def _read_from_tape(value: Value) -> bool:
             items = loop.inits[slot]
         elif maker.is_region and maker.op in (WHILE, FOR):
             items = maker.inits[items.index]
+        elif maker.is_region and maker.op == IF:  # a tape exported from the arm recording it
+            kept = [arm.results[items.index] for arm in maker.blocks]
+            made = [r for r in kept if r.producer is None or r.producer.op is not
+                    pyops.placeholder]
+            if len(made) != 1:
+                return False
+            items = made[0]
         elif not maker.is_region and maker.op.name == "getitem":
             return _read_from_tape(items)  # a tape read from a tape of tapes
         else:

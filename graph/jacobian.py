@@ -22,7 +22,7 @@ from .analysis import differentiable
 from .autodiff import NotDifferentiable, differentiate
 from .gradient import GradSpecError, Structure, as_value, position_groups
 from .ir import FOR, INDEX_TYPE, Block, Builder, Graph, InsertPoint, Node, Value
-from .types import ListType, Scalar, Tensor, TupleType, Type
+from .types import AnyType, ListType, Scalar, Tensor, TupleType, Type
 
 
 JVP, DERIVATIVE, JACFWD, JACREV, VMAP = "jvp", "derivative", "jacfwd", "jacrev", "vmap"
@@ -72,19 +72,28 @@ def transform_graph(graph: Graph, request: TransformRequest, nargs: int) -> None
         return [v for path, v in inputs.items()
                 if (path == str(p) or path.startswith(f"{p}.")) and isinstance(v.type, Tensor)]
     tangents = []
-    if request.kind in (JVP, DERIVATIVE):
-        groups = [arrays(p) for p in range(nargs)]
-        if request.kind == JVP:
-            for path, v in list(inputs.items()):
-                if isinstance(v.type, Tensor):
-                    head, dot, rest = path.partition(".")
-                    tangents.append(graph.body.add_param(v.type, f"d{v.name}"))
-                    graph.input_paths = (*graph.input_paths, f"{int(head) + nargs}{dot}{rest}")
+    if request.kind in (JVP, DERIVATIVE):  # NOTE: a Cell argument's Parameters are held fixed
+        groups = [[v for v in arrays(p) if _by_position(path_of(inputs, v))]
+                  for p in range(nargs)]
+        if request.kind == JVP:  # NOTE: a tangent per array, in the order of `groups`
+            for v in (v for group in groups for v in group):
+                head, dot, rest = path_of(inputs, v).partition(".")
+                tangents.append(graph.body.add_param(v.type, f"d{v.name}"))
+                graph.input_paths = (*graph.input_paths, f"{int(head) + nargs}{dot}{rest}")
     else:
         groups = position_groups(request, nargs, arrays, None)
     b = Builder(InsertPoint.at_end(graph.body))
     found = transform_values(graph, b, 0, result, request, groups, tangents)
     graph.body.set_results([as_value(b, found)])
+
+
+def path_of(inputs: dict[str, Value], value: Value) -> str:
+    return next(path for path, v in inputs.items() if v is value)
+
+
+def _by_position(path: str) -> bool:
+    """An argument's array reached by position only (`1`, `0.2`), not a Cell attribute."""
+    return all(part.isdigit() for part in path.split("."))
 
 
 def transform_values(graph: Graph, b: Builder, start: int, result: Value,
@@ -95,6 +104,11 @@ def transform_values(graph: Graph, b: Builder, start: int, result: Value,
     for JVP and DERIVATIVE, the differentiated ones for Jacobians; `tangents` line up with
     them flattened, JVP only). Raises NotDifferentiable or GradSpecError."""
     out, aux = split_aux(b, result, request.has_aux)
+    if any(isinstance(t, AnyType) for t in _leaf_types(out.type)):
+        raise GradSpecError("the result has a different type on different paths (e.g. an "
+                            "array on one and None, or another dtype, on another), so it "
+                            "has no derivative", "return values of one type and dtype on "
+                            "every path", out.producer.loc if out.producer else None)
     out = held(b, out)
     flat = [v for group in groups for v in group if v is not None]
     if request.kind in (JVP, DERIVATIVE):
@@ -168,7 +182,7 @@ def jacrev_of(graph: Graph, b: Builder, start: int, out: Value, inputs: Sequence
     _check_tensor(out)
     seed = b.op("zeros_like", out, name="basis")
     adjoints = differentiate(graph, {out: seed}, list(inputs), block.nodes[start:])
-    rows = [a if a is not None else None for a in adjoints]
+    rows = list(adjoints)
     stacked = _basis_loop(b, seed, out, rows, list(inputs))
     return [_reshaped(b, s, [out, x], name="jacobian") for s, x in zip(stacked, inputs)]
 
@@ -196,6 +210,10 @@ def jacfwd_of(graph: Graph, b: Builder, start: int, out: Value, inputs: Sequence
         perm = tuple(range(rank_in, rank_in + rank_out)) + tuple(range(rank_in))
         found.append(b.op("transpose", cols, perm=perm, name="jacobian"))
     return found
+
+
+def _leaf_types(t: Type) -> list[Type]:
+    return [x for e in t.elements for x in _leaf_types(e)] if isinstance(t, TupleType) else [t]
 
 
 def held(b: Builder, value: Value) -> Value:

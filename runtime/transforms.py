@@ -203,6 +203,7 @@ class TransformFunction(JitBase):
 
     def _target(self, instance: Any) -> Any:
         call = _calling(self)
+        call.__name__ = call.__qualname__ = self._title(instance).replace(".", "_")
         if instance is None:
             return call
         if isinstance(instance, Cell) and not isinstance(instance, FunctionRoot):

@@ -348,9 +348,9 @@ def test_jvp_and_jacobians_match_finite_differences(case: tuple[harness.Program,
     that input's tangent, against the same tangent taken along that input alone."""
     program, k = case
     eager, target, args, _ = _setup(program, program.inputs[k])
-    tangents = _same_kind(args, [_direction(a, np.random.default_rng(5)) if
-                                 isinstance(a, np.ndarray) and a.dtype == np.float64 else a
-                                 for a in args])
+    rng = np.random.default_rng(5)  # NOTE: steps relative to each element's size
+    tangents = _same_kind(args, [_direction(a, rng) * np.maximum(1.0, np.abs(a)) if _float64(a)
+                                 else a for a in args])
     try:
         amber.jit(target)(*copy.deepcopy(args))
     except amber.CompileError:
@@ -367,12 +367,11 @@ def test_jvp_and_jacobians_match_finite_differences(case: tuple[harness.Program,
     capsys.readouterr()
     _close_leaves(tangent, _directional(eager, args, tangents), "jvp")
     first = next((i for i, a in enumerate(args) if isinstance(a, np.ndarray)
-                  and a.dtype == np.float64), None)
-    if first is None or not isinstance(out, np.ndarray) or out.size * args[first].size > 400:
+                  and a.dtype == np.float64 and a.ndim), None)
+    if first is None or not _float64(out) or out.size * args[first].size > 400:
         return
-    along = _same_kind(args, [t if i == first else np.zeros_like(a) if isinstance(
-        a, np.ndarray) and a.dtype == np.float64 else a for i, (a, t) in
-        enumerate(zip(args, tangents))])
+    along = _same_kind(args, [t if i == first else np.zeros_like(a) if _float64(a) else a
+                              for i, (a, t) in enumerate(zip(args, tangents))])
     _, want = amber.ops.jvp(target, copy.deepcopy(args), along)
     axes = list(range(out.ndim, out.ndim + args[first].ndim))
     for transform in (amber.ops.jacrev, amber.ops.jacfwd):
@@ -384,10 +383,14 @@ def test_jvp_and_jacobians_match_finite_differences(case: tuple[harness.Program,
 
 def _directional(eager: Any, args: tuple, tangents: tuple) -> Any:
     def moved(step: float) -> tuple:
-        return _same_kind(args, [a + step * t if isinstance(a, np.ndarray) and
-                                 a.dtype == np.float64 else copy.deepcopy(a)
+        return _same_kind(args, [a + step * t if _float64(a) else copy.deepcopy(a)
                                  for a, t in zip(args, tangents)])
     return _difference(eager(*moved(EPS)), eager(*moved(-EPS)))
+
+
+def _float64(a: Any) -> bool:
+    """A float64 array or NumPy scalar (amber compiles both as arrays, so both get tangents)."""
+    return isinstance(a, np.ndarray | np.generic) and a.dtype == np.float64
 
 
 def _difference(ahead: Any, behind: Any) -> Any:
