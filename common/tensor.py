@@ -95,14 +95,15 @@ class Tensor(np.ndarray, metaclass=_TensorMeta):
 
 
 def as_tensors(value: Any) -> Any:
-    """What a Cell call returns, as MindSpore's does: each plain ndarray or NumPy number in
-    `value` (itself, or in a tuple or list) as a `Tensor` sharing its data; anything else (a
-    Parameter, a Tensor, a Python value) unchanged."""
+    """What a Cell call returns, as MindSpore's does: each plain ndarray in `value` (itself, or
+    in a tuple or list) as a `Tensor` sharing its data; anything else (a Parameter, a Tensor, a
+    NumPy number, a Python value) unchanged.
+
+    NOTE: a NumPy number stays one: amber keeps NumPy's kinds exactly (compiled code returns a
+    number where NumPy does), and the eager oracle's result must equal the compiled one's."""
     kind = type(value)
     if kind is np.ndarray:
         return value.view(Tensor)
-    if isinstance(value, np.generic) and value.dtype.kind in "biufc":
-        return np.asarray(value).view(Tensor)
     if kind is tuple or kind is list:
         return kind(as_tensors(v) for v in value)
     return value

@@ -200,6 +200,8 @@ def _tensor_only_method(f: Frame, method: TensorMethod, args: list[Any],
         other = args[0]
         shape = other.shape if isinstance(other, np.ndarray) else shape_of(f, other)
         return call_value(f, np.broadcast_to, [value, tuple(shape)], {})
+    if name == "expand_dims":  # MindSpore's: np.expand_dims(x, axis)
+        return call_value(f, np.expand_dims, [value, *args], kwargs)
     if name == "asnumpy":  # MindSpore's: the values as a NumPy array (a copy)
         if args or kwargs:
             raise f.error("x.asnumpy() takes no arguments")

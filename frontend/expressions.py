@@ -145,12 +145,12 @@ def value_attribute(f: Frame, v: Value, name: str) -> Any:
     raise f.error(f"{describe(v)} has no supported attribute '{name}'")
 
 
-TENSOR_ONLY_METHODS = ("value", "view", "dim", "tolist", "expand_as", "asnumpy")
+TENSOR_ONLY_METHODS = ("value", "view", "dim", "tolist", "expand_as", "expand_dims", "asnumpy")
 """Array methods the frontend writes itself (MindSpore's value/view/dim, NumPy's tolist)."""
 NUMPY_FUNCTION_METHODS = ("var", "std", "ravel", "swapaxes")
 """Array methods that are the NumPy function of the same name called on the array."""
 """MindSpore Tensor methods ndarrays lack: `p.value()` (the parameter itself), `x.view(*shape)`
-(a reshape), `x.dim()` (the rank), `x.expand_as(y)`, `x.asnumpy()`."""
+(a reshape), `x.dim()` (the rank), `x.expand_as(y)`, `x.expand_dims(axis)`, `x.asnumpy()`."""
 
 
 def shape_of(f: Frame, v: Value) -> tuple[Any, ...]:

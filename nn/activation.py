@@ -167,7 +167,7 @@ class Identity(Cell):
 
 _ACTIVATIONS: dict[str, type[Cell]] = {
     "relu": ReLU, "relu6": ReLU6, "leakyrelu": LeakyReLU, "sigmoid": Sigmoid, "tanh": Tanh,
-    "gelu": GELU, "softmax": Softmax, "logsoftmax": LogSoftmax, "silu": SiLU, "swish": SiLU,
+    "gelu": GELU, "softmax": Softmax, "logsoftmax": LogSoftmax, "silu": SiLU,
     "elu": ELU, "softplus": Softplus, "hswish": HSwish, "hsigmoid": HSigmoid, "mish": Mish,
 }
 

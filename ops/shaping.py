@@ -547,7 +547,6 @@ METHODS = (
     spell("squeeze", squeeze, "x, axis=None", listed_axis),
     spell("flatten", flatten, "x, order='C'", _flatten_all),
     spell("astype", cast, "x, dtype", _dtype),
-    spell("expand_dims", expand_dims, "x, axis"),  # MindSpore's Tensor method
 )
 PRIMITIVES = (
     primitive("Reshape", reshape, call="input_x, input_shape", fix=route_shape, input_x="x",

@@ -9,8 +9,10 @@ import weakref
 from typing import Any
 
 from ..common.tensor import as_tensors
+from ..frontend.errors import CompileError
 from . import context as _ctx
 from .jit import JitMethod
+from .tracebacks import user_facing
 
 _runners: weakref.WeakKeyDictionary[type, JitMethod] = weakref.WeakKeyDictionary()
 _active = threading.local()
@@ -33,7 +35,9 @@ def call_compiled(cell: Any, args: tuple, kwargs: dict) -> Any:
         runner = _runners.setdefault(cls, JitMethod(cls, _plain_call, False, None))
     _active.depth = 1
     try:
-        return as_tensors(runner(cell, *args, **kwargs))
+        return as_tensors(runner._run(cell, args, kwargs))
+    except CompileError as err:
+        raise user_facing(err)  # AMBER_TRACEBACK_FILTERING=off shows amber's frames too
     finally:
         _active.depth = 0
 

@@ -152,7 +152,10 @@ class JitCell(JitFunction):
         self.__dict__["_ready"] = True  # NOTE: from here on, new attributes go to the cell
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        return as_tensors(super().__call__(*args, **kwargs))  # NOTE: a Cell call's result
+        try:
+            return as_tensors(self._run(self._instance, args, kwargs))  # a Cell call's result
+        except CompileError as err:
+            raise user_facing(err)  # AMBER_TRACEBACK_FILTERING=off shows amber's frames too
 
     @property  # type: ignore[misc]
     def __class__(self) -> type:  # NOTE: what isinstance sees; type(self) stays JitCell

@@ -59,5 +59,5 @@ def test_elu_gradient_is_finite_for_large_inputs():
 
 
 def test_activation_names():
-    assert isinstance(nn.get_activation("swish"), nn.SiLU)
+    assert isinstance(nn.get_activation("silu"), nn.SiLU)
     assert isinstance(nn.get_activation("hswish"), nn.HSwish)

@@ -77,8 +77,12 @@ def test_a_cell_call_returns_tensors_in_every_mode():
         amber.set_context(mode=amber.PYNATIVE_MODE)
     assert type(graph) is Tensor
     np.testing.assert_allclose(graph, eager, rtol=1e-6)
+    per_sample = nn.MSELoss("none")(eager, np.zeros((1, 1), np.float32))
+    assert type(per_sample) is Tensor
     loss = nn.MSELoss()(eager, np.zeros((1, 1), np.float32))
-    assert type(loss) is Tensor and loss.asnumpy().shape == ()  # a 0-d Tensor, not np.float32
+    assert type(loss) is Tensor and loss.asnumpy().shape == ()  # NumPy keeps the subclass
+    plain = nn.MSELoss()(np.ones((1, 1), np.float32), np.zeros((1, 1), np.float32))
+    assert type(plain) is np.float32  # a NumPy number stays one, as compiled code returns it
 
 
 def test_a_dtype_keeps_numpys_view():
