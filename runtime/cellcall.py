@@ -21,7 +21,7 @@ _active = threading.local()
 def _plain_call(cell: Any, *args: Any, **kwargs: Any) -> Any:
     """What `Cell.__call__` does under PYNATIVE_MODE."""
     cell.check_inputs(*args, **kwargs)
-    return as_tensors(cell.construct(*args, **kwargs))
+    return cell.construct(*args, **kwargs)
 
 
 def call_compiled(cell: Any, args: tuple, kwargs: dict) -> Any:

@@ -182,6 +182,9 @@ def lower_block(scope: Scope, block: Block, env: Env) -> None:
                 lower_while(scope, node, env)
             elif node.op == FOR:
                 lower_for(scope, node, env)
+            elif node.is_region:  # NOTE: a try region: ONNX has no exceptions to catch
+                raise OnnxRefusal(f"a {node.name} statement has no ONNX form (an ONNX graph "
+                                  "cannot raise or catch exceptions)", node.loc)
             else:
                 lower_op(scope, node, env)
         except OnnxRefusal as err:
