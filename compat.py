@@ -76,6 +76,8 @@ def alias_mindspore() -> None:
         raise RuntimeError("alias_mindspore: the real MindSpore is already imported in this "
                            "process; call alias_mindspore() before anything imports mindspore")
     sys.meta_path.insert(0, MindSporeAlias())
+    # NOTE: MindSpore has no NumPy numbers: a script's `loss.asnumpy()` needs a 0-d Tensor
+    importlib.import_module(f"{TARGET}.common.tensor").numbers_as_tensors()
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -94,10 +94,23 @@ class Tensor(np.ndarray, metaclass=_TensorMeta):
             f", dtype={self.dtype})"
 
 
+_numbers_as_tensors = False
+"""True under the MindSpore alias (`compat.alias_mindspore`): see `numbers_as_tensors`."""
+
+
+def numbers_as_tensors() -> None:
+    """From here on, in this process, results are Tensors as MindSpore's are, NumPy numbers
+    included (a loss comes back as a 0-d Tensor, so a script's `loss.asnumpy()` works): what a
+    Cell call, eager or compiled, a jit function and a gradient function return. The MindSpore
+    alias turns this on; amber's own API keeps NumPy's kinds, which its tests compare exactly."""
+    global _numbers_as_tensors
+    _numbers_as_tensors = True
+
+
 def as_tensors(value: Any) -> Any:
     """What a Cell call returns, as MindSpore's does: each plain ndarray in `value` (itself, or
     in a tuple or list) as a `Tensor` sharing its data; anything else (a Parameter, a Tensor, a
-    NumPy number, a Python value) unchanged.
+    NumPy number, a Python value) unchanged, except NumPy numbers under `numbers_as_tensors`.
 
     NOTE: a NumPy number stays one: amber keeps NumPy's kinds exactly (compiled code returns a
     number where NumPy does), and the eager oracle's result must equal the compiled one's."""
@@ -106,7 +119,21 @@ def as_tensors(value: Any) -> Any:
         return value.view(Tensor)
     if kind is tuple or kind is list:
         return kind(as_tensors(v) for v in value)
+    if _numbers_as_tensors and isinstance(value, np.generic) and value.dtype.kind in "biufc":
+        return np.asarray(value).view(Tensor)
     return value
+
+
+def as_results(value: Any) -> Any:
+    """What a jit or gradient function returns: `value` itself, or under
+    `numbers_as_tensors` (the MindSpore alias) its arrays and numbers as Tensors."""
+    return as_tensors(value) if _numbers_as_tensors else value
+
+
+def cell_result(value: Any) -> Any:
+    """What an eager Cell call returns: as `construct` gave it, or under `numbers_as_tensors`
+    as Tensors (inside an eager construct too, as MindSpore's values are)."""
+    return as_tensors(value) if _numbers_as_tensors else value
 
 
 class TensorSpec:

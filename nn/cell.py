@@ -11,6 +11,7 @@ from typing import Any, Callable, ClassVar, Iterator
 import numpy as np
 
 from ..common.parameter import Parameter, ParameterTuple
+from ..common.tensor import cell_result
 
 __all__ = ["Cell", "Parameter", "ParameterTuple"]
 
@@ -50,9 +51,10 @@ class Cell:
         if compiled_call is not None:
             return compiled_call(self, inputs, kwargs)
         self.check_inputs(*inputs, **kwargs)
-        # NOTE: the result as construct gave it: Tensor results (below) would change what NumPy
-        # returns downstream (a subclass's reduction is a 0-d array, not a NumPy number)
-        return self.construct(*inputs, **kwargs)
+        # NOTE: the result as construct gave it: Tensor results would change what NumPy
+        # returns downstream (a subclass's reduction is a 0-d array, not a NumPy number), which
+        # only the MindSpore alias asks for (common/tensor.py: numbers_as_tensors)
+        return cell_result(self.construct(*inputs, **kwargs))
 
     def set_inputs(self, *inputs: Any) -> None:
         """Declare the shapes of `construct`'s array arguments, MindSpore's way: one

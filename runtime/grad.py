@@ -15,6 +15,7 @@ from typing import Any, Hashable, Iterable
 
 import numpy as np
 
+from ..common.tensor import as_results
 from ..frontend.errors import CompileError
 from ..graph.gradient import ALL, COMPILE_TIME_ATTR, FIRST, GRADIENT_ATTR, GradRequest
 from ..graph.ir import Loc
@@ -170,7 +171,7 @@ class GradFunction(JitBase):
             kwargs = dict(kwargs)
             args = (*args, kwargs.pop("sens"))
         try:
-            return self._run(self._instance, args, kwargs)
+            return as_results(self._run(self._instance, args, kwargs))
         except CompileError as err:
             raise user_facing(err)  # AMBER_TRACEBACK_FILTERING=off shows amber's frames too
 

@@ -7,7 +7,7 @@ import types
 from typing import Any, Callable, Hashable
 
 from ..frontend.errors import CompileError
-from ..common.tensor import as_tensors
+from ..common.tensor import as_results, as_tensors
 from ..nn.cell import Cell
 from .context import CompileOptions
 from .dynamic import DynamicShapes
@@ -83,7 +83,7 @@ class JitFunction(JitBase):
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         instance = self._instance if self._roots is None else self._roots.get()
         try:
-            return self._run(instance, args, kwargs)
+            return as_results(self._run(instance, args, kwargs))
         except CompileError as err:
             raise user_facing(err)  # AMBER_TRACEBACK_FILTERING=off shows amber's frames too
 
