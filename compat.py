@@ -68,7 +68,8 @@ class MindSporeAlias(importlib.abc.MetaPathFinder):
 
 
 def alias_mindspore() -> None:
-    """Make `import mindspore[.x.y]` import `amber[.x.y]` in this process (idempotent)."""
+    """Make `import mindspore[.x.y]` import `amber[.x.y]` in this process (idempotent); results
+    are then Tensors as MindSpore's are, numbers included (`common.tensor.numbers_as_tensors`)."""
     if any(isinstance(f, MindSporeAlias) for f in sys.meta_path):
         return
     loaded = sys.modules.get(ALIAS)

@@ -39,9 +39,24 @@ def test_launched_without_mpi4py_says_what_to_install(monkeypatch):
         collective.mpi_world()
 
 
-def test_parallel_context_and_mindspore_spellings():
+@pytest.fixture
+def mindspore_alias(monkeypatch):
+    """The MindSpore alias for one test: the finder, the modules imported under the name and
+    MindSpore's Tensor results are gone afterwards (else later tests in this process, the
+    optional MindSpore oracles among them, would get amber as `mindspore`)."""
     import amber.compat
+    from amber.common import tensor
+    monkeypatch.setattr(sys, "meta_path", list(sys.meta_path))
+    monkeypatch.setattr(tensor, "_numbers_as_tensors", tensor._numbers_as_tensors)
+    before = set(sys.modules)
     amber.compat.alias_mindspore()
+    yield
+    for name in set(sys.modules) - before:
+        if name == "mindspore" or name.startswith("mindspore."):
+            del sys.modules[name]
+
+
+def test_parallel_context_and_mindspore_spellings(mindspore_alias):
     import mindspore
     from mindspore.communication import get_group_size, init
     from mindspore.communication.management import get_rank
