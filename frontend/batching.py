@@ -14,7 +14,7 @@ from typing import Any
 
 from ..graph import Builder, InsertPoint, Tensor, Value
 from ..graph.ir import FOR, INDEX_TYPE, Block, Node
-from ..graph.jacobian import TransformRequest
+from ..graph.jacobian import TransformRequest, tuple_leaves
 from ..graph.types import ListType, TupleType
 from ..ops import Dyn
 from ..ops import python as pyops
@@ -40,7 +40,7 @@ def call_vmap(f: Frame, callee: Any, request: TransformRequest, args: list[Any])
     try:
         sliced = [_slice(f, a, index) for a in args]
         out = f.materialise(f.call(callee, sliced, {}))
-        leaves = _leaves(b, out)
+        leaves = tuple_leaves(b, out)
         rows = [body.add_param(ListType(leaf.type), "outs") for leaf in leaves]
         body.set_results([b.op("list_append", r, leaf, name="outs")
                           for r, leaf in zip(rows, leaves)])
@@ -117,14 +117,6 @@ def _slice(f: Frame, a: Any, index: Value) -> Any:
     if isinstance(a, tuple):
         return tuple(_slice(f, x, index) for x in a)
     return a
-
-
-def _leaves(b: Builder, value: Value) -> list[Value]:
-    t = value.type
-    if isinstance(t, TupleType):
-        return [leaf for i in range(len(t.elements))
-                for leaf in _leaves(b, b.op("tuple_getitem", value, index=i))]
-    return [value]
 
 
 def _rebuild(b: Builder, t: Any, stacked: Any) -> Any:

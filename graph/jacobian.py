@@ -136,7 +136,7 @@ def jvp_of(graph: Graph, b: Builder, start: int, out: Value, inputs: Sequence[Va
     """The tangent of `out` when `inputs` move along `tangents`: the nodes of `b`'s block from
     index `start` (the forward, ending the block) differentiated forwards. Appends at the end."""
     block = b.ip.block
-    parts = _leaves(b, out)  # NOTE: one seed per array: nested tuples stay flat
+    parts = tuple_leaves(b, out)  # NOTE: one seed per array: nested tuples stay flat
     leaves = [zeros_of(b, part) for part in parts]
     adjoints = differentiate(graph, dict(zip(parts, leaves)), list(inputs), block.nodes[start:])
     seeds: dict[Value, Value] = {}
@@ -151,12 +151,12 @@ def jvp_of(graph: Graph, b: Builder, start: int, out: Value, inputs: Sequence[Va
     return _assemble(b, out, iter(leaves), dict(zip(wanted, found)))
 
 
-def _leaves(b: Builder, value: Value) -> list[Value]:
+def tuple_leaves(b: Builder, value: Value) -> list[Value]:
     """The non-tuple parts of `value` (itself when it is not a tuple)."""
     t = value.type
     if isinstance(t, TupleType):
         return [leaf for i in range(len(t.elements))
-                for leaf in _leaves(b, b.op("tuple_getitem", value, index=i))]
+                for leaf in tuple_leaves(b, b.op("tuple_getitem", value, index=i))]
     return [value]
 
 
