@@ -2,8 +2,8 @@
 from .dot import render, to_dot
 from .interpreter import Unbound, run_graph
 from .ir import TRY
-from .ir import (FOR, IF, INDEX_TYPE, REGION_KINDS, WHILE, Block, Builder, Graph, InsertPoint, Loc,
-                 Node, Use, Value)
+from .builder import Builder, InsertPoint
+from .ir import FOR, IF, INDEX_TYPE, REGION_KINDS, WHILE, Block, Graph, Loc, Node, Use, Value
 from .rewriter import Rewriter
 from .parser import IRParseError, parse_attr, parse_graph, parse_type
 from .printer import format_attr, print_block, print_graph, print_graph_lines, print_node

@@ -30,7 +30,8 @@ from ..ops import python as pyops
 from ..ops.opdef import NO_GRAD
 from .analysis import (NOT_CONSTANT, active_values, constant_of, differentiable, memory_roots,
                        written_roots)
-from .ir import FOR, IF, INDEX_TYPE, TRY, WHILE, Block, Builder, Graph, InsertPoint, Loc, Node, Value
+from .builder import Builder, InsertPoint
+from .ir import FOR, IF, INDEX_TYPE, TRY, WHILE, Block, Graph, Loc, Node, Value
 from .types import ListType, Scalar, Tensor, TupleType, Type
 
 TupleAdjoint = list

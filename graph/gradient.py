@@ -14,7 +14,8 @@ from ..common.markers import COMPILE_TIME_ATTR, GRADIENT_ATTR  # noqa: F401 (re-
 
 from .analysis import differentiable
 from .autodiff import differentiate
-from .ir import Builder, Graph, InsertPoint, Loc, Node, Value
+from .builder import Builder, InsertPoint
+from .ir import Graph, Loc, Node, Value
 from .types import AnyType, Scalar, Tensor, TupleType, Type
 
 ALL = "all"

@@ -21,7 +21,8 @@ from ..ops import Dyn
 from .analysis import differentiable
 from .autodiff import NotDifferentiable, differentiate
 from .gradient import GradSpecError, Structure, as_value, position_groups
-from .ir import FOR, INDEX_TYPE, Block, Builder, Graph, InsertPoint, Node, Value
+from .builder import Builder, InsertPoint
+from .ir import FOR, INDEX_TYPE, Block, Graph, Node, Value
 from .types import AnyType, ListType, Scalar, Tensor, TupleType, Type
 
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from .ir import IF, TRY, Block, Builder, InsertPoint, Loc, Node, Value
+from .builder import Builder, InsertPoint
+from .ir import IF, TRY, Block, Loc, Node, Value
 
 
 class Rewriter:

@@ -201,7 +201,7 @@ values of compile-time constants (`KNOWN_VALUES`) stand in for them."""
 KNOWN_VALUES: ContextVar[tuple[Any, ...] | None] = ContextVar("amber_known_values",
                                                                default=None)
 """While an op's type is inferred: the value of each operand that is a compile-time constant
-(`NOT_KNOWN` for the others), set by `graph.ir.Builder.op`. NumPy 1 promotes by these values,
+(`NOT_KNOWN` for the others), set by `graph.builder.Builder.op`. NumPy 1 promotes by these values,
 and `**` picks its ufunc by the exponent's value under both NumPys (`mask ** 2` is int8)."""
 NOT_KNOWN = object()
 

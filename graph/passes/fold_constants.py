@@ -24,7 +24,8 @@ from ...ops import python as pyops
 from ...ops.symbolic import holds_symbols
 from ...ops.types import type_of
 from ..analysis import NOT_CONSTANT, constant_of, only_read, trip_count
-from ..ir import FOR, IF, TRY, WHILE, Block, Graph, InsertPoint, Node, Value
+from ..builder import InsertPoint
+from ..ir import FOR, IF, TRY, WHILE, Block, Graph, Node, Value
 from ..rewriter import Rewriter
 from ..types import NoneType, Scalar, StrType, Tensor, TupleType, Type
 

@@ -15,7 +15,8 @@ import numpy as np
 from ...ops import elementwise
 from ...ops import nn as nnops
 from ...ops import window
-from ..ir import Graph, InsertPoint, Node
+from ..builder import InsertPoint
+from ..ir import Graph, Node
 from ..rewriter import Rewriter
 from ..types import Tensor
 

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from ...ops import losses
 from ...ops import python as pyops
-from ..ir import Block, Graph, InsertPoint, Node, Value
+from ..builder import InsertPoint
+from ..ir import Block, Graph, Node, Value
 from ..rewriter import Rewriter
 
 

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 from ...ops import python as pyops
 from ..analysis import defined_inside, identity_matters, may_raise, trip_count
-from ..ir import FOR, WHILE, Block, Graph, InsertPoint, Node
+from ..builder import InsertPoint
+from ..ir import FOR, WHILE, Block, Graph, Node
 from ..rewriter import Rewriter
 
 

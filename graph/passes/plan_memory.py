@@ -23,7 +23,8 @@ Assumes ops' `fresh` and `inplace` declarations are true, and that no pass runs 
 """
 from __future__ import annotations
 
-from ..ir import FOR, IF, INPLACE_ATTR, WHILE, Block, Graph, InsertPoint, Node, Value
+from ..builder import InsertPoint
+from ..ir import FOR, IF, INPLACE_ATTR, WHILE, Block, Graph, Node, Value
 from ..rewriter import Rewriter
 from ..types import Tensor
 from ...ops import python as pyops

@@ -16,7 +16,8 @@ import numpy as np
 
 from ...ops import elementwise as ew
 from ...ops import nn as nn_ops
-from ..ir import Block, Graph, InsertPoint, Node, Value
+from ..builder import InsertPoint
+from ..ir import Block, Graph, Node, Value
 from ..rewriter import Rewriter
 from ..types import Scalar, Tensor
 

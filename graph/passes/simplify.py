@@ -18,7 +18,8 @@ from ...ops import elementwise as ew
 from ...ops import python as pyops
 from ...ops import shaping
 from ..analysis import NOT_CONSTANT, constant_of, only_read, unwritten
-from ..ir import Block, Builder, Graph, InsertPoint, Node, Value
+from ..builder import Builder, InsertPoint
+from ..ir import Block, Graph, Node, Value
 from ..rewriter import Rewriter
 from ..types import Scalar, Tensor
 
