@@ -532,6 +532,13 @@ class _RuleContext:
         """True if input k takes an adjoint (worth computing)."""
         return self.node.inputs[k] in self.transform.active
 
+    def constant(self, k: int) -> Any:
+        producer = self.node.inputs[k].producer
+        if producer is None or producer.is_region or producer.op.name != "constant":
+            return None
+        value = producer.attrs.get("value")
+        return value if type(value) in (int, float) else None
+
     @property
     def out(self) -> Sym:
         return Sym(self, make=lambda: self.transform.primal(self.scope, self.node.output))

@@ -412,6 +412,11 @@ def _mod_grad(ad: GradContext) -> tuple[Any, ...]:  # x % y == x - floor(x / y) 
 def _pow_grad(ad: GradContext) -> tuple[Any, ...]:
     x, y = ad.input(0), ad.input(1)
     dy = ad.g * ad.out * ad.op("log", x) if ad.wants(1) else None
+    known = ad.constant(1)
+    # NOTE: `y - 1` as a node would be an exponent known only at run time, whose result dtype
+    # NumPy 1 decides by value; a Python-number exponent stays one (as eager's `x ** 3` is)
+    if known is not None:
+        return ad.g * known * x ** (known - 1), dy
     return ad.g * y * x ** (y - 1), dy
 
 

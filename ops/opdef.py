@@ -158,6 +158,10 @@ class GradContext(Protocol):
     def wants(self, k: int) -> bool:
         """True if input k takes an adjoint (a rule may skip work for the others)."""
 
+    def constant(self, k: int) -> Any:
+        """Input k's value when it is a compile-time Python number, else None (a rule may
+        then fold arithmetic on it rather than build nodes whose dtype a value decides)."""
+
     @property
     def out(self) -> Any:
         """The op's forward result, as the backward pass can read it."""
