@@ -12,6 +12,7 @@ from typing import Any, Callable
 
 import gast
 
+from ..common.parsing import PARSE_LOCK
 from .errors import CompileError
 
 NO_SOURCE_HINT = ("define the function with def in a .py file (functions typed into `python -c`, "
@@ -169,7 +170,8 @@ def _lambda_in(lines: list[str], code: types.CodeType) -> gast.Lambda | None:
     `code`'s instructions have: the innermost one (a lambda inside another's body is within
     both); None if there is none or two equally deep."""
     try:
-        tree = gast.parse("".join(lines))
+        with PARSE_LOCK:
+            tree = gast.parse("".join(lines))
     except SyntaxError:
         return None
     spots = [(line, col) for line, _, col, end in code.co_positions()
@@ -194,7 +196,8 @@ def _source_lines(func: types.FunctionType) -> tuple[list[str], int]:
     first = code.co_firstlineno
     if not hasattr(code, "co_positions") or not 0 < first <= len(lines) \
             or not lines[first - 1].lstrip().startswith(("def ", "@")):  # NOTE: Python 3.10
-        return inspect.getsourcelines(func)
+        with PARSE_LOCK:  # NOTE: inspect parses the file when a class is involved
+            return inspect.getsourcelines(func)
     return lines[first - 1:max(_last_line(code), first)], first
 
 
@@ -217,7 +220,8 @@ def _parse_block(text: str, first_line: int) -> gast.AST:
     # NOTE: an indented def (a method) is parsed under `if 1:` instead of dedenting it, which
     # keeps columns exact and leaves multi-line string literals untouched.
     indented = text[:1].isspace()
-    module = gast.parse("if 1:\n" + text if indented else text)
+    with PARSE_LOCK:
+        module = gast.parse("if 1:\n" + text if indented else text)
     node = module.body[0].body[0] if indented else module.body[0]
     shift = first_line - (2 if indented else 1)
     for child in gast.walk(node):

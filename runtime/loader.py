@@ -3,7 +3,6 @@ the text with `linecache` (as torch.fx's `_EvalCacheLoader` does) so tracebacks 
 generated lines."""
 from __future__ import annotations
 
-import ast
 import hashlib
 import linecache
 import os
@@ -84,16 +83,13 @@ def _importable(source: str, namespace: dict[str, Any]) -> dict[str, Any]:
     return module.__dict__
 
 
-def _without_file_cache(source: str) -> ast.Module:
+def _without_file_cache(source: str) -> str:
     """The module with its Numba decorators' `cache=True` turned off: Numba caches next to a
-    module's file, and a module loaded from memory has none (same lines, so tracebacks and the
-    line map still match the text)."""
-    tree = ast.parse(source)
-    for node in ast.walk(tree):
-        if isinstance(node, ast.FunctionDef):
-            for decorator in node.decorator_list:
-                for keyword in getattr(decorator, "keywords", ()):
-                    if keyword.arg == "cache":
-                        keyword.value = ast.copy_location(ast.Constant(value=False),
-                                                          keyword.value)
-    return tree
+    module's file, and a module loaded from memory has none. A text edit of the decorators
+    codegen writes (a long one wraps onto a second line), not a parse: this runs on the kernel
+    thread too (see common/parsing.py). Lines, tracebacks and the line map still match."""
+    return _NJIT_CACHE.sub(r"\1cache=False", source)
+
+
+_NJIT_CACHE = re.compile(r"(@numba\.njit\([^@]*?)cache=True")
+"""A Numba decorator up to its `cache=True` (every one codegen writes has it)."""

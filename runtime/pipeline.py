@@ -10,6 +10,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from ..common.parsing import PARSE_LOCK
 from ..version import __version__
 from . import recorder
 from .context import CompileOptions, get_context
@@ -72,8 +73,9 @@ def generate(graph: Any, title: str = "", signature: str = "", backend: str = "n
     """Codegen: graph -> GeneratedCode(source, function_name, arg_names, line_map); `backend`
     as `CompileOptions.codegen_backend` gives it."""
     from ..codegen import generate as emit
-    return emit(graph, title=title, signature=signature, version=__version__, backend=backend,
-                exclude=exclude)
+    with PARSE_LOCK:  # NOTE: codegen builds and compiles `ast` trees, also on the kernel thread
+        return emit(graph, title=title, signature=signature, version=__version__,
+                    backend=backend, exclude=exclude)
 
 
 def generate_onnx(graph: Any, title: str, signature: str) -> Any:
