@@ -141,3 +141,64 @@ def test_refusals():
         vjp_fn(np.ones(4))
     with pytest.raises(TypeError, match="Parameter"):
         ops.vjp(lambda x: x * 2.0, np.ones(3), weights=[np.ones(2)])
+
+
+class Sub(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.w = amber.Parameter(np.array([0.5, -0.3, 0.8]), name="w")
+
+    def construct(self, x):
+        y = x * self.w
+        i = 0
+        while y.sum() < 3.0 and i < 5:
+            y = y * 1.5 + ops.sin(x)
+            i += 1
+        return y
+
+
+class Calls(nn.Cell):
+    """A Cell whose construct calls every transform on a sub-cell."""
+
+    def __init__(self, kind):
+        super().__init__()
+        self.sub, self.kind = Sub(), kind
+
+    def construct(self, x, v):
+        if self.kind == "vjp":
+            out, vjp_fn = ops.vjp(self.sub, x)
+            return vjp_fn(v) * out
+        if self.kind == "linearize":
+            out, jvp_fn = ops.linearize(self.sub, x)
+            return jvp_fn(v) * out
+        if self.kind == "jvp":
+            return ops.jvp(self.sub, x, v)[1]
+        return ops.jacrev(self.sub)(x) @ v
+
+
+@pytest.mark.parametrize("kind", ["vjp", "linearize", "jvp", "jacrev"])
+def test_inside_a_jitted_cell_and_under_grad(kind):
+    net = Calls(kind)
+    x, v = np.array([0.2, 0.4, 0.9]), np.array([1.0, 0.5, -1.0])
+    out = net.sub.construct(x)
+    jac = np.stack([numeric.gradient(lambda a: net.sub.construct(a)[i], (x,), 0)
+                    for i in range(3)])
+    want = {"vjp": (v @ jac) * out, "linearize": (jac @ v) * out, "jvp": jac @ v,
+            "jacrev": jac @ v}[kind]
+    numeric.close(amber.jit(net)(x, v), want, rtol=1e-5, atol=1e-6)
+    total = amber.grad(lambda a, b: net(a, b).sum(), 1)
+    numeric.close(total(x, v), numeric.gradient(lambda b: net.construct(x, b).sum(), (v,), 0),
+                  rtol=1e-5, atol=1e-6)
+
+
+def test_refusals_inside_and_around_name_the_line():
+    def padded(x):
+        return np.pad(x, 1, mode="reflect") * 2.0
+
+    for call in (lambda: ops.jvp(padded, np.ones(3), np.ones(3)),
+                 lambda: ops.vjp(padded, np.ones(3)),
+                 lambda: ops.linearize(padded, np.ones(3)),
+                 lambda: amber.jit(lambda x: ops.vjp(padded, x)[1](np.ones(5)))(np.ones(3))):
+        with pytest.raises(amber.CompileError, match="np.pad in mode 'reflect'") as err:
+            call()
+        assert "test_vjp_halves.py" in str(err.value) and "np.pad(x, 1" in str(err.value)
