@@ -61,6 +61,14 @@ for _direct in (vjp, linearize):
     setattr(_direct, DIRECT_ATTR, _direct.__name__)
 
 
+def vjp_code(fn: Any, args: tuple) -> tuple[str, str]:
+    """The generated code of `ops.vjp(fn, *args)`'s two halves (what `amber dump --vjp`
+    prints): (forward, backward)."""
+    _, _, key = _program(fn, TransformRequest(VJP), None, False)(*args)
+    half = _BACKWARDS[key]
+    return half.forward_code, half.code
+
+
 class Backward:
     """`vjp_fn` / `jvp_fn`: the compiled backward half bound to one forward call's residuals.
     `code`: its generated source (`forward_code`: the forward half's)."""
