@@ -40,8 +40,6 @@ def vjp(fn: Any, *inputs: Any, weights: Any = None, has_aux: bool = False) -> tu
     program = _program(fn, TransformRequest(VJP, has_aux=_flag(has_aux)), found, single)
     result, residuals, key = program(*inputs)
     out = result[0] if has_aux else result
-    if has_aux and (not isinstance(result, tuple) or len(result) < 2):
-        raise TypeError("vjp: has_aux=True needs fn to return more than one value")
     backward = Backward(_BACKWARDS[key], residuals, out)
     if not has_aux:
         return out, backward
@@ -90,7 +88,10 @@ class Backward:
             if len(v) != 1:
                 raise TypeError(f"vjp_fn takes one adjoint (shaped like the output), got {len(v)}")
             given = [_shaped_like(v[0], self._like)]
-        return as_results(self._half.fn(*given, *self._residuals))
+        # NOTE: a list residual (a tape) is handed over as a copy, so nothing a backward
+        # appends reaches the next call
+        residuals = [list(r) if isinstance(r, list) else r for r in self._residuals]
+        return as_results(self._half.fn(*given, *residuals))
 
     def __repr__(self) -> str:
         return f"<amber {'jvp_fn' if self._tangents else 'vjp_fn'} of {self._half.title}>"

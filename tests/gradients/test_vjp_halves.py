@@ -202,3 +202,14 @@ def test_refusals_inside_and_around_name_the_line():
         with pytest.raises(amber.CompileError, match="np.pad in mode 'reflect'") as err:
             call()
         assert "test_vjp_halves.py" in str(err.value) and "np.pad(x, 1" in str(err.value)
+
+
+def test_vjp_of_a_gradient_is_a_hessian_vector_product():
+    def loss(x):
+        return (looping(x, x * 0.5 + 0.6) ** 2).sum()
+    x = np.array([0.3, 0.2, 0.5])
+    gradient = amber.grad(loss)
+    _, hvp = ops.vjp(gradient, x)
+    hessian = np.stack([numeric.gradient(lambda a: gradient(a)[i], (x,), 0) for i in range(3)])
+    for v in (np.array([1.0, 0.0, 0.0]), np.array([0.0, 1.0, 2.0]), np.array([1.0, 0.0, 0.0])):
+        numeric.close(hvp(v), v @ hessian, rtol=1e-5, atol=1e-5)
