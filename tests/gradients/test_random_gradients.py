@@ -215,7 +215,7 @@ def test_random_program_gradient(flavor, program_dir):
     run()
 
 
-TRANSFORM_EXAMPLES = -(-int(os.environ.get("AMBER_HYPOTHESIS_TRANSFORM_EXAMPLES", "10"))
+TRANSFORM_EXAMPLES = -(-int(os.environ.get("AMBER_HYPOTHESIS_TRANSFORM_EXAMPLES", "5"))
                        // len(FLAVORS))
 
 
