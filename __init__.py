@@ -29,7 +29,8 @@ from .runtime.onnx_export import export
 # NOTE: MindSpore spells these `ops.GradOperation`, `ops.grad`, `ops.value_and_grad`; they
 # compile, so they live in runtime/ and the facade lists them with the ops.
 ops.GradOperation, ops.grad, ops.value_and_grad = GradOperation, grad, value_and_grad
-from .runtime.transforms import derivative, jacfwd, jacrev, jvp, linearize, vjp, vmap
+from .runtime.transforms import derivative, jacfwd, jacrev, jvp, vmap
+from .runtime.vjp import linearize, vjp
 ops.jvp, ops.vjp, ops.jacfwd, ops.jacrev, ops.vmap = jvp, vjp, jacfwd, jacrev, vmap
 ops.linearize, ops.derivative = linearize, derivative
 

@@ -33,6 +33,9 @@ def register(sub: Any) -> argparse.ArgumentParser:
                         "get_by_list=<the Cell's trainable parameters>, sens_param=<a "
                         "non-scalar output>) (ir: the forward after the cleanups, then the "
                         "backward)")
+    parser.add_argument("--vjp", action="store_true",
+                        help="ops.vjp's two compiled halves instead (--stage code): the forward "
+                        "returning its residuals, then the backward each vjp_fn(v) runs")
     parser.set_defaults(handler=run)
     return parser
 
@@ -45,6 +48,15 @@ def run(ns: argparse.Namespace) -> int:
         raise UsageError(f"--stage all --format {fmt} writes one file per stage: add "
                          "--out-dir DIR")
     target = load_target(ns.spec, ns.input, ns.dynamic)
+    if getattr(ns, "vjp", False):
+        if stage != "code" or ns.out_dir or ns.grad:
+            raise UsageError("--vjp prints the generated code of both halves: use it with "
+                             "--stage code, without --grad or --out-dir")
+        from ..runtime.vjp import vjp_code
+        forward, backward = _tool(lambda: vjp_code(target.compiled, target.args))
+        sys.stdout.write(f"# ===== vjp forward (returns the residuals) =====\n{forward}\n"
+                         f"# ===== vjp backward (vjp_fn) =====\n{backward}")
+        return 0
     if ns.out_dir:
         files = StageFiles(ns.out_dir, fmt)
         _stages(target, stage, compile_options(ns), _FileSink(files), ns.grad)

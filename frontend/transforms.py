@@ -12,12 +12,12 @@ from typing import Any
 from ..common.markers import DIRECT_ATTR, TRANSFORM_ATTR
 from ..graph import Builder, InsertPoint, Tensor, Value
 from ..graph.autodiff import NotDifferentiable
-from ..graph.gradient import GradSpecError, position_groups
+from ..graph.gradient import ALL, GradRequest, GradSpecError, position_groups
 from ..graph.jacobian import DERIVATIVE, JVP, VMAP, TransformRequest, transform_values
 from ..nn.cell import Cell
 from .batching import call_vmap
 from .context import Frame
-from .gradients import _arrays, _error, _own, _refresh_last_effect
+from .gradients import _arrays, _error, _own, _refresh_last_effect, call_gradient
 from .values import PyList, Ref
 
 
@@ -29,6 +29,8 @@ def is_transform_function(func: Any) -> bool:
 def call_transform(f: Frame, func: Any, args: list[Any], kwargs: dict[str, Any]) -> Any:
     """A call of a transform function: its forward inlined here, then transformed here."""
     obj = func.obj if isinstance(func, Ref) else func
+    if isinstance(obj, BoundTransform):
+        return obj.call(f, args, kwargs)
     forward, request = getattr(obj, TRANSFORM_ATTR)
     if kwargs:
         raise f.error(f"a {request.kind} function takes positional arguments only",
@@ -47,24 +49,29 @@ def call_transform(f: Frame, func: Any, args: list[Any], kwargs: dict[str, Any])
 
 
 def is_transform_call(func: Any) -> bool:
-    """True for `ops.jvp`, `ops.derivative` (compiled in place), `ops.vjp`, `ops.linearize`
-    (refused: they return Python functions)."""
+    """True for `ops.jvp`, `ops.derivative`, `ops.vjp`, `ops.linearize` (compiled in place)."""
     return getattr(func, DIRECT_ATTR, None) is not None
 
 
 def call_direct(f: Frame, func: Any, args: list[Any], kwargs: dict[str, Any]) -> Any:
-    """`ops.jvp(fn, inputs, v, has_aux)` or `ops.derivative(fn, primals, order)` in place."""
+    """`ops.jvp(fn, inputs, v, has_aux)`, `ops.derivative(fn, primals, order)`,
+    `ops.vjp(fn, *inputs, has_aux=...)` or `ops.linearize(fn, inputs)` in place."""
     kind = getattr(func, DIRECT_ATTR)
-    if kind not in (JVP, DERIVATIVE):
-        raise f.error(f"ops.{kind} returns a Python function, which compiled code cannot "
-                      "hold", "call ops.jvp, ops.jacrev or ops.grad(..., sens) inside compiled "
-                      f"code, or call ops.{kind} outside it")
-    names = ("fn", "inputs", "v", "has_aux") if kind == JVP else ("fn", "primals", "order")
+    if kind == "vjp":
+        return _vjp(f, args, kwargs)
+    if kind == "linearize":
+        names: tuple[str, ...] = ("fn", "inputs")
+    else:
+        names = ("fn", "inputs", "v", "has_aux") if kind == JVP else ("fn", "primals", "order")
     if len(args) > len(names) or set(kwargs) - set(names[len(args):]):
         raise f.error(f"ops.{kind} takes ({', '.join(names)})")
     bound = dict(zip(names, args), **kwargs)
     if any(n not in bound for n in names[:3]):
         raise f.error(f"ops.{kind} needs {', '.join(names[:3])}")
+    if kind == "linearize":
+        inputs = [_own(f, a) for a in _items(bound["inputs"])]
+        out = f.call(bound["fn"], inputs, {})
+        return out, BoundTransform("linearize", bound["fn"], inputs, False)
     flags = {k: bound.get(k) for k in names[3:]}
     if kind == JVP:
         has_aux = flags.get("has_aux") or False
@@ -75,6 +82,67 @@ def call_direct(f: Frame, func: Any, args: list[Any], kwargs: dict[str, Any]) ->
         raise f.error("ops.derivative needs a Python int order >= 1")
     return _inline(f, bound["fn"], TransformRequest(DERIVATIVE, order=order),
                    _items(bound["primals"]), [])
+
+
+def _vjp(f: Frame, args: list[Any], kwargs: dict[str, Any]) -> Any:
+    """`ops.vjp(fn, *inputs, has_aux=...)`: the output, and a vjp_fn that compiles the
+    gradient at these inputs where it is called."""
+    if not args or set(kwargs) - {"weights", "has_aux"}:
+        raise f.error("ops.vjp takes (fn, *inputs, weights=None, has_aux=False)")
+    if kwargs.get("weights") is not None:
+        raise f.error("ops.vjp(..., weights=...) is not supported inside compiled code",
+                      "call ops.grad(fn, grad_position, weights) with the output's adjoint "
+                      "inside compiled code (GradOperation(sens_param=True)), or call ops.vjp "
+                      "outside it")
+    has_aux = kwargs.get("has_aux") or False
+    if not isinstance(has_aux, bool):
+        raise f.error("ops.vjp needs a Python bool has_aux")
+    fn, inputs = args[0], list(args[1:])
+    if len(inputs) == 1 and isinstance(inputs[0], tuple | PyList):
+        inputs = _items(inputs[0])
+    inputs = [_own(f, a) for a in inputs]
+    result = f.call(fn, inputs, {})
+    vjp_fn = BoundTransform("vjp", fn, inputs, has_aux)
+    if not has_aux:
+        return result, vjp_fn
+    if not isinstance(result, tuple) or len(result) < 2:
+        raise f.error("ops.vjp(..., has_aux=True) needs fn to return more than one value",
+                      "return `output, aux` or set has_aux=False")
+    return result[0], vjp_fn, tuple(result[1:])
+
+
+class BoundTransform:
+    """`vjp_fn` / `jvp_fn` made by ops.vjp / ops.linearize inside compiled code: a call
+    compiles the gradient with the adjoint (the jvp along the tangents) at the inputs in place.
+    NOTE: that inlines the forward again; the passes merge what the two copies share."""
+    __amber_transform__ = None  # NOTE: marks it for `call_transform`
+
+    def __init__(self, kind: str, fn: Any, inputs: list[Any], has_aux: bool) -> None:
+        self.kind, self.fn, self.inputs, self.has_aux = kind, fn, inputs, has_aux
+
+    def call(self, f: Frame, args: list[Any], kwargs: dict[str, Any]) -> Any:
+        if kwargs:
+            raise f.error(f"the function ops.{self.kind} returned takes positional arguments")
+        if self.kind == "linearize":
+            tangents = _items(args[0]) if len(args) == 1 and isinstance(
+                args[0], tuple | PyList) else list(args)
+            return _inline(f, self.fn, TransformRequest(JVP), list(self.inputs), tangents)[1]
+        if len(args) != 1:
+            raise f.error("vjp_fn takes one argument: the output's adjoint")
+        request = GradRequest(ALL, len(self.inputs) == 1, None, self.has_aux, False, True)
+        found = call_gradient(f, _Gradient(self.fn, request), [*self.inputs, args[0]], {})
+        return found[0] if self.has_aux else found
+
+
+class _Gradient:
+    """A gradient function made while compiling (what call_gradient reads)."""
+
+    def __init__(self, forward: Any, request: GradRequest) -> None:
+        self.request = (forward, request)
+
+    @property
+    def __amber_gradient__(self) -> tuple[Any, GradRequest]:
+        return self.request
 
 
 def _tangents(f: Frame, t: Any) -> list[Value]:

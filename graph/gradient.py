@@ -6,7 +6,7 @@ inlined into a larger graph (a gradient function called inside compiled code).""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -122,7 +122,7 @@ def gradient_of(graph: Graph, b: Builder, result: Value, spec: GradSpec | GradRe
     without arrays) and `weights` (per weight, the values reading it, its shape and dtype), and
     return what the gradient function returns, in MindSpore's structure. `b` builds after the
     forward. Raises GradSpecError or NotDifferentiable."""
-    out, aux = _split_aux(b, result, spec.has_aux)
+    out, aux = split_aux(b, result, spec.has_aux)
     if any(isinstance(t, AnyType) for t in _leaves(out.type)):
         raise GradSpecError("the result has a different type on different paths (e.g. an "
                             "array on one and None, or another dtype, on another), so it "
@@ -150,14 +150,21 @@ def as_value(b: Builder, found: Structure) -> Value:
     return found
 
 
-def _split_aux(b: Builder, result: Value, has_aux: bool) -> tuple[Value, Value | None]:
+def split_aux(b: Builder, result: Value, has_aux: bool,
+              refuse: Callable[[str, Value], Exception] | None = None
+              ) -> tuple[Value, Value | None]:
+    """(output, aux tuple) of a function returning (output, *aux); aux has no derivative.
+    `refuse(message, result)` makes the error raised when the result is no such tuple
+    (default: a GradSpecError with a hint, at the line making the result)."""
     if not has_aux:
         return result, None
     t = result.type
     if not isinstance(t, TupleType) or len(t.elements) < 2:
-        raise GradSpecError(f"has_aux=True needs a function returning more than one value "
-                            f"(an output and auxiliary values), but it returns {t}",
-                            "return `loss, extra` or set has_aux=False", _loc(result))
+        message = (f"has_aux=True needs a function returning more than one value (an output "
+                   f"and auxiliary values), but it returns {t}")
+        if refuse is not None:
+            raise refuse(message, result)
+        raise GradSpecError(message, "return `loss, extra` or set has_aux=False", _loc(result))
     items = [b.op("tuple_getitem", result, index=i) for i in range(len(t.elements))]
     aux = [b.op("stop_gradient", v) for v in items[1:]]
     return items[0], b.op("make_tuple", *aux)

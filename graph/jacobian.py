@@ -20,8 +20,8 @@ import numpy as np
 from ..ops import Dyn
 from .analysis import differentiable
 from .autodiff import NotDifferentiable, differentiate
-from .gradient import GradSpecError, Structure, as_value, position_groups
 from .builder import Builder, InsertPoint
+from .gradient import GradSpecError, Structure, as_value, position_groups, split_aux
 from .ir import FOR, INDEX_TYPE, Block, Graph, Node, Value
 from .types import AnyType, ListType, Scalar, Tensor, TupleType, Type
 
@@ -46,20 +46,6 @@ class TransformRequest:
     argument, nested like the arguments)."""
     out_axes: Any = 0
     """VMAP: where the batch axis goes in each output (an int, or a tuple per output)."""
-
-
-def split_aux(b: Builder, result: Value, has_aux: bool) -> tuple[Value, Value | None]:
-    """(output, aux tuple) of a function returning (output, *aux); aux has no derivative."""
-    if not has_aux:
-        return result, None
-    t = result.type
-    if not isinstance(t, TupleType) or len(t.elements) < 2:
-        raise NotDifferentiable(f"has_aux=True needs a function returning more than one value "
-                                f"(an output and auxiliary values), but it returns {t}",
-                                result.producer)
-    items = [b.op("tuple_getitem", result, index=i) for i in range(len(t.elements))]
-    aux = [b.op("stop_gradient", v) for v in items[1:]]
-    return items[0], b.op("make_tuple", *aux)
 
 
 def transform_graph(graph: Graph, request: TransformRequest, nargs: int) -> None:
@@ -104,7 +90,8 @@ def transform_values(graph: Graph, b: Builder, start: int, result: Value,
     end the block) computing `result` from the arrays `groups` (per position: all positions
     for JVP and DERIVATIVE, the differentiated ones for Jacobians; `tangents` line up with
     them flattened, JVP only). Raises NotDifferentiable or GradSpecError."""
-    out, aux = split_aux(b, result, request.has_aux)
+    out, aux = split_aux(b, result, request.has_aux,
+                         lambda message, value: NotDifferentiable(message, value.producer))
     if any(isinstance(t, AnyType) for t in _leaf_types(out.type)):
         raise GradSpecError("the result has a different type on different paths (e.g. an "
                             "array on one and None, or another dtype, on another), so it "

@@ -1,5 +1,5 @@
-"""Function transforms with MindSpore 2.x's API: `jvp`, `linearize`, `derivative`, `vjp`,
-`jacfwd`, `jacrev`.
+"""Function transforms with MindSpore 2.x's API: `jvp`, `derivative`, `jacfwd`, `jacrev`, `vmap`
+(`vjp` and `linearize`, compiled as two halves, are in vjp.py).
 
 Each is a jit target compiling one call of a transform function (`TransformFunction`), which the
 frontend transforms in place (frontend/transforms.py -> graph/jacobian.py): compiled, cached by
@@ -10,12 +10,11 @@ in place, so the transforms nest in each other and in grad.
 from __future__ import annotations
 
 import types
-from typing import Any, Callable
+from typing import Any
 
 from ..common.markers import COMPILE_TIME_ATTR, DIRECT_ATTR
 from ..frontend.errors import CompileError
 from ..frontend.targets import FunctionWithRoot
-from ..graph.gradient import ALL, GradRequest
 from ..graph.jacobian import (DERIVATIVE, JACFWD, JACREV, JVP, VMAP, TransformRequest,
                               transform_graph)
 from ..nn.cell import Cell
@@ -56,49 +55,12 @@ def jvp(fn: Any, inputs: Any, v: Any, has_aux: bool = False) -> tuple:
     return _made(fn, TransformRequest(JVP, has_aux=_flag(has_aux)))(*inputs, *v)
 
 
-def linearize(fn: Any, inputs: Any) -> tuple[Any, Callable[..., Any]]:
-    """(fn(*inputs), jvp_fn) as MindSpore's `linearize`: `jvp_fn(*v)` gives J v at `inputs`.
-    NOTE: `jvp_fn` runs the compiled jvp program, so it computes the forward again."""
-    inputs = _tuple(inputs)
-    program = _made(fn, TransformRequest(JVP))
-    out = _forward(fn)(*inputs)
-
-    def jvp_fn(*v: Any) -> Any:
-        v = v[0] if len(v) == 1 and isinstance(v[0], tuple) else v
-        return program(*inputs, *v)[1]
-    return out, jvp_fn
-
-
 def derivative(fn: Any, primals: Any, order: int) -> tuple[Any, Any]:
     """(fn(*primals), the `order`-th derivative of fn along ones) as MindSpore's `derivative`
     (every input's first-order series 1, the higher ones 0)."""
     if isinstance(order, bool) or not isinstance(order, int) or order < 1:
         raise ValueError(f"derivative: order must be an int >= 1, got {order!r}")
     return _made(fn, TransformRequest(DERIVATIVE, order=order))(*_tuple(primals))
-
-
-def vjp(fn: Any, *inputs: Any, weights: Any = None, has_aux: bool = False) -> tuple:
-    """(fn(*inputs), vjp_fn) as MindSpore's `vjp`, or (output, vjp_fn, aux) with `has_aux`;
-    `vjp_fn(v)` gives the gradients of the inputs against the output's adjoint `v` (bare for
-    one input, a tuple otherwise). NOTE: `vjp_fn` runs the compiled gradient function, which
-    computes the forward again."""
-    if len(inputs) == 1 and isinstance(inputs[0], tuple | list):
-        inputs = tuple(inputs[0])
-    if weights is not None:
-        raise NotImplementedError("vjp: weights are not supported yet; use "
-                                  "ops.grad(fn, grad_position, weights) with sens instead")
-    gradient = GradFunction(fn, GradRequest(ALL, len(inputs) == 1, None, _flag(has_aux),
-                                            False, True))
-    out = _forward(fn)(*inputs)
-
-    def vjp_fn(v: Any) -> Any:
-        got = gradient(*inputs, v)
-        return got[0] if has_aux else got
-    if not has_aux:
-        return out, vjp_fn
-    if not isinstance(out, tuple) or len(out) < 2:
-        raise TypeError("vjp: has_aux=True needs fn to return more than one value")
-    return out[0], vjp_fn, tuple(out[1:])
 
 
 def vmap(fn: Any, in_axes: Any = 0, out_axes: Any = 0) -> TransformFunction:
@@ -123,7 +85,7 @@ def _axes(axes: Any, none_ok: bool) -> Any:
                     f"not {axes!r}")
 
 
-for _direct in (jvp, linearize, derivative, vjp):
+for _direct in (jvp, derivative):
     setattr(_direct, DIRECT_ATTR, _direct.__name__)
 
 
@@ -258,34 +220,16 @@ _made_functions: dict[tuple, tuple[Any, TransformFunction]] = {}
 a loop compiles once. Each entry holds fn, so a matching id is that very object."""
 
 
-def _made(fn: Any, request: TransformRequest, forward_only: bool = False) -> TransformFunction:
-    key = (id(fn), request, forward_only)
+def _made(fn: Any, request: TransformRequest) -> TransformFunction:
+    key = (id(fn), request)
     kept = _made_functions.get(key)
     if kept is not None and kept[0] is fn:
         return kept[1]
-    made = _Forward(fn, request) if forward_only else TransformFunction(fn, request)
+    made = TransformFunction(fn, request)
     if len(_made_functions) >= _KEPT:
         del _made_functions[next(iter(_made_functions))]
     _made_functions[key] = (fn, made)
     return made
-
-
-def _forward(fn: Any) -> Any:
-    return _made(fn, TransformRequest("forward"), forward_only=True)
-
-
-class _Forward(TransformFunction):
-    """fn itself, compiled (the output `vjp` and `linearize` return)."""
-
-    def _artifact(self, instance: Any, args: tuple, kwargs: dict, options: CompileOptions,
-                  title: str, signature: str, interpret: bool = False,
-                  shapes: dict[str, tuple] | None = None) -> Artifact:
-        return compile_target(self._forward_target(instance), args, kwargs, options,
-                              title=title, signature=signature, optimize_graph=not interpret,
-                              shapes=shapes)
-
-    def _token(self) -> str:
-        return "forward"
 
 
 def _calling(function: Any) -> Any:

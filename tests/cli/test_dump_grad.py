@@ -71,3 +71,15 @@ def test_every_stage_and_a_sensitivity_for_a_vector_output(model, capsys):
     assert "# ===== ir (before passes) =====" in out and "%sens: f64[3]" in out
     assert "cos(%x)" in out  # d sin
     assert "def vector(x, sens):" in out
+
+
+def test_vjp_shows_both_halves(model, capsys):
+    out = _dump(capsys, f"{model}:Net", "--vjp")
+    forward, backward = out.split("# ===== vjp backward (vjp_fn) =====")
+    assert "# ===== vjp forward (returns the residuals) =====" in forward
+    assert "while" in forward and "trips = trips + 1" in forward  # the forward saves the count
+    body = "\n".join(line.split("#")[0] for line in backward.splitlines())
+    assert "while" not in body and re.search(r"for \w+ in range\(\w+, -1, -1\):", body)
+    assert "# model.py:12: h = ops.tanh(self.fc(x))" in backward
+    assert cli.main(["dump", f"{model}:Net", "--vjp", "--stage", "ir"]) != 0
+    assert "--vjp prints the generated code of both halves" in capsys.readouterr().err

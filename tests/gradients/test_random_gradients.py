@@ -213,3 +213,38 @@ def test_random_program_gradient(flavor, program_dir):
         amber.set_context(jit_enabled=True)
 
     run()
+
+
+TRANSFORM_EXAMPLES = -(-int(os.environ.get("AMBER_HYPOTHESIS_TRANSFORM_EXAMPLES", "5"))
+                       // len(FLAVORS))
+
+
+@pytest.mark.parametrize("flavor", sorted(FLAVORS))
+def test_random_program_jvp_and_vjp(flavor, program_dir):
+    """ops.jvp along a random tangent and ops.vjp's vjp_fn (called twice) of a random program
+    against finite differences. More examples: AMBER_HYPOTHESIS_TRANSFORM_EXAMPLES=500."""
+
+    @settings(max_examples=TRANSFORM_EXAMPLES, deadline=None, derandomize=not DEEP,
+              phases=PHASES, suppress_health_check=[HealthCheck.function_scoped_fixture,
+                                                    HealthCheck.too_slow,
+                                                    HealthCheck.filter_too_much])
+    @given(source=programs(flavor), n=st.integers(0, 3), seed=st.integers(0, 10_000))
+    def run(source: str, n: int, seed: int) -> None:
+        note(source)
+        program = load(source, program_dir)
+        a, b = _inputs(seed)
+        want = (numeric.gradient(program, (a, b, n), 0), numeric.gradient(program, (a, b, n), 1))
+        finer = tuple(numeric.gradient(program, (a, b, n), k, eps=numeric.EPS / 10)
+                      for k in (0, 1))
+        assume(all(np.allclose(w, f, rtol=1e-4, atol=1e-4) for w, f in zip(want, finer)))
+        rng = np.random.default_rng(seed + 1)
+        ta, tb = rng.standard_normal(3), rng.standard_normal(3)
+        value, tangent = amber.ops.jvp(program, (a.copy(), b.copy(), n), (ta, tb, 0))
+        numeric.close(value, program(a.copy(), b.copy(), n), rtol=1e-12, atol=1e-12)
+        numeric.close(tangent, want[0] @ ta + want[1] @ tb, rtol=1e-5, atol=1e-6)
+        _, vjp_fn = amber.ops.vjp(program, a.copy(), b.copy(), n)
+        for v in (1.0, -2.5):
+            got = vjp_fn(np.float64(v))
+            numeric.close(got[:2], (v * want[0], v * want[1]), rtol=1e-5, atol=1e-6)
+
+    run()
