@@ -60,7 +60,10 @@ def import_numba() -> None:
     modules (Numba's imports are circular)."""
     with _IMPORT_LOCK:
         import numba  # noqa: F401
-        import numba.core.errors  # noqa: F401
+        from numba.core.errors import NumbaPerformanceWarning
+        # NOTE: a filter for the whole process, set once: `catch_warnings` around each load
+        # is not thread-safe, and a kernel thread's exit could restore another thread's filters
+        warnings.filterwarnings("ignore", category=NumbaPerformanceWarning)
 
 
 def load_native(load: Callable[[], Any], code: Any, filename: str) -> Any:
@@ -69,11 +72,8 @@ def load_native(load: Callable[[], Any], code: Any, filename: str) -> Any:
     if not code.kernels:
         return load()
     import_numba()
-    from numba.core.errors import NumbaPerformanceWarning  # NOTE: numba is known to be there
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", NumbaPerformanceWarning)
-            return load()
+        return load()
     except Exception as err:  # NOTE: Numba's errors have many classes (typing, lowering, LLVM)
         kernel = _failed_kernel(err.__traceback__, code, filename)
         if kernel is None:

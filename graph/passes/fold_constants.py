@@ -81,15 +81,17 @@ def _folded(node: Node, args: list[Any]) -> Any:
 
 def _evaluate(node: Node, args: list[Any]) -> Any:
     """The kernel's result, or NOT_CONSTANT if it raises or warns (so run time does that)."""
+    # NOTE: warnings are recorded, not turned into errors: the filters are process-wide, and a
+    # kernel thread warning meanwhile (runtime/tiers.py) must not raise there
     try:
-        with warnings.catch_warnings(), np.errstate(divide="raise", over="raise",
-                                                    invalid="raise"):
-            warnings.simplefilter("error")
+        with warnings.catch_warnings(record=True) as warned, np.errstate(
+                divide="raise", over="raise", invalid="raise"):
+            warnings.simplefilter("always")
             result = node.op.kernel(*args, **node.attrs)
             type_of(result)
-            return result
     except Exception:
         return NOT_CONSTANT
+    return NOT_CONSTANT if warned else result
 
 
 def _elements(t: Type) -> float:
