@@ -82,23 +82,28 @@ def flat_buffers(arrays):
     return buffers
 
 
-def unflatten(arrays, buffers, scale=None):
-    """New arrays shaped like `arrays` with the values of `buffers` (from flat_buffers),
-    multiplied by `scale` if given, in the arrays' order."""
+def unflatten(arrays, buffers, scale=None, copy=True):
+    """Arrays shaped like `arrays` with the values of `buffers` (from flat_buffers),
+    multiplied by `scale` if given, in the arrays' order: new arrays, or views of the buffers
+    if not `copy` (and no `scale`)."""
     out = [None] * len(arrays)
     for buffer, ks in buffers.values():
         start = 0
         for k in ks:
             size = np.size(arrays[k])
             piece = buffer[start:start + size].reshape(np.shape(arrays[k]))
-            out[k] = piece.copy() if scale is None else piece * buffer.dtype.type(scale)
+            if scale is not None:
+                piece = piece * buffer.dtype.type(scale)
+            out[k] = piece.copy() if copy and scale is None else piece
             start += size
     return tuple(out)
 
 
-def all_reduce_grads_kernel(grads, mean=True, degree=None, timeout=600.0):
+def all_reduce_grads_kernel(grads, mean=True, degree=None, timeout=600.0, in_place=False):
     """The gradients summed over every rank (divided by `degree`, the world size when None,
-    if `mean`): one in-place all-reduce of a flat buffer per dtype."""
+    if `mean`): one in-place all-reduce of a flat buffer per dtype. `in_place`: the results
+    are views of that buffer, scaled where they lie, which the next call overwrites (for a
+    step that consumes them at once: no copy out, no fresh pages to fault in)."""
     world = mpi_world()
     buffers = flat_buffers(grads)
     size = 1 if world is None else world.Get_size()
@@ -107,7 +112,13 @@ def all_reduce_grads_kernel(grads, mean=True, degree=None, timeout=600.0):
         for buffer, _ in buffers.values():
             request = world.Iallreduce(MPI.IN_PLACE, buffer, op=MPI.SUM)
             wait_collective(request, "gradient all-reduce", world, timeout)
-    return unflatten(grads, buffers, 1.0 / (degree or size) if mean else None)
+    scale = 1.0 / (degree or size) if mean else None
+    if not in_place:
+        return unflatten(grads, buffers, scale)
+    if scale is not None:
+        for buffer, _ in buffers.values():
+            np.multiply(buffer, buffer.dtype.type(scale), out=buffer)
+    return unflatten(grads, buffers, copy=False)
 
 
 def broadcast_params_kernel(params, names=(), timeout=600.0):
@@ -148,7 +159,8 @@ def _tensors(op: str, xs: Type) -> tuple[Tensor, ...]:
     return xs.elements
 
 
-def _all_reduce_infer(xs: Type, *, mean: bool, degree: Any, timeout: float) -> TupleType:
+def _all_reduce_infer(xs: Type, *, mean: bool, degree: Any, timeout: float,
+                      in_place: bool) -> TupleType:
     if degree is not None and (not isinstance(degree, int) or degree < 1):
         raise ValueError(f"all_reduce_grads: degree must be a positive int or None, got "
                          f"{degree!r}")
@@ -171,12 +183,14 @@ def _not_differentiable(ad: GradContext) -> tuple[Any, ...]:
 
 all_reduce_grads = OpDef(
     "all_reduce_grads", ("xs",), kernel=all_reduce_grads_kernel, infer=_all_reduce_infer,
-    attrs={"mean": True, "degree": None, "timeout": 600.0},
-    emit="all_reduce_grads_kernel(xs, mean, degree, timeout)",
+    attrs={"mean": True, "degree": None, "timeout": 600.0, "in_place": False},
+    emit="all_reduce_grads_kernel(xs, mean, degree, timeout, in_place)",
     helpers=(all_reduce_grads_kernel, *_SHARED), effects=True, can_raise=True,
     grad=_not_differentiable)
 """Sums (or averages) a step's gradients over the ranks of an MPI job; identity alone.
-NOTE: effectful, so every rank runs it exactly once per step, in order with the others."""
+NOTE: effectful, so every rank runs it exactly once per step, in order with the others.
+`in_place=True` returns views of the reused flat buffer: only for a step whose gradients go
+straight into an optimizer (TrainOneStepCell's), as the next reduction overwrites them."""
 
 broadcast_params = OpDef(
     "broadcast_params", ("xs",), kernel=broadcast_params_kernel, infer=_broadcast_infer,
@@ -188,8 +202,8 @@ broadcast_params = OpDef(
 
 OPS = (all_reduce_grads, broadcast_params)
 FUNCTIONS = (
-    spell("all_reduce_grads", all_reduce_grads, "grads, mean=True, degree=None, timeout=600.0",
-          grads="xs"),
+    spell("all_reduce_grads", all_reduce_grads,
+          "grads, mean=True, degree=None, timeout=600.0, in_place=False", grads="xs"),
     spell("broadcast_params", broadcast_params, "parameters, names=(), timeout=600.0",
           parameters="xs"),
 )
