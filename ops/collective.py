@@ -59,66 +59,73 @@ def wait_collective(request, what, world, timeout):
 
 
 def staging_buffer(dtype, size):
-    """A flat buffer of `size` items of `dtype`, the same one at every call: MPI moves a
-    buffer it has seen before much faster (its pages mapped and registered once, not at
-    every step)."""
-    cache = staging_buffer.__dict__.setdefault("buffers", {})
+    """A flat buffer of `size` items of `dtype`, the same one at every call of this thread:
+    MPI moves a buffer it has seen before much faster (its pages mapped and registered once,
+    not at every step), and a thread never overwrites another's."""
+    import threading
+    local = staging_buffer.__dict__.setdefault("local", threading.local())
+    cache = local.__dict__.setdefault("buffers", {})
     key = (np.dtype(dtype).str, size)
     if key not in cache:
         cache[key] = np.empty(size, dtype)
     return cache[key]
 
 
-def flat_buffers(arrays):
-    """The arrays raveled into one staging buffer per dtype: {dtype: (buffer, indices)}."""
+def flat_buffers(arrays, scale=None):
+    """The arrays raveled into one staging buffer per dtype, multiplied by `scale` on the way
+    if given: {dtype: (buffer, indices)}."""
     groups = {}
     for k, a in enumerate(arrays):
         groups.setdefault(np.asarray(a).dtype, []).append(k)
     buffers = {}
     for dtype, ks in groups.items():
         buffer = staging_buffer(dtype, sum(np.size(arrays[k]) for k in ks))
-        np.concatenate([np.ravel(arrays[k]) for k in ks], out=buffer)
+        if scale is None:
+            np.concatenate([np.ravel(arrays[k]) for k in ks], out=buffer)
+        else:
+            start = 0
+            for k in ks:
+                stop = start + np.size(arrays[k])
+                np.multiply(np.ravel(arrays[k]), dtype.type(scale), out=buffer[start:stop])
+                start = stop
         buffers[dtype] = (buffer, ks)
     return buffers
 
 
-def unflatten(arrays, buffers, scale=None, copy=True):
-    """Arrays shaped like `arrays` with the values of `buffers` (from flat_buffers),
-    multiplied by `scale` if given, in the arrays' order: new arrays, or views of the buffers
-    if not `copy` (and no `scale`)."""
+def unflatten(arrays, buffers, copy=True):
+    """Arrays shaped like `arrays` with the values of `buffers` (from flat_buffers), in the
+    arrays' order: new arrays, or views of the buffers if not `copy`."""
     out = [None] * len(arrays)
     for buffer, ks in buffers.values():
         start = 0
         for k in ks:
             size = np.size(arrays[k])
             piece = buffer[start:start + size].reshape(np.shape(arrays[k]))
-            if scale is not None:
-                piece = piece * buffer.dtype.type(scale)
-            out[k] = piece.copy() if copy and scale is None else piece
+            out[k] = piece.copy() if copy else piece
             start += size
     return tuple(out)
 
 
 def all_reduce_grads_kernel(grads, mean=True, degree=None, timeout=600.0, in_place=False):
     """The gradients summed over every rank (divided by `degree`, the world size when None,
-    if `mean`): one in-place all-reduce of a flat buffer per dtype. `in_place`: the results
-    are views of that buffer, scaled where they lie, which the next call overwrites (for a
-    step that consumes them at once: no copy out, no fresh pages to fault in)."""
+    if `mean`): one in-place all-reduce of a flat buffer per dtype, each gradient scaled as
+    it is copied in (the sum of the shares). `in_place`: the results are views of that
+    buffer, which this thread's next call overwrites (for a step that consumes them at once:
+    no copy out, no fresh pages to fault in). Alone: new arrays, or the gradients themselves
+    if `in_place` and not scaled."""
     world = mpi_world()
-    buffers = flat_buffers(grads)
     size = 1 if world is None else world.Get_size()
-    if world is not None:
-        from mpi4py import MPI
-        for buffer, _ in buffers.values():
-            request = world.Iallreduce(MPI.IN_PLACE, buffer, op=MPI.SUM)
-            wait_collective(request, "gradient all-reduce", world, timeout)
     scale = 1.0 / (degree or size) if mean else None
-    if not in_place:
-        return unflatten(grads, buffers, scale)
-    if scale is not None:
-        for buffer, _ in buffers.values():
-            np.multiply(buffer, buffer.dtype.type(scale), out=buffer)
-    return unflatten(grads, buffers, copy=False)
+    if world is None:  # NOTE: `in_place` may hand the gradients themselves on
+        if scale is None or scale == 1.0:
+            return tuple(grads) if in_place else tuple(np.array(g) for g in grads)
+        return tuple(g * np.asarray(g).dtype.type(scale) for g in grads)
+    from mpi4py import MPI
+    buffers = flat_buffers(grads, scale)
+    for buffer, _ in buffers.values():
+        request = world.Iallreduce(MPI.IN_PLACE, buffer, op=MPI.SUM)
+        wait_collective(request, "gradient all-reduce", world, timeout)
+    return unflatten(grads, buffers, copy=not in_place)
 
 
 def broadcast_params_kernel(params, names=(), timeout=600.0):
@@ -190,7 +197,8 @@ all_reduce_grads = OpDef(
 """Sums (or averages) a step's gradients over the ranks of an MPI job; identity alone.
 NOTE: effectful, so every rank runs it exactly once per step, in order with the others.
 `in_place=True` returns views of the reused flat buffer: only for a step whose gradients go
-straight into an optimizer (TrainOneStepCell's), as the next reduction overwrites them."""
+straight into an optimizer (TrainOneStepCell's), as the thread's next reduction overwrites
+them."""
 
 broadcast_params = OpDef(
     "broadcast_params", ("xs",), kernel=broadcast_params_kernel, infer=_broadcast_infer,
