@@ -28,8 +28,9 @@ class DistributedGradReducer(Cell):
     (default: the number of ranks) when `mean`; one fused in-place all-reduce of a flat buffer
     per step. `timeout` (seconds, an amber addition): how long a rank waits for the others
     before a TimeoutError. `in_place` (an amber addition): the reduced gradients are views of
-    the reused flat buffer, which the next reduction overwrites; for a step that hands them
-    straight to the optimizer, as `TrainOneStepCell` does (it saves a copy of every gradient).
+    the reused flat buffer, which the next reduction overwrites (and the compiled update may
+    work in); for a step that hands them straight to the optimizer, as `TrainOneStepCell`
+    does (it saves a copy of every gradient and the update's temporaries).
     `fusion_type` and `group` are accepted for MindSpore's signature: the reduction is always
     one fused buffer over the world."""
 

@@ -111,20 +111,21 @@ def all_reduce_grads_kernel(grads, mean=True, degree=None, timeout=600.0, in_pla
     if `mean`): one in-place all-reduce of a flat buffer per dtype, each gradient scaled as
     it is copied in (the sum of the shares). `in_place`: the results are views of that
     buffer, which this thread's next call overwrites (for a step that consumes them at once:
-    no copy out, no fresh pages to fault in). Alone: new arrays, or the gradients themselves
-    if `in_place` and not scaled."""
+    no copy out, no fresh pages to fault in). Never the gradients themselves: the op's
+    results are fresh, so the step's update may write into them."""
     world = mpi_world()
     size = 1 if world is None else world.Get_size()
     scale = 1.0 / (degree or size) if mean else None
-    if world is None:  # NOTE: `in_place` may hand the gradients themselves on
+    if world is None and not in_place:
         if scale is None or scale == 1.0:
-            return tuple(grads) if in_place else tuple(np.array(g) for g in grads)
+            return tuple(np.array(g) for g in grads)
         return tuple(g * np.asarray(g).dtype.type(scale) for g in grads)
-    from mpi4py import MPI
-    buffers = flat_buffers(grads, scale)
-    for buffer, _ in buffers.values():
-        request = world.Iallreduce(MPI.IN_PLACE, buffer, op=MPI.SUM)
-        wait_collective(request, "gradient all-reduce", world, timeout)
+    buffers = flat_buffers(grads, None if scale == 1.0 else scale)
+    if world is not None:
+        from mpi4py import MPI
+        for buffer, _ in buffers.values():
+            request = world.Iallreduce(MPI.IN_PLACE, buffer, op=MPI.SUM)
+            wait_collective(request, "gradient all-reduce", world, timeout)
     return unflatten(grads, buffers, copy=not in_place)
 
 
@@ -193,7 +194,7 @@ all_reduce_grads = OpDef(
     attrs={"mean": True, "degree": None, "timeout": 600.0, "in_place": False},
     emit="all_reduce_grads_kernel(xs, mean, degree, timeout, in_place)",
     helpers=(all_reduce_grads_kernel, *_SHARED), effects=True, can_raise=True,
-    grad=_not_differentiable)
+    fresh=True, fresh_items=True, grad=_not_differentiable)
 """Sums (or averages) a step's gradients over the ranks of an MPI job; identity alone.
 NOTE: effectful, so every rank runs it exactly once per step, in order with the others.
 `in_place=True` returns views of the reused flat buffer: only for a step whose gradients go

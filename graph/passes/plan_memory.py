@@ -6,7 +6,7 @@ Marks `node.attrs[INPLACE_ATTR] = k` (codegen emits the op's `inplace` spelling 
 input k and gives the result input k's name; k is any input of an elementwise op, the first of
 any other, such as an adjoint accumulated at an index). Input k qualifies only when it is a
 private buffer: made by an op that allocates a fresh array (or by an in-place op over one), an
-If result every arm of which makes one, or a loop's carried value whose buffer is private from
+item taken once out of a tuple of fresh arrays (`OpDef.fresh_items`), an If result every arm of which makes one, or a loop's carried value whose buffer is private from
 start to end (see `_private_carry`); with the result's exact shape (static, or symbolic: one
 symbol is one size in a call) and dtype (rank >= 1: 0-d results are NumPy scalars); read
 afterwards by nobody, and never seen by anything that could keep it: no block result, tuple,
@@ -77,7 +77,27 @@ def _private(value: Value, assumed: frozenset[Value] = frozenset()) -> bool:
         return _private_carry(value, assumed)
     if producer.op == IF:
         return _private_merge(producer, value.index)
+    if producer.op is pyops.tuple_getitem:
+        return _private_item(value)
     return not producer.is_region and (producer.op.fresh or INPLACE_ATTR in producer.attrs)
+
+
+def _private_item(item: Value) -> bool:
+    """`item` is taken out of a tuple of distinct fresh arrays (`OpDef.fresh_items`: the
+    reduced gradients) that is only taken apart, this item once."""
+    getter = item.producer
+    made = getter.inputs[0]
+    maker = made.producer
+    if maker is None or maker.is_region or not maker.op.fresh_items:
+        return False
+    count = len(made.type.elements)
+    takes = 0
+    for use in made.uses:
+        user = use.user
+        if not isinstance(user, Node) or user.op is not pyops.tuple_getitem:
+            return False  # NOTE: the tuple itself is kept or passed on
+        takes += user.attrs["index"] % count == getter.attrs["index"] % count
+    return takes == 1
 
 
 def _private_merge(branch: Node, slot: int) -> bool:
