@@ -1,19 +1,23 @@
 """Data-parallel throughput: one process vs `mpiexec -n 2`, each with one BLAS thread, on the MLP
 784-1024-10 and on LeNet-5, global batch 256 (each of N ranks trains on 256/N rows), compiled
-train steps (SGD). Prints samples/s, the speed-up, the scaling efficiency (speed-up / N) and the
-all-reduce's share of a step, from wall-clock time and from CPU time, with the machine's load.
+train steps (SGD). Prints wall-clock and CPU figures per step, the speed-up, and the
+all-reduce's share of a step, with the machine's load.
 
     pip install -e ".[distributed]" && python benchmarks/distributed.py --steps 40
 
-The script launches itself, `--rounds` times in turn (so both see the same load): alone
-(stand-alone training, the baseline) and under `mpiexec -n N` (data-parallel). Each step is
-timed from a barrier (rank 0's figures; the ranks run in lockstep): wall time and CPU time
-(time.process_time), medians over the steps and then over the rounds. On a busy machine the
-wall-clock speed-up is unfair to the job that needs two cores at once, so the CPU figures
-project it: CPU per step alone / CPU per step on one rank. A rank's CPU time includes its spin
-in the all-reduce while the other rank is descheduled, so the projection replaces the
-reduction's CPU time inside the step with the reduction's own cost, timed after the steps with
-a barrier before each (also the all-reduce share).
+The script launches itself `--rounds` times in turn (so both see the same load): alone
+(stand-alone training, the baseline) and under `mpiexec -n N` (data-parallel).
+
+- Wall clock: each step timed from a barrier (rank 0's figures; the ranks run in lockstep),
+  medians over steps, then over rounds. This is the real speed-up, on a quiet machine only:
+  a job that needs N cores at once suffers from other load far more than one process.
+- CPU time (time.process_time), which other load disturbs less: the alone run times, in
+  turn, the stand-alone step on 256 rows and one rank's data-parallel step on 256/N rows (in a
+  world of one: all of it, the copy into the flat buffer and the update included, but the
+  MPI transfer); the N-rank run times the all-reduce of the model's gradients after a barrier.
+  Projected speed-up = stand-alone step / (rank's step + all-reduce): the speed-up on N idle
+  cores. The N-rank job's own CPU time per step is printed too; on a busy machine it counts
+  a rank's spinning in the all-reduce while the other rank is descheduled.
 """
 from __future__ import annotations
 
@@ -49,14 +53,14 @@ def mlp() -> nn.Cell:
 MODELS = {"MLP 784-1024-10": (mlp, (784,)), "LeNet-5": (LeNet5, (1, 32, 32))}
 
 
-def measure(name: str, steps: int, parallel: bool) -> dict[str, float]:
-    """This rank's timing of `steps` compiled train steps of model `name`."""
-    build, shape = MODELS[name]
+def build(name: str, parallel: bool, rows: slice):
+    """The compiled train step of model `name` (data-parallel if `parallel`) and its batch."""
+    make, shape = MODELS[name]
     if parallel:
         amber.set_auto_parallel_context(parallel_mode=amber.ParallelMode.DATA_PARALLEL,
                                         gradients_mean=True)
     amber.set_seed(0)
-    net = build()
+    net = make()
     loss = nn.WithLossCell(net, nn.SoftmaxCrossEntropyWithLogits(sparse=True,
                                                                  reduction="mean"))
     step = amber.jit(nn.TrainOneStepCell(loss, nn.SGD(net.trainable_params(), 0.01)))
@@ -64,35 +68,56 @@ def measure(name: str, steps: int, parallel: bool) -> dict[str, float]:
     rng = np.random.default_rng(0)
     x = rng.standard_normal((GLOBAL_BATCH, *shape), dtype=np.float32)
     y = rng.integers(0, 10, GLOBAL_BATCH).astype(np.int32)
-    if parallel:
-        x, y = comm.shard_rows(x, y)
     for _ in range(3):  # NOTE: compile and warm up
-        step(x, y)
+        step(x[rows], y[rows])
+    return net, lambda: step(x[rows], y[rows])
+
+
+def measure(name: str, steps: int, parallel: bool) -> dict[str, float]:
+    """This rank's wall and CPU time of `steps` compiled train steps of model `name`."""
+    rows = slice(None)
+    if parallel:
+        share = GLOBAL_BATCH // comm.get_group_size()
+        rows = slice(comm.get_rank() * share, (comm.get_rank() + 1) * share)
+    net, step = build(name, parallel, rows)
     in_step = time_reductions_in_compiled_steps()
     barrier = comm_barrier()
     wall, cpu = [], []
     for _ in range(steps):
         barrier()  # NOTE: each step timed from a common start, as the job runs in lockstep
         begin, begin_cpu = time.perf_counter(), time.process_time()
-        step(x, y)
+        step()
         wall.append(time.perf_counter() - begin)
         cpu.append(time.process_time() - begin_cpu)
-    result = {"step_s": float(np.median(wall)), "cpu_step_s": float(np.median(cpu)),
-              "reduce_cpu_in_step_s": float(np.median(in_step[-steps:] or [0.0]))}
     if parallel and len(in_step) != steps:
         raise RuntimeError(f"timed {len(in_step)} all-reduces in {steps} steps")
+    result = {"step_s": float(np.median(wall)), "cpu_step_s": float(np.median(cpu)),
+              "cpu_without_reduce_s": float(np.median(np.subtract(cpu, in_step or 0.0)))}
     if parallel:
         grads = tuple(np.ones(p.shape, p.dtype) for p in net.trainable_params())
-        spent, spent_cpu = [], []
+        spent = []
         for _ in range(steps):
             barrier()
-            begin, begin_cpu = time.perf_counter(), time.process_time()
+            begin = time.process_time()
             ops.all_reduce_grads(grads, in_place=True)
-            spent.append(time.perf_counter() - begin)
-            spent_cpu.append(time.process_time() - begin_cpu)
-        result["all_reduce_s"] = float(np.median(spent))
-        result["all_reduce_cpu_s"] = float(np.median(spent_cpu))
+            spent.append(time.process_time() - begin)
+        result["all_reduce_cpu_s"] = float(np.median(spent))
     return result
+
+
+def measure_cpu_in_turn(name: str, steps: int, ranks: int) -> dict[str, float]:
+    """CPU time of the stand-alone step on the whole batch and of one rank's data-parallel
+    step on its 1/`ranks` of the rows (alone: no MPI transfer), timed in turn."""
+    _, alone = build(name, False, slice(None))
+    _, rank = build(name, True, slice(0, GLOBAL_BATCH // ranks))
+    alone_cpu, rank_cpu = [], []
+    for _ in range(steps):
+        for step, spent in ((alone, alone_cpu), (rank, rank_cpu)):
+            begin = time.process_time()
+            step()
+            spent.append(time.process_time() - begin)
+    return {"alone_cpu_s": float(np.median(alone_cpu)),
+            "rank_cpu_s": float(np.median(rank_cpu))}
 
 
 def time_reductions_in_compiled_steps() -> list[float]:
@@ -120,16 +145,21 @@ def comm_barrier():
     return (lambda: None) if world is None else world.Barrier
 
 
-def worker(steps: int, parallel: bool) -> None:
+def worker(steps: int, parallel: bool, ranks: int) -> None:
     """Measure every model; rank 0 prints one JSON line."""
     results = {name: measure(name, steps, parallel) for name in MODELS}
+    if not parallel:
+        for name in MODELS:
+            results[name].update(measure_cpu_in_turn(name, steps, ranks))
     if comm.get_rank() == 0:
         print("RESULT " + json.dumps(results), flush=True)
 
 
-def launch(ranks: int, steps: int) -> dict:
-    """Run this script as a worker: alone when `ranks` is 1, else under `mpiexec -n ranks`."""
-    me = [sys.executable, __file__, "--worker", "--steps", str(steps)]
+def launch(ranks: int, steps: int, parallel_ranks: int | None = None) -> dict:
+    """Run this script as a worker: alone when `ranks` is 1 (measuring a rank's step of a
+    `parallel_ranks` job in turn), else under `mpiexec -n ranks`."""
+    me = [sys.executable, __file__, "--worker", "--steps", str(steps),
+          "--ranks", str(parallel_ranks or ranks)]
     if ranks > 1:
         exe = shutil.which("mpiexec", path=os.path.dirname(sys.executable)) or "mpiexec"
         version = subprocess.run([exe, "--version"], capture_output=True, text=True).stdout
@@ -155,10 +185,10 @@ def main() -> None:
     parser.add_argument("--parallel", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
-        return worker(args.steps, args.parallel)
+        return worker(args.steps, args.parallel, args.ranks)
     loads, alone_rounds, many_rounds = [os.getloadavg()[0]], [], []
     for _ in range(args.rounds):  # NOTE: interleaved, so both see the same load
-        alone_rounds.append(launch(1, args.steps))
+        alone_rounds.append(launch(1, args.steps, args.ranks))
         many_rounds.append(launch(args.ranks, args.steps))
         loads.append(os.getloadavg()[0])
     alone, many = median_over_rounds(alone_rounds), median_over_rounds(many_rounds)
@@ -166,21 +196,24 @@ def main() -> None:
           f"process, {args.steps} timed steps x {args.rounds} rounds; machine load (1 min) "
           f"{min(loads):.1f}..{max(loads):.1f} on {os.cpu_count()} cores")
     n = args.ranks
-    print(f"{'':16} {'wall clock':^46} | {'CPU time':^42}")
-    print(f"{'model':16} {'1 proc ms':>9} {f'{n} procs ms':>10} {'samples/s':>14} "
-          f"{'speed-up':>8} | {'1 proc ms':>9} {f'{n} procs ms':>10} {'reduce ms':>9} "
-          f"{'projected':>9} {'share':>6}")
+    print(f"{'':16} {'wall clock per step':^40} | {'CPU time per step (process_time)':^57}")
+    print(f"{'model':16} {'1 proc ms':>9} {f'{n} procs ms':>10} {'samples/s':>11} "
+          f"{'speed-up':>8} | {'1 proc ms':>9} {'rank ms':>8} {'reduce ms':>9} {'projected':>9} "
+          f"{'share':>6} {'job rank ms':>11}")
     for name in MODELS:
         one, par = alone[name], many[name]
-        # NOTE: the reduction's CPU time in the step includes spinning for a descheduled rank
-        own_cpu = par["cpu_step_s"] - par["reduce_cpu_in_step_s"] + par["all_reduce_cpu_s"]
+        projected = one["rank_cpu_s"] + par["all_reduce_cpu_s"]
         rates = f"{GLOBAL_BATCH / one['step_s']:.0f}>{GLOBAL_BATCH / par['step_s']:.0f}"
-        print(f"{name:16} {one['step_s'] * 1e3:9.2f} {par['step_s'] * 1e3:10.2f} {rates:>14} "
-              f"{one['step_s'] / par['step_s']:7.2f}x | {one['cpu_step_s'] * 1e3:9.2f} "
-              f"{own_cpu * 1e3:10.2f} {par['all_reduce_cpu_s'] * 1e3:9.2f} "
-              f"{one['cpu_step_s'] / own_cpu:8.2f}x {par['all_reduce_cpu_s'] / own_cpu:6.1%}")
-    print(f"(CPU '{n} procs': a rank's step with its all-reduce timed alone; 'projected' is the "
-          f"speed-up on {n} idle cores; efficiency = speed-up / {n})")
+        print(f"{name:16} {one['step_s'] * 1e3:9.2f} {par['step_s'] * 1e3:10.2f} {rates:>11} "
+              f"{one['step_s'] / par['step_s']:7.2f}x | {one['alone_cpu_s'] * 1e3:9.2f} "
+              f"{one['rank_cpu_s'] * 1e3:8.2f} {par['all_reduce_cpu_s'] * 1e3:9.2f} "
+              f"{one['alone_cpu_s'] / projected:8.2f}x {par['all_reduce_cpu_s'] / projected:6.1%} "
+              f"{par['cpu_step_s'] * 1e3:11.2f}")
+    print(f"CPU: '1 proc' the stand-alone step, 'rank' one rank's step on 1/{n} of the rows "
+          f"without the MPI transfer,\n'reduce' the all-reduce in the {n}-rank job, "
+          f"'projected' = 1 proc / (rank + reduce), the speed-up on {n} idle cores\n"
+          f"(efficiency = speed-up / {n}), 'share' the all-reduce's share of a rank's step, "
+          f"'job rank ms' rank 0's step in the {n}-rank job.")
 
 
 if __name__ == "__main__":

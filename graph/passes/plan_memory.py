@@ -6,13 +6,15 @@ Marks `node.attrs[INPLACE_ATTR] = k` (codegen emits the op's `inplace` spelling 
 input k and gives the result input k's name; k is any input of an elementwise op, the first of
 any other, such as an adjoint accumulated at an index). Input k qualifies only when it is a
 private buffer: made by an op that allocates a fresh array (or by an in-place op over one), an
-item taken once out of a tuple of fresh arrays (`OpDef.fresh_items`), an If result every arm of which makes one, or a loop's carried value whose buffer is private from
+If result every arm of which makes one, or a loop's carried value whose buffer is private from
 start to end (see `_private_carry`); with the result's exact shape (static, or symbolic: one
 symbol is one size in a call) and dtype (rank >= 1: 0-d results are NumPy scalars); read
 afterwards by nobody, and never seen by anything that could keep it: no block result, tuple,
 list, view-making op, effect that stores it, graph input, parameter or constant. The op may sit
 in arms of Ifs below the block that made its input (reads in the other arm never run with it),
 never in a loop below it (the next iteration reads the input again).
+An item taken once out of a tuple of distinct fresh arrays (`OpDef.fresh_items`: the reduced
+gradients) is a private buffer too.
 
 A For loop that surely runs (constant bounds, one trip or more) and would write in place over
 a carried value starting from a buffer it may not overwrite (the caller's argument) starts
