@@ -1,18 +1,25 @@
 """Data-parallel throughput: one process vs `mpiexec -n 2`, each with one BLAS thread, on the MLP
 784-1024-10 and on LeNet-5, global batch 256 (each of N ranks trains on 256/N rows), compiled
-train steps (SGD). Prints samples/s, the speed-up, the scaling efficiency (speed-up / N) and the
-all-reduce's share of a step.
+train steps (SGD). Prints wall-clock and CPU figures per step, the speed-up, and the
+all-reduce's share of a step, with the machine's load.
 
-    pip install -e ".[distributed]" && python benchmarks/distributed.py [--steps 30] [--ranks 2]
+    pip install -e ".[distributed]" && python benchmarks/distributed.py --steps 40
 
-The script launches itself: once alone (stand-alone training, the baseline), once under
-`mpiexec -n N` (data-parallel). Each step is timed from a barrier (rank 0's time; the ranks run
-in lockstep) and samples/s is the global batch over the median step, which other load on the
-machine disturbs less than the mean (also printed). The all-reduce's share is measured in the
-same data-parallel run: after the timed steps, each rank times `ops.all_reduce_grads` on
-gradients of the model's sizes (median, a barrier before each: the reduction itself, not the
-wait for a slower rank). Run it when the machine is quiet: a 2-process job waits for its slower
-rank at every step, so load from other programs costs it far more than one process.
+The script launches itself `--rounds` times in turn (so both see the same load): alone
+(stand-alone training, the baseline) and under `mpiexec -n N` (data-parallel).
+
+- Wall clock: each step timed from a barrier (rank 0's figures; the ranks run in lockstep),
+  medians over steps, then over rounds. This is the real speed-up, on a quiet machine only:
+  a job that needs N cores at once suffers from other load far more than one process.
+- CPU time (time.process_time), which other load disturbs less: the alone run times, in
+  turn, the stand-alone step on 256 rows and one rank's data-parallel step on 256/N rows (in a
+  world of one: all of it, the copy into the flat buffer and the update included, but the
+  MPI transfer); the N-rank run first times the all-reduce of the model's gradients, each
+  after a barrier, whose fastest time is its cost when no rank is descheduled mid-way (on a
+  busy machine its median is mostly a rank spinning for another one). Projected speed-up =
+  stand-alone step / (rank's step + fastest all-reduce): the speed-up on N idle cores. The
+  N-rank job's own CPU time per step is printed too; on a busy machine it counts a rank's
+  spinning in the all-reduce while the other rank is descheduled.
 """
 from __future__ import annotations
 
@@ -23,6 +30,7 @@ import shutil
 import subprocess
 import sys
 import time
+import types
 from pathlib import Path
 
 for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
@@ -47,14 +55,14 @@ def mlp() -> nn.Cell:
 MODELS = {"MLP 784-1024-10": (mlp, (784,)), "LeNet-5": (LeNet5, (1, 32, 32))}
 
 
-def measure(name: str, steps: int, parallel: bool) -> dict[str, float]:
-    """This rank's timing of `steps` compiled train steps of model `name`."""
-    build, shape = MODELS[name]
+def build(name: str, parallel: bool, rows: slice):
+    """The compiled train step of model `name` (data-parallel if `parallel`) and its batch."""
+    make, shape = MODELS[name]
     if parallel:
         amber.set_auto_parallel_context(parallel_mode=amber.ParallelMode.DATA_PARALLEL,
                                         gradients_mean=True)
     amber.set_seed(0)
-    net = build()
+    net = make()
     loss = nn.WithLossCell(net, nn.SoftmaxCrossEntropyWithLogits(sparse=True,
                                                                  reduction="mean"))
     step = amber.jit(nn.TrainOneStepCell(loss, nn.SGD(net.trainable_params(), 0.01)))
@@ -62,30 +70,80 @@ def measure(name: str, steps: int, parallel: bool) -> dict[str, float]:
     rng = np.random.default_rng(0)
     x = rng.standard_normal((GLOBAL_BATCH, *shape), dtype=np.float32)
     y = rng.integers(0, 10, GLOBAL_BATCH).astype(np.int32)
-    if parallel:
-        x, y = comm.shard_rows(x, y)
     for _ in range(3):  # NOTE: compile and warm up
-        step(x, y)
+        step(x[rows], y[rows])
+    return net, lambda: step(x[rows], y[rows])
+
+
+def measure(name: str, steps: int, parallel: bool) -> dict[str, float]:
+    """This rank's wall and CPU time of `steps` compiled train steps of model `name`."""
+    rows = slice(None)
+    if parallel:
+        share = GLOBAL_BATCH // comm.get_group_size()
+        rows = slice(comm.get_rank() * share, (comm.get_rank() + 1) * share)
+    _, step = build(name, parallel, rows)
+    in_step = time_reductions_in_compiled_steps()
     barrier = comm_barrier()
-    times = []
+    wall, cpu = [], []
     for _ in range(steps):
         barrier()  # NOTE: each step timed from a common start, as the job runs in lockstep
-        begin = time.perf_counter()
-        step(x, y)
-        times.append(time.perf_counter() - begin)
-    result = {"step_s": float(np.median(times)), "mean_step_s": float(np.mean(times))}
-    result["samples_per_s"] = GLOBAL_BATCH / result["step_s"]
-    if parallel:
-        grads = tuple(np.ones(p.shape, p.dtype) for p in net.trainable_params())
-        spent = []
-        for _ in range(steps):
-            barrier()
-            begin = time.perf_counter()
-            ops.all_reduce_grads(grads)
-            spent.append(time.perf_counter() - begin)
-        result["all_reduce_s"] = float(np.median(spent))
-        result["all_reduce_share"] = result["all_reduce_s"] / result["step_s"]
+        begin, begin_cpu = time.perf_counter(), time.process_time()
+        step()
+        wall.append(time.perf_counter() - begin)
+        cpu.append(time.process_time() - begin_cpu)
+    if parallel and len(in_step) != steps:
+        raise RuntimeError(f"timed {len(in_step)} all-reduces in {steps} steps")
+    result = {"step_s": float(np.median(wall)), "cpu_step_s": float(np.median(cpu)),
+              "cpu_without_reduce_s": float(np.median(np.subtract(cpu, in_step or 0.0)))}
     return result
+
+
+def measure_all_reduce(name: str, repeats: int) -> dict[str, float]:
+    """CPU time of the all-reduce of model `name`'s gradients, each call after a barrier."""
+    amber.set_seed(0)
+    grads = tuple(np.ones(p.shape, p.dtype) for p in MODELS[name][0]().trainable_params())
+    barrier = comm_barrier()
+    spent = []
+    for _ in range(repeats):
+        barrier()
+        begin = time.process_time()
+        ops.all_reduce_grads(grads, in_place=True)
+        spent.append(time.process_time() - begin)
+    return {"all_reduce_cpu_s": float(np.median(spent)),
+            "all_reduce_cpu_min_s": float(np.min(spent))}
+
+
+def measure_cpu_in_turn(name: str, steps: int, ranks: int) -> dict[str, float]:
+    """CPU time of the stand-alone step on the whole batch and of one rank's data-parallel
+    step on its 1/`ranks` of the rows (alone: no MPI transfer), timed in turn."""
+    _, alone = build(name, False, slice(None))
+    _, rank = build(name, True, slice(0, GLOBAL_BATCH // ranks))
+    alone_cpu, rank_cpu = [], []
+    for _ in range(steps):
+        for step, spent in ((alone, alone_cpu), (rank, rank_cpu)):
+            begin = time.process_time()
+            step()
+            spent.append(time.process_time() - begin)
+    return {"alone_cpu_s": float(np.median(alone_cpu)),
+            "rank_cpu_s": float(np.median(rank_cpu))}
+
+
+def time_reductions_in_compiled_steps() -> list[float]:
+    """Wrap the all-reduce kernel of every loaded compiled step (a generated module's copy of
+    the helper) with a CPU timer; the list its calls' CPU seconds are appended to."""
+    import gc
+    spent: list[float] = []
+    for kernel in [f for f in gc.get_objects() if isinstance(f, types.FunctionType)
+                   and f.__name__ == "all_reduce_grads_kernel"
+                   and f.__module__.startswith("amber_generated")]:
+        def timed(*args, kernel=kernel, **kwargs):
+            begin = time.process_time()
+            try:
+                return kernel(*args, **kwargs)
+            finally:
+                spent.append(time.process_time() - begin)
+        kernel.__globals__["all_reduce_grads_kernel"] = timed
+    return spent
 
 
 def comm_barrier():
@@ -95,16 +153,25 @@ def comm_barrier():
     return (lambda: None) if world is None else world.Barrier
 
 
-def worker(steps: int, parallel: bool) -> None:
+def worker(steps: int, parallel: bool, ranks: int) -> None:
     """Measure every model; rank 0 prints one JSON line."""
-    results = {name: measure(name, steps, parallel) for name in MODELS}
+    # NOTE: the all-reduces first: a process that has just trained hard gets descheduled
+    # more often on a busy machine, so its partner spins longer
+    reduces = {name: measure_all_reduce(name, 4 * steps) for name in MODELS} if parallel else {}
+    results = {name: {**measure(name, steps, parallel), **reduces.get(name, {})}
+               for name in MODELS}
+    if not parallel:
+        for name in MODELS:
+            results[name].update(measure_cpu_in_turn(name, steps, ranks))
     if comm.get_rank() == 0:
         print("RESULT " + json.dumps(results), flush=True)
 
 
-def launch(ranks: int, steps: int) -> dict:
-    """Run this script as a worker: alone when `ranks` is 1, else under `mpiexec -n ranks`."""
-    me = [sys.executable, __file__, "--worker", "--steps", str(steps)]
+def launch(ranks: int, steps: int, parallel_ranks: int | None = None) -> dict:
+    """Run this script as a worker: alone when `ranks` is 1 (measuring a rank's step of a
+    `parallel_ranks` job in turn), else under `mpiexec -n ranks`."""
+    me = [sys.executable, __file__, "--worker", "--steps", str(steps),
+          "--ranks", str(parallel_ranks or ranks)]
     if ranks > 1:
         exe = shutil.which("mpiexec", path=os.path.dirname(sys.executable)) or "mpiexec"
         version = subprocess.run([exe, "--version"], capture_output=True, text=True).stdout
@@ -115,26 +182,51 @@ def launch(ranks: int, steps: int) -> dict:
     return json.loads(line[len("RESULT "):])
 
 
+def median_over_rounds(rounds: list[dict]) -> dict:
+    """{model: {figure: median over the rounds}}."""
+    return {name: {key: float(np.median([r[name][key] for r in rounds]))
+                   for key in rounds[0][name]} for name in MODELS}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--steps", type=int, default=30)
+    parser.add_argument("--steps", type=int, default=40)
     parser.add_argument("--ranks", type=int, default=2)
+    parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--parallel", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
-        return worker(args.steps, args.parallel)
-    alone, many = launch(1, args.steps), launch(args.ranks, args.steps)
+        return worker(args.steps, args.parallel, args.ranks)
+    loads, alone_rounds, many_rounds = [os.getloadavg()[0]], [], []
+    for _ in range(args.rounds):  # NOTE: interleaved, so both see the same load
+        alone_rounds.append(launch(1, args.steps, args.ranks))
+        many_rounds.append(launch(args.ranks, args.steps))
+        loads.append(os.getloadavg()[0])
+    alone, many = median_over_rounds(alone_rounds), median_over_rounds(many_rounds)
     print(f"Data-parallel train step (SGD), global batch {GLOBAL_BATCH}, one BLAS thread per "
-          f"process, {args.steps} timed steps; machine load {os.getloadavg()[0]:.1f}")
-    print(f"{'model':16} {'1 proc samples/s':>17} {f'{args.ranks} procs samples/s':>18} "
-          f"{'speed-up':>9} {'efficiency':>11} {'all-reduce share':>17} {'mean-step speed-up':>19}")
+          f"process, {args.steps} timed steps x {args.rounds} rounds; machine load (1 min) "
+          f"{min(loads):.1f}..{max(loads):.1f} on {os.cpu_count()} cores")
+    n = args.ranks
+    print(f"{'':16} {'wall clock per step':^40} | {'CPU time per step (process_time)':^62}")
+    print(f"{'model':16} {'1 proc ms':>9} {f'{n} procs ms':>10} {'samples/s':>11} "
+          f"{'speed-up':>8} | {'1 proc ms':>9} {'rank ms':>8} {'reduce ms':>13} "
+          f"{'projected':>9} {'share':>6} {'job rank ms':>11}")
     for name in MODELS:
-        one, n = alone[name], many[name]
-        speedup = n["samples_per_s"] / one["samples_per_s"]
-        print(f"{name:16} {one['samples_per_s']:17.0f} {n['samples_per_s']:18.0f} "
-              f"{speedup:8.2f}x {speedup / args.ranks:10.0%} "
-              f"{n['all_reduce_share']:16.1%} {one['mean_step_s'] / n['mean_step_s']:18.2f}x")
+        one, par = alone[name], many[name]
+        projected = one["rank_cpu_s"] + par["all_reduce_cpu_min_s"]
+        rates = f"{GLOBAL_BATCH / one['step_s']:.0f}>{GLOBAL_BATCH / par['step_s']:.0f}"
+        reduce = f"{par['all_reduce_cpu_min_s'] * 1e3:.2f} ({par['all_reduce_cpu_s'] * 1e3:.2f})"
+        print(f"{name:16} {one['step_s'] * 1e3:9.2f} {par['step_s'] * 1e3:10.2f} {rates:>11} "
+              f"{one['step_s'] / par['step_s']:7.2f}x | {one['alone_cpu_s'] * 1e3:9.2f} "
+              f"{one['rank_cpu_s'] * 1e3:8.2f} {reduce:>13} {one['alone_cpu_s'] / projected:8.2f}x "
+              f"{par['all_reduce_cpu_min_s'] / projected:6.1%} {par['cpu_step_s'] * 1e3:11.2f}")
+    print(f"CPU: '1 proc' the stand-alone step, 'rank' one rank's step on 1/{n} of the rows "
+          f"without the MPI transfer,\n'reduce' the all-reduce in the {n}-rank job, fastest "
+          f"(median), 'projected' = 1 proc / (rank + fastest reduce),\nthe speed-up on {n} idle "
+          f"cores (efficiency = speed-up / {n}), 'share' the all-reduce's share of it, "
+          f"'job rank ms'\nrank 0's step in the {n}-rank job (on a busy machine: with its spin "
+          f"in the all-reduce).")
 
 
 if __name__ == "__main__":

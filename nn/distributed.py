@@ -27,12 +27,16 @@ class DistributedGradReducer(Cell):
     """`reducer(grads)`: the gradients summed over every rank of the job, divided by `degree`
     (default: the number of ranks) when `mean`; one fused in-place all-reduce of a flat buffer
     per step. `timeout` (seconds, an amber addition): how long a rank waits for the others
-    before a TimeoutError. `fusion_type` and `group` are accepted for MindSpore's signature:
-    the reduction is always one fused buffer over the world."""
+    before a TimeoutError. `in_place` (an amber addition): the reduced gradients are views of
+    the reused flat buffer, which the next reduction overwrites (and the compiled update may
+    work in); for a step that hands them straight to the optimizer, as `TrainOneStepCell`
+    does (it saves a copy of every gradient and the update's temporaries).
+    `fusion_type` and `group` are accepted for MindSpore's signature: the reduction is always
+    one fused buffer over the world."""
 
     def __init__(self, parameters: Iterable[Parameter], mean: bool = True,
                  degree: int | None = None, fusion_type: int = 1, group: Any = None, *,
-                 timeout: float = DEFAULT_TIMEOUT) -> None:
+                 timeout: float = DEFAULT_TIMEOUT, in_place: bool = False) -> None:
         super().__init__(auto_prefix=False)
         init()  # NOTE: joins the job, so an uncaught exception aborts every rank (no hang)
         if degree is not None and (isinstance(degree, bool) or not isinstance(degree, int)
@@ -43,10 +47,11 @@ class DistributedGradReducer(Cell):
         self.mean = bool(mean)
         self.degree = degree
         self.timeout = _check_timeout("DistributedGradReducer", timeout)
+        self.in_place = bool(in_place)
 
     def construct(self, grads: Any) -> Any:
         reduced = ops.all_reduce_grads(grads, mean=self.mean, degree=self.degree,
-                                       timeout=self.timeout)
+                                       timeout=self.timeout, in_place=self.in_place)
         return tuple(reduced)  # NOTE: a tuple of values, as the optimizer takes its gradients
 
     def extend_repr(self) -> str:

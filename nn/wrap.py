@@ -76,8 +76,10 @@ class TrainOneStepCell(Cell):
         reduces its gradients over the ranks (nn/distributed.py)."""
         if self.reducer_flag:
             self.start_in_agreement = StartInAgreement(self)
+            # NOTE: in place (views of the reduced buffer): the grads go straight to the optimizer
             self.grad_reducer = DistributedGradReducer(
-                weights, get_auto_parallel_context("gradients_mean"), device_num_setting())
+                weights, get_auto_parallel_context("gradients_mean"), device_num_setting(),
+                in_place=True)
 
     def construct(self, *inputs: Any) -> Any:
         if self.reducer_flag:

@@ -59,55 +59,74 @@ def wait_collective(request, what, world, timeout):
 
 
 def staging_buffer(dtype, size):
-    """A flat buffer of `size` items of `dtype`, the same one at every call: MPI moves a
-    buffer it has seen before much faster (its pages mapped and registered once, not at
-    every step)."""
-    cache = staging_buffer.__dict__.setdefault("buffers", {})
+    """A flat buffer of `size` items of `dtype`, the same one at every call of this thread:
+    MPI moves a buffer it has seen before much faster (its pages mapped and registered once,
+    not at every step), and a thread never overwrites another's."""
+    import threading
+    local = staging_buffer.__dict__.setdefault("local", threading.local())
+    cache = local.__dict__.setdefault("buffers", {})
     key = (np.dtype(dtype).str, size)
     if key not in cache:
         cache[key] = np.empty(size, dtype)
     return cache[key]
 
 
-def flat_buffers(arrays):
-    """The arrays raveled into one staging buffer per dtype: {dtype: (buffer, indices)}."""
+def flat_buffers(arrays, scale=None):
+    """The arrays raveled into one staging buffer per dtype, multiplied by `scale` on the way
+    if given: {dtype: (buffer, indices)}."""
     groups = {}
     for k, a in enumerate(arrays):
         groups.setdefault(np.asarray(a).dtype, []).append(k)
     buffers = {}
     for dtype, ks in groups.items():
         buffer = staging_buffer(dtype, sum(np.size(arrays[k]) for k in ks))
-        np.concatenate([np.ravel(arrays[k]) for k in ks], out=buffer)
+        if scale is None:
+            np.concatenate([np.ravel(arrays[k]) for k in ks], out=buffer)
+        else:
+            start = 0
+            for k in ks:
+                stop = start + np.size(arrays[k])
+                np.multiply(np.ravel(arrays[k]), dtype.type(scale), out=buffer[start:stop])
+                start = stop
         buffers[dtype] = (buffer, ks)
     return buffers
 
 
-def unflatten(arrays, buffers, scale=None):
-    """New arrays shaped like `arrays` with the values of `buffers` (from flat_buffers),
-    multiplied by `scale` if given, in the arrays' order."""
+def unflatten(arrays, buffers, copy=True):
+    """Arrays shaped like `arrays` with the values of `buffers` (from flat_buffers), in the
+    arrays' order: new arrays, or views of the buffers if not `copy`."""
     out = [None] * len(arrays)
     for buffer, ks in buffers.values():
         start = 0
         for k in ks:
             size = np.size(arrays[k])
             piece = buffer[start:start + size].reshape(np.shape(arrays[k]))
-            out[k] = piece.copy() if scale is None else piece * buffer.dtype.type(scale)
+            out[k] = piece.copy() if copy else piece
             start += size
     return tuple(out)
 
 
-def all_reduce_grads_kernel(grads, mean=True, degree=None, timeout=600.0):
+def all_reduce_grads_kernel(grads, mean=True, degree=None, timeout=600.0, in_place=False):
     """The gradients summed over every rank (divided by `degree`, the world size when None,
-    if `mean`): one in-place all-reduce of a flat buffer per dtype."""
+    if `mean`): one in-place all-reduce of a flat buffer per dtype, each gradient scaled as
+    it is copied in (the sum of the shares). `in_place`: the results are views of that
+    buffer, which this thread's next call overwrites (for a step that consumes them at once:
+    no copy out, no fresh pages to fault in). Never the gradients themselves: the op's
+    results are fresh, so the step's update may write into them."""
     world = mpi_world()
-    buffers = flat_buffers(grads)
     size = 1 if world is None else world.Get_size()
+    scale = 1.0 / (degree or size) if mean else None
+    if world is None and not in_place:
+        if scale is None or scale == 1.0:
+            return tuple(np.array(g) for g in grads)
+        return tuple(g * np.asarray(g).dtype.type(scale) for g in grads)
+    buffers = flat_buffers(grads, None if scale == 1.0 else scale)
     if world is not None:
         from mpi4py import MPI
         for buffer, _ in buffers.values():
             request = world.Iallreduce(MPI.IN_PLACE, buffer, op=MPI.SUM)
             wait_collective(request, "gradient all-reduce", world, timeout)
-    return unflatten(grads, buffers, 1.0 / (degree or size) if mean else None)
+    return unflatten(grads, buffers, copy=not in_place)
 
 
 def broadcast_params_kernel(params, names=(), timeout=600.0):
@@ -148,7 +167,8 @@ def _tensors(op: str, xs: Type) -> tuple[Tensor, ...]:
     return xs.elements
 
 
-def _all_reduce_infer(xs: Type, *, mean: bool, degree: Any, timeout: float) -> TupleType:
+def _all_reduce_infer(xs: Type, *, mean: bool, degree: Any, timeout: float,
+                      in_place: bool) -> TupleType:
     if degree is not None and (not isinstance(degree, int) or degree < 1):
         raise ValueError(f"all_reduce_grads: degree must be a positive int or None, got "
                          f"{degree!r}")
@@ -171,12 +191,15 @@ def _not_differentiable(ad: GradContext) -> tuple[Any, ...]:
 
 all_reduce_grads = OpDef(
     "all_reduce_grads", ("xs",), kernel=all_reduce_grads_kernel, infer=_all_reduce_infer,
-    attrs={"mean": True, "degree": None, "timeout": 600.0},
-    emit="all_reduce_grads_kernel(xs, mean, degree, timeout)",
+    attrs={"mean": True, "degree": None, "timeout": 600.0, "in_place": False},
+    emit="all_reduce_grads_kernel(xs, mean, degree, timeout, in_place)",
     helpers=(all_reduce_grads_kernel, *_SHARED), effects=True, can_raise=True,
-    grad=_not_differentiable)
+    fresh=True, fresh_items=True, grad=_not_differentiable)
 """Sums (or averages) a step's gradients over the ranks of an MPI job; identity alone.
-NOTE: effectful, so every rank runs it exactly once per step, in order with the others."""
+NOTE: effectful, so every rank runs it exactly once per step, in order with the others.
+`in_place=True` returns views of the reused flat buffer: only for a step whose gradients go
+straight into an optimizer (TrainOneStepCell's), as the thread's next reduction overwrites
+them."""
 
 broadcast_params = OpDef(
     "broadcast_params", ("xs",), kernel=broadcast_params_kernel, infer=_broadcast_infer,
@@ -188,8 +211,8 @@ broadcast_params = OpDef(
 
 OPS = (all_reduce_grads, broadcast_params)
 FUNCTIONS = (
-    spell("all_reduce_grads", all_reduce_grads, "grads, mean=True, degree=None, timeout=600.0",
-          grads="xs"),
+    spell("all_reduce_grads", all_reduce_grads,
+          "grads, mean=True, degree=None, timeout=600.0, in_place=False", grads="xs"),
     spell("broadcast_params", broadcast_params, "parameters, names=(), timeout=600.0",
           parameters="xs"),
 )

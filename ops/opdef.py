@@ -57,6 +57,9 @@ class OpDef:
     fresh: bool = False
     """The result is a newly allocated array (or a scalar) sharing memory with no input, so a
     later op may overwrite it once nothing else reads it (ufuncs, matmul, conv, reductions)."""
+    fresh_items: bool = False
+    """With `fresh`, for a tuple result: its items are distinct arrays sharing memory with no
+    input nor each other, so a later op may overwrite one taken out of the tuple once."""
     inplace: str | Callable[[Mapping[str, Any]], str] | None = None
     """The op writing its result into an existing buffer `out` of the result's shape and dtype
     (`"np.add(x, y, out=out)"`, or a function of the attributes as `emit` may be); set for ops

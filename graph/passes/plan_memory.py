@@ -13,6 +13,8 @@ afterwards by nobody, and never seen by anything that could keep it: no block re
 list, view-making op, effect that stores it, graph input, parameter or constant. The op may sit
 in arms of Ifs below the block that made its input (reads in the other arm never run with it),
 never in a loop below it (the next iteration reads the input again).
+An item taken once out of a tuple of distinct fresh arrays (`OpDef.fresh_items`: the reduced
+gradients) is a private buffer too.
 
 A For loop that surely runs (constant bounds, one trip or more) and would write in place over
 a carried value starting from a buffer it may not overwrite (the caller's argument) starts
@@ -78,7 +80,27 @@ def _private(value: Value, assumed: frozenset[Value] = frozenset()) -> bool:
         return _private_carry(value, assumed)
     if producer.op == IF:
         return _private_merge(producer, value.index)
+    if producer.op is pyops.tuple_getitem:
+        return _private_item(value)
     return not producer.is_region and (producer.op.fresh or INPLACE_ATTR in producer.attrs)
+
+
+def _private_item(item: Value) -> bool:
+    """`item` is taken out of a tuple of distinct fresh arrays (`OpDef.fresh_items`: the
+    reduced gradients) that is only taken apart, this item once."""
+    getter = item.producer
+    made = getter.inputs[0]
+    maker = made.producer
+    if maker is None or maker.is_region or not maker.op.fresh_items:
+        return False
+    count = len(made.type.elements)
+    takes = 0
+    for use in made.uses:
+        user = use.user
+        if not isinstance(user, Node) or user.op is not pyops.tuple_getitem:
+            return False  # NOTE: the tuple itself is kept or passed on
+        takes += user.attrs["index"] % count == getter.attrs["index"] % count
+    return takes == 1
 
 
 def _private_merge(branch: Node, slot: int) -> bool:

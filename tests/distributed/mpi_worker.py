@@ -179,7 +179,28 @@ def api() -> None:
     written = [name for name in written if name.startswith("rank")]
     loaded = amber.load_checkpoint(os.path.join(folder, "rank0.ckpt"))  # NOTE: every rank can
     assert set(loaded) == {p.name for p in net.get_parameters()}
+    reductions(rank, size)
     report(f"api size={size} checkpoints={written}")
+
+
+def reductions(rank: int, size: int) -> None:
+    """all_reduce_grads: the copying and the in-place form give the same bits, the latter as
+    views of one buffer per dtype that the next in-place call overwrites."""
+    grads = (np.full((2, 3), rank + 1.0, np.float32), np.arange(4.0) * (rank + 1),
+             np.ones(5, np.float32))
+    total = sum(range(1, size + 1))
+    kept = ops.all_reduce_grads(grads, mean=False)
+    views = ops.all_reduce_grads(grads, in_place=True)
+    sums = (np.full((2, 3), total, np.float32), np.arange(4.0) * total,
+            np.full(5, size, np.float32))
+    for grad, copied, view, expected in zip(grads, kept, views, sums):
+        assert copied.dtype == view.dtype == grad.dtype and view.shape == grad.shape
+        assert np.array_equal(copied, expected)
+        np.testing.assert_allclose(view, expected / size, rtol=1e-6)
+    assert views[0].base is views[2].base is not None and views[1].base is not views[0].base
+    ops.all_reduce_grads(tuple(np.zeros_like(g) for g in grads), in_place=True)
+    assert not views[0].any() and not views[1].any()  # NOTE: the documented reuse
+    assert np.array_equal(kept[0], np.full((2, 3), total, np.float32))  # copies stay
 
 
 class Rows:

@@ -111,6 +111,22 @@ def test_reducer_divides_by_degree():
         nn.DistributedGradReducer([], degree=0)
 
 
+def test_in_place_reduction_gives_views_that_the_next_call_overwrites():
+    grads = (np.full((2, 3), 2.0, np.float32), np.arange(4.0), np.ones(5, np.float32))
+    kept = nn.DistributedGradReducer([object()] * 3, degree=2)(grads)
+    views = nn.DistributedGradReducer([object()] * 3, degree=2, in_place=True)(grads)
+    for grad, copy, view in zip(grads, kept, views):
+        np.testing.assert_array_equal(view, grad / 2)
+        np.testing.assert_array_equal(copy, grad / 2)
+        assert view.dtype == grad.dtype and view.shape == grad.shape
+        assert not np.shares_memory(view, grad)  # NOTE: fresh results, which a step may write
+    assert views[0].base is views[2].base is not None  # one float32 buffer, one float64
+    assert views[1].base is not views[0].base
+    nn.DistributedGradReducer([object()] * 3, in_place=True)(tuple(map(np.zeros_like, grads)))
+    assert not views[0].any() and not views[1].any()  # NOTE: the documented reuse
+    np.testing.assert_array_equal(kept[0], grads[0] / 2)  # the default's results stay
+
+
 def train_step(parallel: bool):
     if parallel:
         amber.set_auto_parallel_context(parallel_mode=amber.ParallelMode.DATA_PARALLEL,

@@ -451,3 +451,28 @@ def test_a_loop_that_may_not_run_writes_no_carried_value(run_in_place):
     no copy, the carried value is not private, and each arm allocates once."""
     check_marks(run_in_place, *_loop("constant(value=0) : int", copied=False))
     check_marks(run_in_place, *_loop("add(%n, %one) : int", copied=False))
+
+
+def test_an_item_taken_once_from_a_tuple_of_fresh_arrays_is_private(run_in_place):
+    """all_reduce_grads's items are distinct fresh arrays (`OpDef.fresh_items`): one taken out
+    once takes the update in place; one taken twice, and the items of a tuple also kept whole
+    or made by make_tuple, are left alone."""
+    before = """
+        graph @f(%a: f32[2,3], %b: f32[3], %r: f32[]) {
+          %t = make_tuple(%a, %b) : (f32[2,3], f32[3])
+          %g = all_reduce_grads(%t) : (f32[2,3], f32[3])
+          %ga = tuple_getitem(%g, index=0) : f32[2,3]
+          %gb = tuple_getitem(%g, index=1) : f32[3]
+          %gb2 = tuple_getitem(%g, index=-1) : f32[3]
+          %ua = mul(%r, %ga) : f32[2,3]
+          %ub = mul(%r, %gb) : f32[3]
+          %h = all_reduce_grads(%t) after %g : (f32[2,3], f32[3])
+          %ha = tuple_getitem(%h, index=0) : f32[2,3]
+          %va = mul(%r, %ha) : f32[2,3]
+          %ta = tuple_getitem(%t, index=0) : f32[2,3]
+          %wa = mul(%r, %ta) : f32[2,3]
+          return %ua, %ub, %gb2, %va, %h, %wa
+        }
+    """
+    check_marks(run_in_place, before, before.replace(
+        "%ua = mul(%r, %ga)", "%ua = mul(%r, %ga, __inplace__=1)"))
