@@ -11,11 +11,11 @@ import numpy as np
 
 from . import onnx as ox
 from .elementwise import helper_call, optional, unsupported
-from .nn_kernels import (add_windows, avg_pool2d_grad, avg_pool2d_kernel, conv2d_gemm,
-                         conv2d_grad_input, conv2d_grad_weight, conv2d_kernel,
-                         conv_transpose_stride1, first_maxima, fold_planes, im2col, image_block,
-                         max_pool2d_grad, max_pool2d_kernel, max_pool2d_pick, max_pool_blocks,
-                         max_pool_blocks_grad, pad_hw, pool_divisor, scatter_windows,
+from .conv_kernels import (conv2d_gemm, conv2d_grad_input, conv2d_grad_weight, conv2d_kernel,
+                           conv_transpose_stride1, im2col, image_block, pad_hw)
+from .nn_kernels import (add_windows, avg_pool2d_grad, avg_pool2d_kernel, first_maxima,
+                         fold_planes, max_pool2d_grad, max_pool2d_kernel, max_pool2d_pick,
+                         max_pool_blocks, max_pool_blocks_grad, pool_divisor, scatter_windows,
                          window_pads, window_reduce, window_view)
 from .opdef import REQUIRED, GradContext, OpDef, OpFunction, Primitive, Spelling
 from .symbolic import Sym

@@ -1,4 +1,4 @@
-"""conv2d's input gradient (ops/nn_kernels.py: at stride 1 a convolution of the adjoint with the
+"""conv2d's input gradient (ops/conv_kernels.py: at stride 1 a convolution of the adjoint with the
 flipped kernels, else the scatter-add over windows) against a float64 adjoint of the textbook
 convolution, and through a compiled gradient with a symbolic batch against finite differences."""
 import math
@@ -10,7 +10,8 @@ import pytest
 
 import amber
 from amber import nn
-from amber.ops.nn_kernels import conv2d_grad_input, window_pads
+from amber.ops.conv_kernels import conv2d_grad_input
+from amber.ops.nn_kernels import window_pads
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), os.pardir, "gradients"))
 import numeric  # noqa: E402
