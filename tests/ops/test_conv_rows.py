@@ -1,7 +1,8 @@
 """The window-row lowering of conv2d (ops/conv_kernels.py: conv2d_rows, conv2d_grad_weight_rows,
 taken from 16 input channels): forward and weight gradient against float64 loops over the
-textbook definition, blocks of images that do not divide the batch, and a compiled network
-(symbolic batch) whose input and weight gradients match finite differences."""
+textbook definition, blocks of images that do not divide the batch, a single image taken in
+bands of output rows (its rows past 128 KiB), and a compiled network (symbolic batch) whose
+input and weight gradients match finite differences."""
 import os
 import sys
 
@@ -53,6 +54,7 @@ CASES = [  # x_shape, w_shape, stride, pads, dilation, step (images a block)
     ((2, 16, 9, 9), (3, 16, 3, 2), (1, 2), (2, 2, 1, 0), (2, 1), 2),   # dilated
     ((4, 20, 5, 5), (6, 20, 1, 1), (1, 1), (1, 0, 0, 1), (1, 1), 4),   # 1x1 with padding
     ((1, 16, 4, 4), (2, 16, 3, 3), (1, 1), (0, 0, 0, 0), (1, 1), 1),   # valid, one image
+    ((1, 16, 45, 47), (3, 16, 3, 3), (1, 1), (1, 0, 2, 1), (1, 1), 1),  # bands of output rows
 ]
 
 
