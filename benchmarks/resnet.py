@@ -11,6 +11,7 @@ allocator is not traced, so JAX's figure is its compiled call's memory analysis 
 plus outputs, marked `XLA`).
 
     python benchmarks/resnet.py [--quick]     (also: python benchmarks/run.py --only resnet)
+    python benchmarks/resnet.py --profile     (amber's time per op of the generated code)
 """
 from __future__ import annotations
 
@@ -189,16 +190,57 @@ def measure(batch: int, threads: int, rounds: int) -> dict[str, Any]:
     return results
 
 
-def fresh(batch: int, threads: int, rounds: int) -> dict[str, Any]:
+def profile_ops(batch: int = 32, calls: int = 10, top: int = 14) -> None:
+    """Where amber's forward and train step spend their time, per call: cProfile's own time
+    of each function of the generated code (its kernels, and the entry function, whose own
+    time is the inline NumPy expressions) and of the NumPy methods they call (`reshape` here
+    is mostly the copies that build convolution columns; a GEMM counts in its caller)."""
+    import cProfile
+    import pstats
+
+    import numpy as np
+
+    import amber
+    amber.set_seed(0)
+    fns = amber_versions(build_net())
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((batch, 3, 32, 32), dtype=np.float32)
+    y = rng.integers(0, 10, batch).astype(np.int32)
+    for kind in ("forward", "train"):
+        args = (x,) if kind == "forward" else (x, y)
+        fns[kind](*args)
+        profiler = cProfile.Profile(time.process_time)  # NOTE: CPU time: fair on a busy machine
+        profiler.enable()
+        for _ in range(calls):
+            fns[kind](*args)
+        profiler.disable()
+        stats = pstats.Stats(profiler).stats
+        rows = sorted(((own / calls, name if file.startswith("<amber:") else
+                        f"{file.rsplit('/', 1)[-1]}:{name}" if line else name)
+                       for (file, line, name), (_, _, own, _, _) in stats.items()),
+                      reverse=True)[:top]
+        total = sum(own for (_, _, own, _, _) in stats.values()) / calls
+        print(f"\n{kind}, batch {batch}, 1 thread: {total * 1e3:.1f} ms of CPU a call under "
+              "cProfile")
+        for own, name in rows:
+            print(f"  {own * 1e3:7.2f} ms  {name}")
+
+
+def thread_env(threads: int) -> dict[str, str]:
     env = {**os.environ, "AMBER_CACHE": "0"}
     for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS",
                 "NUMBA_NUM_THREADS"):
         env[var] = str(threads)
     env["XLA_FLAGS"] = (f"--xla_cpu_multi_thread_eigen={'true' if threads > 1 else 'false'} "
                         f"intra_op_parallelism_threads={threads}")
+    return env
+
+
+def fresh(batch: int, threads: int, rounds: int) -> dict[str, Any]:
     code = (f"import sys, json; sys.path.insert(0, {str(HERE)!r}); import resnet; "
             f"print(json.dumps(resnet.measure({batch}, {threads}, {rounds})))")
-    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    out = subprocess.run([sys.executable, "-c", code], env=thread_env(threads),
+                         capture_output=True, text=True)
     if out.returncode:
         raise RuntimeError(out.stderr[-2000:])
     return json.loads(out.stdout.strip().splitlines()[-1])
@@ -223,4 +265,8 @@ def report(quick: bool = False) -> None:
 
 
 if __name__ == "__main__":
-    report(quick="--quick" in sys.argv)
+    if "--profile" in sys.argv:  # NOTE: one BLAS thread, set before NumPy loads
+        subprocess.run([sys.executable, "-c", f"import sys; sys.path.insert(0, {str(HERE)!r}); "
+                        "import resnet; resnet.profile_ops()"], env=thread_env(1), check=True)
+    else:
+        report(quick="--quick" in sys.argv)

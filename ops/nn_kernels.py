@@ -1,6 +1,6 @@
-"""NumPy kernels of the neural-network ops (conv2d by im2col + one GEMM, pooling over strided
-windows, normalization, losses, dropout). Codegen copies them into generated modules by source,
-so each uses only `np` and the others here.
+"""NumPy kernels of the neural-network ops (windows shared with conv_kernels.py, pooling over
+strided windows, normalization, losses, dropout). Codegen copies them into generated modules
+by source, so each uses only `np` and the others here.
 """
 from __future__ import annotations
 
@@ -37,28 +37,6 @@ def window_view(x: np.ndarray, kernel: tuple[int, int], stride: tuple[int, int],
     return windows[:, :, ::stride[0], ::stride[1], ::dilation[0], ::dilation[1]]
 
 
-def conv2d_kernel(x: np.ndarray, weight: np.ndarray, *bias: np.ndarray,
-                  stride: tuple[int, int] = (1, 1),
-                  padding: tuple[int, int, int, int] = (0, 0, 0, 0), pad_mode: str = "valid",
-                  dilation: tuple[int, int] = (1, 1), groups: int = 1) -> np.ndarray:
-    """2-D convolution of NCHW `x` with OIHW `weight`: im2col windows, then one batched GEMM."""
-    n, c, h, w = x.shape
-    o, cg, kh, kw = weight.shape
-    if c != cg * groups or o % groups:
-        raise ValueError(f"conv2d: input {x.shape} and weight {weight.shape} do not fit "
-                         f"groups={groups} (need C == weight C * groups, O % groups == 0)")
-    pads = window_pads((h, w), (kh, kw), stride, dilation, pad_mode, padding)
-    windows = window_view(x, (kh, kw), stride, dilation, pads, 0, "conv2d")
-    oh, ow = windows.shape[2:4]
-    # NOTE: (N, G, Cg*KH*KW, OH*OW) columns make the GEMM output NCHW without a transpose.
-    cols = windows.transpose(0, 1, 4, 5, 2, 3).reshape(n, groups, cg * kh * kw, oh * ow)
-    out = np.matmul(weight.reshape(groups, o // groups, cg * kh * kw), cols).reshape(n, o, oh, ow)
-    for b in bias:
-        b = b.reshape(-1, 1, 1)
-        out = np.add(out, b, out=out if out.dtype == np.result_type(out, b) else None)
-    return out
-
-
 def window_reduce(windows: np.ndarray, combine: np.ufunc, dtype: np.dtype) -> np.ndarray:
     """Fold the KH*KW strided planes of `windows` with `combine` (a loop over kernel offsets,
     never pixels: 20-40x faster than reducing over the two window axes)."""
@@ -80,49 +58,6 @@ def max_pool2d_kernel(x: np.ndarray, *, kernel_size: tuple[int, int], stride: tu
     fill = -np.inf if kind == "f" else np.iinfo(x.dtype).min if kind in "iu" else False
     windows = window_view(x, kernel_size, stride, dilation, pads, fill, "max_pool2d")
     return window_reduce(windows, np.maximum, x.dtype)
-
-
-def pad_hw(x: np.ndarray, pads: tuple[int, int, int, int], fill: int | float) -> np.ndarray:
-    """NCHW `x` inside (top, bottom, left, right) borders of `fill` (a fraction of np.pad's
-    per-call cost)."""
-    top, bottom, left, right = pads
-    n, c, h, w = x.shape
-    out = np.full((n, c, h + top + bottom, w + left + right), fill, x.dtype)
-    out[:, :, top:top + h, left:left + w] = x
-    return out
-
-
-def im2col(x: np.ndarray, kernel: tuple[int, int], out_size: tuple[int, int],
-           stride: tuple[int, int] = (1, 1), dilation: tuple[int, int] = (1, 1),
-           pads: tuple[int, int, int, int] = (0, 0, 0, 0)) -> np.ndarray:
-    """The [N, C*KH*KW, OH*OW] columns of NCHW `x` for a KHxKW window at OHxOW positions (zero
-    padding `pads`): one copy out of a strided view of the contiguous input."""
-    if any(pads):
-        x = pad_hw(x, pads, 0)
-    x = np.ascontiguousarray(x)
-    (n, c), (kh, kw), (oh, ow) = x.shape[:2], kernel, out_size
-    sn, sc, sh, sw = x.strides
-    windows = np.ndarray((n, c, kh, kw, oh, ow), x.dtype, x, 0, (
-        sn, sc, sh * dilation[0], sw * dilation[1], sh * stride[0], sw * stride[1]))
-    return windows.reshape(n, c * kh * kw, oh * ow)
-
-
-def conv2d_gemm(x: np.ndarray, weight: np.ndarray, *bias: np.ndarray, kernel: tuple[int, int],
-                out_size: tuple[int, int], step: int, stride: tuple[int, int] = (1, 1),
-                dilation: tuple[int, int] = (1, 1),
-                pads: tuple[int, int, int, int] = (0, 0, 0, 0)) -> np.ndarray:
-    """Convolution (one group) as im2col + GEMM, `step` images at a time so that the columns
-    of a step are still in cache when the GEMM reads them."""
-    n, o, (oh, ow) = x.shape[0], weight.shape[0], out_size
-    matrix = weight.reshape(o, -1)
-    out = np.empty((n, o, oh * ow), np.result_type(x, weight))
-    for i in range(0, n, step):
-        cols = im2col(x[i:i + step], kernel, out_size, stride, dilation, pads)
-        np.matmul(matrix, cols, out=out[i:i + step])
-    for b in bias:
-        b = b.reshape(-1, 1)
-        out = np.add(out, b, out=out if out.dtype == np.result_type(out, b) else None)
-    return out.reshape(n, o, oh, ow)
 
 
 def fold_planes(combine: np.ufunc, planes: list[np.ndarray]) -> np.ndarray:
@@ -377,85 +312,6 @@ def scatter_windows(cols: np.ndarray, shape: tuple[int, ...], kernel: tuple[int,
     out = np.zeros((n, c, h + top + bottom, w + left + right), cols.dtype)
     add_windows(cols, out, stride, dilation)
     return out[:, :, top:top + h, left:left + w]
-
-
-def image_block(per_image: int, budget: int = 1 << 20) -> int:
-    """How many images a convolution gradient takes at a time for about `budget` bytes of
-    columns: a block stays in cache, and no whole-batch temporary is allocated (and
-    page-faulted in) on every call."""
-    return max(1, budget // max(per_image, 1))
-
-
-def conv2d_grad_input(g: np.ndarray, weight: np.ndarray, *, x_shape: tuple[int, ...],
-                      stride: tuple[int, int] = (1, 1),
-                      padding: tuple[int, int, int, int] = (0, 0, 0, 0),
-                      pad_mode: str = "valid", dilation: tuple[int, int] = (1, 1),
-                      groups: int = 1) -> np.ndarray:
-    """d conv2d / d x: each output's adjoint times the weights, added back over its window (a
-    block of images at a time). At stride 1 (one group) it is instead the convolution of the
-    output adjoint with the flipped, transposed kernels: no scatter-add over the columns
-    (1.6-1.9x faster measured at 8-32 pixels square, 16-64 channels; at stride 2 the zeros a
-    dilated adjoint would carry make that 2x slower, so strided convolutions scatter)."""
-    n, o, oh, ow = g.shape
-    _, cg, kh, kw = weight.shape
-    _, c, h, w = x_shape
-    top, bottom, left, right = window_pads(x_shape[2:], (kh, kw), stride, dilation, pad_mode,
-                                           padding)
-    if tuple(stride) == (1, 1) and groups == 1:
-        return conv_transpose_stride1(g, weight, (h, w), (top, left), dilation)
-    matrix = weight.reshape(groups, o // groups, cg * kh * kw).transpose(0, 2, 1)
-    dtype = np.result_type(g, weight)
-    out = np.zeros((n, c, h + top + bottom, w + left + right), dtype)
-    grads = g.reshape(n, groups, o // groups, oh * ow)
-    step = image_block(c * kh * kw * oh * ow * dtype.itemsize)
-    for i in range(0, n, step):
-        cols = np.matmul(matrix, grads[i:i + step])
-        add_windows(cols.reshape(-1, c, kh, kw, oh, ow), out[i:i + step], stride, dilation)
-    return out[:, :, top:top + h, left:left + w]
-
-
-def conv_transpose_stride1(g: np.ndarray, weight: np.ndarray, size: tuple[int, int],
-                           pads: tuple[int, int], dilation: tuple[int, int]) -> np.ndarray:
-    """The [N, C, H, W] input adjoint of a stride-1 convolution whose input was padded by
-    `pads` (top, left): a correlation of `g`, padded (or cropped) so that each input pixel sees
-    every output its windows fed, with the kernels flipped and their in/out axes swapped."""
-    n, o, oh, ow = g.shape
-    _, c, kh, kw = weight.shape
-    reach = ((kh - 1) * dilation[0], (kw - 1) * dilation[1])
-    before = (reach[0] - pads[0], reach[1] - pads[1])
-    after = (size[0] + reach[0] - oh - before[0], size[1] + reach[1] - ow - before[1])
-    if min(*before, *after) < 0:  # NOTE: padding wider than the kernel reaches: crop instead
-        g = g[:, :, max(0, -before[0]):oh - max(0, -after[0]),
-              max(0, -before[1]):ow - max(0, -after[1])]
-        before = (max(0, before[0]), max(0, before[1]))
-        after = (max(0, after[0]), max(0, after[1]))
-    flipped = np.ascontiguousarray(weight[:, :, ::-1, ::-1].transpose(1, 0, 2, 3))
-    step = image_block(o * kh * kw * size[0] * size[1] * g.dtype.itemsize)
-    return conv2d_gemm(g, flipped, kernel=(kh, kw), out_size=size, step=step,
-                       dilation=dilation, pads=(before[0], after[0], before[1], after[1]))
-
-
-def conv2d_grad_weight(x: np.ndarray, g: np.ndarray, *, w_shape: tuple[int, ...],
-                       stride: tuple[int, int] = (1, 1),
-                       padding: tuple[int, int, int, int] = (0, 0, 0, 0),
-                       pad_mode: str = "valid", dilation: tuple[int, int] = (1, 1),
-                       groups: int = 1) -> np.ndarray:
-    """d conv2d / d weight: the output adjoints against the input windows (im2col columns, a
-    block of images at a time), summed over the batch and the output positions."""
-    n, c = x.shape[:2]
-    o, cg, kh, kw = w_shape
-    oh, ow = g.shape[2:]
-    pads = window_pads(x.shape[2:], (kh, kw), stride, dilation, pad_mode, padding)
-    k, length = cg * kh * kw, oh * ow
-    dtype = np.result_type(x, g)
-    out = np.zeros((groups, o // groups, k), dtype)
-    grads = g.reshape(n, groups, o // groups, length)
-    step = image_block(c * kh * kw * length * x.dtype.itemsize)
-    for i in range(0, n, step):
-        cols = im2col(x[i:i + step], (kh, kw), (oh, ow), stride, dilation, pads)
-        cols = cols.reshape(-1, groups, k, length).transpose(0, 1, 3, 2)
-        out += np.matmul(grads[i:i + step], cols).sum(axis=0)
-    return out.reshape(w_shape)
 
 
 def first_maxima(x: np.ndarray, out: np.ndarray, kernel_size: tuple[int, int],

@@ -1,4 +1,4 @@
-"""conv2d's input gradient (ops/nn_kernels.py: at stride 1 a convolution of the adjoint with the
+"""conv2d's input gradient (ops/conv_kernels.py: at stride 1 a convolution of the adjoint with the
 flipped kernels, else the scatter-add over windows) against a float64 adjoint of the textbook
 convolution, and through a compiled gradient with a symbolic batch against finite differences."""
 import math
@@ -10,7 +10,8 @@ import pytest
 
 import amber
 from amber import nn
-from amber.ops.nn_kernels import conv2d_grad_input, window_pads
+from amber.ops.conv_kernels import conv2d_grad_input
+from amber.ops.nn_kernels import window_pads
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), os.pardir, "gradients"))
 import numeric  # noqa: E402
@@ -49,6 +50,11 @@ CASES = [  # x_shape, w_shape, stride, pad_mode, padding, dilation, groups
     ((2, 4, 8, 8), (6, 2, 3, 3), (1, 1), "same", (0, 0, 0, 0), (1, 1), 2),    # groups: scatter
     ((2, 3, 9, 8), (4, 3, 3, 3), (2, 2), "same", (0, 0, 0, 0), (1, 1), 1),    # stride: scatter
     ((2, 3, 9, 8), (4, 3, 3, 3), (2, 1), "pad", (1, 0, 1, 1), (1, 1), 1),
+    ((2, 4, 8, 8), (5, 4, 1, 1), (2, 2), "same", (0, 0, 0, 0), (1, 1), 1),    # 1x1 strided
+    ((1, 2, 11, 10), (3, 2, 5, 4), (3, 2), "pad", (2, 1, 0, 3), (1, 1), 1),   # stride 3, odd
+    ((2, 2, 7, 9), (3, 2, 2, 2), (2, 3), "valid", (0, 0, 0, 0), (1, 1), 1),   # rows left over
+    ((2, 2, 12, 9), (3, 2, 2, 3), (4, 4), "same", (0, 0, 0, 0), (1, 1), 1),   # stride > kernel
+    ((2, 2, 9, 9), (3, 2, 3, 3), (2, 2), "same", (0, 0, 0, 0), (2, 1), 1),    # dilated strided
 ]
 
 
