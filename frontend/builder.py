@@ -20,7 +20,8 @@ from . import (calls, closures, contexts, control, exceptions, expressions, loop
                statements)
 from .aliases import note_input
 from .canonicalize import own_returns
-from .context import Compiler, DeadPath, Frame, Prepared, Rules
+from .compiler import Compiler
+from .context import DeadPath, Frame, Prepared, Rules
 from .errors import CompileError, CompileTypeError, arity_message
 from .targets import FunctionWithRoot
 from .guards import Guard
