@@ -17,6 +17,7 @@ from .aliases import Memory, note_input
 from .canonicalize import canonicalize, result_body, returns_none
 from .check import check_supported
 from .context import Frame, Prepared, Rules, call_identity, nested_reads
+from .effects import declared_globals
 from .guards import CodeReader, Guard, MethodReader, SameObjectReader, code_of
 from .source import parse_function
 from .values import Ref
@@ -73,6 +74,16 @@ class Compiler:
         self._prepared: dict[types.CodeType, Prepared] = {}
         self.nested: dict[gast.AST, Prepared] = {}
         """Functions defined inside compiled code, prepared (see `closures.prepare`)."""
+        self.owners: dict[int, tuple[Any, Any]] = {}
+        """id -> (compile-time list or dict, its `effects.Owner`) for the caller's containers
+        compiled code may write: each write is made to the caller's object too."""
+        self.handles: dict[int, Value] = {}
+        """id of a caller's object -> the graph value holding it at run time."""
+        self.shadows: dict[Any, Any] = {}
+        """What compiled code made of a caller's container (by id) or a cell's attribute (by
+        (id, name)): what re-reading it later in the same call finds."""
+        self.global_writers: dict[tuple[str, str], Any] = {}
+        """(module, name) -> the frame whose `global` statement writes it."""
         self.rebinding: list[Any] = []
         """The frames whose variables a running nested function rebinds (`nonlocal`), innermost
         last: their scopes are stale until it returns (see `closures.call_closure`)."""
@@ -143,9 +154,10 @@ class Compiler:
             check_supported(parsed)
             fdef = canonicalize(parsed)
             params = _parameter_names(fdef.args)
-            local = frozenset(params | names.assigned_names(fdef.body))
+            declared = declared_globals(fdef)
+            local = frozenset(params | names.assigned_names(fdef.body)) - declared
             prepared = Prepared(parsed, fdef, local, returns_none(parsed.node),
-                                result_body(parsed, fdef), nested_reads(fdef))
+                                result_body(parsed, fdef), nested_reads(fdef), declared)
             self._prepared[code] = prepared
         if prepared.parsed.source not in self.sources:
             self.sources.append(prepared.parsed.source)

@@ -121,6 +121,8 @@ class Prepared:
     returns_none: bool
     body: list[gast.stmt]
     captured: frozenset[str] = frozenset()
+    declared_globals: frozenset[str] = frozenset()
+    """Names its `global` statements declare: module globals it reads and writes."""
     """Names that functions nested in this one read (see `nested_reads`)."""
 
 
@@ -165,6 +167,10 @@ class Rules:
     run_function: Callable[[Frame], Any]
     assign: Callable[[Frame, gast.expr, Any], None]
     call: Callable[[Frame, Any, list, dict], Any]
+    writes_through: Callable[[Frame, Any], bool] = lambda f, container: False
+    """Whether a write into the caller's `container` is made to it too (effects.py)."""
+    replaced: Callable[[Frame, Any, Any], None] = lambda f, old, new: None
+    """After a write made `new` of `old`: the caller's object follows (effects.py)."""
 
 
 class Frame:
@@ -196,6 +202,7 @@ class Frame:
         variables its names fall back to."""
         self.captured = prepared.captured
         """Names a nested function may read when called: always live here."""
+        self.global_names = prepared.declared_globals
         self.handling: list[Value] = []
         """The exceptions of the except blocks being built around here, innermost last (what
         a bare `raise` re-raises)."""
@@ -243,7 +250,8 @@ class Frame:
         """CompileError unless writing into the compile-time list or dict `container` is
         invisible outside the compiled call (it was not passed in or read from outside)."""
         found = self.compiler.foreign.get(id(container))
-        if found is not None and found[0] is container:
+        if found is not None and found[0] is container and \
+                not self.compiler.rules.writes_through(self, container):
             raise self.error(f"this changes a {type(container).__name__.replace('PyList', 'list')}"
                              f" that belongs to the caller ({found[1]}); compiled code cannot "
                              "change the caller's object",

@@ -1,0 +1,232 @@
+"""Writes compiled code makes to what its caller owns: module globals the function declares
+`global`, lists and dicts passed in or held by an attribute or a global (`out.append(y)`,
+`self.stats["calls"] += 1`), and plain attributes of cells (`self.count += 1`).
+
+The frontend keeps computing with its compile-time model of the object (a `PyList`, a dict,
+a constant), so the rest of the call reads what was written; every write also becomes an
+effect op (ops/caller.py) that makes the caller's object the same, in program order. A global
+is a variable of the frame declaring it, so branches merge it and loops carry it like a local;
+each assignment also stores it in the module.
+
+Where the model cannot follow the object (a caller's container written inside a run-time
+branch or loop, read back after one), compiling is refused at the line. The next call sees
+what was written: the guards on what the code read (a dict's items, a list's length, an int
+attribute) no longer hold, so the runtime compiles again for the new values."""
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+from typing import Any
+
+import gast
+import numpy as np
+
+from ..graph import AnyType, Value
+from .context import Frame
+from .values import MISSING, PyList
+
+HINT = "copy it first (`items = list(items)`, `d = dict(d)`) and return the new one"
+
+
+@dataclass(frozen=True)
+class Owner:
+    """Where a caller's list or dict is, so compiled code reaches it at run time: an
+    attribute path under self ("self"), an input path of an argument ("arg"), or a module
+    global ("global", path being its name)."""
+    obj: Any
+    where: str
+    kind: str
+    path: str
+    module: str = ""
+
+
+def declared_globals(fdef: gast.FunctionDef) -> frozenset[str]:
+    """The names `global` statements of `fdef` declare (not those of functions nested in it)."""
+    found: set[str] = set()
+    todo = list(fdef.body)
+    while todo:
+        node = todo.pop()
+        if isinstance(node, gast.Global):
+            found.update(node.names)
+        elif not isinstance(node, gast.FunctionDef | gast.Lambda | gast.ClassDef):
+            todo.extend(gast.iter_child_nodes(node))
+    return frozenset(found)
+
+
+def own(f: Frame, model: Any, owner: Owner) -> Any:
+    """Record that compile-time container `model` stands for the caller's `owner.obj`; a
+    container the code wrote before in this call is its latest model instead."""
+    shadow = f.compiler.shadows.get(id(owner.obj))
+    if shadow is not None:
+        _check_in_order(f, shadow[1], owner.where)
+        return shadow[0]
+    f.compiler.owners[id(model)] = (model, owner)
+    return model
+
+
+def owner_of(f: Frame, container: Any) -> Owner | None:
+    found = f.compiler.owners.get(id(container))
+    return found[1] if found is not None and found[0] is container else None
+
+
+def _in_region(f: Frame) -> bool:
+    return f.builder.ip.block is not f.compiler.graph.body
+
+
+def _check_in_order(f: Frame, block: Any, where: str) -> None:
+    """A re-read of what the code wrote is the written model only in the block written (the
+    function's straight-line code)."""
+    if f.builder.ip.block is not block:
+        raise f.error(f"this reads {where} after compiled code changed it in another branch or "
+                      "loop, which compiled code cannot follow", HINT)
+
+
+def check_write(f: Frame, container: Any) -> bool:
+    """True if writing `container` is a write to the caller's object compiled code makes too;
+    CompileError where it cannot follow it (inside a run-time branch or loop)."""
+    owner = owner_of(f, container)
+    if owner is None:
+        return False
+    if _in_region(f):
+        raise f.error(f"this changes {owner.where}, which belongs to the caller, inside a "
+                      "run-time branch or loop; compiled code changes the caller's lists and "
+                      "dicts only in straight-line code (or loops over compile-time ranges)",
+                      HINT)
+    return True
+
+
+def replaced(f: Frame, old: Any, new: Any) -> None:
+    """After a write built `new` from the caller's `old`: the same change to the caller's
+    object, at run time."""
+    owner = owner_of(f, old)
+    if owner is None:
+        return
+    check_write(f, old)
+    handle = _handle(f, owner)
+    if isinstance(new, PyList):
+        f.op("set_list", handle, *(f.materialise(x) for x in new.items))
+    elif isinstance(new, dict) and all(isinstance(k, str | int | bool | float | type(None))
+                                       for k in new):
+        f.op("set_dict", handle, *(f.materialise(x) for x in new.values()), keys=tuple(new))
+    else:
+        raise f.error(f"this changes {owner.where}, which belongs to the caller, in a way "
+                      "compiled code cannot follow (into a list built at run time)", HINT)
+    f.compiler.owners[id(new)] = (new, owner)
+    f.compiler.foreign[id(new)] = (new, owner.where)
+    f.compiler.shadows[id(owner.obj)] = (new, f.builder.ip.block)
+
+
+def _handle(f: Frame, owner: Owner) -> Value:
+    """The graph value holding the caller's object when the code runs."""
+    compiler = f.compiler
+    found = compiler.handles.get(id(owner.obj))
+    if found is not None:
+        return found
+    if owner.kind == "self":
+        found = compiler.graph.body.add_param(AnyType(), owner.path.replace(".", "_") or "self")
+        compiler.params[owner.path] = found
+    elif owner.kind == "arg":
+        found = compiler.graph.body.add_param(AnyType(), "arg_" + owner.path.replace(".", "_"))
+        compiler.inputs.append((owner.path, found))
+    else:
+        found = f.op("get_global", module=owner.module, variable=owner.path)
+    compiler.handles[id(owner.obj)] = found
+    return found
+
+
+def module_of(f: Frame) -> str | None:
+    """The name the module of the function being built has in sys.modules, if its globals
+    are that module's (a function made by exec has none)."""
+    name = getattr(f.func, "__module__", None)
+    module = sys.modules.get(name) if name else None
+    return name if module is not None and vars(module) is f.parsed.globals else None
+
+
+# -- attributes of cells ------------------------------------------------------------------------
+
+PLAIN = (bool, int, float, str, type(None), np.generic)
+
+
+def set_attribute(f: Frame, ref: Any, name: str, value: Any) -> None:
+    """`self.<name> = value` for a plain Python attribute (a number, a string, None, a run-time
+    number or array): stored on the cell when the code runs; later reads in this call see it."""
+    current = getattr(ref.obj, name, None)
+    if isinstance(current, np.ndarray | list | dict | tuple) or not (
+            current is None or isinstance(current, PLAIN)) or _in_region(f):
+        where = "in a run-time branch or loop" if _in_region(f) else \
+            f"holding a {type(current).__name__}"
+        raise f.error(f"assigning to attribute '{name}' of {type(ref.obj).__name__} {where} "
+                      "inside compiled code is not supported",
+                      "keep state in Parameters and update them with ops.assign, or return the "
+                      "value; plain numbers on self may be assigned in straight-line code")
+    if not isinstance(value, (Value, *PLAIN)):
+        raise f.error(f"compiled code stores only numbers, strings, None and arrays in "
+                      f"attribute '{name}'", "store a number or an array")
+    owner = Owner(ref.obj, f"self.{ref.path}" if ref.path else "self", "self", ref.path)
+    f.op("set_attribute", _handle(f, owner), f.materialise(value), attribute=name)
+    f.compiler.shadows[(id(ref.obj), name)] = (value, f.builder.ip.block)
+
+
+def attribute_shadow(f: Frame, obj: Any, name: str) -> Any:
+    """What compiled code stored in `obj.<name>` earlier in this call, else None."""
+    found = f.compiler.shadows.get((id(obj), name))
+    if found is None:
+        return None
+    _check_in_order(f, found[1], f"attribute '{name}'")
+    return found
+
+
+# -- globals --------------------------------------------------------------------------------------
+
+def declare_globals(f: Frame, stmt: gast.Global) -> None:
+    """`global a, b`: the names become variables of this frame holding the module's values
+    (guarded, as any global read), written back to the module on every assignment."""
+    from .scope import global_value  # NOTE: scope reads this module's shadows
+    module = module_of(f)
+    _check_bindings(f, set(stmt.names))
+    for name in stmt.names:
+        if module is None:
+            raise f.error(f"`global {name}` in a function whose module is not imported",
+                          "define the function in a module")
+        writer = f.compiler.global_writers.setdefault((module, name), f)
+        if writer is not f:
+            raise f.error(f"global `{name}` is written by two functions in one compiled call",
+                          "write it in one function, or pass the value and return the new one")
+        if name in f.parsed.globals and f.scope.get(name) is MISSING:
+            f.scope.bind(name, global_value(f, name), getattr(stmt, "lineno", 0) or 0)
+
+
+def _check_bindings(f: Frame, names: set[str]) -> None:
+    """Globals are written by `=` and `op=` only: another binding of one (a loop target,
+    `with ... as`, `del`, an import, `:=`) is refused at its line."""
+    plain: set[int] = set()
+    for node in gast.walk(f.parsed.node):
+        if isinstance(node, gast.Assign | gast.AugAssign | gast.AnnAssign):
+            for target in node.targets if isinstance(node, gast.Assign) else [node.target]:
+                plain.update(id(n) for n in gast.walk(target) if isinstance(n, gast.Name))
+    for node in gast.walk(f.parsed.node):
+        if isinstance(node, gast.Name) and node.id in names and id(node) not in plain and \
+                isinstance(node.ctx, gast.Store | gast.Del):
+            raise f.error(f"compiled code writes global `{node.id}` only by assignment",
+                          f"assign it with `{node.id} = ...`", node=node)
+
+
+def store_global(f: Frame, name: str, value: Any, line: int) -> None:
+    """`name = value` where `name` is declared global: the module's global too, at run time."""
+    if not isinstance(value, (Value, tuple, *PLAIN)):
+        raise f.error(f"compiled code stores only numbers, strings, None, tuples and arrays in "
+                      f"global `{name}`", "store a number or an array")
+    f.op("set_global", f.materialise(value), module=module_of(f), variable=name)
+    f.scope.bind(name, value, line)
+
+
+def check_global_read(f: Frame, name: str) -> None:
+    """A global read from a function that does not declare it, while another does: refused
+    (the other frame's variable holds its value)."""
+    writer = f.compiler.global_writers.get((module_of(f) or "", name))
+    if writer is not None and writer is not f:
+        raise f.error(f"this reads global `{name}`, which compiled code also writes in "
+                      f"{writer.func.__qualname__}", "pass the value in as an argument")
+
+
+STATEMENTS = {gast.Global: declare_globals}
