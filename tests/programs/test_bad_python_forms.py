@@ -35,17 +35,6 @@ def list_sort_of_run_time_items_is_refused(x, n):
 
 
 @runs(INPUT)
-class AppendToAListAttributeIsRefused(nn.Cell):
-    def __init__(self):
-        super().__init__()
-        self.history = []
-
-    def construct(self, x, n):
-        self.history.append(x.sum())  # ERR (the cell's own list belongs to the caller)
-        return x
-
-
-@runs(INPUT)
 def square_of_a_0d_bool_array_is_refused(x, n):
     mask = np.array(x.sum() > 0)
     y = mask ** 2  # ERR (int8 by NumPy's square for a 0-d array, int64 for a NumPy scalar)

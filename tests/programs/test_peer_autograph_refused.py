@@ -53,22 +53,6 @@ def while_break_in_try(x):
 
 # -- global, generators, classes inside compiled code ---------------------------------------
 
-_counter = None
-
-
-@runs(T(1))
-def if_nested_with_modification_of_global(x):
-    y = 0
-    if x > 0:
-        global _counter  # ERR
-        if _counter is None:
-            _counter = 1
-        else:
-            _counter += 1
-        y += _counter
-    return y
-
-
 def _generator_in_for(n):
     for i in range(n):
         yield i  # ERR

@@ -14,30 +14,6 @@ ROW = f32([1.0, 2.0])
 GLOBAL_LIST = []
 
 
-class ConstantsInAnAttributeDict(nn.Cell):
-    def __init__(self):
-        super().__init__()
-        self.fc = nn.Dense(5, 3, weight_init="ones")
-        self.constant_vars = {}
-
-    def construct(self, x):
-        self.constant_vars["bias"] = np.full((3,), 1, np.float32)  # ERR
-        out = self.fc(x)
-        if np.mean(out) < 0:
-            out = out + self.constant_vars["bias"]
-        return out
-
-
-runs(randn(4, 5))(ConstantsInAnAttributeDict)
-
-
-@runs(ROW)
-def global_statement(x):
-    global SOME_GLOBAL  # ERR
-    SOME_GLOBAL = 10
-    return x + SOME_GLOBAL
-
-
 @runs(ROW)
 def class_defined_inside(x):
     class Foo:  # ERR
@@ -51,12 +27,6 @@ def append_to_a_global_list(x):
     for i in range(3):
         GLOBAL_LIST.append(4)  # ERR
     return x
-
-
-@runs((ROW, [1.0, 2.0]))
-def pop_from_an_argument_list(x, lst):
-    v = lst.pop()  # ERR
-    return x + v
 
 
 @runs(i64([0, 0, 3]))

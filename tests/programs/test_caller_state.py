@@ -1,0 +1,180 @@
+"""Writes to what the caller owns (issue 32): `global` names, the caller's lists and dicts
+(arguments, attributes, globals) and plain attributes of cells. Each program runs eagerly and
+compiled from the same starting state, several calls in a row; the results and the state left
+behind (lists, dicts, globals, counters, with the types of what was appended) must be the same.
+Includes the programs the peer ports refused before (Paddle's dict attribute and `global`,
+AutoGraph's global updated in a tensor branch)."""
+import sys
+
+import numpy as np
+import pytest
+
+import amber
+from amber import nn
+
+counter = 0
+_counter = None
+LOG = []
+SOME_GLOBAL = 0
+
+
+def bump(x):
+    global counter
+    counter += 1
+    LOG.append(counter)
+    return x * counter
+
+
+def if_nested_with_modification_of_global(x):  # AutoGraph's, refused before
+    y = 0
+    if x > 0:
+        global _counter
+        if _counter is None:
+            _counter = 1
+        else:
+            _counter += 1
+        y += _counter
+    return y
+
+
+def global_statement(x):  # Paddle's, refused before
+    global SOME_GLOBAL
+    SOME_GLOBAL = 10
+    return x + SOME_GLOBAL
+
+
+def global_in_a_loop(x, n):
+    global counter
+    for i in range(n):
+        counter = counter + x.sum()
+    return counter
+
+
+def append_to_arguments(x, out, d):
+    out.append(x * 2)
+    out.append(3)
+    out.append(x.sum())
+    d["k"] = x.sum()
+    d.setdefault("n", 0)
+    d["n"] += 1
+    return len(out)
+
+
+def pop_from_an_argument_list(x, lst):  # Paddle's, refused before
+    v = lst.pop()
+    return x + v
+
+
+class ConstantsInAnAttributeDict(nn.Cell):  # Paddle's, refused before
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Dense(5, 3, weight_init="ones")
+        self.constant_vars = {}
+
+    def construct(self, x):
+        self.constant_vars["bias"] = np.full((3,), 1, np.float32)
+        out = self.fc(x)
+        if np.mean(out) < 0:
+            out = out + self.constant_vars["bias"]
+        return out
+
+
+class Counting(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.stats = {"calls": 0}
+        self.history = []
+        self.count = 0
+
+    def construct(self, x):
+        self.stats["calls"] += 1
+        self.history.append(x.sum())
+        self.count += 1
+        if self.count > 2:  # branches on what the previous call wrote
+            x = x * 2
+        return x + self.count
+
+
+def _state(obj):
+    return {k: v for k, v in vars(obj).items() if k in ("stats", "history", "count",
+                                                       "constant_vars")}
+
+
+def _same(got, want):
+    assert type(got) is type(want), (got, want)
+    if isinstance(got, dict):
+        assert list(got) == list(want)
+        for k in got:
+            _same(got[k], want[k])
+    elif isinstance(got, list | tuple):
+        assert len(got) == len(want)
+        for a, b in zip(got, want):
+            _same(a, b)
+    elif isinstance(got, np.ndarray | np.generic):
+        assert got.dtype == want.dtype and np.array_equal(got, want)
+    else:
+        assert got == want
+
+
+MODULE = sys.modules[__name__]
+GLOBALS = ("counter", "_counter", "LOG", "SOME_GLOBAL")
+
+
+def _reset():
+    for name, value in zip(GLOBALS, (0, None, [], 0)):
+        setattr(MODULE, name, value)
+
+
+def _run(fn, calls):
+    _reset()
+    results = [fn(*args) for args in calls]
+    return results, {name: getattr(MODULE, name) for name in GLOBALS}
+
+
+X = np.array([1.0, 2.0], np.float32)
+FUNCTIONS = [
+    (bump, [(np.float32(2.0),)] * 3),
+    (if_nested_with_modification_of_global, [(np.int32(1),), (np.int32(-1),), (np.int32(2),)]),
+    (global_statement, [(X,)] * 2),
+    (global_in_a_loop, [(X, 3), (X, 2)]),
+]
+
+
+@pytest.mark.parametrize("fn, calls", FUNCTIONS, ids=[f.__name__ for f, _ in FUNCTIONS])
+def test_globals_match_eager(fn, calls):
+    want = _run(fn, calls)
+    got = _run(amber.jit(fn), calls)
+    _reset()
+    _same(got, want)
+
+
+@pytest.mark.parametrize("fn, make", [
+    (append_to_arguments, lambda: (X, [], {})),
+    (pop_from_an_argument_list, lambda: (X, [1.0, 2.0, 3.0])),
+], ids=["append_to_arguments", "pop_from_an_argument_list"])
+def test_argument_writes_match_eager(fn, make):
+    eager_args, jit_args = make(), make()
+    compiled = amber.jit(fn)
+    for _ in range(2):
+        _same(compiled(*jit_args), fn(*eager_args))
+        _same(list(jit_args[1:]), list(eager_args[1:]))
+
+
+@pytest.mark.parametrize("cls, x", [(Counting, X), (ConstantsInAnAttributeDict,
+                                                    np.ones((4, 5), np.float32))],
+                         ids=["Counting", "ConstantsInAnAttributeDict"])
+def test_cell_state_matches_eager(cls, x):
+    eager, net = cls(), cls()
+    compiled = amber.jit(net)
+    for _ in range(4):
+        _same(np.asarray(compiled(x)), np.asarray(eager(x)))
+        _same(_state(net), _state(eager))
+
+
+def test_writes_in_a_run_time_branch_are_refused():
+    def grow(x, out):
+        if x.sum() > 0:
+            out.append(x)
+        return x
+    with pytest.raises(amber.CompileError, match="inside a run-time branch or loop"):
+        amber.jit(grow)(X, [])
