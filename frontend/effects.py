@@ -22,7 +22,8 @@ import gast
 import numpy as np
 
 from ..graph import AnyType, Value
-from .context import Frame
+from .context import Frame, NeedsUnrolling
+from .errors import CompileError
 from .values import MISSING, PyList
 
 HINT = "copy it first (`items = list(items)`, `d = dict(d)`) and return the new one"
@@ -58,8 +59,12 @@ def own(f: Frame, model: Any, owner: Owner) -> Any:
     container the code wrote before in this call is its latest model instead."""
     shadow = f.compiler.shadows.get(id(owner.obj))
     if shadow is not None:
-        return shadow[0]  # NOTE: written in straight-line code, so before this read
+        # NOTE: one model per caller's object in a build (read twice, through two names or
+        # attributes, written through either): writes happen in straight-line code only, so
+        # the latest model is what every later read finds
+        return shadow[0]
     f.compiler.owners[id(model)] = (model, owner)
+    f.compiler.shadows[id(owner.obj)] = (model, f.builder.ip.block)
     return model
 
 
@@ -79,10 +84,11 @@ def check_write(f: Frame, container: Any) -> bool:
     if owner is None:
         return False
     if _in_region(f):
+        # NOTE: NeedsUnrolling: a loop over a short constant range is unrolled instead
         raise f.error(f"this changes {owner.where}, which belongs to the caller, inside a "
                       "run-time branch or loop; compiled code changes the caller's lists and "
                       "dicts only in straight-line code (or loops over compile-time ranges)",
-                      HINT)
+                      HINT, kind=NeedsUnrolling if f.compiler.loop_seeds else CompileError)
     return True
 
 
@@ -95,16 +101,23 @@ def replaced(f: Frame, old: Any, new: Any) -> None:
     check_write(f, old)
     handle = _handle(f, owner)
     if isinstance(new, PyList):
-        f.op("set_list", handle, *(f.materialise(x) for x in new.items))
+        f.op("set_list", handle, *(_item(f, x) for x in new.items))
     elif isinstance(new, dict) and all(isinstance(k, str | int | bool | float | type(None))
                                        for k in new):
-        f.op("set_dict", handle, *(f.materialise(x) for x in new.values()), keys=tuple(new))
+        f.op("set_dict", handle, *(_item(f, x) for x in new.values()), keys=tuple(new))
     else:
         raise f.error(f"this changes {owner.where}, which belongs to the caller, in a way "
                       "compiled code cannot follow (into a list built at run time)", HINT)
     f.compiler.owners[id(new)] = (new, owner)
     f.compiler.foreign[id(new)] = (new, owner.where)
     f.compiler.shadows[id(owner.obj)] = (new, f.builder.ip.block)
+
+
+def _item(f: Frame, x: Any) -> Value:
+    """An item of a caller's container as it goes back in: a list or dict of the caller's
+    (written through on its own) as that very object, anything else as its value."""
+    owner = owner_of(f, x)
+    return _handle(f, owner) if owner is not None else f.materialise(x)
 
 
 def _handle(f: Frame, owner: Owner) -> Value:
@@ -146,10 +159,12 @@ def set_attribute(f: Frame, ref: Any, name: str, value: Any) -> None:
             current is None or isinstance(current, PLAIN)) or _in_region(f):
         where = "in a run-time branch or loop" if _in_region(f) else \
             f"holding a {type(current).__name__}"
+        kind = NeedsUnrolling if _in_region(f) and f.compiler.loop_seeds else CompileError
         raise f.error(f"assigning to attribute '{name}' of {type(ref.obj).__name__} {where} "
                       "inside compiled code is not supported",
                       "keep state in Parameters and update them with ops.assign, or return the "
-                      "value; plain numbers on self may be assigned in straight-line code")
+                      "value; plain numbers on self may be assigned in straight-line code",
+                      kind=kind)
     if not isinstance(value, (Value, *PLAIN)):
         raise f.error(f"compiled code stores only numbers, strings, None and arrays in "
                       f"attribute '{name}'", "store a number or an array")

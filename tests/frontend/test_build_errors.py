@@ -183,11 +183,14 @@ class Stateful(nn.Cell):
         self.layers = nn.CellList([nn.ReLU(), nn.Tanh()])
 
     def construct(self, x):
-        self.count = self.count + 1  # error
+        if x.sum() > 0:
+            self.count = self.count + 1  # error
         return x
 
 
-def test_assigning_plain_attributes_is_rejected():
+def test_assigning_plain_attributes_in_a_run_time_branch_is_rejected():
+    """Straight-line assignments are made to the cell (tests/programs/test_caller_state.py);
+    in a branch decided at run time the frontend could not follow the attribute."""
     expect_error(Stateful(), (X,), "assigning to attribute 'count'")
 
 

@@ -1,8 +1,7 @@
 """Python forms refused at the line marked `# ERR` (see `harness.check_rejected`): the walrus
 operator where the compiled form could not carry its binding (the condition of a while loop
 with an else block, a comprehension), sorting a list of run-time items, np.where with one
-argument (np.nonzero: how many indices depends on the data), appending to a list attribute of
-the cell (the caller's object), and `** 2` of a 0-d bool array (NumPy's square: int8, where a
+argument (np.nonzero: how many indices depends on the data), and `** 2` of a 0-d bool array (NumPy's square: int8, where a
 NumPy scalar's power is int64)."""
 import numpy as np
 

@@ -50,6 +50,13 @@ def global_in_a_loop(x, n):
     return counter
 
 
+def two_names_for_one_list(x, out):
+    alias = out
+    out.append(1)
+    alias.append(x.sum())
+    return len(alias)
+
+
 def append_to_arguments(x, out, d):
     out.append(x * 2)
     out.append(3)
@@ -58,6 +65,20 @@ def append_to_arguments(x, out, d):
     d.setdefault("n", 0)
     d["n"] += 1
     return len(out)
+
+
+def append_to_a_global_list(x):  # Paddle's, refused before (the loop is unrolled)
+    for i in range(3):
+        LOG.append(4)
+    return x
+
+
+def loss_counting_calls(x):
+    global counter
+    counter += 1
+    y = (x * x).sum()
+    LOG.append(y)
+    return y
 
 
 def pop_from_an_argument_list(x, lst):  # Paddle's, refused before
@@ -82,22 +103,27 @@ class ConstantsInAnAttributeDict(nn.Cell):  # Paddle's, refused before
 class Counting(nn.Cell):
     def __init__(self):
         super().__init__()
-        self.stats = {"calls": 0}
-        self.history = []
+        self.stats = {"calls": 0, "inner": {"k": 0}}
+        self.history = self.same_history = []
         self.count = 0
 
     def construct(self, x):
         self.stats["calls"] += 1
+        self.stats["inner"]["k"] += 2
         self.history.append(x.sum())
-        self.count += 1
+        self.same_history.append(len(self.history))
+        for i in range(2):  # unrolled
+            self.count += 1
         if self.count > 2:  # branches on what the previous call wrote
             x = x * 2
+        if self.stats["calls"] == 3:  # a dict value the code reads and writes
+            x = x - 1
         return x + self.count
 
 
 def _state(obj):
     return {k: v for k, v in vars(obj).items() if k in ("stats", "history", "count",
-                                                       "constant_vars")}
+                                                       "constant_vars", "same_history")}
 
 
 def _same(got, want):
@@ -137,6 +163,7 @@ FUNCTIONS = [
     (if_nested_with_modification_of_global, [(np.int32(1),), (np.int32(-1),), (np.int32(2),)]),
     (global_statement, [(X,)] * 2),
     (global_in_a_loop, [(X, 3), (X, 2)]),
+    (append_to_a_global_list, [(X,)] * 2),
 ]
 
 
@@ -151,7 +178,8 @@ def test_globals_match_eager(fn, calls):
 @pytest.mark.parametrize("fn, make", [
     (append_to_arguments, lambda: (X, [], {})),
     (pop_from_an_argument_list, lambda: (X, [1.0, 2.0, 3.0])),
-], ids=["append_to_arguments", "pop_from_an_argument_list"])
+    (two_names_for_one_list, lambda: (X, [])),
+], ids=["append_to_arguments", "pop_from_an_argument_list", "two_names_for_one_list"])
 def test_argument_writes_match_eager(fn, make):
     eager_args, jit_args = make(), make()
     compiled = amber.jit(fn)
@@ -169,6 +197,21 @@ def test_cell_state_matches_eager(cls, x):
     for _ in range(4):
         _same(np.asarray(compiled(x)), np.asarray(eager(x)))
         _same(_state(net), _state(eager))
+
+
+def test_an_effect_under_grad_runs_once_per_call():
+    """As eager: the gradient function runs the function once per call."""
+    calls = [(np.array([1.0, 2.0]),), (np.array([0.5, -1.0]),)]
+    _reset()
+    want = ([np.asarray(amber.grad(loss_counting_calls)(*a)) for a in calls],)
+    _reset()
+    eager = [loss_counting_calls(*a) for a in calls]
+    want += ({"counter": 2, "LOG": eager},)
+    _reset()
+    got = _run(amber.jit(amber.grad(loss_counting_calls)), calls)
+    _reset()
+    _same([np.asarray(g) for g in got[0]], want[0])
+    _same({k: got[1][k] for k in ("counter", "LOG")}, want[1])
 
 
 def test_writes_in_a_run_time_branch_are_refused():
