@@ -17,7 +17,7 @@ from .aliases import Memory, note_input
 from .canonicalize import canonicalize, result_body, returns_none
 from .check import check_supported
 from .context import Frame, Prepared, Rules, call_identity, nested_reads
-from .effects import declared_globals
+from .effects import declared_globals, enter_frame, stored_attributes
 from .guards import CodeReader, Guard, MethodReader, SameObjectReader, code_of
 from .source import parse_function
 from .values import Ref
@@ -106,6 +106,7 @@ class Compiler:
         self.frames.append(frame)
         self.stack.append((call_identity(func, receiver), func.__qualname__))
         self.signatures.append(signature)
+        enter_frame(frame)
         return frame
 
     def _guard_method(self, func: types.FunctionType, receiver: Any) -> None:
@@ -157,7 +158,8 @@ class Compiler:
             declared = declared_globals(fdef)
             local = frozenset(params | names.assigned_names(fdef.body)) - declared
             prepared = Prepared(parsed, fdef, local, returns_none(parsed.node),
-                                result_body(parsed, fdef), nested_reads(fdef), declared)
+                                result_body(parsed, fdef), nested_reads(fdef), declared,
+                                stored_attributes(fdef))
             self._prepared[code] = prepared
         if prepared.parsed.source not in self.sources:
             self.sources.append(prepared.parsed.source)

@@ -123,6 +123,8 @@ class Prepared:
     captured: frozenset[str] = frozenset()
     declared_globals: frozenset[str] = frozenset()
     """Names its `global` statements declare: module globals it reads and writes."""
+    stored_attributes: frozenset[str] = frozenset()
+    """Attribute names it assigns (`self.count += 1`)."""
     """Names that functions nested in this one read (see `nested_reads`)."""
 
 
@@ -203,6 +205,7 @@ class Frame:
         self.captured = prepared.captured
         """Names a nested function may read when called: always live here."""
         self.global_names = prepared.declared_globals
+        self.stored_attributes = prepared.stored_attributes
         self.handling: list[Value] = []
         """The exceptions of the except blocks being built around here, innermost last (what
         a bare `raise` re-raises)."""

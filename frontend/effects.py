@@ -24,7 +24,8 @@ import numpy as np
 from ..graph import AnyType, Value
 from .context import Frame, NeedsUnrolling
 from .errors import CompileError
-from .values import MISSING, PyList
+from .guards import AttrReader, NamespaceReader, TypeReader
+from .values import PyList
 
 HINT = "copy it first (`items = list(items)`, `d = dict(d)`) and return the new one"
 
@@ -173,6 +174,26 @@ def set_attribute(f: Frame, ref: Any, name: str, value: Any) -> None:
     f.compiler.shadows[(id(ref.obj), name)] = (value, f.builder.ip.block)
 
 
+def stored_attributes(fdef: gast.FunctionDef) -> frozenset[str]:
+    """The attribute names `fdef` assigns (`x.<name> = ...`, `x.<name> += ...`)."""
+    return frozenset(node.attr for node in gast.walk(fdef) if isinstance(node, gast.Attribute)
+                     and isinstance(node.ctx, gast.Store))
+
+
+def read_number_attribute(f: Frame, ref: Any, name: str, value: Any) -> Any:
+    """`self.<name>` holding a Python number the function also assigns: read when the code
+    runs (its type guarded), so the next call sees what this one stored without compiling
+    again; anything else, None."""
+    if type(value) not in NUMBERS or name not in f.stored_attributes or ref.arg is not None \
+            or ref.path is None or not f.compiler.guards_methods:
+        return None
+    path = ref.child(name)
+    f.compiler.guard(f"type of self.{path}", TypeReader(AttrReader(path)), type(value))
+    owner = Owner(ref.obj, f"self.{ref.path}" if ref.path else "self", "self", ref.path)
+    return f.op("read_attribute", _handle(f, owner), attribute=name, kind=type(value).__name__,
+                name=name)
+
+
 def attribute_shadow(f: Frame, obj: Any, name: str) -> Any:
     """What compiled code stored in `obj.<name>` earlier in this call, else None."""
     found = f.compiler.shadows.get((id(obj), name))
@@ -183,13 +204,17 @@ def attribute_shadow(f: Frame, obj: Any, name: str) -> Any:
 
 # -- globals --------------------------------------------------------------------------------------
 
-def declare_globals(f: Frame, stmt: gast.Global) -> None:
-    """`global a, b`: the names become variables of this frame holding the module's values
-    (guarded, as any global read), written back to the module on every assignment."""
+def enter_frame(f: Frame) -> None:
+    """At the entry of a function with `global` statements (wherever they are in its body, as
+    Python has it): the names become variables of this frame holding the module's values,
+    written back to the module on every assignment. A Python number is read when the code
+    runs (only its type is guarded); anything else is a compile-time value, guarded."""
     from .scope import global_value  # NOTE: scope reads this module's shadows
+    if not f.global_names:
+        return
     module = module_of(f)
-    _check_bindings(f, set(stmt.names))
-    for name in stmt.names:
+    _check_bindings(f, set(f.global_names))
+    for name in sorted(f.global_names):
         if module is None:
             raise f.error(f"`global {name}` in a function whose module is not imported",
                           "define the function in a module")
@@ -197,8 +222,24 @@ def declare_globals(f: Frame, stmt: gast.Global) -> None:
         if writer is not f:
             raise f.error(f"global `{name}` is written by two functions in one compiled call",
                           "write it in one function, or pass the value and return the new one")
-        if name in f.parsed.globals and f.scope.get(name) is MISSING:
-            f.scope.bind(name, global_value(f, name), getattr(stmt, "lineno", 0) or 0)
+        if name not in f.parsed.globals:
+            continue  # NOTE: reading it before the first assignment raises NameError
+        value = f.parsed.globals[name]
+        if type(value) in NUMBERS:
+            f.compiler.guard(f"type of global {name}",
+                             TypeReader(NamespaceReader(f.parsed.globals, name)), type(value))
+            value = f.op("read_global", module=module, variable=name,
+                         kind=type(value).__name__, name=name)
+        else:
+            value = global_value(f, name)
+        f.scope.bind(name, value)
+
+
+NUMBERS = (bool, int, float)
+
+
+def declare_globals(f: Frame, stmt: gast.Global) -> None:
+    """`global a, b`: nothing to build (see `enter_frame`)."""
 
 
 def _check_bindings(f: Frame, names: set[str]) -> None:

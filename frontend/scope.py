@@ -133,6 +133,9 @@ def ref_attribute(f: Frame, ref: Ref, name: str) -> Any:
     if inspect.ismethod(value) and value.__self__ is type(obj):
         return BoundMethod(value.__func__, type(obj))  # a classmethod
     path = ref.child(name)
+    read = effects.read_number_attribute(f, ref, name, value)
+    if read is not None:
+        return read
     if path is not None and not isinstance(value, ARRAY_TYPES):
         _guard(f, ref.arg, path, value)
     return wrap(f, value, path, ref)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from .opdef import NO_GRAD, REQUIRED, OpDef
-from .types import AnyType, NoneType
+from .types import AnyType, NoneType, Scalar
 
 
 def set_list_items(target: list, *items: Any) -> None:
@@ -59,4 +59,25 @@ get_global = OpDef(
     grad=NO_GRAD)
 """The object global `variable` of `module` holds when the code runs (a list or dict it writes)."""
 
-OPS = (set_list, set_dict, set_attribute, set_global, get_global)
+NUMBERS = {"bool": bool, "int": int, "float": float}
+
+
+def _number(*inputs: Any, kind: str, **attrs: Any) -> Scalar:
+    return Scalar(NUMBERS[kind])
+
+
+read_global = OpDef(
+    "read_global", (), kernel=lambda module, variable, kind: load_global(module, variable),
+    infer=_number, emit="load_global(module, variable)", helpers=(load_global,),
+    attrs={"module": REQUIRED, "variable": REQUIRED, "kind": REQUIRED}, effects=True,
+    grad=NO_GRAD)
+"""The Python number (of `kind`) global `variable` holds when the code runs: a global the
+compiled code itself writes is read, not assumed."""
+read_attribute = OpDef(
+    "read_attribute", ("target",), kernel=lambda target, attribute, kind: getattr(
+        target, attribute), infer=_number, emit="getattr(target, attribute)",
+    attrs={"attribute": REQUIRED, "kind": REQUIRED}, effects=True, grad=NO_GRAD)
+"""The Python number (of `kind`) `target.<attribute>` holds when the code runs (an attribute
+the compiled code itself assigns)."""
+
+OPS = (set_list, set_dict, set_attribute, set_global, get_global, read_global, read_attribute)
