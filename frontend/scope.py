@@ -85,6 +85,12 @@ def outside_value(f: Frame, value: Any, description: str, reader: Any) -> Any:
         raw = NamespaceReader(reader.namespace, reader.name, reader.is_cell, raw=True)
         f.compiler.guard(description, raw, value)
         return f.compiler.mark_foreign(value, description)
+    if isinstance(value, np.generic):
+        # NOTE: a NumPy scalar is baked in as a constant, so its value is guarded
+        # (structure() says only "<array>", which let a changed global run stale code)
+        raw = NamespaceReader(reader.namespace, reader.name, reader.is_cell, raw=True)
+        f.compiler.guard(description, raw, value)
+        return value
     f.compiler.guard(description, reader, structure(value))
     if isinstance(value, Cell):
         return Ref(value, None)

@@ -16,6 +16,9 @@ counter = 0
 _counter = None
 LOG = []
 SOME_GLOBAL = 0
+total = 0.0
+steps = 0
+flag = None
 
 
 def bump(x):
@@ -41,6 +44,28 @@ def global_statement(x):  # Paddle's, refused before
     global SOME_GLOBAL
     SOME_GLOBAL = 10
     return x + SOME_GLOBAL
+
+
+def global_in_a_run_time_loop_with_early_return(x, n):
+    global total, steps
+    i = 0
+    while i < n:
+        total = total + x[i % 2]  # a Python float first, a NumPy scalar after one call
+        steps += 1
+        i += 1
+        if total > 5:
+            return total
+    return -total
+
+
+def global_in_a_run_time_branch(x):
+    global flag, steps
+    if x.sum() > 0:
+        flag = "positive"
+        steps = steps + 1
+    else:
+        steps = steps - 1
+    return x * steps
 
 
 def global_in_a_loop(x, n):
@@ -143,11 +168,11 @@ def _same(got, want):
 
 
 MODULE = sys.modules[__name__]
-GLOBALS = ("counter", "_counter", "LOG", "SOME_GLOBAL")
+GLOBALS = ("counter", "_counter", "LOG", "SOME_GLOBAL", "total", "steps", "flag")
 
 
 def _reset():
-    for name, value in zip(GLOBALS, (0, None, [], 0)):
+    for name, value in zip(GLOBALS, (0, None, [], 0, 0.0, 0, None)):
         setattr(MODULE, name, value)
 
 
@@ -164,6 +189,9 @@ FUNCTIONS = [
     (global_statement, [(X,)] * 2),
     (global_in_a_loop, [(X, 3), (X, 2)]),
     (append_to_a_global_list, [(X,)] * 2),
+    (global_in_a_run_time_loop_with_early_return,
+     [(np.array([1.0, 2.0]), np.int32(n)) for n in (3, 2, 4, 0)]),
+    (global_in_a_run_time_branch, [(np.array([v]),) for v in (1.0, -1.0, 2.0, 3.0)]),
 ]
 
 
