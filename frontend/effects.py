@@ -103,8 +103,7 @@ def replaced(f: Frame, old: Any, new: Any) -> None:
     handle = _handle(f, owner)
     if isinstance(new, PyList):
         f.op("set_list", handle, *(_item(f, x) for x in new.items))
-    elif isinstance(new, dict) and all(isinstance(k, str | int | bool | float | type(None))
-                                       for k in new):
+    elif isinstance(new, dict) and _plain_keys(new):
         f.op("set_dict", handle, *(_item(f, x) for x in new.values()), keys=tuple(new))
     else:
         raise f.error(f"this changes {owner.where}, which belongs to the caller, in a way "
@@ -116,9 +115,32 @@ def replaced(f: Frame, old: Any, new: Any) -> None:
 
 def _item(f: Frame, x: Any) -> Value:
     """An item of a caller's container as it goes back in: a list or dict of the caller's
-    (written through on its own) as that very object, anything else as its value."""
+    (written through on its own) as that very object, anything else as its value. A list or
+    dict made in compiled code becomes the caller's from here on: the object made at run time
+    is written through when the code changes it later (`row = []; out.append(row);
+    row.append(1)`)."""
     owner = owner_of(f, x)
-    return _handle(f, owner) if owner is not None else f.materialise(x)
+    if owner is not None:
+        return _handle(f, owner)
+    if isinstance(x, PyList):
+        made = f.op("list_new", *(_item(f, item) for item in x.items))
+    elif isinstance(x, dict) and _plain_keys(x):
+        made = f.op("make_dict", *(_item(f, item) for item in x.values()), keys=tuple(x))
+    elif type(x) is tuple:
+        return f.op("make_tuple", *(_item(f, item) for item in x))
+    elif isinstance(x, tuple) and not _plain_value(x):
+        raise f.error("a namedtuple holding a list or dict cannot go into the caller's object",
+                      "use a plain tuple, or store the values")
+    else:
+        return f.materialise(x)
+    owner = Owner(x, "a list or dict now held by the caller's", "made", "")
+    f.compiler.owners[id(x)] = (x, owner)
+    f.compiler.handles[id(x)] = made
+    return made
+
+
+def _plain_keys(d: dict) -> bool:
+    return all(isinstance(k, str | int | bool | float | type(None)) for k in d)
 
 
 def _handle(f: Frame, owner: Owner) -> Value:
@@ -259,11 +281,19 @@ def _check_bindings(f: Frame, names: set[str]) -> None:
 
 def store_global(f: Frame, name: str, value: Any, line: int) -> None:
     """`name = value` where `name` is declared global: the module's global too, at run time."""
-    if not isinstance(value, (Value, tuple, *PLAIN)):
+    if not _plain_value(value):
         raise f.error(f"compiled code stores only numbers, strings, None, tuples and arrays in "
                       f"global `{name}`", "store a number or an array")
     f.op("set_global", f.materialise(value), module=module_of(f), variable=name)
     f.scope.bind(name, value, line)
+
+
+def _plain_value(value: Any) -> bool:
+    """A value stored as it is: numbers, strings, None, run-time values, tuples of them (a
+    compile-time list or dict would be a copy the code could not follow)."""
+    if isinstance(value, tuple):
+        return all(map(_plain_value, value))
+    return isinstance(value, (Value, *PLAIN))
 
 
 def check_global_read(f: Frame, name: str) -> None:

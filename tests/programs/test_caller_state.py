@@ -82,6 +82,18 @@ def two_names_for_one_list(x, out):
     return len(alias)
 
 
+def lists_made_in_compiled_code_go_to_the_caller(x, out, d):
+    row = [x.sum()]
+    out.append(row)
+    out.append((row, 1))
+    row.append(2)  # the caller's now: the row in `out` and in `d` grows too
+    d["rows"] = {"r": row}
+    d["rows"]["s"] = 3
+    row.append(x)
+    LOG.append(len(out))
+    return len(row)
+
+
 def append_to_arguments(x, out, d):
     out.append(x * 2)
     out.append(3)
@@ -207,13 +219,22 @@ def test_globals_match_eager(fn, calls):
     (append_to_arguments, lambda: (X, [], {})),
     (pop_from_an_argument_list, lambda: (X, [1.0, 2.0, 3.0])),
     (two_names_for_one_list, lambda: (X, [])),
-], ids=["append_to_arguments", "pop_from_an_argument_list", "two_names_for_one_list"])
+    (lists_made_in_compiled_code_go_to_the_caller, lambda: (X, [], {})),
+], ids=["append_to_arguments", "pop_from_an_argument_list", "two_names_for_one_list",
+        "lists_made_in_compiled_code_go_to_the_caller"])
 def test_argument_writes_match_eager(fn, make):
     eager_args, jit_args = make(), make()
     compiled = amber.jit(fn)
     for _ in range(2):
-        _same(compiled(*jit_args), fn(*eager_args))
+        _reset()
+        want = fn(*eager_args), list(LOG)
+        _reset()
+        _same((compiled(*jit_args), list(LOG)), want)
         _same(list(jit_args[1:]), list(eager_args[1:]))
+    _reset()
+    if fn is lists_made_in_compiled_code_go_to_the_caller:  # one object in three places
+        out, d = jit_args[1:]
+        assert out[-2] is out[-1][0] is d["rows"]["r"]
 
 
 @pytest.mark.parametrize("cls, x", [(Counting, X), (ConstantsInAnAttributeDict,
