@@ -82,6 +82,9 @@ class Compiler:
         self.shadows: dict[Any, Any] = {}
         """What compiled code made of a caller's container (by id) or a cell's attribute (by
         (id, name)): what re-reading it later in the same call finds."""
+        self.live_attributes: dict[tuple[int, str], str] = {}
+        """(id, name) -> kind of the cells' Python numbers compiled code reads when it runs
+        (it writes them too, see effects.read_attribute)."""
         self.global_writers: dict[tuple[str, str], Any] = {}
         """(module, name) -> the frame whose `global` statement writes it."""
         self.rebinding: list[Any] = []

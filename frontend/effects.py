@@ -21,11 +21,11 @@ from typing import Any
 import gast
 import numpy as np
 
-from ..graph import AnyType, Value
+from ..graph import AnyType, Scalar, Value
 from .context import Frame, NeedsUnrolling
 from .errors import CompileError
 from .guards import AttrReader, NamespaceReader, TypeReader
-from .values import PyList
+from .values import MISSING, PyList
 
 HINT = "copy it first (`items = list(items)`, `d = dict(d)`) and return the new one"
 
@@ -172,28 +172,7 @@ def module_of(f: Frame) -> str | None:
 # -- attributes of cells ------------------------------------------------------------------------
 
 PLAIN = (bool, int, float, str, type(None), np.generic)
-
-
-def set_attribute(f: Frame, ref: Any, name: str, value: Any) -> None:
-    """`self.<name> = value` for a plain Python attribute (a number, a string, None, a run-time
-    number or array): stored on the cell when the code runs; later reads in this call see it."""
-    current = getattr(ref.obj, name, None)
-    if isinstance(current, np.ndarray | list | dict | tuple) or not (
-            current is None or isinstance(current, PLAIN)) or _in_region(f):
-        where = "in a run-time branch or loop" if _in_region(f) else \
-            f"holding a {type(current).__name__}"
-        kind = NeedsUnrolling if _in_region(f) and f.compiler.loop_seeds else CompileError
-        raise f.error(f"assigning to attribute '{name}' of {type(ref.obj).__name__} {where} "
-                      "inside compiled code is not supported",
-                      "keep state in Parameters and update them with ops.assign, or return the "
-                      "value; plain numbers on self may be assigned in straight-line code",
-                      kind=kind)
-    if not isinstance(value, (Value, *PLAIN)):
-        raise f.error(f"compiled code stores only numbers, strings, None and arrays in "
-                      f"attribute '{name}'", "store a number or an array")
-    owner = Owner(ref.obj, f"self.{ref.path}" if ref.path else "self", "self", ref.path)
-    f.op("set_attribute", _handle(f, owner), f.materialise(value), attribute=name)
-    f.compiler.shadows[(id(ref.obj), name)] = (value, f.builder.ip.block)
+NUMBERS = (bool, int, float)
 
 
 def stored_attributes(fdef: gast.FunctionDef) -> frozenset[str]:
@@ -202,26 +181,72 @@ def stored_attributes(fdef: gast.FunctionDef) -> frozenset[str]:
                      and isinstance(node.ctx, gast.Store))
 
 
-def read_number_attribute(f: Frame, ref: Any, name: str, value: Any) -> Any:
-    """`self.<name>` holding a Python number the function also assigns: read when the code
-    runs (its type guarded), so the next call sees what this one stored without compiling
-    again; anything else, None."""
+def _live(f: Frame, ref: Any, name: str, value: Any) -> str | None:
+    """The kind ("int", "float", "bool") of `ref.<name>` if compiled code reads it when it
+    runs: a Python number of the compiled cell (or one under it) that this function assigns,
+    or that compiled code already reads that way; else None."""
+    key = (id(ref.obj), name)
+    kind = f.compiler.live_attributes.get(key)
+    if kind is not None:
+        return kind
     if type(value) not in NUMBERS or name not in f.stored_attributes or ref.arg is not None \
-            or ref.path is None or not f.compiler.guards_methods:
+            or ref.path is None or not f.compiler.guards_methods or key in f.compiler.shadows:
         return None
     path = ref.child(name)
     f.compiler.guard(f"type of self.{path}", TypeReader(AttrReader(path)), type(value))
-    owner = Owner(ref.obj, f"self.{ref.path}" if ref.path else "self", "self", ref.path)
-    return f.op("read_attribute", _handle(f, owner), attribute=name, kind=type(value).__name__,
+    kind = f.compiler.live_attributes[key] = type(value).__name__
+    return kind
+
+
+def read_attribute(f: Frame, ref: Any, name: str) -> Any:
+    """`ref.<name>` where compiled code itself writes it: a Python number read when the code
+    runs (in program order with the writes, so in branches and loops too; only its type is
+    guarded, so the next call runs the same code), or what straight-line code stored in it
+    earlier in this call; else MISSING (read as any other attribute)."""
+    stored = f.compiler.shadows.get((id(ref.obj), name))
+    if stored is not None:
+        return stored[0]  # NOTE: stored in straight-line code, so before this read
+    kind = _live(f, ref, name, getattr(ref.obj, name, None))
+    if kind is None:
+        return MISSING
+    return f.op("read_attribute", _handle(f, _self_owner(ref)), attribute=name, kind=kind,
                 name=name)
 
 
-def attribute_shadow(f: Frame, obj: Any, name: str) -> Any:
-    """What compiled code stored in `obj.<name>` earlier in this call, else None."""
-    found = f.compiler.shadows.get((id(obj), name))
-    if found is None:
-        return None
-    return found  # NOTE: written in straight-line code, so before this read
+def _self_owner(ref: Any) -> Owner:
+    return Owner(ref.obj, f"self.{ref.path}" if ref.path else "self", "self", ref.path)
+
+
+def set_attribute(f: Frame, ref: Any, name: str, value: Any) -> None:
+    """`self.<name> = value`: stored on the cell when the code runs. A Python number compiled
+    code reads when it runs (see `read_attribute`) may be stored anywhere, keeping its type;
+    other plain values (a string, None, an array) in straight-line code, later reads in this
+    call finding what was stored."""
+    current = getattr(ref.obj, name, None)
+    kind = _live(f, ref, name, current)
+    if kind is not None:
+        stored = f.materialise(value)
+        if stored.type != Scalar({k.__name__: k for k in NUMBERS}[kind]):
+            raise f.error(f"this stores {stored.type} in self.{ref.child(name)}, which holds a "
+                          f"Python {kind} compiled code reads when it runs",
+                          f"keep it a Python {kind} (e.g. with {kind}(...))")
+        f.op("set_attribute", _handle(f, _self_owner(ref)), stored, attribute=name)
+        return
+    if isinstance(current, np.ndarray | list | dict | tuple) or not (
+            current is None or isinstance(current, PLAIN)) or _in_region(f):
+        where = "in a run-time branch or loop" if _in_region(f) else \
+            f"holding a {type(current).__name__}"
+        error = NeedsUnrolling if _in_region(f) and f.compiler.loop_seeds else CompileError
+        raise f.error(f"assigning to attribute '{name}' of {type(ref.obj).__name__} {where} "
+                      "inside compiled code is not supported",
+                      "keep state in Parameters and update them with ops.assign, or return the "
+                      "value; numbers on self may be assigned, other plain values in "
+                      "straight-line code", kind=error)
+    if not isinstance(value, (Value, *PLAIN)):
+        raise f.error(f"compiled code stores only numbers, strings, None and arrays in "
+                      f"attribute '{name}'", "store a number or an array")
+    f.op("set_attribute", _handle(f, _self_owner(ref)), f.materialise(value), attribute=name)
+    f.compiler.shadows[(id(ref.obj), name)] = (value, f.builder.ip.block)
 
 
 # -- globals --------------------------------------------------------------------------------------
@@ -255,9 +280,6 @@ def enter_frame(f: Frame) -> None:
         else:
             value = global_value(f, name)
         f.scope.bind(name, value)
-
-
-NUMBERS = (bool, int, float)
 
 
 def declare_globals(f: Frame, stmt: gast.Global) -> None:

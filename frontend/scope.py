@@ -126,9 +126,9 @@ def ref_attribute(f: Frame, ref: Ref, name: str) -> Any:
     """`ref.<name>`: a bound method, a graph input for an array, or a guarded compile-time
     value (sub-cells and other objects stay `Ref`s with their path)."""
     obj = ref.obj
-    stored = effects.attribute_shadow(f, obj, name)
-    if stored is not None:  # NOTE: compiled code assigned it earlier in this call
-        return stored[0]
+    stored = effects.read_attribute(f, ref, name)
+    if stored is not MISSING:  # NOTE: compiled code writes it (effects.py)
+        return stored
     try:
         value = getattr(obj, name)
     except AttributeError:
@@ -139,9 +139,6 @@ def ref_attribute(f: Frame, ref: Ref, name: str) -> Any:
     if inspect.ismethod(value) and value.__self__ is type(obj):
         return BoundMethod(value.__func__, type(obj))  # a classmethod
     path = ref.child(name)
-    read = effects.read_number_attribute(f, ref, name, value)
-    if read is not None:
-        return read
     if path is not None and not isinstance(value, ARRAY_TYPES):
         _guard(f, ref.arg, path, value)
     return wrap(f, value, path, ref)

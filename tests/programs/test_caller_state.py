@@ -158,9 +158,33 @@ class Counting(nn.Cell):
         return x + self.count
 
 
+class CountingInBranchesAndLoops(nn.Cell):
+    """Numbers on self written in run-time branches and loops, read by a helper method."""
+    def __init__(self):
+        super().__init__()
+        self.count = 0
+        self.total = 0.0
+        self.mode = "train"
+
+    def scaled(self):
+        return self.count * 10
+
+    def construct(self, x):
+        self.count += 1
+        if x.sum() > 0:
+            self.count += 1
+            self.total = self.total + float(x.sum())
+        i = 0
+        while i < x.size * (x[0] > 1.5):
+            self.count = self.count + 1
+            i += 1
+        self.mode = "eval"
+        return x + self.count + self.scaled() + len(self.mode)
+
+
 def _state(obj):
-    return {k: v for k, v in vars(obj).items() if k in ("stats", "history", "count",
-                                                       "constant_vars", "same_history")}
+    return {k: v for k, v in vars(obj).items() if k in (
+        "stats", "history", "count", "constant_vars", "same_history", "total", "mode")}
 
 
 def _same(got, want):
@@ -237,15 +261,19 @@ def test_argument_writes_match_eager(fn, make):
         assert out[-2] is out[-1][0] is d["rows"]["r"]
 
 
-@pytest.mark.parametrize("cls, x", [(Counting, X), (ConstantsInAnAttributeDict,
-                                                    np.ones((4, 5), np.float32))],
-                         ids=["Counting", "ConstantsInAnAttributeDict"])
-def test_cell_state_matches_eager(cls, x):
+CELLS = [(Counting, [X] * 4), (ConstantsInAnAttributeDict, [np.ones((4, 5), np.float32)] * 3),
+         (CountingInBranchesAndLoops, [X, -X, 2 * X, X])]
+
+
+@pytest.mark.parametrize("cls, inputs", CELLS, ids=[c.__name__ for c, _ in CELLS])
+def test_cell_state_matches_eager(cls, inputs):
     eager, net = cls(), cls()
     compiled = amber.jit(net)
-    for _ in range(4):
+    for x in inputs:
         _same(np.asarray(compiled(x)), np.asarray(eager(x)))
         _same(_state(net), _state(eager))
+    if cls is CountingInBranchesAndLoops:  # read when the code runs: compiled once
+        assert compiled.stats.compiles == 1
 
 
 def test_an_effect_under_grad_runs_once_per_call():
