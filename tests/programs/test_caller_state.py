@@ -94,6 +94,16 @@ def lists_made_in_compiled_code_go_to_the_caller(x, out, d):
     return len(row)
 
 
+def append_to_an_argument_list(x, items):  # refused before (test_bad_semantics)
+    items.append(x * 2)
+    return len(items)
+
+
+def set_a_key_of_an_argument_dict(x, d):  # refused before (test_bad_semantics)
+    d["b"] = x * 2
+    return len(d)
+
+
 def append_to_arguments(x, out, d):
     out.append(x * 2)
     out.append(3)
@@ -158,6 +168,16 @@ class Counting(nn.Cell):
         return x + self.count
 
 
+class WritesAnAttributeDict(nn.Cell):  # refused before (test_bad_semantics)
+    def __init__(self):
+        super().__init__()
+        self.cache = {"k": 1.0}
+
+    def construct(self, x):
+        self.cache["k"] = x.sum()
+        return x * 2
+
+
 class CountingInBranchesAndLoops(nn.Cell):
     """Numbers on self written in run-time branches and loops, read by a helper method."""
     def __init__(self):
@@ -184,7 +204,8 @@ class CountingInBranchesAndLoops(nn.Cell):
 
 def _state(obj):
     return {k: v for k, v in vars(obj).items() if k in (
-        "stats", "history", "count", "constant_vars", "same_history", "total", "mode")}
+        "stats", "history", "count", "constant_vars", "same_history", "total", "mode",
+        "cache")}
 
 
 def _same(got, want):
@@ -244,8 +265,11 @@ def test_globals_match_eager(fn, calls):
     (pop_from_an_argument_list, lambda: (X, [1.0, 2.0, 3.0])),
     (two_names_for_one_list, lambda: (X, [])),
     (lists_made_in_compiled_code_go_to_the_caller, lambda: (X, [], {})),
+    (append_to_an_argument_list, lambda: (X, [X])),
+    (set_a_key_of_an_argument_dict, lambda: (X, {"a": X})),
 ], ids=["append_to_arguments", "pop_from_an_argument_list", "two_names_for_one_list",
-        "lists_made_in_compiled_code_go_to_the_caller"])
+        "lists_made_in_compiled_code_go_to_the_caller", "append_to_an_argument_list",
+        "set_a_key_of_an_argument_dict"])
 def test_argument_writes_match_eager(fn, make):
     eager_args, jit_args = make(), make()
     compiled = amber.jit(fn)
@@ -262,7 +286,7 @@ def test_argument_writes_match_eager(fn, make):
 
 
 CELLS = [(Counting, [X] * 4), (ConstantsInAnAttributeDict, [np.ones((4, 5), np.float32)] * 3),
-         (CountingInBranchesAndLoops, [X, -X, 2 * X, X])]
+         (CountingInBranchesAndLoops, [X, -X, 2 * X, X]), (WritesAnAttributeDict, [X, -X])]
 
 
 @pytest.mark.parametrize("cls, inputs", CELLS, ids=[c.__name__ for c, _ in CELLS])
