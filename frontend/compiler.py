@@ -169,6 +169,18 @@ class Compiler:
             self.source_titles.append(func.__qualname__)
         return prepared
 
+    def save_writes(self) -> tuple[dict, ...]:
+        """What the build knows of the caller's objects it writes (see `Mark`)."""
+        return (dict(self.owners), dict(self.handles), dict(self.shadows),
+                dict(self.live_attributes))
+
+    def restore_writes(self, saved: tuple[dict, ...]) -> None:
+        """Back to `save_writes`' state: a statement built again writes again, from there."""
+        for mine, before in zip((self.owners, self.handles, self.shadows, self.live_attributes),
+                                saved):
+            mine.clear()
+            mine.update(before)
+
     def mark_foreign(self, obj: Any, where: str) -> Any:
         """Record that the list or dict `obj` belongs to the caller (`where`); returns it."""
         self.foreign.setdefault(id(obj), (obj, where))

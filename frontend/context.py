@@ -136,6 +136,7 @@ class Mark:
         self.count = len(self.block.nodes)
         self.scope = f.scope.copy()
         self.effect = f.compiler.last_effect.get(self.block)
+        self.writes = f.compiler.save_writes()
 
     def restore(self, f: Frame) -> None:
         added = self.block.nodes[self.count:]
@@ -145,6 +146,7 @@ class Mark:
             self.block.remove(node)
         f.scope = self.scope
         f.compiler.last_effect.pop(self.block, None)
+        f.compiler.restore_writes(self.writes)
         if self.effect is not None:
             f.compiler.last_effect[self.block] = self.effect
 

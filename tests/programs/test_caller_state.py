@@ -68,6 +68,21 @@ def global_in_a_run_time_branch(x):
     return x * steps
 
 
+def _logs_and_tests(x):
+    LOG.append(1)
+    return x.sum() > 0
+
+
+def write_in_a_statement_built_again(x):
+    if _logs_and_tests(x):  # None on one path: what follows is built once per path
+        y = None
+    else:
+        y = x
+    if y is None:
+        return x
+    return y * 2
+
+
 def global_in_a_loop(x, n):
     global counter
     for i in range(n):
@@ -249,6 +264,7 @@ FUNCTIONS = [
     (global_in_a_run_time_loop_with_early_return,
      [(np.array([1.0, 2.0]), np.int32(n)) for n in (3, 2, 4, 0)]),
     (global_in_a_run_time_branch, [(np.array([v]),) for v in (1.0, -1.0, 2.0, 3.0)]),
+    (write_in_a_statement_built_again, [(np.array([v]),) for v in (1.0, -1.0)]),
 ]
 
 
