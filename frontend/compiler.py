@@ -86,6 +86,8 @@ class Compiler:
         """(id, name) -> kind of the cells' Python numbers compiled code reads when it runs
         (it writes them too, see effects.read_attribute)."""
         self.global_writers: dict[tuple[str, str], Any] = {}
+        self.global_types: dict[tuple[str, str], set] = {}
+        """(module, name) -> the types compiled code stored in the global."""
         """(module, name) -> the frame whose `global` statement writes it."""
         self.rebinding: list[Any] = []
         """The frames whose variables a running nested function rebinds (`nonlocal`), innermost

@@ -265,13 +265,14 @@ def enter_frame(f: Frame) -> None:
         if module is None:
             raise f.error(f"`global {name}` in a function whose module is not imported",
                           "define the function in a module")
+        value = f.parsed.globals.get(name, MISSING)
         writer = f.compiler.global_writers.setdefault((module, name), f)
-        if writer is not f:
+        if writer is not f and not _again(f, writer, module, name, value):
             raise f.error(f"global `{name}` is written by two functions in one compiled call",
                           "write it in one function, or pass the value and return the new one")
-        if name not in f.parsed.globals:
+        f.compiler.global_writers[(module, name)] = f
+        if value is MISSING:
             continue  # NOTE: reading it before the first assignment raises NameError
-        value = f.parsed.globals[name]
         if type(value) in NUMBERS:
             f.compiler.guard(f"type of global {name}",
                              TypeReader(NamespaceReader(f.parsed.globals, name)), type(value))
@@ -280,6 +281,15 @@ def enter_frame(f: Frame) -> None:
         else:
             value = global_value(f, name)
         f.scope.bind(name, value)
+
+
+def _again(f: Frame, writer: Frame, module: str, name: str, value: Any) -> bool:
+    """Whether `f` may declare global `name` that `writer` (an earlier frame) wrote in this
+    build: another call of the same function, returned already, the global a Python number
+    every store kept the type of (so `f` reads it when the code runs, after those stores)."""
+    stored = f.compiler.global_types.get((module, name), set())
+    return writer.func.__code__ is f.func.__code__ and writer not in f.compiler.frames and \
+        type(value) in NUMBERS and stored <= {Scalar(type(value))}
 
 
 def declare_globals(f: Frame, stmt: gast.Global) -> None:
@@ -306,7 +316,9 @@ def store_global(f: Frame, name: str, value: Any, line: int) -> None:
     if not _plain_value(value):
         raise f.error(f"compiled code stores only numbers, strings, None, tuples and arrays in "
                       f"global `{name}`", "store a number or an array")
-    f.op("set_global", f.materialise(value), module=module_of(f), variable=name)
+    stored = f.materialise(value)
+    f.op("set_global", stored, module=module_of(f), variable=name)
+    f.compiler.global_types.setdefault((module_of(f), name), set()).add(stored.type)
     f.scope.bind(name, value, line)
 
 

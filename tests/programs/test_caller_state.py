@@ -83,6 +83,21 @@ def write_in_a_statement_built_again(x):
     return y * 2
 
 
+def _increment(x):
+    global counter
+    counter += 1
+    return x * counter
+
+
+def helper_writing_a_global_called_twice(x):
+    a = _increment(x)
+    if _increment(x).sum() > 0:  # again, in a statement built once per path after it
+        b = None
+    else:
+        b = a
+    return a if b is None else a + b
+
+
 def global_in_a_loop(x, n):
     global counter
     for i in range(n):
@@ -265,6 +280,7 @@ FUNCTIONS = [
      [(np.array([1.0, 2.0]), np.int32(n)) for n in (3, 2, 4, 0)]),
     (global_in_a_run_time_branch, [(np.array([v]),) for v in (1.0, -1.0, 2.0, 3.0)]),
     (write_in_a_statement_built_again, [(np.array([v]),) for v in (1.0, -1.0)]),
+    (helper_writing_a_global_called_twice, [(np.array([v]),) for v in (1.0, -1.0, 2.0)]),
 ]
 
 
