@@ -2,8 +2,8 @@
 CompileError at the line marked `# ERR` saying why (see `harness.check_rejected`): a `return`
 in a finally block or a finally block reading what the try block changed, generators and classes
 defined inside compiled code, writes into the caller's list inside a run-time loop (a `global`
-updated in a branch compiles now: tests/programs/test_caller_state.py), and an array made of a run-time list whose
-dtype or rank depends on it being empty. Each runs eagerly; none may compile into something
+updated in a branch compiles now: tests/programs/test_caller_state.py), and an array made of a
+run-time list whose dtype or rank depends on it being empty. Each runs eagerly; none may compile into something
 else."""
 import numpy as np
 
