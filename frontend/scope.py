@@ -15,8 +15,8 @@ from ..graph import AnyType, Value
 from ..graph.types import same_tuple_kind, type_of
 from ..nn.cell import Cell
 from ..ops import OpFunction, Primitive
-from .aliases import current, note_input
 from . import effects
+from .aliases import current, note_input
 from .context import Frame
 from .guards import ArgReader, AttrReader, ItemsReader, NamespaceReader, structure
 from .values import (MISSING, ArgRoot, BoundMethod, PyList, Ref, Unusable, jit_wrapped,
@@ -98,7 +98,8 @@ def outside_value(f: Frame, value: Any, description: str, reader: Any) -> Any:
         # e.g. a global list of the model's weights (a namedtuple keeps its class)
         return wrap(f, value if isinstance(value, tuple) else tuple(value), None, None)
     if isinstance(value, list):
-        # NOTE: a list, so that `.append` is refused as a write into the caller's object
+        # NOTE: a compile-time list the frontend changes while compiling; the module's own
+        # list is changed too when the code runs (effects.py), any other writes are refused
         return _own_global(f, f.compiler.mark_foreign(PyList(list(value)), description),
                            value, description, reader)
     if isinstance(value, dict):
