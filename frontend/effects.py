@@ -8,10 +8,12 @@ effect op (ops/caller.py) that makes the caller's object the same, in program or
 is a variable of the frame declaring it, so branches merge it and loops carry it like a local;
 each assignment also stores it in the module.
 
-Where the model cannot follow the object (a caller's container written inside a run-time
-branch or loop, read back after one), compiling is refused at the line. The next call sees
-what was written: the guards on what the code read (a dict's items, a list's length, an int
-attribute) no longer hold, so the runtime compiles again for the new values."""
+A Python number the code itself writes (a declared global, an assigned cell attribute) is
+read when the code runs, in program order with its writes, with only its type guarded. Where
+the model cannot follow the object (a caller's container or a non-number attribute written
+inside a run-time branch or loop), compiling is refused at the line. The next call sees what
+was written: numbers are read again, and the guards on the other values the code read (a
+dict's items, a list's length) no longer hold, so the runtime compiles again for them."""
 from __future__ import annotations
 
 import sys
