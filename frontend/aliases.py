@@ -442,6 +442,7 @@ def replace_object(f: Frame, old: Any, new: Any) -> None:
         changed = _replace(value, memo)
         if changed is not value:
             f.scope.vars[name] = changed
+    f.compiler.rules.replaced(f, old, new)  # NOTE: the caller's object, if it is one
 
 
 def own_array(f: Frame, array: np.ndarray) -> Value:

@@ -16,11 +16,12 @@ from ..graph.ir import Loc
 from ..graph.types import same_tuple_kind
 from ..graph.verifier import IRVerifyError, verify
 from ..nn.cell import Cell
-from . import (calls, closures, contexts, control, exceptions, expressions, loops,
+from . import (calls, effects, closures, contexts, control, exceptions, expressions, loops,
                statements)
 from .aliases import note_input
 from .canonicalize import own_returns
-from .context import Compiler, DeadPath, Frame, Prepared, Rules
+from .compiler import Compiler
+from .context import DeadPath, Frame, Prepared, Rules
 from .errors import CompileError, CompileTypeError, arity_message
 from .targets import FunctionWithRoot
 from .guards import Guard
@@ -32,10 +33,11 @@ RULES = Rules(
     expressions={**expressions.HANDLERS, **calls.HANDLERS, **closures.EXPRESSIONS},
     statements={**statements.HANDLERS, **control.HANDLERS, **loops.HANDLERS,
                 **exceptions.HANDLERS, **contexts.HANDLERS,
-                **closures.STATEMENTS},
+                **closures.STATEMENTS, **effects.STATEMENTS},
     evaluate=expressions.evaluate, condition=expressions.condition,
     run_block=statements.run_block, run_function=statements.run_function,
-    assign=statements.assign_target, call=calls.call_value)
+    assign=statements.assign_target, call=calls.call_value,
+    writes_through=effects.check_write, replaced=effects.replaced)
 """The handler tables the frontend's modules declare, assembled once (see `Rules`)."""
 
 SCALARS = (bool, int, float, str, type(None))
@@ -203,13 +205,15 @@ def _input(compiler: Compiler, frame: Frame, value: Any, path: str, hint: str,
                  for i, x in enumerate(value)]
         if isinstance(value, tuple):
             return same_tuple_kind(value, items)  # NOTE: a namedtuple argument stays one
-        return compiler.mark_foreign(PyList(items), f"argument {hint}")
+        model = compiler.mark_foreign(PyList(items), f"argument {hint}")
+        return effects.own(frame, model, effects.Owner(value, f"argument {hint}", "arg", path))
     if isinstance(value, dict):
-        return compiler.mark_foreign(
+        model = compiler.mark_foreign(
             {k: _input(compiler, frame, x, f"{path}.{k}", f"{hint}_{k}", shapes)
              if _spellable(k) else _unnamed(frame, x, f"{path}[{k!r}]")
              for k, x in value.items()},
             f"argument {hint}")
+        return effects.own(frame, model, effects.Owner(value, f"argument {hint}", "arg", path))
     if isinstance(value, Cell):  # NOTE: its arrays become inputs by path, e.g. `1.fc.weight`
         return Ref(value, path, ArgRoot(value, path, hint))
     if isinstance(value, CALLABLES):

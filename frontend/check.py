@@ -49,11 +49,13 @@ def check_supported(parsed: ParsedFunction, nested: bool = False) -> None:
             _check_name(parsed, arg)
     inner = {id(n) for stmt in parsed.node.body for d in gast.walk(stmt)
              if isinstance(d, gast.FunctionDef | gast.Lambda) for n in gast.walk(d)
-             if isinstance(n, gast.Nonlocal)}
+             if isinstance(n, gast.Nonlocal | gast.Global)}
     for stmt in parsed.node.body:
         for node in _preorder(stmt):
             if isinstance(node, gast.Nonlocal) and (nested or id(node) in inner):
                 continue
+            if isinstance(node, gast.Global) and not nested and id(node) not in inner:
+                continue  # NOTE: module globals the function writes: see frontend/effects.py
             _check_node(parsed, node)
 
 

@@ -147,11 +147,14 @@ def delitem(f: Frame, base: Any, key: Any) -> Any:
         return new
     if isinstance(base, PyList) and not has_runtime(key):
         f.writable(base)
+        items = list(base.items)
         try:
-            del base.items[to_python(key)]
+            del items[to_python(key)]
         except (IndexError, TypeError) as exc:
             f.raise_at_runtime(type(exc), str(exc))
-        return base
+        new = PyList(items)  # NOTE: a new list every name holding the old one now holds
+        replace_object(f, base, new)
+        return new
     if isinstance(base, Value) and isinstance(base.type, ListType) and not isinstance(key, slice):
         return f.op("list_delete", base, _index(f, key))
     if isinstance(base, Value) and isinstance(base.type, Tensor):

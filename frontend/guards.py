@@ -193,3 +193,13 @@ class NamespaceReader:
     def __call__(self, instance: Any) -> Any:
         value = self.namespace.cell_contents if self.is_cell else self.namespace[self.name]
         return value if self.raw else structure(value)
+
+
+@dataclass(frozen=True)
+class TypeReader:
+    """Reads the type of what `reader` reads: a number compiled code itself writes (a global it
+    declares, an attribute it assigns) is read when the code runs, so only its type is assumed."""
+    reader: Any
+
+    def __call__(self, instance: Any) -> type:
+        return type(self.reader(instance))

@@ -15,6 +15,7 @@ from ..graph import AnyType, Value
 from ..graph.types import same_tuple_kind, type_of
 from ..nn.cell import Cell
 from ..ops import OpFunction, Primitive
+from . import effects
 from .aliases import current, note_input
 from .context import Frame
 from .guards import ArgReader, AttrReader, ItemsReader, NamespaceReader, structure
@@ -60,6 +61,12 @@ def _closure_value(f: Frame, name: str, cell: Any) -> Any:
 
 
 def _global_value(f: Frame, name: str) -> Any:
+    effects.check_global_read(f, name)
+    return global_value(f, name)
+
+
+def global_value(f: Frame, name: str) -> Any:
+    """The module global `name` as the frontend holds it (guarded)."""
     value = f.parsed.globals[name]
     return outside_value(f, value, f"global {name}", NamespaceReader(f.parsed.globals, name))
 
@@ -78,6 +85,12 @@ def outside_value(f: Frame, value: Any, description: str, reader: Any) -> Any:
         raw = NamespaceReader(reader.namespace, reader.name, reader.is_cell, raw=True)
         f.compiler.guard(description, raw, value)
         return f.compiler.mark_foreign(value, description)
+    if isinstance(value, np.generic):
+        # NOTE: a NumPy scalar is baked in as a constant, so its value is guarded
+        # (structure() says only "<array>", which let a changed global run stale code)
+        raw = NamespaceReader(reader.namespace, reader.name, reader.is_cell, raw=True)
+        f.compiler.guard(description, raw, value)
+        return value
     f.compiler.guard(description, reader, structure(value))
     if isinstance(value, Cell):
         return Ref(value, None)
@@ -85,11 +98,23 @@ def outside_value(f: Frame, value: Any, description: str, reader: Any) -> Any:
         # e.g. a global list of the model's weights (a namedtuple keeps its class)
         return wrap(f, value if isinstance(value, tuple) else tuple(value), None, None)
     if isinstance(value, list):
-        # NOTE: a list, so that `.append` is refused as a write into the caller's object
-        return f.compiler.mark_foreign(PyList(list(value)), description)
+        # NOTE: a compile-time list the frontend changes while compiling; the module's own
+        # list is changed too when the code runs (effects.py), any other writes are refused
+        return _own_global(f, f.compiler.mark_foreign(PyList(list(value)), description),
+                           value, description, reader)
     if isinstance(value, dict):
-        f.compiler.mark_foreign(value, description)
+        return _own_global(f, f.compiler.mark_foreign(value, description), value, description,
+                           reader)
     return value
+
+
+def _own_global(f: Frame, model: Any, value: Any, description: str, reader: Any) -> Any:
+    """A global list or dict of the function's own module is written through (effects.py)."""
+    module = effects.module_of(f)
+    if module is None or reader.is_cell or reader.namespace is not f.parsed.globals:
+        return model
+    return effects.own(f, model, effects.Owner(value, description, "global", reader.name,
+                                               module))
 
 
 def _rooted(f: Frame, value: tuple | list) -> bool:
@@ -102,6 +127,9 @@ def ref_attribute(f: Frame, ref: Ref, name: str) -> Any:
     """`ref.<name>`: a bound method, a graph input for an array, or a guarded compile-time
     value (sub-cells and other objects stay `Ref`s with their path)."""
     obj = ref.obj
+    stored = effects.read_attribute(f, ref, name)
+    if stored is not MISSING:  # NOTE: compiled code writes it (effects.py)
+        return stored
     try:
         value = getattr(obj, name)
     except AttributeError:
@@ -167,13 +195,23 @@ def wrap(f: Frame, value: Any, path: str | None, parent: Ref | None) -> Any:
         if isinstance(value, tuple):
             return same_tuple_kind(value, items)
         # NOTE: a list stays a list (`self.sizes + [3]`, returned as a list), and the caller's
-        return f.compiler.mark_foreign(PyList(items), f"self.{path}" if path else "an attribute")
+        return _own_attribute(f, f.compiler.mark_foreign(
+            PyList(items), f"self.{path}" if path else "an attribute"), value, path, parent)
     if isinstance(value, dict):
         items = {k: wrap(f, v, _key_path(path, k), parent) for k, v in value.items()}
-        return f.compiler.mark_foreign(items, f"self.{path}" if path else "an attribute")
+        return _own_attribute(f, f.compiler.mark_foreign(
+            items, f"self.{path}" if path else "an attribute"), value, path, parent)
     if isinstance(value, Cell) or _is_plain_object(value):
         return Ref(value, path, parent.arg if parent is not None else None)
     return value
+
+
+def _own_attribute(f: Frame, model: Any, value: Any, path: str | None, parent: Ref | None
+                   ) -> Any:
+    """A list or dict attribute of self is written through (effects.py)."""
+    if path is None or parent is None or parent.arg is not None:
+        return model
+    return effects.own(f, model, effects.Owner(value, f"self.{path}", "self", path))
 
 
 def _key_path(path: str | None, key: Any) -> str | None:

@@ -9,7 +9,7 @@ import numpy as np
 
 from ..graph import ListType, Scalar, Tensor, TupleType, Value
 from ..nn.cell import Parameter
-from . import control, instances, loops, names
+from . import control, effects, instances, loops, names
 from .aliases import is_array_kind, is_mixed_kind, own_array, replace_object, zero_d_kind
 from .containers import delitem, extend
 from .context import DeadPath, Frame, Mark, MergeConflict
@@ -107,7 +107,9 @@ def _ann_assign(f: Frame, stmt: gast.AnnAssign) -> None:
 
 def assign_target(f: Frame, target: gast.expr, value: Any) -> None:
     """Bind `value` to an assignment target (a name, a tuple of targets, `x[i]`, `self.a`)."""
-    if isinstance(target, gast.Name):
+    if isinstance(target, gast.Name) and target.id in f.global_names:
+        effects.store_global(f, target.id, value, getattr(target, "lineno", 0) or 0)
+    elif isinstance(target, gast.Name):
         f.scope.bind(target.id, value, getattr(target, "lineno", 0) or 0)
     elif isinstance(target, gast.Tuple | gast.List):
         star = next((i for i, t in enumerate(target.elts) if isinstance(t, gast.Starred)), None)
@@ -142,6 +144,9 @@ def _assign_attribute(f: Frame, target: gast.Attribute, base: Any, value: Any) -
             param = array_input(f, base.arg, base.child(target.attr), current)
             f.op("assign", param, _parameter_data(f, target.attr, current, value))
             return
+        if base.arg is None:  # NOTE: a plain attribute of the compiled cell or one under it
+            effects.set_attribute(f, base, target.attr, value)
+            return
     raise f.error(f"assigning to attribute '{target.attr}' of {describe(base)} inside compiled "
                   "code is not supported",
                   "keep state in Parameters and update them with ops.assign, or return the "
@@ -174,7 +179,10 @@ def _aug_assign(f: Frame, stmt: gast.AugAssign) -> None:
     opname = type(stmt.op).__name__
     target = stmt.target
     rhs = evaluate(f, stmt.value)
-    if isinstance(target, gast.Name):
+    if isinstance(target, gast.Name) and target.id in f.global_names:
+        effects.store_global(f, target.id, augmented(f, opname, lookup(f, target.id), rhs),
+                             stmt.lineno)
+    elif isinstance(target, gast.Name):
         old = lookup(f, target.id)
         f.scope.bind(target.id, augmented(f, opname, old, rhs, in_place=True), stmt.lineno)
     elif isinstance(target, gast.Subscript):

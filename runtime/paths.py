@@ -27,7 +27,7 @@ def make_param_getter(instance: Any, paths: Sequence[str]) -> Callable[[Any], tu
 def access(instance: Any, path: str) -> tuple[str, Any]:
     """(expression over `s` reading dotted `path` from `instance`, the value found there)."""
     expr, obj = "s", instance
-    for part in path.split("."):
+    for part in path.split(".") if path else ():  # NOTE: "" is the instance itself
         kind, obj = path_step(obj, part)
         if kind == "index":
             expr = f"{expr}[{int(part)}]"

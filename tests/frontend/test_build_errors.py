@@ -179,16 +179,20 @@ def test_fstring_of_run_time_value():
 class Stateful(nn.Cell):
     def __init__(self):
         super().__init__()
-        self.count = 0
+        self.mode = "train"
         self.layers = nn.CellList([nn.ReLU(), nn.Tanh()])
 
     def construct(self, x):
-        self.count = self.count + 1  # error
+        if x.sum() > 0:
+            self.mode = "eval"  # error
         return x
 
 
-def test_assigning_plain_attributes_is_rejected():
-    expect_error(Stateful(), (X,), "assigning to attribute 'count'")
+def test_assigning_a_string_attribute_in_a_run_time_branch_is_rejected():
+    """Numbers on self are assigned anywhere and other plain values in straight-line code
+    (tests/programs/test_caller_state.py); a string in a branch decided at run time is not
+    followed."""
+    expect_error(Stateful(), (X,), "assigning to attribute 'mode'")
 
 
 class IndexedLayers(nn.Cell):

@@ -24,7 +24,8 @@ def uses_yield_from(xs):
 
 
 def uses_global(x):
-    global COUNTER  # <-
+    def helper():  # NOTE: `global` in the compiled function itself compiles (effects.py)
+        global COUNTER  # <-
     return x
 
 

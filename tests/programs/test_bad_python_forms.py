@@ -1,8 +1,7 @@
 """Python forms refused at the line marked `# ERR` (see `harness.check_rejected`): the walrus
 operator where the compiled form could not carry its binding (the condition of a while loop
 with an else block, a comprehension), sorting a list of run-time items, np.where with one
-argument (np.nonzero: how many indices depends on the data), appending to a list attribute of
-the cell (the caller's object), and `** 2` of a 0-d bool array (NumPy's square: int8, where a
+argument (np.nonzero: how many indices depends on the data), and `** 2` of a 0-d bool array (NumPy's square: int8, where a
 NumPy scalar's power is int64)."""
 import numpy as np
 
@@ -32,17 +31,6 @@ def list_sort_of_run_time_items_is_refused(x, n):
     items = [x[0], x[1]]
     items.sort()  # ERR
     return items
-
-
-@runs(INPUT)
-class AppendToAListAttributeIsRefused(nn.Cell):
-    def __init__(self):
-        super().__init__()
-        self.history = []
-
-    def construct(self, x, n):
-        self.history.append(x.sum())  # ERR (the cell's own list belongs to the caller)
-        return x
 
 
 @runs(INPUT)

@@ -1,6 +1,6 @@
 """Python whose meaning compiled code cannot keep is refused at the line marked `# ERR` (see
-`harness.check_rejected`), never compiled into a different result: writes into lists, dicts
-and arrays the caller owns, containers whose structure depends on a run-time trip count, an
+`harness.check_rejected`), never compiled into a different result: writes into arrays the
+caller owns (its lists and dicts are written through: test_caller_state.py), containers whose structure depends on a run-time trip count, an
 in-place operator on a 0-d value that is an array on some paths only, a dict keyed by a
 run-time value, `is` between a run-time number and a constant (CPython shares small ints, so
 only the value can tell), a bool mask raised to a run-time Python int (its value decides the
@@ -27,18 +27,6 @@ def bool_mask_raised_to_a_run_time_python_int(x):
     mask = x > 0
     n = int(x[0])
     return mask ** n  # ERR (NumPy squares for 2: int8, and calls power for 3: int64)
-
-
-@runs((POS, [POS]))
-def append_to_an_argument_list(x, items):
-    items.append(x * 2)  # ERR
-    return len(items)
-
-
-@runs((POS, {"a": POS}))
-def set_a_key_of_an_argument_dict(x, d):
-    d["b"] = x * 2  # ERR
-    return len(d)
 
 
 @runs(POS)
@@ -162,19 +150,6 @@ def max_of_a_run_time_list_of_arrays(x, n):
     for i in range(n):
         outs.append(x * i)
     return max(outs)  # ERR  (compares whole arrays)
-
-
-class WritesAnAttributeDict(nn.Cell):
-    def __init__(self):
-        super().__init__()
-        self.cache = {"k": 1.0}
-
-    def construct(self, x):
-        self.cache["k"] = x.sum()  # ERR
-        return x * 2
-
-
-runs(POS)(WritesAnAttributeDict)
 
 
 # -- namedtuples: the class is part of the value ---------------------------------------------

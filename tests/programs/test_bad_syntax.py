@@ -1,12 +1,11 @@
 """Bad inputs, part 1: every statement and expression outside the compiled subset (
-yield, global, nested class, import, match, walrus in a while-else condition, set comprehensions,
+yield, nested class, import, match, walrus in a while-else condition, set comprehensions,
 reserved names) must raise a CompileError at the line marked `# ERR` (see `harness.check_rejected`), never an
 internal error or a silent result."""
 
 from harness import check_rejected, f32, runs
 
 POS = f32([1.0, 2.0, 3.0])
-COUNTER = 0
 
 
 def _helper_with_yield(v):
@@ -21,13 +20,6 @@ def helper_with_yield(x):
 @runs(POS)
 def yield_in_body(x):
     yield x * 2.0  # ERR
-
-
-@runs(POS)
-def global_statement(x):
-    global COUNTER  # ERR
-    COUNTER = 1
-    return x
 
 
 @runs(POS)

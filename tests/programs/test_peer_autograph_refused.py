@@ -1,8 +1,9 @@
 """Programs from TensorFlow AutoGraph's reference tests (issue 14) that amber refuses, each with a
 CompileError at the line marked `# ERR` saying why (see `harness.check_rejected`): a `return`
-in a finally block or a finally block reading what the try block changed, `global`, generators and classes defined inside compiled code, writes into
-the caller's list inside a loop, and an array made of a run-time list whose
-dtype or rank depends on it being empty. Each runs eagerly; none may compile into something
+in a finally block or a finally block reading what the try block changed, generators and classes
+defined inside compiled code, writes into the caller's list inside a run-time loop (a `global`
+updated in a branch compiles now: tests/programs/test_caller_state.py), and an array made of a
+run-time list whose dtype or rank depends on it being empty. Each runs eagerly; none may compile into something
 else."""
 import numpy as np
 
@@ -51,23 +52,7 @@ def while_break_in_try(x):
     return z
 
 
-# -- global, generators, classes inside compiled code ---------------------------------------
-
-_counter = None
-
-
-@runs(T(1))
-def if_nested_with_modification_of_global(x):
-    y = 0
-    if x > 0:
-        global _counter  # ERR
-        if _counter is None:
-            _counter = 1
-        else:
-            _counter += 1
-        y += _counter
-    return y
-
+# -- generators, classes inside compiled code ---------------------------------------
 
 def _generator_in_for(n):
     for i in range(n):
