@@ -1,6 +1,6 @@
 """Division as MindSpore's spellings define it (`ops.div`, `ops.Div`, `ops.RealDiv`): true
 division, except of two integer operands, where Div gives float32 and RealDiv the quotient
-rounded toward zero. Python's `/` on arrays stays NumPy's (the `div` op in elementwise.py):
+rounded toward zero. Python's `/` on arrays stays NumPy's (the `div` op in binary.py):
 eager code computes it with NumPy, and compiled code must agree with eager code."""
 from __future__ import annotations
 
