@@ -17,6 +17,7 @@ import numpy as np
 
 from . import onnx as ox
 from . import native
+from .batching import broadcast_batch
 from .opdef import NO_GRAD, REQUIRED, GradContext, OpDef, OpFunction, Primitive, Spelling
 from .types import (KNOWN_VALUES, NOT_KNOWN, VALUE_BASED_CASTING, ListType, NoneType, Scalar,
                     Tensor, TupleType, Type, broadcast_shapes, type_of)
@@ -352,7 +353,7 @@ def elementwise_op(name: str, inputs: tuple[str, ...], fn: Callable[..., Any], e
     return OpDef(name, inputs, kernel=kernel, infer=infer, emit=emit, attrs=dict(attrs or {}),
                  operator=operator, commutative=commutative, elementwise=True, fresh=True,
                  inplace=inplace, can_raise=can_raise, grad=grad, numba=numba,
-                 onnx=onnx)
+                 onnx=onnx, batch=broadcast_batch)
 
 
 def _unary(name: str, fn: Callable[..., Any], emit: str, ufunc: str | None = None, **kw: Any

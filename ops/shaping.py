@@ -12,6 +12,7 @@ import numpy as np
 
 from . import onnx as ox
 from . import native
+from .batching import transpose_batch
 from .elementwise import as_tensor, checked, dtype_or_none, np_call, on_tensor, primitive, spell
 from .opdef import NO_GRAD, REQUIRED, Dyn, GradContext, OpDef
 from .symbolic import Sym
@@ -386,11 +387,12 @@ def _count_infer(name: str):
 
 def shape_op(name: str, inputs: tuple[str, ...], fn: Any, infer: Any, emit: Any,
         attrs: dict[str, Any] | None = None, fresh: bool = False, specialize: Any = None,
-        grad: Any = None, static: Any = None, numba: Any = None, onnx: Any = None) -> OpDef:
+        grad: Any = None, static: Any = None, numba: Any = None, onnx: Any = None,
+        batch: Any = None) -> OpDef:
     """`fresh`: the result never shares memory with an input (views and tuples do)."""
     return OpDef(name, inputs, kernel=checked(name, fn, infer), infer=infer, emit=emit,
                  attrs=attrs or {}, fresh=fresh, specialize=specialize, grad=grad,
-                 static=static, numba=numba, onnx=onnx)
+                 static=static, numba=numba, onnx=onnx, batch=batch)
 
 
 def _known_shape(x: Type) -> tuple[int, ...] | None:
@@ -456,6 +458,7 @@ transpose = shape_op("transpose", ("x",), lambda x, perm: np.transpose(x, perm),
                 {"perm": None},
                 specialize=on_tensor(lambda a: "x.T" if a["perm"] is None else
                                       "x.transpose(perm)"), grad=_transpose_grad,
+                batch=transpose_batch,
                 numba=native.transpose_spelling, onnx=ox.transpose)
 expand_dims = shape_op("expand_dims", ("x",), lambda x, axis: np.expand_dims(x, axis),
                   _expand_dims_infer, "np.expand_dims(x, axis)", {"axis": REQUIRED},

@@ -1,0 +1,257 @@
+"""vmap's batching transform: the compiled loop over the examples that frontend/batching.py
+builds is rewritten, when it can be, into code on the whole batch.
+
+Batched values carry the batch axis first; a value no batched value reaches stays unbatched and
+is computed once. Each op on a batched input runs its `OpDef.batch` rule; an op without one
+(or whose rule declines these inputs) runs in a compiled loop over the examples of its own,
+visible in `amber dump`. An If whose condition differs per example runs both arms on the whole
+batch and selects per example (its arms must not have effects or raise). What this module does
+not batch (a loop or try reached by a batched value, an If whose arms a batched value reaches
+under a shared condition, batched non-array values) leaves the whole loop over the examples as
+it was: exact, only slower.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from ..ops import Dyn, OpDef
+from .ir import FOR, IF, INDEX_TYPE, Block, Builder, InsertPoint, Node, Value
+from .types import ListType, Tensor, Type
+
+
+def vectorize(b: Builder, loop: Node, size: Value) -> list[Value] | None:
+    """The results of frontend/batching.py's `loop` (not yet inserted: a For over the
+    examples whose body slices the batched arguments with getitem(arg, i) and appends each
+    output leaf to a list) as batched values built at `b` (batch axis first), or None when the
+    loop must stay. On success the loop's body is consumed."""
+    body = loop.body
+    index, rows = body.params[0], body.params[1:]
+    batched: set[Value] = set()
+    leaves: dict[Value, Value] = {}
+    if not _plan(body, index, set(rows), batched, leaves) or len(leaves) != len(rows) \
+            or not all(_array(leaf.type) for leaf in leaves.values()):
+        return None
+    done: set[Value] = set()
+    _rewrite(b, body, index, size, done)
+    results = []
+    for row in rows:
+        leaf = _leaf_of(body, row)
+        results.append(leaf if leaf in done else _broadcast(b, leaf, size))
+    body.drop_all_uses()
+    return results
+
+
+# ---- planning: which values are batched, and can every node be batched ---------------------
+
+def _slice_axis(node: Node, index: Value, body: Block) -> int | None:
+    """The batch axis of `getitem(arg, i)` slicing one example of an argument, else None."""
+    if not (isinstance(node.op, OpDef) and node.op.name == "getitem" and len(node.inputs) == 2
+            and node.inputs[1] is index and _outside(node.inputs[0], body)):
+        return None
+    where = node.attrs.get("index")
+    if not (isinstance(where, tuple) and where and where[-1] == Dyn(0)
+            and all(w == slice(None) for w in where[:-1])):
+        return None
+    return len(where) - 1
+
+
+def _outside(v: Value, body: Block) -> bool:
+    owner = v.owner
+    while owner is not None:
+        if owner is body:
+            return False
+        owner = owner.parent if isinstance(owner, Node) else owner.owner_node
+    return True
+
+
+def _within(node: Node, block: Block) -> bool:
+    return bool(node.outputs) and not _outside(node.outputs[0], block) or node.parent is block
+
+
+def _reached(node: Node, values: set[Value]) -> bool:
+    """True if one of `values` is an input of `node` or is used anywhere inside it."""
+    return any(v in values for n in node.walk() for v in n.inputs) or any(
+        v in values for n in node.walk() for blk in n.blocks for v in blk.results)
+
+
+def _pure(block: Block) -> bool:
+    return not any(n.effectful or (isinstance(n.op, OpDef) and n.op.can_raise)
+                   for n in block.walk())
+
+
+def _plan(block: Block, index: Value, rows: set[Value], batched: set[Value],
+          leaves: dict[Value, Value]) -> bool:
+    """Mark the batched values of `block`; False if some node cannot be batched here."""
+    for node in block.nodes:
+        if _slice_axis(node, index, block) is not None:
+            batched.add(node.output)
+            continue
+        if any(v is index for v in node.inputs) or (
+                node.is_region and any(index in n.inputs for n in node.walk())):
+            return False
+        if isinstance(node.op, OpDef) and node.op.name == "list_append" \
+                and node.inputs[0] in rows:
+            leaves[node.inputs[0]] = node.inputs[1]
+            continue
+        if any(v in rows for v in node.inputs):
+            return False
+        if not _reached(node, batched):
+            continue
+        if node.op == IF and node.inputs[0] in batched:
+            if not (_pure(node.then) and _pure(node.else_)
+                    and all(_array(v.type) for v in node.outputs)
+                    and _plan(node.then, index, rows, batched, leaves)
+                    and _plan(node.else_, index, rows, batched, leaves)):
+                return False
+            if any(_dtype(a.type) != _dtype(v.type) for arm in node.blocks
+                   for a, v in zip(arm.results, node.outputs)):
+                return False
+            batched.update(node.outputs)
+            continue
+        if node.is_region or node.effectful or len(node.outputs) != 1 \
+                or not _array(node.output.type):
+            return False
+        batched.add(node.output)
+    return True
+
+
+def _array(t: Type) -> bool:
+    return isinstance(t, Tensor)
+
+
+def _dtype(t: Type) -> Any:
+    return t.dtype if isinstance(t, Tensor) else None
+
+
+def _leaf_of(body: Block, row: Value) -> Value:
+    appended = next(r for r in body.results if r.producer is not None
+                    and r.producer.inputs[0] is row)
+    return appended.producer.inputs[1]
+
+
+# ---- rewriting ------------------------------------------------------------------------------
+
+def _rewrite(b: Builder, block: Block, index: Value, size: Value, done: set[Value]) -> None:
+    """Move `block`'s unbatched nodes to `b` and build the batched form of the others there;
+    the values they replace are redirected to their batched forms (in `done`)."""
+    for node in list(block.nodes):
+        axis = _slice_axis(node, index, block)
+        if axis is not None:
+            whole = node.inputs[0]
+            if axis:
+                rank = whole.type.rank
+                perm = (axis, *(a for a in range(rank) if a != axis))
+                whole = b.op("transpose", whole, perm=perm, loc=node.loc)
+            _redirect(node.output, whole, done)
+            continue
+        if isinstance(node.op, OpDef) and node.op.name == "list_append" \
+                and node.inputs[0].owner is block and node.inputs[0].producer is None:
+            continue
+        if not _reached(node, done):
+            block.remove(node)
+            # NOTE: an ordering edge to a node left behind (a batched op, pure) orders nothing
+            node.control_inputs[:] = [c for c in node.control_inputs if not _within(c, block)]
+            b.insert(node)
+            continue
+        if node.op == IF:
+            _select_arms(b, node, index, size, done)
+            continue
+        _redirect(node.output, _batched_op(b, node, size, done), done)
+
+
+def _redirect(old: Value, new: Value, done: set[Value]) -> None:
+    old.replace_all_uses_with(new)
+    done.add(new)
+
+
+def _select_arms(b: Builder, node: Node, index: Value, size: Value, done: set[Value]) -> None:
+    """An If on a batched condition: both arms on the whole batch, then a per-example select."""
+    cond = node.inputs[0]
+    for arm in node.blocks:
+        _rewrite(b, arm, index, size, done)
+    for k, out in enumerate(node.outputs):
+        then, else_ = node.then.results[k], node.else_.results[k]
+        rank = out.type.rank
+        mask = b.op("expand_dims", cond, axis=tuple(range(1, rank + 1)), loc=node.loc) \
+            if rank else cond
+        if then not in done and else_ not in done:  # NOTE: keep the example's shape per row
+            then = _broadcast(b, then, size)
+        _redirect(out, b.op("select", mask, then, else_, loc=node.loc), done)
+
+
+class _Context:
+    """The BatchContext a rule sees (ops/opdef.py)."""
+
+    def __init__(self, b: Builder, node: Node, done: set[Value]) -> None:
+        self.b, self.node = b, node
+        self.inputs = tuple(node.inputs)
+        self.batched = tuple(v in done for v in node.inputs)
+        self.types = tuple(_example(v, v in done) for v in node.inputs)
+        self.out_type = node.output.type
+        self.attrs = node.attrs
+
+    def op(self, op: Any, *inputs: Any, **attrs: Any) -> Value:
+        return self.b.op(op, *inputs, loc=self.node.loc, **attrs)
+
+    def apply(self, *inputs: Any, **attrs: Any) -> Value:
+        return self.b.op(self.node.op, *inputs, loc=self.node.loc, **{**self.node.attrs, **attrs})
+
+
+def _example(v: Value, batched: bool) -> Type:
+    """The type of one example of `v`."""
+    if not batched:
+        return v.type
+    return Tensor(v.type.shape[1:], v.type.dtype)
+
+
+def _batched_op(b: Builder, node: Node, size: Value, done: set[Value]) -> Value:
+    """`node` on the batch: its op's rule where it has one that fits, else a loop."""
+    rule = node.op.batch
+    if rule is not None:
+        scratch = Block()
+        try:
+            with b.at(InsertPoint.at_end(scratch)):
+                out = rule(_Context(b, node, done))
+        except (TypeError, ValueError):  # NOTE: a rule's op refused these types: loop instead
+            out = None
+        if out is not None and _fits(out.type, node.output.type):
+            for moved in list(scratch.nodes):
+                scratch.remove(moved)
+                b.insert(moved)
+            return out
+        scratch.drop_all_uses()
+    return _loop(b, node, size, done)
+
+
+def _fits(got: Type, example: Type) -> bool:
+    if not (isinstance(got, Tensor) and isinstance(example, Tensor)):
+        return False
+    return got.dtype == example.dtype and got.rank == example.rank + 1 and all(
+        g == e or not isinstance(g, int) or not isinstance(e, int)
+        for g, e in zip(got.shape[1:], example.shape))
+
+
+def _loop(b: Builder, node: Node, size: Value, done: set[Value]) -> Value:
+    """`node` run once per example in a compiled loop, the results stacked."""
+    body = Block()
+    i = body.add_param(INDEX_TYPE, "i")
+    rows = body.add_param(ListType(node.output.type), "rows")
+    with b.at(InsertPoint.at_end(body)):
+        sliced = [b.op("getitem", v, i, index=(Dyn(0),), loc=node.loc) if v in done else v
+                  for v in node.inputs]
+        one = b.op(node.op, *sliced, loc=node.loc, name=node.output.name, **node.attrs)
+        body.set_results([b.op("list_append", rows, one, name="rows", loc=node.loc)])
+    empty = b.op("list_new", name="rows", loc=node.loc)
+    zero, step = b.constant(0), b.constant(1)
+    loop = Node(FOR, [zero, size, step, empty], {}, [rows.type], ["rows"], [body], loc=node.loc)
+    loop.control_inputs.append(empty.producer)
+    b.insert(loop)
+    return b.op("stack", loop.outputs[0], axis=0, loc=node.loc)
+
+
+def _broadcast(b: Builder, v: Value, size: Value) -> Value:
+    """An unbatched array repeated for every example (the batch axis first)."""
+    rank = v.type.rank
+    shape = b.op("shape", v)
+    dims = [b.op("tuple_getitem", shape, index=k) for k in range(rank)]
+    return b.op("broadcast_to", v, size, *dims, shape=tuple(Dyn(k) for k in range(rank + 1)))
