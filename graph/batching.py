@@ -108,11 +108,31 @@ def _plan(block: Block, index: Value, rows: set[Value], batched: set[Value],
                 return False
             batched.update(node.outputs)
             continue
-        if node.is_region or node.effectful or len(node.outputs) != 1 \
+        kind = _plumbing(node)
+        if kind == "make_tuple":
+            if not all(_plumbing(u) == "tuple_getitem" for u in node.output.users):
+                return False
+        elif kind == "tuple_getitem":
+            if _plumbing(node.inputs[0].producer) != "make_tuple":
+                return False
+            if node.inputs[0].producer.inputs[node.attrs["index"]] not in batched:
+                continue
+        elif kind == "depend":
+            if node.inputs[0] not in batched:
+                continue
+        elif node.is_region or node.effectful or len(node.outputs) != 1 \
                 or not _array(node.output.type):
             return False
         batched.add(node.output)
     return True
+
+
+def _plumbing(node: Node | Block | None) -> str | None:
+    """The name of a tuple or ordering op, which batching passes its values through."""
+    if isinstance(node, Node) and isinstance(node.op, OpDef) \
+            and node.op.name in ("make_tuple", "tuple_getitem", "depend"):
+        return node.op.name
+    return None
 
 
 def _array(t: Type) -> bool:
@@ -156,6 +176,15 @@ def _rewrite(b: Builder, block: Block, index: Value, size: Value, done: set[Valu
         if node.op == IF:
             _select_arms(b, node, index, size, done)
             continue
+        kind = _plumbing(node)
+        if kind == "make_tuple":
+            done.add(node.output)  # NOTE: left behind: each of its uses takes the item itself
+            continue
+        if kind in ("tuple_getitem", "depend"):
+            item = node.inputs[0].producer.inputs[node.attrs["index"]] \
+                if kind == "tuple_getitem" else node.inputs[0]
+            node.output.replace_all_uses_with(item)
+            continue
         _redirect(node.output, _batched_op(b, node, size, done), done)
 
 
@@ -182,8 +211,8 @@ def _select_arms(b: Builder, node: Node, index: Value, size: Value, done: set[Va
 class _Context:
     """The BatchContext a rule sees (ops/opdef.py)."""
 
-    def __init__(self, b: Builder, node: Node, done: set[Value]) -> None:
-        self.b, self.node = b, node
+    def __init__(self, b: Builder, node: Node, done: set[Value], size: Value) -> None:
+        self.b, self.node, self.size = b, node, size
         self.inputs = tuple(node.inputs)
         self.batched = tuple(v in done for v in node.inputs)
         self.types = tuple(_example(v, v in done) for v in node.inputs)
@@ -195,6 +224,9 @@ class _Context:
 
     def apply(self, *inputs: Any, **attrs: Any) -> Value:
         return self.b.op(self.node.op, *inputs, loc=self.node.loc, **{**self.node.attrs, **attrs})
+
+    def constant(self, value: Any) -> Value:
+        return self.b.constant(value)
 
 
 def _example(v: Value, batched: bool) -> Type:
@@ -211,7 +243,7 @@ def _batched_op(b: Builder, node: Node, size: Value, done: set[Value]) -> Value:
         scratch = Block()
         try:
             with b.at(InsertPoint.at_end(scratch)):
-                out = rule(_Context(b, node, done))
+                out = rule(_Context(b, node, done, size))
         except (TypeError, ValueError):  # NOTE: a rule's op refused these types: loop instead
             out = None
         if out is not None and _fits(out.type, node.output.type):

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .opdef import BatchContext
+from .opdef import BatchContext, Dyn
 from .types import Tensor
 
 
@@ -76,3 +76,36 @@ def matmul_batch(bc: BatchContext) -> Any:
     if by and not bx and ry == 2 and rx in (1, 2):
         return bc.apply(x, y)
     return None
+
+
+def reshape_batch(bc: BatchContext) -> Any:
+    """reshape(x, shape): the batch size goes in front of the example's shape."""
+    shape = bc.attrs["shape"]
+    if not bc.batched[0] or any(bc.batched[1:]) or (len(shape) == 1 and isinstance(shape[0], Dyn)):
+        return None  # NOTE: (Dyn(0),) may be a whole run-time shape
+    dims = bc.inputs[1:]
+    return bc.apply(bc.inputs[0], *dims, bc.size, shape=(Dyn(len(dims)), *shape))
+
+
+def first_only_batch(bc: BatchContext) -> Any:
+    """Ops that treat every leading axis of their first input alike (dense: `x @ W.T + b`),
+    when only that input is batched."""
+    if not bc.batched[0] or any(bc.batched[1:]) or not _rank(bc.types[0]):
+        return None
+    return bc.apply(*bc.inputs)
+
+
+def broadcast_like(bc: BatchContext, v: Any, like: Any, rank: int) -> Any:
+    """`v` broadcast to the run-time shape of `like` (of rank `rank`)."""
+    shape = bc.op("shape", like)
+    dims = [bc.op("tuple_getitem", shape, index=k) for k in range(rank)]
+    return bc.op("broadcast_to", v, *dims, shape=tuple(Dyn(k) for k in range(rank)))
+
+
+def per_sample_axes(bc: BatchContext) -> tuple[int, ...] | None:
+    """The axes of the per-sample loss of one example, shifted past the batch axis."""
+    labels = bc.types[1]
+    if not isinstance(labels, Tensor):
+        return None
+    rank = labels.rank if bc.attrs.get("sparse", True) else labels.rank - 1
+    return tuple(range(1, rank + 1))

@@ -14,7 +14,7 @@ import numpy as np
 
 from . import onnx as ox
 from . import native
-from .batching import matmul_batch
+from .batching import first_only_batch, matmul_batch
 from .elementwise import helper_call, optional, unsupported
 from .nn_kernels import (assign_add_kernel, assign_kernel, assign_sub_kernel,
                          dropout_kernel, embedding_kernel)
@@ -155,7 +155,7 @@ dense = OpDef(
     "dense", ("x", "weight", "*bias"), kernel=_dense_kernel, infer=_dense_infer,
     emit=lambda attrs: "x @ weight.T + bias_0" if attrs.get("has_bias") else "x @ weight.T",
     attrs={"has_bias": False}, fresh=True, grad=_dense_grad, numba=native.dense_spelling,
-    onnx=ox.dense)
+    onnx=ox.dense, batch=first_only_batch)
 """`x @ weight.T (+ bias)` with weight [out, in]; the optional bias is the variadic input and
 `has_bias` (set by the binder) says whether it is there, so the emitted code is one expression."""
 

@@ -187,6 +187,13 @@ class BatchContext(Protocol):
     def apply(self, *inputs: Any, **attrs: Any) -> Any:
         """This node's op on other inputs and attrs (the node's attrs where not given)."""
 
+    @property
+    def size(self) -> Any:
+        """The batch size, a run-time int value."""
+
+    def constant(self, value: Any) -> Any:
+        """A constant value."""
+
 
 @dataclass(frozen=True, slots=True)
 class Spelling:

@@ -12,7 +12,7 @@ import numpy as np
 
 from . import onnx as ox
 from . import native
-from .batching import transpose_batch
+from .batching import reshape_batch, transpose_batch
 from .elementwise import as_tensor, checked, dtype_or_none, np_call, on_tensor, primitive, spell
 from .opdef import NO_GRAD, REQUIRED, Dyn, GradContext, OpDef
 from .symbolic import Sym
@@ -452,7 +452,7 @@ def _transpose_grad(ad: GradContext) -> tuple[Any, ...]:
 reshape = shape_op("reshape", ("x", "*dims"), _reshape, _reshape_infer,
               lambda a: f"np.reshape(x, {shape_text(a['shape'], 'dims')})", {"shape": REQUIRED},
               specialize=on_tensor(lambda a: f"x.reshape({_reshape_args(a['shape'])})"),
-              grad=RESHAPED, onnx=ox.to_result_shape)
+              grad=RESHAPED, onnx=ox.to_result_shape, batch=reshape_batch)
 transpose = shape_op("transpose", ("x",), lambda x, perm: np.transpose(x, perm), _transpose_infer,
                 lambda a: "np.transpose(x)" if a["perm"] is None else "np.transpose(x, perm)",
                 {"perm": None},
@@ -462,7 +462,7 @@ transpose = shape_op("transpose", ("x",), lambda x, perm: np.transpose(x, perm),
                 numba=native.transpose_spelling, onnx=ox.transpose)
 expand_dims = shape_op("expand_dims", ("x",), lambda x, axis: np.expand_dims(x, axis),
                   _expand_dims_infer, "np.expand_dims(x, axis)", {"axis": REQUIRED},
-                  grad=RESHAPED, onnx=ox.to_result_shape)
+                  grad=RESHAPED, onnx=ox.to_result_shape, batch=reshape_batch)
 squeeze = shape_op("squeeze", ("x",), lambda x, axis: np.squeeze(x, axis), _squeeze_infer,
               np_call("np.squeeze", "x", axis=None), {"axis": None}, grad=RESHAPED,
               onnx=ox.to_result_shape)
