@@ -52,6 +52,11 @@ def reduce_batch(bc: BatchContext) -> Any:
     return bc.apply(bc.inputs[0], axis=_shift_axis(axis, rank))
 
 
+def expand_dims_batch(bc: BatchContext) -> Any:
+    """New unit axes of one example, past the batch axis (negative ones count from the end)."""
+    return bc.apply(bc.inputs[0], axis=_shift_axis(bc.attrs["axis"], 0))
+
+
 def transpose_batch(bc: BatchContext) -> Any:
     rank = _rank(bc.types[0])
     if rank is None:

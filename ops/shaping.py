@@ -12,7 +12,7 @@ import numpy as np
 
 from . import onnx as ox
 from . import native
-from .batching import reshape_batch, transpose_batch
+from .batching import expand_dims_batch, reshape_batch, transpose_batch
 from .elementwise import as_tensor, checked, dtype_or_none, np_call, on_tensor, primitive, spell
 from .opdef import NO_GRAD, REQUIRED, Dyn, GradContext, OpDef
 from .symbolic import Sym
@@ -462,7 +462,7 @@ transpose = shape_op("transpose", ("x",), lambda x, perm: np.transpose(x, perm),
                 numba=native.transpose_spelling, onnx=ox.transpose)
 expand_dims = shape_op("expand_dims", ("x",), lambda x, axis: np.expand_dims(x, axis),
                   _expand_dims_infer, "np.expand_dims(x, axis)", {"axis": REQUIRED},
-                  grad=RESHAPED, onnx=ox.to_result_shape, batch=reshape_batch)
+                  grad=RESHAPED, onnx=ox.to_result_shape, batch=expand_dims_batch)
 squeeze = shape_op("squeeze", ("x",), lambda x, axis: np.squeeze(x, axis), _squeeze_infer,
               np_call("np.squeeze", "x", axis=None), {"axis": None}, grad=RESHAPED,
               onnx=ox.to_result_shape)
