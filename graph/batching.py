@@ -213,6 +213,8 @@ class _Context:
 
     def __init__(self, b: Builder, node: Node, done: set[Value], size: Value) -> None:
         self.b, self.node, self.size = b, node, size
+        known = size.producer is not None and getattr(size.producer.op, "name", "") == "constant"
+        self.static_size = size.producer.attrs["value"] if known else None
         self.inputs = tuple(node.inputs)
         self.batched = tuple(v in done for v in node.inputs)
         self.types = tuple(_example(v, v in done) for v in node.inputs)

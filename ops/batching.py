@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from .opdef import BatchContext, Dyn
-from .types import Tensor
+from .types import Tensor, TupleType
 
 
 def _rank(t: Any) -> int | None:
@@ -67,29 +67,44 @@ def transpose_batch(bc: BatchContext) -> Any:
 
 
 def matmul_batch(bc: BatchContext) -> Any:
-    """`@` broadcasts leading axes, so the batch axis is one more when both operands are
-    matrices (or stacks) of one rank, or the other operand is an unbatched matrix on the right
-    or, for a batched matrix, a matrix or vector on the left; other mixes loop."""
+    """`@` broadcasts the axes before the last two from the right, so the batch axis lines up
+    when the batched operand has at least the other's rank (a 1-d operand is contracted
+    away); both batched, when they have one rank. Other mixes loop."""
     (x, y), (bx, by) = bc.inputs, bc.batched
     rx, ry = _rank(bc.types[0]), _rank(bc.types[1])
-    if rx is None or ry is None:
+    if rx is None or ry is None or not (rx and ry):
         return None
-    if bx and by and rx == ry >= 2:
-        return bc.apply(x, y)
-    if bx and not by and ry == 2:
-        return bc.apply(x, y)
-    if by and not bx and ry == 2 and rx in (1, 2):
-        return bc.apply(x, y)
-    return None
+    if bx and by:
+        fits = rx == ry >= 2
+    elif bx:
+        fits = ry == 1 or rx >= ry or (rx == 1 and ry == 2)
+    else:
+        fits = rx == 1 and ry >= 2 or ry >= rx >= 2
+    return bc.apply(x, y) if fits else None
+
+
+def _batched_shape(bc: BatchContext, first: int) -> tuple[tuple[Any, ...], tuple] | None:
+    """(dims inputs, shape attr) of a shape op's target (`shape` attr, run-time dims from
+    input `first` on) with the batch size in front; None if a dim is batched."""
+    if any(bc.batched[first:]):
+        return None
+    shape, dims = bc.attrs["shape"], bc.inputs[first:]
+    whole = bc.types[first] if len(shape) == 1 and isinstance(shape[0], Dyn) else None
+    if isinstance(whole, TupleType):  # NOTE: the whole shape is one run-time tuple
+        dims = tuple(bc.op("tuple_getitem", dims[0], index=k)
+                     for k in range(len(whole.elements)))
+        shape = tuple(Dyn(k) for k in range(len(dims)))
+    if bc.static_size is not None:  # NOTE: a literal size keeps the types static
+        return tuple(dims), (bc.static_size, *shape)
+    return (*dims, bc.size), (Dyn(len(dims)), *shape)
 
 
 def reshape_batch(bc: BatchContext) -> Any:
     """reshape(x, shape): the batch size goes in front of the example's shape."""
-    shape = bc.attrs["shape"]
-    if not bc.batched[0] or any(bc.batched[1:]) or (len(shape) == 1 and isinstance(shape[0], Dyn)):
-        return None  # NOTE: (Dyn(0),) may be a whole run-time shape
-    dims = bc.inputs[1:]
-    return bc.apply(bc.inputs[0], *dims, bc.size, shape=(Dyn(len(dims)), *shape))
+    target = _batched_shape(bc, 1)
+    if target is None or not bc.batched[0]:
+        return None
+    return bc.apply(bc.inputs[0], *target[0], shape=target[1])
 
 
 def first_only_batch(bc: BatchContext) -> Any:
@@ -114,3 +129,42 @@ def per_sample_axes(bc: BatchContext) -> tuple[int, ...] | None:
         return None
     rank = labels.rank if bc.attrs.get("sparse", True) else labels.rank - 1
     return tuple(range(1, rank + 1))
+
+
+def axis_batch(bc: BatchContext) -> Any:
+    """Ops along `axis` of one example (softmax, squeeze): the same axes past the batch axis;
+    None (every axis) is left to the loop, as the batch axis would be one of them."""
+    axis = bc.attrs["axis"]
+    if axis is None or not bc.batched[0]:
+        return None
+    return bc.apply(bc.inputs[0], axis=_shift_axis(axis, 0))
+
+
+def broadcast_to_batch(bc: BatchContext) -> Any:
+    """broadcast_to(x, shape): x gains unit axes past its batch axis up to the target's rank,
+    and the batch size goes in front of the shape."""
+    target, own = _batched_shape(bc, 1), _rank(bc.types[0])
+    if target is None or own is None:
+        return None
+    dims, shape = target
+    x = bc.inputs[0]
+    if own < len(shape) - 1:
+        x = bc.op("expand_dims", x, axis=tuple(range(1, len(shape) - own)))
+    return bc.apply(x, *dims, shape=shape)
+
+
+def sum_to_batch(bc: BatchContext) -> Any:
+    """sum_to(g, shape) with static shapes: the axes it sums are known, so a keepdims sum
+    over them (past the batch axis) and a reshape."""
+    g, shape = bc.types[0], bc.attrs["shape"]
+    if not (isinstance(g, Tensor) and bc.batched[0]) or len(bc.inputs) > 1 or not all(
+            type(d) is int for d in (*g.shape, *shape)):
+        return None
+    lead = g.rank - len(shape)
+    axes = (*range(lead), *(lead + i for i, d in enumerate(shape)
+                            if d == 1 and g.shape[lead + i] != 1))
+    summed = bc.op("sum", bc.inputs[0], axis=_shift_axis(axes, 0), keepdims=True) if axes \
+        else bc.inputs[0]
+    if bc.static_size is not None:
+        return bc.op("reshape", summed, shape=(bc.static_size, *shape))
+    return bc.op("reshape", summed, bc.size, shape=(Dyn(0), *shape))

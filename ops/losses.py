@@ -11,7 +11,7 @@ from .elementwise import helper_call, optional, unsupported
 from .nn_kernels import (check_class_ids, log_softmax_kernel, nll_loss_kernel,
                          softmax_cross_entropy_grad_kernel, softmax_cross_entropy_kernel,
                          softmax_cross_entropy_with_grad_kernel, softmax_kernel)
-from .batching import broadcast_like, per_sample_axes
+from .batching import axis_batch, broadcast_like, per_sample_axes
 from .opdef import BatchContext, Dyn, GradContext, OpDef, OpFunction, Primitive
 from .types import (UNKNOWN, Dim, Scalar, Tensor, TupleType, Type, broadcast_shapes, check_axis,
                     dim_mul, expect_integer, expect_tensor, float_dtype, known, may_equal,
@@ -47,7 +47,8 @@ def _softmax_grad(ad: GradContext) -> tuple[Any, ...]:
 softmax = OpDef(
     "softmax", ("x",), kernel=softmax_kernel, infer=_softmax_infer("softmax"),
     emit=helper_call(softmax_kernel, "x", {"axis": -1}), attrs={"axis": -1},
-    helpers=(softmax_kernel,), fresh=True, grad=_softmax_grad, onnx=ox.softmax("Softmax"))
+    helpers=(softmax_kernel,), fresh=True, grad=_softmax_grad, onnx=ox.softmax("Softmax"),
+    batch=axis_batch)
 """Softmax along `axis` (an int or a tuple)."""
 
 
@@ -61,7 +62,7 @@ log_softmax = OpDef(
     "log_softmax", ("x",), kernel=log_softmax_kernel, infer=_softmax_infer("log_softmax"),
     emit=helper_call(log_softmax_kernel, "x", {"axis": -1}), attrs={"axis": -1},
     helpers=(log_softmax_kernel,), fresh=True, grad=_log_softmax_grad,
-    onnx=ox.softmax("LogSoftmax"))
+    onnx=ox.softmax("LogSoftmax"), batch=axis_batch)
 """Log-softmax along `axis` (an int or a tuple)."""
 
 

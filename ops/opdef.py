@@ -191,6 +191,10 @@ class BatchContext(Protocol):
     def size(self) -> Any:
         """The batch size, a run-time int value."""
 
+    @property
+    def static_size(self) -> int | None:
+        """The batch size when it is known at compile time."""
+
     def constant(self, value: Any) -> Any:
         """A constant value."""
 

@@ -12,7 +12,8 @@ import numpy as np
 
 from . import onnx as ox
 from . import native
-from .batching import expand_dims_batch, reshape_batch, transpose_batch
+from .batching import (axis_batch, broadcast_batch, broadcast_to_batch, expand_dims_batch,
+                       reshape_batch, transpose_batch)
 from .elementwise import as_tensor, checked, dtype_or_none, np_call, on_tensor, primitive, spell
 from .opdef import NO_GRAD, REQUIRED, Dyn, GradContext, OpDef
 from .symbolic import Sym
@@ -465,16 +466,17 @@ expand_dims = shape_op("expand_dims", ("x",), lambda x, axis: np.expand_dims(x, 
                   grad=RESHAPED, onnx=ox.to_result_shape, batch=expand_dims_batch)
 squeeze = shape_op("squeeze", ("x",), lambda x, axis: np.squeeze(x, axis), _squeeze_infer,
               np_call("np.squeeze", "x", axis=None), {"axis": None}, grad=RESHAPED,
-              onnx=ox.to_result_shape)
+              onnx=ox.to_result_shape, batch=axis_batch)
 flatten = shape_op("flatten", ("x",), _flatten, _flatten_infer, _flatten_emit,
               {"start_dim": 1, "end_dim": -1}, grad=RESHAPED, onnx=ox.to_result_shape)
 """MindSpore's flatten keeps dim 0 (`start_dim=1`); `x.flatten()` is `start_dim=0` (a copy)."""
 broadcast_to = shape_op("broadcast_to", ("x", "*dims"), _broadcast_to, _broadcast_to_infer,
                    _broadcast_to_emit, {"shape": REQUIRED}, grad=lambda ad: (ad.g,),
-                   onnx=ox.broadcast_to)
+                   onnx=ox.broadcast_to, batch=broadcast_to_batch)
 cast = OpDef("cast", ("x",), kernel=checked("cast", astype, _cast_infer), infer=_cast_infer,
              emit="astype(x, dtype)", attrs={"dtype": REQUIRED}, helpers=(astype,), fresh=True,
-             grad=lambda ad: (ad.g,), numba=native.cast_spelling, onnx=ox.to_result_dtype)
+             grad=lambda ad: (ad.g,), numba=native.cast_spelling, onnx=ox.to_result_dtype,
+             batch=broadcast_batch)
 shape_of = shape_op("shape", ("x",), np.shape, _shape_infer, "np.shape(x)", grad=NO_GRAD,
                     static=_known_shape, onnx=ox.shape_of)
 size_of = shape_op("size", ("x",), np.size, _count_infer("size"), "np.size(x)", grad=NO_GRAD,
