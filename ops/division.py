@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from . import onnx as ox
+from .batching import broadcast_batch
 from .elementwise import checked, elementwise_infer, primitive, spell
 from .opdef import OpDef
 
@@ -31,7 +32,7 @@ mindspore_div = OpDef("mindspore_div", ("x", "y"),
                       emit="mindspore_divide(x, y, integers)", attrs={"integers": "float32"},
                       helpers=(mindspore_divide,), elementwise=True, fresh=True, can_raise=True,
                       grad=lambda ad: (ad.g / ad.input(1), -ad.g * ad.out / ad.input(1)),
-                      onnx=ox.true_divide)
+                      onnx=ox.true_divide, batch=broadcast_batch)
 
 
 def _true_division(values: dict[str, Any]) -> dict[str, Any]:
