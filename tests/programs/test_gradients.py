@@ -438,3 +438,61 @@ def _close_leaves(got: Any, want: Any, what: str) -> None:
     if want is not None:
         np.testing.assert_allclose(np.asarray(got, np.float64), want, rtol=1e-4, atol=1e-5,
                                    err_msg=f"{what} differs from finite differences")
+
+
+# -- the same corpus under vmap: examples that take different branches and trip counts --------
+
+VMAP_CASES = CASES if SWEEP else CASES[::50]
+SCALES = (1.0, -0.5, 1.7)
+"""Example k is the case's input with its float arrays times SCALES[k] (plus k / 10): signs and
+sizes change, so data-dependent branches and loops take different paths per example."""
+
+
+def _stacked(outs: list[Any]) -> Any:
+    if isinstance(outs[0], tuple | list):
+        return [_stacked([o[i] for o in outs]) for i in range(len(outs[0]))]
+    return np.stack([np.asarray(o) for o in outs])
+
+
+def _same_structure(outs: list[Any]) -> bool:
+    def shape(o: Any) -> Any:
+        if isinstance(o, tuple | list):
+            return tuple(shape(x) for x in o)
+        return (np.shape(o), np.asarray(o).dtype) if isinstance(
+            o, np.ndarray | np.generic | float | int | bool) else None
+    shapes = [shape(o) for o in outs]
+    return None not in np.array(shapes, dtype=object).ravel() and len(set(map(str, shapes))) == 1
+
+
+@pytest.mark.parametrize("case", VMAP_CASES, ids=[f"{p.name}-{k}" for p, k in VMAP_CASES])
+def test_vmap_matches_a_loop_over_examples(case: tuple[harness.Program, int],
+                                           capsys: pytest.CaptureFixture[str]) -> None:
+    """vmap over the float arrays (the rest, and a Cell's Parameters, shared) against the
+    eager program run on each example; a CompileError (a refusal at a line) is allowed, a
+    different result never."""
+    program, k = case
+    eager, target, args, _ = _setup(program, program.inputs[k])
+    batched = [_float64(a) and np.ndim(a) > 0 for a in args]
+    if not any(batched):
+        return
+    examples = [[a * scale + e / 10 if bt else a for a, bt in zip(args, batched)]
+                for e, scale in enumerate(SCALES)]
+    try:
+        with _time_limit(EAGER_SECONDS):
+            outs = [eager(*copy.deepcopy(example)) for example in examples]
+    except Exception:  # noqa: BLE001 (an example eager cannot run: nothing to compare)
+        return
+    if not _same_structure(outs):
+        return
+    stacked = [np.stack([ex[i] for ex in examples]) if bt else a
+               for i, (a, bt) in enumerate(zip(args, batched))]
+    in_axes = tuple(0 if bt else None for bt in batched)
+    try:
+        got = amber.ops.vmap(target, in_axes=in_axes)(*stacked)
+    except amber.CompileError:
+        return
+    capsys.readouterr()
+    want = _stacked(outs)
+    for g, w in zip(*(([got], [want]) if not isinstance(want, list) else (got, want))):
+        np.testing.assert_allclose(np.asarray(g, np.float64), np.asarray(w, np.float64),
+                                   rtol=1e-9, atol=1e-9, err_msg="vmap differs from a loop")
