@@ -14,8 +14,10 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from ..ops import Dyn, OpDef
-from .ir import FOR, IF, INDEX_TYPE, Block, Builder, InsertPoint, Node, Value
+from .ir import FOR, IF, INDEX_TYPE, WHILE, Block, Builder, InsertPoint, Node, Value
 from .types import ListType, Tensor, Type
 
 
@@ -108,6 +110,10 @@ def _plan(block: Block, index: Value, rows: set[Value], batched: set[Value],
                 return False
             batched.update(node.outputs)
             continue
+        if node.op == WHILE:
+            if not _plan_while(node, index, rows, batched, leaves):
+                return False
+            continue
         kind = _plumbing(node)
         if kind == "make_tuple":
             if not all(_plumbing(u) == "tuple_getitem" for u in node.output.users):
@@ -124,6 +130,26 @@ def _plan(block: Block, index: Value, rows: set[Value], batched: set[Value],
                 or not _array(node.output.type):
             return False
         batched.add(node.output)
+    return True
+
+
+def _plan_while(node: Node, index: Value, rows: set[Value], batched: set[Value],
+                leaves: dict[Value, Value]) -> bool:
+    """A While a batched value reaches: every carry its body changes is batched (examples
+    stop at different trips) and must be an array; cond and body must be pure, as they run
+    on examples that are already done."""
+    if not (_pure(node.cond) and _pure(node.body)):
+        return False
+    changed = [r is not p for r, p in zip(node.body.results, node.body.params)]
+    if not all(_array(v.type) for v, c in zip(node.outputs, changed) if c):
+        return False
+    carries = [c or v in batched for v, c in zip(node.inputs, changed)]
+    for block in node.blocks:
+        batched.update(p for p, c in zip(block.params, carries) if c)
+    if not (_plan(node.cond, index, rows, batched, leaves)
+            and _plan(node.body, index, rows, batched, leaves)):
+        return False
+    batched.update(v for v, c in zip(node.outputs, carries) if c)
     return True
 
 
@@ -176,6 +202,9 @@ def _rewrite(b: Builder, block: Block, index: Value, size: Value, done: set[Valu
         if node.op == IF:
             _select_arms(b, node, index, size, done)
             continue
+        if node.op == WHILE:
+            _masked_while(b, node, index, size, done)
+            continue
         kind = _plumbing(node)
         if kind == "make_tuple":
             done.add(node.output)  # NOTE: left behind: each of its uses takes the item itself
@@ -206,6 +235,48 @@ def _select_arms(b: Builder, node: Node, index: Value, size: Value, done: set[Va
         if then not in done and else_ not in done:  # NOTE: keep the example's shape per row
             then = _broadcast(b, then, size)
         _redirect(out, b.op("select", mask, then, else_, loc=node.loc), done)
+
+
+def _masked_while(b: Builder, node: Node, index: Value, size: Value, done: set[Value]) -> None:
+    """A While on the batch: it runs while any example is active; each trip evaluates the
+    condition and the body for all examples, and only the active ones whose condition holds
+    take the body's values (the others keep theirs, frozen)."""
+    changed = [r is not p for r, p in zip(node.body.results, node.body.params)]
+    carries = [c or v in done for v, c in zip(node.inputs, changed)]
+    inits = [_broadcast(b, v, size) if c and v not in done else v
+             for v, c in zip(node.inputs, carries)]
+    active = _broadcast(b, b.constant(np.array(True)), size)
+    cond, body = Block(), Block()
+    for block in (cond, body):
+        for v in (*inits, active):
+            block.add_param(v.type, v.name)
+    with b.at(InsertPoint.at_end(cond)):
+        cond.set_results([b.op("any", cond.params[-1], loc=node.loc)])
+    params, still = body.params[:-1], body.params[-1]
+    done.update(p for p, c in zip(params, carries) if c)
+    done.add(still)
+    with b.at(InsertPoint.at_end(body)):
+        for old in node.blocks:
+            for p, new in zip(old.params, params):
+                p.replace_all_uses_with(new)
+            _rewrite(b, old, index, size, done)
+        go = b.op("logical_and", node.cond.results[0], still, loc=node.loc)
+        results = []
+        for p, new, c in zip(params, node.body.results, carries):
+            if c:
+                new = new if new in done else _broadcast(b, new, size)
+                rank = new.type.rank - 1
+                mask = b.op("expand_dims", go, axis=tuple(range(1, rank + 1))) if rank else go
+                new = b.op("select", mask, new, p, loc=node.loc)
+            results.append(new)
+        body.set_results([*results, go])
+    loop = b.insert(Node(WHILE, [*inits, active], {}, [v.type for v in (*inits, active)],
+                         [v.name for v in (*inits, active)], [cond, body], loc=node.loc))
+    for out, new, c in zip(node.outputs, loop.outputs, carries):
+        if c:
+            _redirect(out, new, done)
+        else:
+            out.replace_all_uses_with(new)
 
 
 class _Context:
