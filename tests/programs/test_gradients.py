@@ -492,7 +492,14 @@ def test_vmap_matches_a_loop_over_examples(case: tuple[harness.Program, int],
     except amber.CompileError:
         return
     capsys.readouterr()
-    want = _stacked(outs)
-    for g, w in zip(*(([got], [want]) if not isinstance(want, list) else (got, want))):
-        np.testing.assert_allclose(np.asarray(g, np.float64), np.asarray(w, np.float64),
-                                   rtol=1e-9, atol=1e-9, err_msg="vmap differs from a loop")
+    _same_leaves(got, _stacked(outs))
+
+
+def _same_leaves(got: Any, want: Any) -> None:
+    if isinstance(want, list):
+        assert isinstance(got, tuple | list) and len(got) == len(want), (got, want)
+        for g, w in zip(got, want):
+            _same_leaves(g, w)
+        return
+    np.testing.assert_allclose(np.asarray(got, np.float64), np.asarray(want, np.float64),
+                               rtol=1e-9, atol=1e-9, err_msg="vmap differs from a loop")
