@@ -114,6 +114,16 @@ def _plan(block: Block, index: Value, rows: set[Value], batched: set[Value],
             if not _plan_while(node, index, rows, batched, leaves):
                 return False
             continue
+        if node.op == IF:  # NOTE: one condition for every example: the If stays an If
+            if not (_plan(node.then, index, rows, batched, leaves)
+                    and _plan(node.else_, index, rows, batched, leaves)):
+                return False
+            for k, out in enumerate(node.outputs):
+                if any(arm.results[k] in batched for arm in node.blocks):
+                    if not _array(out.type):
+                        return False
+                    batched.add(out)
+            continue
         kind = _plumbing(node)
         if kind == "make_tuple":
             if not all(_plumbing(u) == "tuple_getitem" for u in node.output.users):
@@ -199,8 +209,11 @@ def _rewrite(b: Builder, block: Block, index: Value, size: Value, done: set[Valu
             node.control_inputs[:] = [c for c in node.control_inputs if not _within(c, block)]
             b.insert(node)
             continue
-        if node.op == IF:
+        if node.op == IF and node.inputs[0] in done:
             _select_arms(b, node, index, size, done)
+            continue
+        if node.op == IF:
+            _shared_if(b, node, index, size, done)
             continue
         if node.op == WHILE:
             _masked_while(b, node, index, size, done)
@@ -235,6 +248,27 @@ def _select_arms(b: Builder, node: Node, index: Value, size: Value, done: set[Va
         if then not in done and else_ not in done:  # NOTE: keep the example's shape per row
             then = _broadcast(b, then, size)
         _redirect(out, b.op("select", mask, then, else_, loc=node.loc), done)
+
+
+def _shared_if(b: Builder, node: Node, index: Value, size: Value, done: set[Value]) -> None:
+    """An If on a condition every example shares, whose arms batched values reach: the same If
+    with batched arms; an output batched in one arm is broadcast in the other."""
+    arms = [Block(), Block()]
+    for old, new in zip(node.blocks, arms):
+        with b.at(InsertPoint.at_end(new)):
+            _rewrite(b, old, index, size, done)
+    outs = [any(arm.results[k] in done for arm in node.blocks) for k in range(len(node.outputs))]
+    for old, new in zip(node.blocks, arms):
+        with b.at(InsertPoint.at_end(new)):
+            new.set_results([_broadcast(b, r, size) if batched and r not in done else r
+                             for r, batched in zip(old.results, outs)])
+    results = b.if_(node.inputs[0], *arms, names=[v.name for v in node.outputs])
+    results[0].producer.loc = node.loc
+    for out, new, batched in zip(node.outputs, results, outs):
+        if batched:
+            _redirect(out, new, done)
+        else:
+            out.replace_all_uses_with(new)
 
 
 def _masked_while(b: Builder, node: Node, index: Value, size: Value, done: set[Value]) -> None:
