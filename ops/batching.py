@@ -80,7 +80,15 @@ def matmul_batch(bc: BatchContext) -> Any:
         fits = ry == 1 or rx >= ry or (rx == 1 and ry == 2)
     else:
         fits = rx == 1 and ry >= 2 or ry >= rx >= 2
-    return bc.apply(x, y) if fits else None
+    if not fits:
+        return None
+    t, out = bc.types[0], bc.out_type
+    if bx and not by and ry == 2 and rx >= 2 and not bc.attrs["transpose_a"] \
+            and bc.static_size is not None and isinstance(out, Tensor) \
+            and all(type(d) is int for d in (*t.shape, *out.shape)):
+        rows = bc.op("reshape", x, shape=(-1, t.shape[-1]))  # NOTE: one product, see dense
+        return bc.op("reshape", bc.apply(rows, y), shape=(bc.static_size, *out.shape))
+    return bc.apply(x, y)
 
 
 def _batched_shape(bc: BatchContext, first: int) -> tuple[tuple[Any, ...], tuple] | None:
@@ -109,10 +117,16 @@ def reshape_batch(bc: BatchContext) -> Any:
 
 def first_only_batch(bc: BatchContext) -> Any:
     """Ops that treat every leading axis of their first input alike (dense: `x @ W.T + b`),
-    when only that input is batched."""
+    when only that input is batched. With static example shapes the batch is folded into the
+    rows first: one matrix product, not one per example (NumPy loops over stacked matrices)."""
     if not bc.batched[0] or any(bc.batched[1:]) or not _rank(bc.types[0]):
         return None
-    return bc.apply(*bc.inputs)
+    x, out = bc.types[0], bc.out_type
+    if bc.static_size is None or not isinstance(out, Tensor) or not all(
+            type(d) is int for d in (*x.shape, *out.shape)):
+        return bc.apply(*bc.inputs)
+    rows = bc.op("reshape", bc.inputs[0], shape=(-1, x.shape[-1]))
+    return bc.op("reshape", bc.apply(rows, *bc.inputs[1:]), shape=(bc.static_size, *out.shape))
 
 
 def broadcast_like(bc: BatchContext, v: Any, like: Any, rank: int) -> Any:
