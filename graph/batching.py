@@ -38,7 +38,8 @@ def vectorize(b: Builder, loop: Node, size: Value) -> list[Value] | None:
     results = []
     for row in rows:
         leaf = _leaf_of(body, row)
-        results.append(leaf if leaf in done else _broadcast(b, leaf, size))
+        # NOTE: a copy, as stack makes one: the result must not be a read-only view of an input
+        results.append(leaf if leaf in done else b.op("copy", _broadcast(b, leaf, size)))
     body.drop_all_uses()
     return results
 
@@ -76,6 +77,12 @@ def _reached(node: Node, values: set[Value]) -> bool:
         v in values for n in node.walk() for blk in n.blocks for v in blk.results)
 
 
+def _loops_in(node: Node) -> bool:
+    """A While in an arm run for every example may never end for the examples that would not
+    take that arm."""
+    return any(n.op == WHILE for n in node.walk())
+
+
 def _pure(block: Block) -> bool:
     return not any(n.effectful or (isinstance(n.op, OpDef) and n.op.can_raise)
                    for n in block.walk())
@@ -100,7 +107,7 @@ def _plan(block: Block, index: Value, rows: set[Value], batched: set[Value],
         if not _reached(node, batched):
             continue
         if node.op == IF and node.inputs[0] in batched:
-            if not (_pure(node.then) and _pure(node.else_)
+            if not (_pure(node.then) and _pure(node.else_) and not _loops_in(node)
                     and all(_array(v.type) for v in node.outputs)
                     and _plan(node.then, index, rows, batched, leaves)
                     and _plan(node.else_, index, rows, batched, leaves)):
@@ -148,7 +155,8 @@ def _plan_while(node: Node, index: Value, rows: set[Value], batched: set[Value],
     """A While a batched value reaches: every carry its body changes is batched (examples
     stop at different trips) and must be an array; cond and body must be pure, as they run
     on examples that are already done."""
-    if not (_pure(node.cond) and _pure(node.body)):
+    if not (_pure(node.cond) and _pure(node.body)) or any(
+            n.op == WHILE for n in node.body.walk()):  # NOTE: see _loops_in
         return False
     changed = [r is not p for r, p in zip(node.body.results, node.body.params)]
     if not all(_array(v.type) for v, c in zip(node.outputs, changed) if c):
