@@ -83,12 +83,31 @@ def matmul_batch(bc: BatchContext) -> Any:
     if not fits:
         return None
     t, out = bc.types[0], bc.out_type
+    if bx and by and rx == ry == 2 and _contracts_one(bc):
+        return _outer_product(bc)
     if bx and not by and ry == 2 and rx >= 2 and not bc.attrs["transpose_a"] \
             and bc.static_size is not None and isinstance(out, Tensor) \
             and all(type(d) is int for d in (*t.shape, *out.shape)):
         rows = bc.op("reshape", x, shape=(-1, t.shape[-1]))  # NOTE: one product, see dense
         return bc.op("reshape", bc.apply(rows, y), shape=(bc.static_size, *out.shape))
     return bc.apply(x, y)
+
+
+def _contracts_one(bc: BatchContext) -> bool:
+    """True if the matrix product sums over an axis of static size 1 (an outer product)."""
+    x = bc.types[0]
+    return (x.shape[-2] if bc.attrs["transpose_a"] else x.shape[-1]) == 1
+
+
+def _outer_product(bc: BatchContext) -> Any:
+    """A batch of outer products as one broadcast multiply (NumPy's matmul runs one tiny
+    product per example): (B, n, 1) * (B, 1, m)."""
+    x, y = bc.inputs
+    if bc.attrs["transpose_a"]:
+        x = bc.op("transpose", x, perm=(0, 2, 1))
+    if bc.attrs["transpose_b"]:
+        y = bc.op("transpose", y, perm=(0, 2, 1))
+    return bc.op("mul", x, y)
 
 
 def _batched_shape(bc: BatchContext, first: int) -> tuple[tuple[Any, ...], tuple] | None:

@@ -33,8 +33,13 @@ _spec.loader.exec_module(gradient_samples)
 
 EXAMPLES = 3
 RULED = sorted(op.name for op in registry.OPS.values() if op.batch is not None)
-SAMPLES = {name: [*samples.SAMPLES.get(name, ()), *gradient_samples.SAMPLES.get(name, ())]
-           for name in RULED}
+_R = np.random.default_rng(0)
+EXTRA = {"matmul": [((_R.standard_normal((1, 3)), _R.standard_normal((1, 4))),
+                     {"transpose_a": True}),  # NOTE: outer products take a rule of their own
+                    ((_R.standard_normal((3, 1)), _R.standard_normal((4, 1))),
+                     {"transpose_b": True})]}
+SAMPLES = {name: [*EXTRA.get(name, ()), *samples.SAMPLES.get(name, ()),
+                  *gradient_samples.SAMPLES.get(name, ())] for name in RULED}
 CASES = [(name, i) for name in RULED for i in range(min(len(SAMPLES[name]), 2))]
 """Two samples per op keep the file within its CI budget; AMBER_TRANSFORM_SWEEP=all runs all."""
 if os.environ.get("AMBER_TRANSFORM_SWEEP") == "all":
