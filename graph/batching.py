@@ -38,8 +38,7 @@ def vectorize(b: Builder, loop: Node, size: Value) -> list[Value] | None:
     results = []
     for row in rows:
         leaf = _leaf_of(body, row)
-        # NOTE: a copy, as stack makes one: the result must not be a read-only view of an input
-        results.append(leaf if leaf in done else b.op("copy", _broadcast(b, leaf, size)))
+        results.append(leaf if leaf in done else _repeated(b, leaf, size))
     body.drop_all_uses()
     return results
 
@@ -394,6 +393,22 @@ def _loop(b: Builder, node: Node, size: Value, done: set[Value]) -> Value:
     loop.control_inputs.append(empty.producer)
     b.insert(loop)
     return b.op("stack", loop.outputs[0], axis=0, loc=node.loc)
+
+
+def _repeated(b: Builder, v: Value, size: Value) -> Value:
+    """An unbatched output stacked once per example, exactly as the loop over examples stacks
+    it (a fresh array, whatever the value's run-time rank)."""
+    body = Block()
+    body.add_param(INDEX_TYPE, "i")
+    rows = body.add_param(ListType(v.type), "rows")
+    with b.at(InsertPoint.at_end(body)):
+        body.set_results([b.op("list_append", rows, v, name="rows")])
+    empty = b.op("list_new", name="rows")
+    loop = Node(FOR, [b.constant(0), size, b.constant(1), empty], {}, [rows.type], ["rows"],
+                [body], loc=b.loc)
+    loop.control_inputs.append(empty.producer)
+    b.insert(loop)
+    return b.op("stack", loop.outputs[0], axis=0)
 
 
 def _broadcast(b: Builder, v: Value, size: Value) -> Value:

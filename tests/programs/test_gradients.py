@@ -455,13 +455,16 @@ def _stacked(outs: list[Any]) -> Any:
 
 
 def _same_structure(outs: list[Any]) -> bool:
-    def shape(o: Any) -> Any:
+    """Every example returns arrays or numbers of one shape and dtype, nested alike."""
+    def signature(o: Any) -> str | None:
         if isinstance(o, tuple | list):
-            return tuple(shape(x) for x in o)
-        return (np.shape(o), np.asarray(o).dtype) if isinstance(
-            o, np.ndarray | np.generic | float | int | bool) else None
-    shapes = [shape(o) for o in outs]
-    return None not in np.array(shapes, dtype=object).ravel() and len(set(map(str, shapes))) == 1
+            parts = [signature(x) for x in o]
+            return None if None in parts else f"({','.join(parts)})"
+        if isinstance(o, np.ndarray | np.generic | float | int | bool):
+            return f"{np.shape(o)}{np.asarray(o).dtype}"
+        return None
+    found = {signature(o) for o in outs}
+    return len(found) == 1 and None not in found
 
 
 @pytest.mark.parametrize("case", VMAP_CASES, ids=[f"{p.name}-{k}" for p, k in VMAP_CASES])
@@ -484,8 +487,8 @@ def test_vmap_matches_a_loop_over_examples(case: tuple[harness.Program, int],
         return
     if not _same_structure(outs):
         return
-    stacked = [np.stack([ex[i] for ex in examples]) if bt else a
-               for i, (a, bt) in enumerate(zip(args, batched))]
+    stacked = [np.stack([ex[i] for ex in examples]).view(type(a)) if bt else a
+               for i, (a, bt) in enumerate(zip(args, batched))]  # NOTE: Tensors stay Tensors
     in_axes = tuple(0 if bt else None for bt in batched)
     try:
         got = amber.ops.vmap(target, in_axes=in_axes)(*stacked)
