@@ -1,8 +1,8 @@
 """Function transforms: a Hessian by `jacfwd(jacrev(f))` (amber vs JAX vs the Hessian written
 out in NumPy), and per-example gradients of an MLP (batch 64): a Python loop of amber `grad`
-calls vs amber's `vmap(grad)` vs JAX's `vmap(grad)` vs them written out in NumPy. amber has no
-batching rules yet: its `vmap` is a compiled loop over the examples. JAX runs where installed
-(`pip install jax`)."""
+calls vs amber's `vmap(grad)` vs JAX's `vmap(grad)` vs them written out in NumPy. amber's `vmap`
+and Jacobians batch by per-op rules (graph/batching.py): both run on the whole batch here. JAX
+runs where installed (`pip install jax`)."""
 from __future__ import annotations
 
 from typing import Any

@@ -5,14 +5,15 @@ compiled loop over the examples, each iteration reading one example of every bat
 flow form is batched exactly; an effect that reaches outside one example (printing, random
 draws, writing a Parameter or an argument) is refused at its line.
 
-NOTE: this is a loop, not batching rules per op: it costs what a compiled loop over the
-examples costs.
+The loop is then rewritten on the whole batch where graph/batching.py can (batching rules per
+op, both arms of a per-example If); where it cannot, the loop stays.
 """
 from __future__ import annotations
 
 from typing import Any
 
 from ..graph import Builder, InsertPoint, Tensor, Value
+from ..graph.batching import vectorize
 from ..graph.ir import FOR, INDEX_TYPE, Block, Node
 from ..graph.jacobian import TransformRequest, tuple_leaves
 from ..graph.types import ListType, TupleType
@@ -47,16 +48,32 @@ def call_vmap(f: Frame, callee: Any, request: TransformRequest, args: list[Any])
     finally:
         b.ip = outer
     _refuse_outer_effects(f, body)
-    empties = [b.op("list_new", name="outs") for _ in leaves]
-    zero, one = b.constant(0), b.constant(1)
-    loop = Node(FOR, [zero, size, one, *empties], {}, [r.type for r in rows],
-                ["outs"] * len(rows), [body], loc=b.loc)
-    loop.control_inputs.extend(e.producer for e in empties)
-    b.insert(loop)
     out_axes = _spread(f, request.out_axes, len(leaves), "out_axes") \
         if isinstance(out.type, TupleType) else [request.out_axes]
+    loop = Node(FOR, [], {}, [r.type for r in rows], ["outs"] * len(rows), [body], loc=b.loc)
+    whole = vectorize(b, loop, size)
+    if whole is not None:
+        stacked = [_batch_axis_to(b, v, axis) for v, axis in zip(whole, out_axes)]
+        return _rebuild(b, out.type, iter(stacked))
+    empties = [b.op("list_new", name="outs") for _ in leaves]
+    zero, one = b.constant(0), b.constant(1)
+    for v in (zero, size, one, *empties):
+        loop._append_input(v)
+    loop.control_inputs.extend(e.producer for e in empties)
+    b.insert(loop)
     stacked = [b.op("stack", o, axis=axis) for o, axis in zip(loop.outputs, out_axes)]
     return _rebuild(b, out.type, iter(stacked))
+
+
+def _batch_axis_to(b: Builder, v: Value, axis: int) -> Value:
+    """`v` (batch axis first) with the batch axis at `axis`, as `stack(..., axis)` puts it."""
+    rank = v.type.rank
+    axis = axis % rank
+    if axis == 0:
+        return v
+    perm = list(range(1, rank))
+    perm.insert(axis, 0)
+    return b.op("transpose", v, perm=tuple(perm))
 
 
 def _spread(f: Frame, axes: Any, count: int, what: str) -> list[Any]:

@@ -8,7 +8,8 @@ no op needs a second rule that could disagree with the first.
 
 A Jacobian seeds the backward (or the forward mode) with a placeholder, then moves every node
 that depends on the placeholder into a compiled For loop over the basis vectors: the forward
-runs once, its saved values are read by each iteration, and the rows are stacked.
+runs once, its saved values are read by each iteration, and the rows are stacked. That loop is
+then batched like vmap's (graph/batching.py): every basis vector at once where the ops batch.
 """
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ import numpy as np
 from ..ops import Dyn
 from .analysis import differentiable
 from .autodiff import NotDifferentiable, differentiate
+from .batching import vectorize
 from .builder import Builder, InsertPoint
 from .gradient import GradSpecError, Structure, as_value, position_groups, split_aux
 from .ir import FOR, INDEX_TYPE, Block, Graph, Node, Value
@@ -269,17 +271,16 @@ def _basis_loop(b: Builder, seed: Value, like: Value, results: list[Value | None
     assert isinstance(t, Tensor)
     size = int(np.prod(t.shape)) if t.is_static else None
     stop = b.constant(size) if size is not None else b.op("size", like)
-    empties = [b.op("list_new", name="rows") for _ in results]
     row_types = [ListType(r.type if r is not None else _zeros_type(x.type))
                  for r, x in zip(results, shapes)]
+    ramp = b.op("arange", stop=size) if size is not None else b.op("arange", stop, stop=Dyn(0))
+    eye = b.op("cast", b.op("eq", b.op("expand_dims", ramp, axis=1), ramp), dtype=t.dtype)
+    identity = _reshaped(b, eye, [like], name="identity", leading=True)
     body = Block()
     index = body.add_param(INDEX_TYPE, "i")
     carried = [body.add_param(t, "rows") for t in row_types]
     inner = Builder(InsertPoint.at_end(body), b.loc)
-    ramp = inner.op("arange", stop=size) if size is not None else \
-        inner.op("arange", stop, stop=Dyn(0))
-    hot = inner.op("cast", inner.op("eq", ramp, index), dtype=t.dtype)
-    basis = _reshaped(inner, hot, [like], name="basis")
+    basis = inner.op("getitem", identity, index, index=(Dyn(0),), name="basis")
     for node in moved:
         block.remove(node)
         body.append(node)
@@ -293,18 +294,23 @@ def _basis_loop(b: Builder, seed: Value, like: Value, results: list[Value | None
             value = _zeros_in(inner, shaped)
         appended.append(inner.op("list_append", rows, value, name="rows"))
     body.set_results(appended)
-    zero, one = b.constant(0), b.constant(1)
-    loop = Node(FOR, [zero, stop, one, *empties], {}, row_types,
-                ["rows"] * len(empties), [body], loc=b.loc)
+    loop = Node(FOR, [], {}, row_types, ["rows"] * len(results), [body], loc=b.loc)
+    whole = vectorize(b, loop, stop)  # NOTE: every basis vector at once, where it batches
+    if whole is not None:
+        return whole
+    empties = [b.op("list_new", name="rows") for _ in results]
+    for v in (b.constant(0), stop, b.constant(1), *empties):
+        loop._append_input(v)
     loop.control_inputs.extend(e.producer for e in empties)
     b.insert(loop)
     return [b.op("stack", out, axis=0) for out in loop.outputs]
 
 
-def _reshaped(b: Builder, value: Value, sources: list[Value], name: str = "") -> Value:
+def _reshaped(b: Builder, value: Value, sources: list[Value], name: str = "",
+              leading: bool = False) -> Value:
     """`value` reshaped to the shapes of `sources` one after the other (sizes only known when
-    the code runs read from the values)."""
-    shape: list = []
+    the code runs read from the values); `leading`: one more axis in front, of the rest."""
+    shape: list = [-1] if leading else []
     dims: list[Value] = []
     for source in sources:
         for axis, d in enumerate(source.type.shape):

@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 from . import onnx as ox
+from .batching import broadcast_batch
 from .elementwise import checked, elementwise_infer, primitive, spell
 from .opdef import GradContext, OpDef
 
@@ -85,7 +86,7 @@ def _elementwise(name: str, fn: Any, emit: str, attrs: dict[str, Any] | None = N
     infer = elementwise_infer(name, fn, numeric=True)
     return OpDef(name, ("x",), kernel=checked(name, fn, infer), infer=infer, emit=emit,
                  attrs=attrs or {}, elementwise=True, fresh=True, inplace=inplace, grad=grad,
-                 helpers=helpers, onnx=onnx)
+                 helpers=helpers, onnx=onnx, batch=broadcast_batch)
 
 
 relu6 = _elementwise("relu6", relu6_kernel, "np.clip(x, 0, 6)",

@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from .batching import sum_to_batch
 from .indexing import _getitem_infer, index_key, index_text
 from .opdef import NO_GRAD, REQUIRED, Dyn, GradContext, OpDef
 from .shaping import normalize_axis
@@ -244,7 +245,7 @@ list_copy = OpDef(
 
 sum_to = OpDef(
     "sum_to", ("g", "*like"), kernel=_sum_to_kernel, infer=_sum_to_infer, emit=_sum_to_emit,
-    attrs={"shape": REQUIRED}, helpers=(summed_to,), grad=_sum_to_grad)
+    attrs={"shape": REQUIRED}, helpers=(summed_to,), grad=_sum_to_grad, batch=sum_to_batch)
 """`g` summed back to `shape` (undoing broadcasting) when only run time can tell which axes
 broadcasting stretched: a symbolic size in `shape` may be 1. Where `shape` holds run-time
 sizes ("?"), the second input is an array of the target shape, read when the code runs. Not

@@ -12,6 +12,7 @@ import numpy as np
 
 from . import onnx as ox
 from . import native
+from .batching import broadcast_batch
 from .elementwise import as_tensor, checked, dtype_or_none, np_call, primitive, probe, spell
 from .opdef import NO_GRAD, REQUIRED, Dyn, GradContext, OpDef
 from .shaping import (broadcasts_to, normalize_axis, resolve_shape, route_shape, shape_dims,
@@ -89,6 +90,7 @@ def _like(name: str, fn: Callable[..., Any], inputs: tuple[str, ...]) -> OpDef:
                  infer=infer, emit=np_call(f"np.{name}", ", ".join(inputs), dtype=None),
                  attrs={"dtype": None}, fresh=True,
                  grad=(lambda ad: (None, ad.g)) if len(inputs) == 2 else NO_GRAD,
+                 batch=broadcast_batch if len(inputs) == 1 else None,
                  numba=native.filled_spelling(name),
                  onnx=ox.filled_like(None if len(inputs) == 2 else float(fn(np.zeros(())))))
 

@@ -1,6 +1,6 @@
 """Division as MindSpore's spellings define it (`ops.div`, `ops.Div`, `ops.RealDiv`): true
 division, except of two integer operands, where Div gives float32 and RealDiv the quotient
-rounded toward zero. Python's `/` on arrays stays NumPy's (the `div` op in elementwise.py):
+rounded toward zero. Python's `/` on arrays stays NumPy's (the `div` op in binary.py):
 eager code computes it with NumPy, and compiled code must agree with eager code."""
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from . import onnx as ox
+from .batching import broadcast_batch
 from .elementwise import checked, elementwise_infer, primitive, spell
 from .opdef import OpDef
 
@@ -31,7 +32,7 @@ mindspore_div = OpDef("mindspore_div", ("x", "y"),
                       emit="mindspore_divide(x, y, integers)", attrs={"integers": "float32"},
                       helpers=(mindspore_divide,), elementwise=True, fresh=True, can_raise=True,
                       grad=lambda ad: (ad.g / ad.input(1), -ad.g * ad.out / ad.input(1)),
-                      onnx=ox.true_divide)
+                      onnx=ox.true_divide, batch=broadcast_batch)
 
 
 def _true_division(values: dict[str, Any]) -> dict[str, Any]:

@@ -1,4 +1,5 @@
-"""Elementwise ops: Python operators, NumPy ufuncs and activations, with NumPy broadcasting.
+"""Elementwise ops: unary Python operators, NumPy ufuncs and activations (the binary family and
+select/clip are in ops/binary.py), with NumPy broadcasting.
 
 Also the machinery every family shares: dtype probes, named-error kernels, spelling binders.
 Ops with an `operator` run the `operator` function and emit the operator itself, so Python scalars
@@ -16,6 +17,7 @@ import numpy as np
 
 from . import onnx as ox
 from . import native
+from .batching import broadcast_batch
 from .opdef import NO_GRAD, REQUIRED, GradContext, OpDef, OpFunction, Primitive, Spelling
 from .types import (KNOWN_VALUES, NOT_KNOWN, VALUE_BASED_CASTING, ListType, NoneType, Scalar,
                     Tensor, TupleType, Type, broadcast_shapes, type_of)
@@ -340,7 +342,7 @@ def _is_bool(t: Type) -> bool:
     return t == Scalar(bool) or (isinstance(t, Tensor) and t.dtype == np.bool_)
 
 
-def _op(name: str, inputs: tuple[str, ...], fn: Callable[..., Any], emit: Any, *,
+def elementwise_op(name: str, inputs: tuple[str, ...], fn: Callable[..., Any], emit: Any, *,
         operator: str | None = None, wrap: bool = True, nullable: bool = False,
         numeric: bool = False, commutative: bool = False, inplace: str | None = None,
         attrs: Mapping[str, Any] | None = None, can_raise: bool = False,
@@ -351,26 +353,28 @@ def _op(name: str, inputs: tuple[str, ...], fn: Callable[..., Any], emit: Any, *
     return OpDef(name, inputs, kernel=kernel, infer=infer, emit=emit, attrs=dict(attrs or {}),
                  operator=operator, commutative=commutative, elementwise=True, fresh=True,
                  inplace=inplace, can_raise=can_raise, grad=grad, numba=numba,
-                 onnx=onnx)
+                 onnx=onnx, batch=broadcast_batch)
 
 
 def _unary(name: str, fn: Callable[..., Any], emit: str, ufunc: str | None = None, **kw: Any
            ) -> OpDef:
     """`ufunc`: the NumPy ufunc computing the op on arrays, for the in-place form."""
     inplace = f"np.{ufunc}(x, out=out)" if ufunc else kw.pop("inplace", None)
-    return _op(name, ("x",), fn, emit, inplace=inplace, **kw)
+    return elementwise_op(name, ("x",), fn, emit, inplace=inplace, **kw)
 
 
-def _binary(name: str, fn: Callable[..., Any], emit: str, ufunc: str | None = None, **kw: Any
+def binary_op(name: str, fn: Callable[..., Any], emit: str, ufunc: str | None = None, **kw: Any
             ) -> OpDef:
-    return _op(name, ("x", "y"), fn, emit, inplace=ufunc and f"np.{ufunc}(x, y, out=out)", **kw)
+    return elementwise_op(name, ("x", "y"), fn, emit,
+                          inplace=ufunc and f"np.{ufunc}(x, y, out=out)", **kw)
 
 
-def _ufunc(name: str, fn: np.ufunc, in_place: bool = True, **kw: Any) -> OpDef:
+def ufunc_op(name: str, fn: np.ufunc, in_place: bool = True, **kw: Any) -> OpDef:
     """`in_place=False` where no input can have the result's dtype (isnan: float -> bool)."""
     args = "x" if fn.nin == 1 else "x, y"
-    return _op(name, ("x",) if fn.nin == 1 else ("x", "y"), fn, f"np.{fn.__name__}({args})",
-               inplace=f"np.{fn.__name__}({args}, out=out)" if in_place else None, **kw)
+    return elementwise_op(name, ("x",) if fn.nin == 1 else ("x", "y"), fn,
+                          f"np.{fn.__name__}({args})",
+                          inplace=f"np.{fn.__name__}({args}, out=out)" if in_place else None, **kw)
 
 
 def _rsqrt(x: Any) -> Any:
@@ -405,39 +409,6 @@ def _gelu_grad(ad: GradContext) -> tuple[Any, ...]:
     return ad.g * (0.5 * (1 + t) + 0.5 * x * (1 - t * t) * slope),
 
 
-def _mod_grad(ad: GradContext) -> tuple[Any, ...]:  # x % y == x - floor(x / y) * y
-    return ad.g, -ad.g * ad.op("floor", ad.input(0) / ad.input(1))
-
-
-def _pow_grad(ad: GradContext) -> tuple[Any, ...]:
-    x, y = ad.input(0), ad.input(1)
-    dy = ad.g * ad.out * ad.op("log", x) if ad.wants(1) else None
-    known = ad.constant(1)
-    # NOTE: `y - 1` as a node would be an exponent known only at run time, whose result dtype
-    # NumPy 1 decides by value; a Python-number exponent stays one (as eager's `x ** 3` is)
-    if known is not None:
-        return ad.g * known * x ** (known - 1), dy
-    return ad.g * y * x ** (y - 1), dy
-
-
-def _select_grad(ad: GradContext) -> tuple[Any, ...]:
-    cond = ad.input(0)
-    return None, ad.op("select", cond, ad.g, 0), ad.op("select", cond, 0, ad.g)
-
-
-def _clip_grad(ad: GradContext) -> tuple[Any, ...]:
-    x, lo, hi = ad.input(0), ad.types[1], ad.types[2]
-    inside = ad.g
-    below = above = None
-    if lo != NoneType():
-        inside = inside * (x >= ad.input(1))
-        below = ad.g * (x < ad.input(1))
-    if hi != NoneType():
-        inside = inside * (x <= ad.input(2))
-        above = ad.g * (x > ad.input(2))
-    return inside, below, above
-
-
 # ---- ops --------------------------------------------------------------------------------------
 
 neg = _unary("neg", pyop.neg, "-x", "negative", operator="USub", grad=lambda ad: (-ad.g,),
@@ -447,22 +418,22 @@ pos = _unary("pos", pyop.pos, "+x", "positive", operator="UAdd", grad=lambda ad:
 absolute = _unary("abs", abs, "abs(x)", "absolute", wrap=False,  # abs(-2) stays a Python int
                   grad=lambda ad: (ad.g * ad.op("sign", ad.input(0)),), numba="abs(R(x))",
                   onnx=ox.arithmetic("Abs"))
-exp = _ufunc("exp", np.exp, grad=lambda ad: (ad.g * ad.out,), numba="np.exp(R(x))",
+exp = ufunc_op("exp", np.exp, grad=lambda ad: (ad.g * ad.out,), numba="np.exp(R(x))",
              onnx=ox.floats("Exp"))
-log = _ufunc("log", np.log, grad=lambda ad: (ad.g / ad.input(0),), numba="np.log(R(x))",
+log = ufunc_op("log", np.log, grad=lambda ad: (ad.g / ad.input(0),), numba="np.log(R(x))",
              onnx=ox.floats("Log"))
-sqrt = _ufunc("sqrt", np.sqrt, grad=lambda ad: (ad.g / (ad.out * 2),), numba="np.sqrt(R(x))",
+sqrt = ufunc_op("sqrt", np.sqrt, grad=lambda ad: (ad.g / (ad.out * 2),), numba="np.sqrt(R(x))",
               onnx=ox.floats("Sqrt"))
 rsqrt = _unary("rsqrt", _rsqrt, "1 / np.sqrt(x)",
                inplace="np.divide(1, np.sqrt(x, out=out), out=out)",
                grad=lambda ad: (ad.g * -0.5 * ad.out * ad.out * ad.out,),
                numba=native.floats_only("R(1) / np.sqrt(R(x))"), onnx=ox.rsqrt)
-square = _ufunc("square", np.square, grad=lambda ad: (ad.g * (ad.input(0) * 2),),
+square = ufunc_op("square", np.square, grad=lambda ad: (ad.g * (ad.input(0) * 2),),
                 numba="R(x) * R(x)", onnx=ox.square)
-reciprocal = _ufunc("reciprocal", np.reciprocal,  # NOTE: NumPy's: integer 1/x for ints
+reciprocal = ufunc_op("reciprocal", np.reciprocal,  # NOTE: NumPy's: integer 1/x for ints
                     grad=lambda ad: (-ad.g * ad.out * ad.out,), numba=native.floats_only("R(1) / R(x)"),
                     onnx=ox.floats("Reciprocal"))
-tanh = _ufunc("tanh", np.tanh, grad=lambda ad: (ad.g * (1 - ad.out * ad.out),),
+tanh = ufunc_op("tanh", np.tanh, grad=lambda ad: (ad.g * (1 - ad.out * ad.out),),
               numba=native.tanh_spelling, onnx=ox.floats("Tanh"))
 sigmoid = _unary("sigmoid", _sigmoid, "1 / (1 + np.exp(-x))", inplace="np.divide(1, np.add("
                  "1, np.exp(np.negative(x, out=out), out=out), out=out), out=out)",
@@ -477,143 +448,54 @@ gelu = _unary("gelu", _gelu,
               grad=_gelu_grad, numba=native.floats_only(
                   "R(0.5) * R(x) * (R(1) + np.tanh(R(0.7978845608028654) * (R(x) + R(0.044715)"
                   " * R(x) ** R(3))))"), onnx=ox.float_formula(ox.gelu))
-floor = _ufunc("floor", np.floor, grad=NO_GRAD, numba="np.floor(R(x))", onnx=ox.floats("Floor"))
-ceil = _ufunc("ceil", np.ceil, grad=NO_GRAD, numba="np.ceil(R(x))", onnx=ox.floats("Ceil"))
+floor = ufunc_op("floor", np.floor, grad=NO_GRAD, numba="np.floor(R(x))", onnx=ox.floats("Floor"))
+ceil = ufunc_op("ceil", np.ceil, grad=NO_GRAD, numba="np.ceil(R(x))", onnx=ox.floats("Ceil"))
 round_ = _unary("round", _round, lambda a: "np.round(x, decimals)" if a["decimals"] else
                 "np.round(x)", inplace="np.round(x, decimals, out=out)", attrs={"decimals": 0},
                 grad=NO_GRAD, numba=native.round_spelling, onnx=ox.round_half_even)
-sign = _ufunc("sign", np.sign, grad=NO_GRAD, numba=native.fixed(native.SIGN),
+sign = ufunc_op("sign", np.sign, grad=NO_GRAD, numba=native.fixed(native.SIGN),
               onnx=ox.arithmetic("Sign"))
-sin = _ufunc("sin", np.sin, grad=lambda ad: (ad.g * ad.op("cos", ad.input(0)),),
+sin = ufunc_op("sin", np.sin, grad=lambda ad: (ad.g * ad.op("cos", ad.input(0)),),
              numba="np.sin(R(x))", onnx=ox.floats("Sin"))
-cos = _ufunc("cos", np.cos, grad=lambda ad: (-ad.g * ad.op("sin", ad.input(0)),),
+cos = ufunc_op("cos", np.cos, grad=lambda ad: (-ad.g * ad.op("sin", ad.input(0)),),
              numba="np.cos(R(x))", onnx=ox.floats("Cos"))
-log1p = _ufunc("log1p", np.log1p, grad=lambda ad: (ad.g / (ad.input(0) + 1),),
+log1p = ufunc_op("log1p", np.log1p, grad=lambda ad: (ad.g / (ad.input(0) + 1),),
                numba="np.log1p(R(x))", onnx=ox.log1p)
-expm1 = _ufunc("expm1", np.expm1, grad=lambda ad: (ad.g * (ad.out + 1),), numba="np.expm1(R(x))",
+expm1 = ufunc_op("expm1", np.expm1, grad=lambda ad: (ad.g * (ad.out + 1),), numba="np.expm1(R(x))",
                onnx=ox.expm1)
-log2 = _ufunc("log2", np.log2, grad=lambda ad: (ad.g / (ad.input(0) * math.log(2)),),
+log2 = ufunc_op("log2", np.log2, grad=lambda ad: (ad.g / (ad.input(0) * math.log(2)),),
               numba="np.log2(R(x))")
-log10 = _ufunc("log10", np.log10, grad=lambda ad: (ad.g / (ad.input(0) * math.log(10)),),
+log10 = ufunc_op("log10", np.log10, grad=lambda ad: (ad.g / (ad.input(0) * math.log(10)),),
                numba="np.log10(R(x))")
-exp2 = _ufunc("exp2", np.exp2, grad=lambda ad: (ad.g * ad.out * math.log(2),),
+exp2 = ufunc_op("exp2", np.exp2, grad=lambda ad: (ad.g * ad.out * math.log(2),),
               numba="np.exp2(R(x))")
-tan = _ufunc("tan", np.tan, grad=lambda ad: (ad.g * (ad.out * ad.out + 1),), numba="np.tan(R(x))",
+tan = ufunc_op("tan", np.tan, grad=lambda ad: (ad.g * (ad.out * ad.out + 1),), numba="np.tan(R(x))",
              onnx=ox.floats("Tan"))
-arctan = _ufunc("arctan", np.arctan, grad=lambda ad: (ad.g / (ad.input(0) * ad.input(0) + 1),),
+arctan = ufunc_op("arctan", np.arctan, grad=lambda ad: (ad.g / (ad.input(0) * ad.input(0) + 1),),
                 numba="np.arctan(R(x))", onnx=ox.floats("Atan"))
-sinh = _ufunc("sinh", np.sinh, grad=lambda ad: (ad.g * ad.op("cosh", ad.input(0)),),
+sinh = ufunc_op("sinh", np.sinh, grad=lambda ad: (ad.g * ad.op("cosh", ad.input(0)),),
               numba="np.sinh(R(x))", onnx=ox.floats("Sinh"))
-cosh = _ufunc("cosh", np.cosh, grad=lambda ad: (ad.g * ad.op("sinh", ad.input(0)),),
+cosh = ufunc_op("cosh", np.cosh, grad=lambda ad: (ad.g * ad.op("sinh", ad.input(0)),),
               numba="np.cosh(R(x))", onnx=ox.floats("Cosh"))
-trunc = _ufunc("trunc", np.trunc, grad=NO_GRAD, numba="np.trunc(R(x))", onnx=ox.trunc)
-rint = _ufunc("rint", np.rint, grad=NO_GRAD, numba="np.rint(R(x))", onnx=ox.round_half_even)
-isinf = _ufunc("isinf", np.isinf, in_place=False, grad=NO_GRAD,
+trunc = ufunc_op("trunc", np.trunc, grad=NO_GRAD, numba="np.trunc(R(x))", onnx=ox.trunc)
+rint = ufunc_op("rint", np.rint, grad=NO_GRAD, numba="np.rint(R(x))", onnx=ox.round_half_even)
+isinf = ufunc_op("isinf", np.isinf, in_place=False, grad=NO_GRAD,
                numba=native.floats_only("np.isinf(x)"), onnx=ox.float_test("IsInf"))
-logical_not = _ufunc("logical_not", np.logical_not, grad=NO_GRAD, numba="not T(x)",
+logical_not = ufunc_op("logical_not", np.logical_not, grad=NO_GRAD, numba="not T(x)",
                      onnx=ox.logical("Not"))
-isnan = _ufunc("isnan", np.isnan, in_place=False, grad=NO_GRAD, numba=native.floats_only("np.isnan(x)"),
+isnan = ufunc_op("isnan", np.isnan, in_place=False, grad=NO_GRAD, numba=native.floats_only("np.isnan(x)"),
                onnx=ox.float_test("IsNaN"))
-isfinite = _ufunc("isfinite", np.isfinite, in_place=False, grad=NO_GRAD,
+isfinite = ufunc_op("isfinite", np.isfinite, in_place=False, grad=NO_GRAD,
                   numba=native.floats_only("np.isfinite(x)"),
                   onnx=ox.float_test("finite", negate=True))
 invert = _unary("invert", pyop.invert, "~x", "invert", operator="Invert", grad=NO_GRAD,
                 numba=native.invert_spelling)
-
-add = _binary("add", pyop.add, "x + y", "add", operator="Add", commutative=True,
-              grad=lambda ad: (ad.g, ad.g), numba=native.python_checked("R(x) + R(y)", native.py_add),
-              onnx=ox.arithmetic("Add"))
-sub = _binary("sub", pyop.sub, "x - y", "subtract", operator="Sub",
-              grad=lambda ad: (ad.g, -ad.g), numba=native.python_checked("R(x) - R(y)", native.py_sub),
-              onnx=ox.arithmetic("Sub"))
-mul = _binary("mul", pyop.mul, "x * y", "multiply", operator="Mult", commutative=True,
-              grad=lambda ad: (ad.g * ad.input(1), ad.g * ad.input(0)),
-              numba=native.python_checked("R(x) * R(y)", native.py_mul), onnx=ox.arithmetic("Mul"))
-# NOTE: Python scalars raise ZeroDivisionError/OverflowError, integer arrays raise on
-# negative powers: these may raise on well-typed inputs
-div = _binary("div", pyop.truediv, "x / y", "true_divide", operator="Div", can_raise=True,
-              grad=lambda ad: (ad.g / ad.input(1), -ad.g * ad.out / ad.input(1)),
-              numba=native.python_checked("R(x) / R(y)", native.py_truediv), onnx=ox.true_divide)
-floordiv = _binary("floordiv", pyop.floordiv, "x // y", "floor_divide", operator="FloorDiv",
-                   can_raise=True, grad=NO_GRAD,
-                   numba=native.int_division(native.int_floordiv, native.py_floordiv),
-                   onnx=ox.floor_divide)
-mod = _binary("mod", pyop.mod, "x % y", "remainder", operator="Mod", can_raise=True,
-              grad=_mod_grad, numba=native.int_division(native.int_mod, native.py_mod),
-              onnx=ox.remainder)
-pow_ = _binary("pow", pyop.pow, "x ** y", operator="Pow", can_raise=True, grad=_pow_grad,
-               numba=native.power, onnx=ox.power)
-"""No in-place form: `x ** 2` and `x ** 0.5` take NumPy fast paths `np.power` does not."""
-maximum = _ufunc("maximum", np.maximum, commutative=True, grad=lambda ad: (
-    ad.g * (ad.input(0) >= ad.input(1)), ad.g * (ad.input(0) < ad.input(1))),
-    numba=native.fixed(native.MAXIMUM), onnx=ox.arithmetic("Max"))
-minimum = _ufunc("minimum", np.minimum, commutative=True, grad=lambda ad: (
-    ad.g * (ad.input(0) <= ad.input(1)), ad.g * (ad.input(0) > ad.input(1))),
-    numba=native.fixed(native.MINIMUM), onnx=ox.arithmetic("Min"))
-def _arctan2_grad(ad: GradContext) -> tuple[Any, ...]:
-    y, x = ad.input(0), ad.input(1)
-    squared = y * y + x * x
-    return ad.g * x / squared, -ad.g * y / squared
-
-
-arctan2 = _ufunc("arctan2", np.arctan2, grad=_arctan2_grad, numba="np.arctan2(R(x), R(y))")
-hypot = _ufunc("hypot", np.hypot, commutative=True, grad=lambda ad: (
-    ad.g * ad.input(0) / ad.out, ad.g * ad.input(1) / ad.out), numba="np.hypot(R(x), R(y))",
-    onnx=ox.hypot)
-fmod = _ufunc("fmod", np.fmod, grad=lambda ad: (  # NOTE: x - trunc(x / y) * y
-    ad.g, -ad.g * ad.op("trunc", ad.input(0) / ad.input(1))))
-logaddexp = _ufunc("logaddexp", np.logaddexp, commutative=True, grad=lambda ad: (
-    ad.g * ad.op("exp", ad.input(0) - ad.out), ad.g * ad.op("exp", ad.input(1) - ad.out)),
-    numba="np.logaddexp(R(x), R(y))")
-eq = _binary("eq", pyop.eq, "x == y", "equal", operator="Eq", commutative=True, grad=NO_GRAD,
-             numba="T(x) == T(y)", onnx=ox.compare_numbers("Equal"))
-ne = _binary("ne", pyop.ne, "x != y", "not_equal", operator="NotEq", commutative=True,
-             grad=NO_GRAD, numba="T(x) != T(y)", onnx=ox.compare_numbers("Equal", negate=True))
-lt = _binary("lt", pyop.lt, "x < y", "less", operator="Lt", grad=NO_GRAD, numba="T(x) < T(y)",
-             onnx=ox.compare_numbers("Less"))
-le = _binary("le", pyop.le, "x <= y", "less_equal", operator="LtE", grad=NO_GRAD,
-             numba="T(x) <= T(y)", onnx=ox.compare_numbers("LessOrEqual"))
-gt = _binary("gt", pyop.gt, "x > y", "greater", operator="Gt", grad=NO_GRAD, numba="T(x) > T(y)",
-             onnx=ox.compare_numbers("Greater"))
-ge = _binary("ge", pyop.ge, "x >= y", "greater_equal", operator="GtE", grad=NO_GRAD,
-             numba="T(x) >= T(y)", onnx=ox.compare_numbers("GreaterOrEqual"))
-logical_and = _ufunc("logical_and", np.logical_and, commutative=True, grad=NO_GRAD,
-                     numba="T(x) != T(0) and T(y) != T(0)", onnx=ox.logical("And"))
-logical_or = _ufunc("logical_or", np.logical_or, commutative=True, grad=NO_GRAD,
-                    numba="T(x) != T(0) or T(y) != T(0)", onnx=ox.logical("Or"))
-logical_xor = _ufunc("logical_xor", np.logical_xor, commutative=True, grad=NO_GRAD,
-                     numba="(T(x) != T(0)) != (T(y) != T(0))", onnx=ox.logical("Xor"))
-bitwise_and = _binary("bitwise_and", pyop.and_, "x & y", "bitwise_and", operator="BitAnd",
-                      commutative=True, grad=NO_GRAD, numba="R(x) & R(y)")
-bitwise_or = _binary("bitwise_or", pyop.or_, "x | y", "bitwise_or", operator="BitOr",
-                     commutative=True, grad=NO_GRAD, numba="R(x) | R(y)")
-left_shift = _binary("left_shift", pyop.lshift, "x << y", "left_shift", operator="LShift",
-                     grad=NO_GRAD)
-right_shift = _binary("right_shift", pyop.rshift, "x >> y", "right_shift", operator="RShift",
-                      grad=NO_GRAD)
-bitwise_xor = _binary("bitwise_xor", pyop.xor, "x ^ y", "bitwise_xor", operator="BitXor",
-                      commutative=True, grad=NO_GRAD, numba="R(x) ^ R(y)")
-select = _op("select", ("cond", "x", "y"), np.where, "np.where(cond, x, y)", grad=_select_grad,
-             numba="R(x) if cond else R(y)", onnx=ox.select)
-clip = _op("clip", ("x", "lo", "hi"), np.clip, "np.clip(x, lo, hi)", nullable=True,
-           inplace="np.clip(x, lo, hi, out=out)", grad=_clip_grad, numba=native.clip_spelling,
-           onnx=ox.clip)
-"""`lo`/`hi` are inputs (tensors, scalars, or None for no bound), as in NumPy."""
-
 
 # ---- spellings --------------------------------------------------------------------------------
 
 def _gelu_mode(values: dict[str, Any]) -> dict[str, Any]:
     if values.pop("approximate") not in ("tanh", True):
         raise ValueError("gelu: only the tanh approximation is implemented (approximate='tanh')")
-    return values
-
-
-def _clip_bounds(values: dict[str, Any]) -> dict[str, Any]:
-    # np.clip(a, a_min, a_max) or np.clip(a, min=..., max=...)
-    lo, hi = values.pop("min"), values.pop("max")
-    values["lo"] = values["lo"] if lo is None else lo
-    values["hi"] = values["hi"] if hi is None else hi
     return values
 
 
@@ -654,72 +536,24 @@ _UNARY = (  # op, MindSpore functions, NumPy functions, MindSpore primitive
     (isfinite, ("isfinite",), ("isfinite",), "IsFinite"),
     (invert, ("invert", "bitwise_not"), ("invert", "bitwise_not", "bitwise_invert"), "Invert"),
 )
-_BINARY = (
-    (add, ("add",), ("add",), "Add"),
-    (sub, ("sub", "subtract"), ("subtract",), "Sub"),
-    (mul, ("mul", "multiply"), ("multiply",), "Mul"),
-    (div, (), ("divide", "true_divide"), None),
-    (floordiv, ("floor_div", "floor_divide"), ("floor_divide",), "FloorDiv"),
-    (mod, ("floor_mod", "remainder"), ("mod", "remainder"), "FloorMod"),
-    (pow_, ("pow",), ("power", "pow"), "Pow"),
-    (maximum, ("maximum",), ("maximum",), "Maximum"),
-    (arctan2, ("atan2", "arctan2"), ("arctan2",), "Atan2"),
-    (hypot, ("hypot",), ("hypot",), None),
-    (fmod, ("fmod",), ("fmod",), None),
-    (logaddexp, ("logaddexp",), ("logaddexp",), None),
-    (minimum, ("minimum",), ("minimum",), "Minimum"),
-    (eq, ("equal", "eq"), ("equal",), "Equal"),
-    (ne, ("not_equal", "ne"), ("not_equal",), "NotEqual"),
-    (lt, ("less", "lt"), ("less",), "Less"),
-    (le, ("less_equal", "le"), ("less_equal",), "LessEqual"),
-    (gt, ("greater", "gt"), ("greater",), "Greater"),
-    (ge, ("greater_equal", "ge"), ("greater_equal",), "GreaterEqual"),
-    (logical_and, ("logical_and",), ("logical_and",), "LogicalAnd"),
-    (logical_or, ("logical_or",), ("logical_or",), "LogicalOr"),
-    (logical_xor, ("logical_xor",), ("logical_xor",), "LogicalXor"),
-    (bitwise_and, ("bitwise_and",), ("bitwise_and",), "BitwiseAnd"),
-    (bitwise_or, ("bitwise_or",), ("bitwise_or",), "BitwiseOr"),
-    (bitwise_xor, ("bitwise_xor",), ("bitwise_xor",), "BitwiseXor"),
-    (left_shift, ("left_shift",), ("left_shift",), "LeftShift"),
-    (right_shift, ("right_shift",), ("right_shift",), "RightShift"),
-)
 
 OPS = (neg, pos, absolute, exp, log, sqrt, rsqrt, square, reciprocal, tanh, sigmoid, relu, gelu,
        floor, ceil, round_, sign, sin, cos, log1p, expm1, log2, log10, exp2, tan, arctan, sinh,
-       cosh, trunc, rint, isinf, logical_not, isnan, isfinite, invert,
-       add, sub, mul, div, floordiv, mod, pow_, maximum, minimum, arctan2, hypot, fmod, logaddexp,
-       eq, ne, lt, le, gt, ge, logical_and, logical_or, logical_xor, bitwise_and, bitwise_or, bitwise_xor, left_shift,
-       right_shift, select, clip)
+       cosh, trunc, rint, isinf, logical_not, isnan, isfinite, invert)
 
 FUNCTIONS = (
     *(spell(n, op, "input", input="x") for op, names, _, _ in _UNARY for n in names),
-    *(spell(n, op, "input, other", input="x", other="y")
-      for op, names, _, _ in _BINARY for n in names),
     spell("gelu", gelu, "input, approximate='tanh'", _gelu_mode, input="x"),
     spell("round", round_, "input, *, decimals=0", input="x"),
-    spell("select", select, "cond, x, y"),
-    spell("where", select, "condition, input, other", condition="cond", input="x", other="y"),
-    spell("clip_by_value", clip, "x, clip_value_min=None, clip_value_max=None",
-          clip_value_min="lo", clip_value_max="hi"),
-    spell("clamp", clip, "input, min=None, max=None", input="x", min="lo", max="hi"),
-    spell("clip", clip, "input, min=None, max=None", input="x", min="lo", max="hi"),
 )
 NUMPY = (
     *(spell(n, op, "x, /") for op, _, names, _ in _UNARY for n in names),
-    *(spell(n, op, "x1, x2, /", x1="x", x2="y") for op, _, names, _ in _BINARY for n in names),
     spell("round", round_, "a, decimals=0", a="x"),
-    spell("where", select, "condition, x, y, /", condition="cond"),
-    spell("clip", clip, "a, a_min=None, a_max=None, *, min=None, max=None", _clip_bounds, a="x",
-          a_min="lo", a_max="hi"),
 )
 METHODS = (
-    spell("clip", clip, "x, min=None, max=None", min="lo", max="hi"),
     spell("round", round_, "x, decimals=0"),
 )
 PRIMITIVES = (
     *(primitive(p, op) for op, _, _, p in _UNARY if p),
-    *(primitive(p, op, call="x, y") for op, _, _, p in _BINARY if p),
-
-    primitive("Select", select, call="cond, x, y"),
     primitive("Round", round_, call="x, decimals=0"),
 )

@@ -11,7 +11,8 @@ from .elementwise import helper_call, optional, unsupported
 from .nn_kernels import (check_class_ids, log_softmax_kernel, nll_loss_kernel,
                          softmax_cross_entropy_grad_kernel, softmax_cross_entropy_kernel,
                          softmax_cross_entropy_with_grad_kernel, softmax_kernel)
-from .opdef import Dyn, GradContext, OpDef, OpFunction, Primitive
+from .batching import axis_batch, broadcast_like, per_sample_axes
+from .opdef import BatchContext, Dyn, GradContext, OpDef, OpFunction, Primitive
 from .types import (UNKNOWN, Dim, Scalar, Tensor, TupleType, Type, broadcast_shapes, check_axis,
                     dim_mul, expect_integer, expect_tensor, float_dtype, known, may_equal,
                     mean_dtype, result_dtype)
@@ -46,7 +47,8 @@ def _softmax_grad(ad: GradContext) -> tuple[Any, ...]:
 softmax = OpDef(
     "softmax", ("x",), kernel=softmax_kernel, infer=_softmax_infer("softmax"),
     emit=helper_call(softmax_kernel, "x", {"axis": -1}), attrs={"axis": -1},
-    helpers=(softmax_kernel,), fresh=True, grad=_softmax_grad, onnx=ox.softmax("Softmax"))
+    helpers=(softmax_kernel,), fresh=True, grad=_softmax_grad, onnx=ox.softmax("Softmax"),
+    batch=axis_batch)
 """Softmax along `axis` (an int or a tuple)."""
 
 
@@ -60,7 +62,7 @@ log_softmax = OpDef(
     "log_softmax", ("x",), kernel=log_softmax_kernel, infer=_softmax_infer("log_softmax"),
     emit=helper_call(log_softmax_kernel, "x", {"axis": -1}), attrs={"axis": -1},
     helpers=(log_softmax_kernel,), fresh=True, grad=_log_softmax_grad,
-    onnx=ox.softmax("LogSoftmax"))
+    onnx=ox.softmax("LogSoftmax"), batch=axis_batch)
 """Log-softmax along `axis` (an int or a tuple)."""
 
 
@@ -103,6 +105,33 @@ def _softmax_cross_entropy_infer(logits: Type, labels: Type, *, sparse: bool,
     return reduced(batch, dtype, reduction)
 
 
+def _softmax_cross_entropy_batch(bc: BatchContext) -> Any:
+    """Per-sample losses of the whole batch, then each example's reduction of its own."""
+    axes = per_sample_axes(bc)
+    if not all(bc.batched) or axes is None:
+        return None
+    losses = bc.apply(*bc.inputs, reduction="none")
+    reduction = bc.attrs["reduction"]
+    return losses if reduction == "none" or not axes else bc.op(reduction, losses, axis=axes)
+
+
+def _xent_grad_batch(bc: BatchContext) -> Any:
+    """The adjoint of each example's reduced loss, spread over its samples (divided by their
+    count for 'mean'), then the per-sample gradient of the whole batch."""
+    logits, labels, g = bc.inputs
+    count = bc.types[1].shape if isinstance(bc.types[1], Tensor) else None
+    if not (bc.batched[0] and bc.batched[1]) or count is None or not all(
+            type(d) is int for d in count) or not isinstance(bc.types[2], Tensor):
+        return None
+    if bc.attrs["reduction"] != "none":
+        if bc.batched[2]:
+            g = bc.op("expand_dims", g, axis=tuple(range(1, len(count) + 1)))
+        if bc.attrs["reduction"] == "mean":
+            g = bc.op("div", g, bc.constant(max(int(np.prod(count, dtype=np.int64)), 1)))
+        g = broadcast_like(bc, g, labels, len(count) + 1)
+    return bc.apply(logits, labels, g, reduction="none")
+
+
 def _softmax_cross_entropy_grad(ad: GradContext) -> tuple[Any, ...]:
     """d logits = (softmax(logits) * sum(labels) - labels) * g per sample (one-hot labels when
     sparse); d labels = -log_softmax(logits) * g."""
@@ -124,7 +153,7 @@ softmax_cross_entropy = OpDef(
     infer=_softmax_cross_entropy_infer, attrs=_XENT, can_raise=True, fresh=True,
     emit=helper_call(softmax_cross_entropy_kernel, "logits, labels", _XENT),
     helpers=(log_softmax_kernel, check_class_ids, softmax_cross_entropy_kernel),
-    grad=_softmax_cross_entropy_grad)
+    grad=_softmax_cross_entropy_grad, batch=_softmax_cross_entropy_batch)
 """MindSpore SoftmaxCrossEntropyWithLogits(sparse, reduction) on logits [..., C]."""
 
 
@@ -156,7 +185,7 @@ softmax_cross_entropy_grad = OpDef(
                      {"reduction": "none"}),
     attrs={"reduction": "none"},
     helpers=(check_class_ids, softmax_cross_entropy_grad_kernel), can_raise=True,
-    fresh=True, expand=_xent_grad_expand)
+    fresh=True, expand=_xent_grad_expand, batch=_xent_grad_batch)
 """d softmax_cross_entropy(sparse=True) / d logits for the loss's adjoint `g`, in one kernel."""
 
 

@@ -14,6 +14,7 @@ import numpy as np
 
 from . import onnx as ox
 from . import native
+from .batching import first_only_batch, matmul_batch
 from .elementwise import helper_call, optional, unsupported
 from .nn_kernels import (assign_add_kernel, assign_kernel, assign_sub_kernel,
                          dropout_kernel, embedding_kernel)
@@ -84,7 +85,7 @@ def _matmul_grad(ad: GradContext) -> tuple[Any, ...]:
 matmul = OpDef(
     "matmul", ("x", "y"), kernel=_matmul_kernel, infer=_matmul_infer, emit=_matmul_emit,
     attrs={"transpose_a": False, "transpose_b": False}, operator="MatMult", fresh=True,
-    grad=_matmul_grad, numba=native.matmul_spelling, onnx=ox.matmul)
+    grad=_matmul_grad, numba=native.matmul_spelling, onnx=ox.matmul, batch=matmul_batch)
 """`x @ y` with NumPy semantics (1-d operands, broadcast batches); the transposes swap the last
 two axes of an operand first (MindSpore MatMul/BatchMatMul)."""
 
@@ -154,7 +155,7 @@ dense = OpDef(
     "dense", ("x", "weight", "*bias"), kernel=_dense_kernel, infer=_dense_infer,
     emit=lambda attrs: "x @ weight.T + bias_0" if attrs.get("has_bias") else "x @ weight.T",
     attrs={"has_bias": False}, fresh=True, grad=_dense_grad, numba=native.dense_spelling,
-    onnx=ox.dense)
+    onnx=ox.dense, batch=first_only_batch)
 """`x @ weight.T (+ bias)` with weight [out, in]; the optional bias is the variadic input and
 `has_bias` (set by the binder) says whether it is there, so the emitted code is one expression."""
 

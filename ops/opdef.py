@@ -93,6 +93,11 @@ class OpDef:
     Numba-compatible functions copied into the module) for these input types and attributes,
     or returns None where the op has no Numba form for them."""
 
+    batch: Callable[[BatchContext], Any] | None = None
+    """vmap's batching rule (graph/batching.py): the op applied to a whole batch, the batched
+    inputs carrying the batch axis first, returning the batched result (batch axis first), or
+    None where these inputs have no rule; then, or without a rule, vmap runs the op in a
+    compiled loop over the examples (shown in `amber dump`)."""
     onnx: str | Callable[..., Any] | None = None
     """How the ONNX target (codegen/onnx) computes the op, or None: exporting a graph using it is
     a CompileError at the user's line naming the op. An ONNX operator name (`"Tanh"`) for an
@@ -171,6 +176,34 @@ class GradContext(Protocol):
 
     def op(self, op: OpDef | str, *inputs: Any, **attrs: Any) -> Any:
         """Another op applied to symbols or constants."""
+
+
+class BatchContext(Protocol):
+    """What a batching rule sees (graph/batching.py implements it). `inputs` are IR values; a
+    batched one carries the batch axis first, an unbatched one is the same for every example.
+    `types` and `out_type` are the types of one example."""
+    inputs: tuple[Any, ...]
+    batched: tuple[bool, ...]
+    types: tuple[Type, ...]
+    out_type: Type
+    attrs: Mapping[str, Any]
+
+    def op(self, op: OpDef | str, *inputs: Any, **attrs: Any) -> Any:
+        """Another op applied to values."""
+
+    def apply(self, *inputs: Any, **attrs: Any) -> Any:
+        """This node's op on other inputs and attrs (the node's attrs where not given)."""
+
+    @property
+    def size(self) -> Any:
+        """The batch size, a run-time int value."""
+
+    @property
+    def static_size(self) -> int | None:
+        """The batch size when it is known at compile time."""
+
+    def constant(self, value: Any) -> Any:
+        """A constant value."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -144,7 +144,7 @@ def _list_sum_infer(items: Type, start: Type) -> Type:
     """The type of `sum(items, start)`: `start + items[0] + ...`, which is `start` itself when
     the list is empty, so a sum of another type than `start` has no one static type (a Python
     number `start` is the exception: the frontend keeps such sums as maybe-numbers)."""
-    from .elementwise import add  # NOTE: the element ops import nothing from here
+    from .binary import add  # NOTE: the element ops import nothing from here
     if not isinstance(items, ListType):
         raise TypeError(f"sum(): expected a list, got {items}")
     if isinstance(items.element, AnyType):

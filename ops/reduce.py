@@ -14,6 +14,7 @@ from . import onnx as ox
 from .elementwise import (as_tensor, checked, dtype_or_none, np_call, on_tensor, primitive,
                           probe, spell)
 from . import native
+from .batching import reduce_batch
 from .opdef import NO_GRAD, GradContext, OpDef
 from .shaping import normalize_axis, normalize_axes
 from .types import Tensor, Type, dim_mul
@@ -50,7 +51,8 @@ def _reduction(name: str, fn: Callable[..., Any], emit: Any, method: Any, *,
     attrs = {"axis": None, "keepdims": False, **({"dtype": None} if dtype else {})}
     return OpDef(name, ("x",), kernel=checked(name, fn, infer), infer=infer, emit=emit,
                  attrs=attrs, fresh=True, specialize=on_tensor(method), grad=grad,
-                 numba=native.reduction_spelling(name), onnx=onnx)
+                 numba=native.reduction_spelling(name), onnx=onnx,
+                 batch=None if kw.get("single_axis") else reduce_batch)
 
 
 def _np_reduce(func: str, grad: Grad = NO_GRAD, onnx: Any = None, **kw: bool) -> OpDef:

@@ -9,15 +9,15 @@ from types import ModuleType
 
 import numpy as np
 
-from . import (activations, adjoint, creation, division, elementwise, indexing, joining, losses,
-               nn, normalization, python, randomness, reduce, resize, shaping, sorting, window)
+from . import (activations, adjoint, binary, creation, division, elementwise, indexing, joining,
+               losses, nn, normalization, python, randomness, reduce, resize, shaping, sorting,
+               window)
 from . import caller, collective
 from .opdef import OpDef, OpFunction, Primitive
 
-FAMILIES: tuple[ModuleType, ...] = (python, elementwise, division, activations, reduce, sorting,
-                                    shaping, joining, indexing, creation, nn, window, resize,
-                                    normalization, losses, adjoint, randomness, collective,
-                                    caller)
+FAMILIES: tuple[ModuleType, ...] = (python, elementwise, binary, division, activations, reduce,
+                                    sorting, shaping, joining, indexing, creation, nn, window, resize,
+                                    normalization, losses, adjoint, randomness, collective, caller)
 
 
 def _table(attr: str, key) -> dict:

@@ -12,6 +12,8 @@ import numpy as np
 
 from . import onnx as ox
 from . import native
+from .batching import (axis_batch, broadcast_batch, broadcast_to_batch, expand_dims_batch,
+                       reshape_batch, transpose_batch)
 from .elementwise import as_tensor, checked, dtype_or_none, np_call, on_tensor, primitive, spell
 from .opdef import NO_GRAD, REQUIRED, Dyn, GradContext, OpDef
 from .symbolic import Sym
@@ -386,11 +388,12 @@ def _count_infer(name: str):
 
 def shape_op(name: str, inputs: tuple[str, ...], fn: Any, infer: Any, emit: Any,
         attrs: dict[str, Any] | None = None, fresh: bool = False, specialize: Any = None,
-        grad: Any = None, static: Any = None, numba: Any = None, onnx: Any = None) -> OpDef:
+        grad: Any = None, static: Any = None, numba: Any = None, onnx: Any = None,
+        batch: Any = None) -> OpDef:
     """`fresh`: the result never shares memory with an input (views and tuples do)."""
     return OpDef(name, inputs, kernel=checked(name, fn, infer), infer=infer, emit=emit,
                  attrs=attrs or {}, fresh=fresh, specialize=specialize, grad=grad,
-                 static=static, numba=numba, onnx=onnx)
+                 static=static, numba=numba, onnx=onnx, batch=batch)
 
 
 def _known_shape(x: Type) -> tuple[int, ...] | None:
@@ -450,28 +453,30 @@ def _transpose_grad(ad: GradContext) -> tuple[Any, ...]:
 reshape = shape_op("reshape", ("x", "*dims"), _reshape, _reshape_infer,
               lambda a: f"np.reshape(x, {shape_text(a['shape'], 'dims')})", {"shape": REQUIRED},
               specialize=on_tensor(lambda a: f"x.reshape({_reshape_args(a['shape'])})"),
-              grad=RESHAPED, onnx=ox.to_result_shape)
+              grad=RESHAPED, onnx=ox.to_result_shape, batch=reshape_batch)
 transpose = shape_op("transpose", ("x",), lambda x, perm: np.transpose(x, perm), _transpose_infer,
                 lambda a: "np.transpose(x)" if a["perm"] is None else "np.transpose(x, perm)",
                 {"perm": None},
                 specialize=on_tensor(lambda a: "x.T" if a["perm"] is None else
                                       "x.transpose(perm)"), grad=_transpose_grad,
+                batch=transpose_batch,
                 numba=native.transpose_spelling, onnx=ox.transpose)
 expand_dims = shape_op("expand_dims", ("x",), lambda x, axis: np.expand_dims(x, axis),
                   _expand_dims_infer, "np.expand_dims(x, axis)", {"axis": REQUIRED},
-                  grad=RESHAPED, onnx=ox.to_result_shape)
+                  grad=RESHAPED, onnx=ox.to_result_shape, batch=expand_dims_batch)
 squeeze = shape_op("squeeze", ("x",), lambda x, axis: np.squeeze(x, axis), _squeeze_infer,
               np_call("np.squeeze", "x", axis=None), {"axis": None}, grad=RESHAPED,
-              onnx=ox.to_result_shape)
+              onnx=ox.to_result_shape, batch=axis_batch)
 flatten = shape_op("flatten", ("x",), _flatten, _flatten_infer, _flatten_emit,
               {"start_dim": 1, "end_dim": -1}, grad=RESHAPED, onnx=ox.to_result_shape)
 """MindSpore's flatten keeps dim 0 (`start_dim=1`); `x.flatten()` is `start_dim=0` (a copy)."""
 broadcast_to = shape_op("broadcast_to", ("x", "*dims"), _broadcast_to, _broadcast_to_infer,
                    _broadcast_to_emit, {"shape": REQUIRED}, grad=lambda ad: (ad.g,),
-                   onnx=ox.broadcast_to)
+                   onnx=ox.broadcast_to, batch=broadcast_to_batch)
 cast = OpDef("cast", ("x",), kernel=checked("cast", astype, _cast_infer), infer=_cast_infer,
              emit="astype(x, dtype)", attrs={"dtype": REQUIRED}, helpers=(astype,), fresh=True,
-             grad=lambda ad: (ad.g,), numba=native.cast_spelling, onnx=ox.to_result_dtype)
+             grad=lambda ad: (ad.g,), numba=native.cast_spelling, onnx=ox.to_result_dtype,
+             batch=broadcast_batch)
 shape_of = shape_op("shape", ("x",), np.shape, _shape_infer, "np.shape(x)", grad=NO_GRAD,
                     static=_known_shape, onnx=ox.shape_of)
 size_of = shape_op("size", ("x",), np.size, _count_infer("size"), "np.size(x)", grad=NO_GRAD,

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...ops import elementwise as ew
+from ...ops import binary
 from ...ops import nn as nn_ops
 from ..builder import InsertPoint
 from ..ir import Block, Graph, Node, Value
@@ -25,7 +25,7 @@ from ..types import Scalar, Tensor
 def run(graph: Graph, rw: Rewriter) -> bool:
     """Move scalar factors of single-use matmul products onto their smaller operand."""
     for node in list(graph.walk()):
-        if node.parent is None or node.op is not ew.mul:
+        if node.parent is None or node.op is not binary.mul:
             continue
         for k in (0, 1):
             scalar, product = node.inputs[k], node.inputs[1 - k]

@@ -14,6 +14,7 @@ from typing import Callable
 import numpy as np
 
 from ...ops import OpDef
+from ...ops import binary
 from ...ops import elementwise as ew
 from ...ops import python as pyops
 from ...ops import shaping
@@ -120,22 +121,22 @@ def _lone_depend(node: Node, scratch: Block) -> Value | None:
 
 
 RULES: dict[OpDef, tuple[Rule, ...]] = {
-    ew.add: (_keep(0, 1, 0, integer_only=True),   # x + 0 -> x   (integers only)
-             _keep(1, 0, 0, integer_only=True),   # 0 + x -> x   (integers only)
-             _keep(0, 1, -0.0),                   # x + -0.0 -> x
-             _keep(1, 0, -0.0)),                  # -0.0 + x -> x
-    ew.sub: (_keep(0, 1, 0),),                    # x - 0 -> x   (+0 only: x - -0.0 is x + 0)
-    ew.mul: (_keep(0, 1, 1), _keep(1, 0, 1)),     # x * 1 -> x,  1 * x -> x
-    ew.div: (_keep(0, 1, 1),),                    # x / 1 -> x
-    ew.pow_: (_keep(0, 1, 1), _square),           # x ** 1 -> x,  x ** 2 -> x * x
-    ew.neg: (_involution,),                       # -(-x) -> x
-    ew.invert: (_involution,),                    # ~~x -> x
-    ew.logical_not: (_involution,),               # logical_not(logical_not(b)) -> b (bools)
+    binary.add: (_keep(0, 1, 0, integer_only=True),   # x + 0 -> x   (integers only)
+                 _keep(1, 0, 0, integer_only=True),   # 0 + x -> x   (integers only)
+                 _keep(0, 1, -0.0),                   # x + -0.0 -> x
+                 _keep(1, 0, -0.0)),                  # -0.0 + x -> x
+    binary.sub: (_keep(0, 1, 0),),                    # x - 0 -> x   (+0 only: x - -0.0 is x + 0)
+    binary.mul: (_keep(0, 1, 1), _keep(1, 0, 1)),     # x * 1 -> x,  1 * x -> x
+    binary.div: (_keep(0, 1, 1),),                    # x / 1 -> x
+    binary.pow_: (_keep(0, 1, 1), _square),           # x ** 1 -> x,  x ** 2 -> x * x
+    ew.neg: (_involution,),                           # -(-x) -> x
+    ew.invert: (_involution,),                        # ~~x -> x
+    ew.logical_not: (_involution,),                   # logical_not(logical_not(b)) -> b (bools)
     pyops.not_: (_not_not,),                      # not not b -> bool(b)
     shaping.transpose: (_transpose_twice,),       # x.transpose(p).transpose(q) -> x.transpose(p[q])
     shaping.reshape: (_reshape_twice,),           # reshape(reshape(x, s), t) -> reshape(x, t)
     shaping.cast: (_same_dtype_cast,),            # cast(x, x.dtype) -> x
-    ew.select: (_constant_select,),               # select(true, a, b) -> a
+    binary.select: (_constant_select,),               # select(true, a, b) -> a
     pyops.tuple_getitem: (_item_of_tuple,),       # (a, b)[0] -> a
     pyops.depend: (_lone_depend,),                # depend(x) -> x  (ordered after nothing)
 }

@@ -160,8 +160,11 @@ class Net(nn.Cell):
 
 
 def test_cells_with_parameters():
+    # NOTE: its own seeds: float32 finite differences are coarse, so the inputs are fixed
+    # rather than drawn after however many other tests ran in this worker
+    amber.set_seed(0)
     net = Net()
-    x = RNG.standard_normal((1, 3)).astype(np.float32)
+    x = np.random.default_rng(2).standard_normal((1, 3)).astype(np.float32)
     jac = ops.jacrev(net)(x)
     want = _jacobian(lambda x: net.construct(x.astype(np.float32)), (x.astype(np.float64),), 0)
     numeric.close(jac, want, rtol=2e-2, atol=2e-3)
@@ -225,7 +228,8 @@ def test_compiled_once_and_readable():
     jac(x + 1.0, y)
     assert jac.stats.specializations == 1
     code = jac.code
-    assert "for i in range(3)" in code and code.count("np.sin(") <= 2, code
+    # NOTE: the forward once, and every basis vector at once (no loop over them)
+    assert "for i in range(3)" not in code and code.count("np.sin(") <= 2, code
 
 
 def test_refusals_name_the_users_line():

@@ -130,3 +130,52 @@ def test_effects_outside_one_example_are_refused():
         ops.vmap(lambda a, b: a + b)(np.ones((2, 3)), np.ones((3, 3)))
     with pytest.raises(TypeError, match="axes"):
         ops.vmap(early, in_axes="0")
+
+
+def grow(x):
+    while x.sum() < 6.0:
+        if x.mean() > 1.0:
+            x = x * 1.5 + ops.sin(x)
+        else:
+            x = x + 0.7
+    return x
+
+
+def test_batched_without_a_loop_over_examples():
+    """A per-example while and if run on the whole batch (masked while, select); so do
+    per-example gradients of a Cell with its Parameters shared, and a Hessian's basis."""
+    x = RNG.standard_normal((6, 3))
+    batched = ops.vmap(grow)
+    numeric.close(batched(x), _loop(grow, x), rtol=1e-12, atol=1e-12)
+    assert "while" in batched.code and "for " not in batched.code, batched.code
+    net = nn.Dense(3, 2)
+    per_example = ops.vmap(amber.grad(lambda x: (net(x) ** 2).sum(), None,
+                                      net.trainable_params()))
+    got = per_example(x.astype(np.float32))
+    one = amber.grad(lambda x: (net(x) ** 2).sum(), None, net.trainable_params())
+    for i in range(6):
+        for g, w in zip(got, one(x[i].astype(np.float32))):
+            numeric.close(g[i], w, rtol=1e-5, atol=1e-6)
+    assert "for " not in per_example.code, per_example.code
+    hessian = ops.jacfwd(ops.jacrev(lambda v: (ops.tanh(v) * v).sum()))
+    v = RNG.standard_normal(4)
+    t = np.tanh(v)
+    want = np.diag(2 * (1 - t * t) - 2 * v * t * (1 - t * t))
+    numeric.close(hessian(v), want, rtol=1e-9, atol=1e-9)
+    assert "for " not in hessian.code, hessian.code
+
+
+def test_loops_it_cannot_batch_stay_exact():
+    """A while inside a per-example if's arm would run for examples that never reach it (and
+    never end for them): vmap keeps the loop over examples; likewise a per-example counter."""
+    def doubled_if_positive(x):
+        if x.sum() > 0:
+            while x.sum() < 10:
+                x = x * 2
+        return x
+    x = np.array([[1.0, 1.0], [-1.0, -2.0]])
+    batched = ops.vmap(doubled_if_positive)
+    numeric.close(batched(x), _loop(doubled_if_positive, x), rtol=0, atol=0)
+    assert "for i in range(" in batched.code
+    out = ops.vmap(lambda x, w: w, in_axes=(0, None))(x, np.ones(2))
+    out[0, 0] = 5.0  # NOTE: an unbatched output is a fresh array, not a read-only view

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import amber.ops as ops
+from amber.ops import binary
 from amber.ops import elementwise as ew
 from amber.ops import registry
 from amber.ops.types import KNOWN_VALUES, NOT_KNOWN, VALUE_BASED_CASTING, Scalar, Tensor, type_of
@@ -114,7 +115,7 @@ def infer_or_error(op, *args):
 
 
 def test_every_elementwise_op_has_a_reference():
-    names = {op.name for op in ew.OPS}
+    names = {op.name for op in (*ew.OPS, *binary.OPS)}
     assert names == set(UNARY_REF) | set(BINARY_REF) | {"invert", "select", "clip",
                                                         "left_shift", "right_shift"}
 
@@ -341,10 +342,10 @@ def test_python_operator_results():
     assert ops.add(1, 2) == 3 and type(ops.add(1, 2)) is int
     assert ops.div(7, 2) == 3.5 and ops.floor_div(7, 2) == 3 and type(ops.pow(2, 10)) is int
     assert type(ops.add(True, True)) is int and ops.less(1, 2) is True
-    assert ew.div.infer(Scalar(int), Scalar(int)) == Scalar(float)
-    assert ew.add.infer(Scalar(bool), Scalar(bool)) == Scalar(int)
-    assert ew.pow_.infer(Scalar(int), Scalar(int)) == Scalar(int)
-    assert ew.lt.infer(Scalar(float), Scalar(int)) == Scalar(bool)
+    assert binary.div.infer(Scalar(int), Scalar(int)) == Scalar(float)
+    assert binary.add.infer(Scalar(bool), Scalar(bool)) == Scalar(int)
+    assert binary.pow_.infer(Scalar(int), Scalar(int)) == Scalar(int)
+    assert binary.lt.infer(Scalar(float), Scalar(int)) == Scalar(bool)
     assert ew.neg.infer(Scalar(bool)) == Scalar(int)
     assert ew.absolute.infer(Scalar(int)) == Scalar(int) and type(ops.abs(-2)) is int
 
@@ -372,31 +373,31 @@ def test_float32_stays_float32(name):
 
 def test_symbolic_broadcasting():
     f32 = np.float32
-    assert ew.add.infer(Tensor(("B", 1), f32), Tensor((4,), f32)) == Tensor(("B", 4), f32)
-    assert ew.mul.infer(Tensor(("B", 3), f32), Scalar(float)) == Tensor(("B", 3), f32)
-    assert ew.lt.infer(Tensor(("B",), f32), Tensor(("C",), f32)) == Tensor(("?",), np.bool_)
-    assert ew.select.infer(Tensor(("B", 1), np.bool_), Tensor((3,), f32), Scalar(int)) == \
+    assert binary.add.infer(Tensor(("B", 1), f32), Tensor((4,), f32)) == Tensor(("B", 4), f32)
+    assert binary.mul.infer(Tensor(("B", 3), f32), Scalar(float)) == Tensor(("B", 3), f32)
+    assert binary.lt.infer(Tensor(("B",), f32), Tensor(("C",), f32)) == Tensor(("?",), np.bool_)
+    assert binary.select.infer(Tensor(("B", 1), np.bool_), Tensor((3,), f32), Scalar(int)) == \
         Tensor(("B", 3), f32)
-    assert ew.clip.infer(Tensor(("B",), f32), Scalar(int), type_of(None)) == Tensor(("B",), f32)
+    assert binary.clip.infer(Tensor(("B",), f32), Scalar(int), type_of(None)) == Tensor(("B",), f32)
 
 
 def test_shape_errors_name_the_op_and_shapes():
     with pytest.raises(ValueError, match=r"add: shapes \(2, 3\) and \(4,\) do not broadcast"):
-        ew.add.infer(Tensor((2, 3), np.float32), Tensor((4,), np.float32))
+        binary.add.infer(Tensor((2, 3), np.float32), Tensor((4,), np.float32))
     with pytest.raises(ValueError, match=r"maximum: .*\(2,\).*\(3,\)"):
         ops.maximum(np.ones(2), np.ones(3))
     with pytest.raises(TypeError, match="sign"):
         ew.sign.infer(Tensor((2,), np.bool_))
     with pytest.raises(TypeError, match="add: expected tensors"):
-        ew.add.infer(Tensor((2,), np.float32), type_of("s"))
+        binary.add.infer(Tensor((2,), np.float32), type_of("s"))
 
 
 def test_operator_ops_use_python_operators():
-    for op in ew.OPS:
+    for op in (*ew.OPS, *binary.OPS):
         if op.operator:
             assert op.kernel.__module__ in ("_operator", "operator"), op.name
-    assert registry.OPERATORS["Add"] is ew.add and registry.OPERATORS["USub"] is ew.neg
-    assert registry.OPERATORS["LtE"] is ew.le and registry.OPERATORS["Invert"] is ew.invert
+    assert registry.OPERATORS["Add"] is binary.add and registry.OPERATORS["USub"] is ew.neg
+    assert registry.OPERATORS["LtE"] is binary.le and registry.OPERATORS["Invert"] is ew.invert
 
 
 # ---- spellings --------------------------------------------------------------------------------
@@ -437,11 +438,12 @@ def test_spelling_argument_errors():
 
 
 def test_every_spelling_binds_to_its_op_inputs():
-    for fn in (*ew.FUNCTIONS, *ew.NUMPY, *ew.METHODS):
+    for fn in (*ew.FUNCTIONS, *ew.NUMPY, *ew.METHODS,
+               *binary.FUNCTIONS, *binary.NUMPY, *binary.METHODS):
         args = (np.ones(2),) * sum(not n.startswith("*") for n in fn.op.inputs)
         inputs, attrs = fn.bind(*args)
         assert len(inputs) == len(fn.op.inputs) and set(attrs) == set(fn.op.attrs), fn
-    for prim in ew.PRIMITIVES:
+    for prim in (*ew.PRIMITIVES, *binary.PRIMITIVES):
         inputs, attrs = prim().bind(*(np.ones(2),) * len(prim.op.inputs))
         assert len(inputs) == len(prim.op.inputs), prim
 

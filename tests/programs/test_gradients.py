@@ -440,3 +440,71 @@ def _close_leaves(got: Any, want: Any, what: str) -> None:
     if want is not None:
         np.testing.assert_allclose(np.asarray(got, np.float64), want, rtol=1e-4, atol=1e-5,
                                    err_msg=f"{what} differs from finite differences")
+
+
+# -- the same corpus under vmap: examples that take different branches and trip counts --------
+
+VMAP_CASES = CASES if SWEEP else CASES[::50]
+SCALES = (1.0, -0.5, 1.7)
+"""Example k is the case's input with its float arrays times SCALES[k] (plus k / 10): signs and
+sizes change, so data-dependent branches and loops take different paths per example."""
+
+
+def _stacked(outs: list[Any]) -> Any:
+    if isinstance(outs[0], tuple | list):
+        return [_stacked([o[i] for o in outs]) for i in range(len(outs[0]))]
+    return np.stack([np.asarray(o) for o in outs])
+
+
+def _same_structure(outs: list[Any]) -> bool:
+    """Every example returns arrays or numbers of one shape and dtype, nested alike."""
+    def signature(o: Any) -> str | None:
+        if isinstance(o, tuple | list):
+            parts = [signature(x) for x in o]
+            return None if None in parts else f"({','.join(parts)})"
+        if isinstance(o, np.ndarray | np.generic | float | int | bool):
+            return f"{np.shape(o)}{np.asarray(o).dtype}"
+        return None
+    found = {signature(o) for o in outs}
+    return len(found) == 1 and None not in found
+
+
+@pytest.mark.parametrize("case", VMAP_CASES, ids=[f"{p.name}-{k}" for p, k in VMAP_CASES])
+def test_vmap_matches_a_loop_over_examples(case: tuple[harness.Program, int],
+                                           capsys: pytest.CaptureFixture[str]) -> None:
+    """vmap over the float arrays (the rest, and a Cell's Parameters, shared) against the
+    eager program run on each example; a CompileError (a refusal at a line) is allowed, a
+    different result never."""
+    program, k = case
+    eager, target, args, _ = _setup(program, program.inputs[k])
+    batched = [_float64(a) and np.ndim(a) > 0 for a in args]
+    if not any(batched):
+        return
+    examples = [[a * scale + e / 10 if bt else a for a, bt in zip(args, batched)]
+                for e, scale in enumerate(SCALES)]
+    try:
+        with _time_limit(EAGER_SECONDS):
+            outs = [eager(*copy.deepcopy(example)) for example in examples]
+    except Exception:  # noqa: BLE001 (an example eager cannot run: nothing to compare)
+        return
+    if not _same_structure(outs):
+        return
+    stacked = [np.stack([ex[i] for ex in examples]).view(type(a)) if bt else a
+               for i, (a, bt) in enumerate(zip(args, batched))]  # NOTE: Tensors stay Tensors
+    in_axes = tuple(0 if bt else None for bt in batched)
+    try:
+        got = amber.ops.vmap(target, in_axes=in_axes)(*stacked)
+    except amber.CompileError:
+        return
+    capsys.readouterr()
+    _same_leaves(got, _stacked(outs))
+
+
+def _same_leaves(got: Any, want: Any) -> None:
+    if isinstance(want, list):
+        assert isinstance(got, tuple | list) and len(got) == len(want), (got, want)
+        for g, w in zip(got, want):
+            _same_leaves(g, w)
+        return
+    np.testing.assert_allclose(np.asarray(got, np.float64), np.asarray(want, np.float64),
+                               rtol=1e-9, atol=1e-9, err_msg="vmap differs from a loop")
