@@ -188,7 +188,8 @@ REFUSED = ("all_reduce_grads", "broadcast_params")
 UNUSUAL_DOMAIN = {"log", "log1p", "log2", "log10", "tan", "sqrt", "rsqrt", "reciprocal", "pow",
                   "div", "mindspore_div", "mod", "fmod", "hypot", "arctan2", "batch_norm",
                   "nll_loss"}
-"""Ops whose float inputs are drawn away from zero and positive (their rules are exact there)."""
+"""Ops whose float inputs are drawn from [0.5, 1.4]: away from zero and tan's pole (their rules
+are exact there)."""
 
 
 def test_every_op_declares_its_gradient() -> None:
@@ -212,7 +213,8 @@ def test_differentiating_a_collective_is_refused(name: str) -> None:
 
 def _redraw(value: Any, rng: np.random.Generator, positive: bool) -> Any:
     if isinstance(value, np.ndarray) and value.dtype == F:
-        drawn = rng.uniform(0.5, 2.0, value.shape) if positive else \
+        # NOTE: below pi / 2, tan's pole (finite differences there fail, not the rule)
+        drawn = rng.uniform(0.5, 1.4, value.shape) if positive else \
             rng.standard_normal(value.shape)
         return drawn.astype(F)
     if isinstance(value, list | tuple):
