@@ -20,6 +20,7 @@ from . import names
 from .aliases import Memory, after_write, note_input, note_result
 from .canonicalize import canonicalize, result_body, returns_none
 from .check import check_supported
+from .generators import inline_generators
 from .errors import CompileError, kind_for
 from .guards import CodeReader, Guard, MethodReader, SameObjectReader, code_of
 from .source import ParsedFunction, error_at, parse_function
@@ -287,6 +288,7 @@ class Compiler:
         if prepared is None:
             parsed = parse_function(func)
             check_supported(parsed)
+            parsed = inline_generators(parsed)
             fdef = canonicalize(parsed)
             params = _parameter_names(fdef.args)
             local = frozenset(params | names.assigned_names(fdef.body))

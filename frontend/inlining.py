@@ -13,6 +13,7 @@ from ..graph import Value
 from . import aliases
 from .context import Frame, call_identity
 from .errors import CompileError, CompileTypeError, arity_message
+from .generators import WHY
 from .scope import bind_arguments
 from .values import PyList
 
@@ -55,6 +56,10 @@ def inline(f: Frame, func: types.FunctionType, args: list[Any], kwargs: dict[str
                       "amber compiles a call by inlining it, so a function calling itself "
                       "with arguments known only at run time never finishes; rewrite the "
                       "recursion as a loop, or steer it by compile-time values")
+    if inspect.isgeneratorfunction(func):
+        raise f.error(f"cannot compile the generator {func.__qualname__} called here: it "
+                      "would escape (stored, returned, passed on, or driven by next, send or "
+                      "throw)", WHY)
     if len(compiler.stack) >= MAX_INLINE_DEPTH:
         raise f.error(f"calls are nested more than {MAX_INLINE_DEPTH} deep",
                       "flatten the chain of helper calls, or make a recursion end sooner")

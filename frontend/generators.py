@@ -1,0 +1,559 @@
+"""Generators inlined where they are consumed, before `check_supported` and `canonicalize`.
+
+A generator function called right where it is consumed is compiled as the loop it is:
+
+    for v in gen(a, n):            __amber_gen1_x = a; __amber_gen1_n = n
+        <body>                     __amber_gen1_done = False
+                           ->      <gen's body, its locals renamed, each `yield e` becoming
+                                    `v = e; <body>`>
+
+- A `break` of the consumer sets the done flag; after every statement of the generator that
+  may yield or return, the rest of its block runs under `if not done` (or `if done: break` in
+  one of its loops). So the generator leaves its loops through `break`, running its `finally`
+  blocks at that moment, as CPython does when a `for` loop drops a generator it broke out of.
+- A `continue` of the consumer skips the rest of the body (a per-yield leave flag); a `return`
+  in the generator sets the done flag; the consumer's `else` runs unless it broke.
+- `yield from` a generator call inlines that one too (a consumer break ends both); `yield from`
+  any other iterable is a `for` over it.
+- `enumerate(gen(...))` and `zip(gen(...), seq, ...)` (the generator first) count along.
+- `list/tuple/sum/min/max/sorted(gen(...))` build a list by such a loop first, in a statement
+  of their own placed before the one they were in; a generator expression given to one of them
+  becomes a list comprehension (it is consumed whole either way), and one iterated by a `for`
+  is inlined like a generator.
+
+A generator called anywhere else (stored, returned, passed on, driven by next/send/throw) is
+refused by `inlining.inline` at the call; `x = yield v` (a value sent in) is refused at the
+yield. The generator must be a global or closure function of the same module that reads none
+of the caller's local names (it is compiled inside the caller's scope).
+"""
+from __future__ import annotations
+
+import builtins
+import copy
+import inspect
+import types
+from dataclasses import replace
+from typing import Any
+
+import gast
+
+from .canonicalize import _assign, _at, _const, _name, _not
+from .check import _check_node, _preorder
+from .names import SYNTHETIC_PREFIX, assigned_names, read_names
+from .source import ParsedFunction, error_at, parse_function
+
+MAX_NESTING = 16
+"""Generators inlined inside each other deeper than this are refused (a recursive generator)."""
+CONSUMERS = frozenset({"list", "tuple", "sum", "min", "max", "sorted"})
+"""Builtins that consume a whole iterable before anything else happens."""
+WHY = ("amber compiles a generator by inlining it into the loop that consumes it; consume it "
+       "right where it is called: `for v in gen(...)`, list/tuple/sum/min/max/sorted of it, or "
+       "enumerate/zip with it first")
+
+LOCAL_PREFIX = "__gen"
+"""Inlined generators' locals are renamed `__gen<k>_<name>`; their flags are compiler-made."""
+
+Stmts = list[gast.stmt]
+
+
+def _flag(prefix: str, what: str) -> str:
+    return f"{SYNTHETIC_PREFIX}{prefix[2:]}{what}"
+
+
+def inline_generators(parsed: ParsedFunction) -> ParsedFunction:
+    """`parsed` with its generator consumers rewritten (the same object if there are none)."""
+    if not any(isinstance(n, gast.GeneratorExp | gast.Call) for n in gast.walk(parsed.node)):
+        return parsed
+    rewriter = _Rewriter(parsed)
+    if not rewriter.needed():
+        return parsed
+    node = copy.deepcopy(parsed.node)
+    node.body = rewriter.block(node.body, depth=0)
+    return replace(parsed, node=node)
+
+
+class _Rewriter:
+    def __init__(self, parsed: ParsedFunction) -> None:
+        self.parsed = parsed
+        params = {a.id for a in gast.walk(parsed.node.args) if isinstance(a, gast.Name)}
+        self.local = params | assigned_names(parsed.node.body)
+        self.count = 0
+
+    # -- finding consumers --------------------------------------------------------------------
+
+    def generator_of(self, node: gast.AST) -> types.FunctionType | None:
+        """The generator function `node` calls, if it is a call of one by a plain name."""
+        if not (isinstance(node, gast.Call) and isinstance(node.func, gast.Name)):
+            return None
+        name = node.func.id
+        if name in self.local:
+            return None
+        value = self.parsed.closure.get(name, self.parsed.globals.get(name))
+        if isinstance(value, types.FunctionType) and inspect.isgeneratorfunction(value):
+            return value
+        return None
+
+    def is_builtin(self, node: gast.expr, names: frozenset[str] | tuple[str, ...]) -> bool:
+        """`node` names one of the builtins `names`, not shadowed here."""
+        return (isinstance(node, gast.Name) and node.id in names and node.id not in self.local
+                and node.id not in self.parsed.closure
+                and self.parsed.globals.get(node.id, getattr(builtins, node.id))
+                is getattr(builtins, node.id))
+
+    def needed(self) -> bool:
+        for n in gast.walk(self.parsed.node):
+            if isinstance(n, gast.GeneratorExp) or self.generator_of(n) is not None:
+                return True
+        return False
+
+    def error(self, node: gast.AST, message: str, hint: str = WHY) -> Exception:
+        return error_at(self.parsed, node, message, hint)
+
+    def fresh(self) -> str:
+        """A prefix for one inlined generator's names. NOTE: not a compiler-made name
+        (`names.is_synthetic`): they hold the user's values and get the user's checks."""
+        self.count += 1
+        return f"{LOCAL_PREFIX}{self.count}_"
+
+    # -- statements of the consumer -------------------------------------------------------------
+
+    def block(self, stmts: Stmts, depth: int) -> Stmts:
+        out: Stmts = []
+        for stmt in stmts:
+            out.extend(self.stmt(stmt, depth))
+        return out
+
+    def stmt(self, stmt: gast.stmt, depth: int) -> Stmts:
+        if isinstance(stmt, gast.FunctionDef | gast.ClassDef):
+            return [stmt]
+        if isinstance(stmt, gast.For):
+            loop = self.for_loop(stmt, depth)
+            if loop is not None:
+                return loop
+        pre: Stmts = []
+        for field in ("value", "test", "iter", "items"):
+            # NOTE: a while test runs again each trip: never hoisted out of it
+            if hasattr(stmt, field) and not (isinstance(stmt, gast.While) and field == "test"):
+                setattr(stmt, field, self.hoist(getattr(stmt, field), stmt, pre, depth))
+        for field in ("body", "orelse", "finalbody"):
+            if hasattr(stmt, field):
+                setattr(stmt, field, self.block(getattr(stmt, field), depth))
+        for handler in getattr(stmt, "handlers", ()):
+            handler.body = self.block(handler.body, depth)
+        return pre + [stmt]
+
+    def hoist(self, expr: Any, stmt: gast.stmt, pre: Stmts, depth: int) -> Any:
+        """`expr` with each whole-consuming builtin's generator argument replaced: a generator
+        expression by a list comprehension, a generator call by a list built in `pre`."""
+        if isinstance(expr, list):
+            return [self.hoist(e, stmt, pre, depth) for e in expr]
+        if not isinstance(expr, gast.AST):
+            return expr
+        unwrap: set[int] = set()
+        for node in gast.walk(expr):
+            if not (isinstance(node, gast.Call) and self.is_builtin(node.func, CONSUMERS)
+                    and node.args):
+                continue
+            first = node.args[0]
+            if isinstance(first, gast.GeneratorExp):
+                node.args[0] = gast.copy_location(
+                    gast.ListComp(elt=first.elt, generators=first.generators), first)
+            elif self.generator_of(first) is not None:
+                self.check_hoistable(expr, stmt, first)
+                items = self.fresh() + "items"
+                item = _name(items + "_item", store=True)
+                build = [_assign(items, gast.List(elts=[], ctx=gast.Load()))]
+                append = gast.Expr(value=gast.Call(
+                    func=gast.Attribute(value=_name(items), attr="append", ctx=gast.Load()),
+                    args=[_name(items + "_item")], keywords=[]))
+                build.append(gast.For(target=item, iter=first, body=[append], orelse=[],
+                                      type_comment=None))
+                pre.extend(self.block([_at(s, stmt) for s in build], depth))
+                node.args[0] = _at(_name(items), first)
+            else:
+                continue
+            if node.func.id == "list" and len(node.args) == 1:
+                unwrap.add(id(node))  # NOTE: the list is new already; amber's own is a list
+        return _Unwrap(unwrap).visit(expr) if unwrap else expr
+
+    def check_hoistable(self, expr: gast.AST, stmt: gast.stmt, call: gast.Call) -> None:
+        """Running the generator first must not reorder it with calls before it or skip a
+        short-circuit: refuse what could."""
+        if isinstance(stmt, gast.While):
+            raise self.error(call, "cannot compile a generator consumed in a while condition",
+                             "consume it in a statement before the loop and in its body")
+        for node in gast.walk(expr):
+            lazy = (node.values[1:] if isinstance(node, gast.BoolOp) else
+                    [node.body, node.orelse] if isinstance(node, gast.IfExp) else
+                    [node] if isinstance(node, gast.Lambda | gast.ListComp | gast.DictComp
+                                         | gast.SetComp | gast.GeneratorExp) else [])
+            if any(call is n for part in lazy for n in gast.walk(part)):
+                raise self.error(call, "cannot compile a generator consumed in a part of an "
+                                 "expression that may not run (after and/or, in a conditional "
+                                 "expression, a comprehension or a lambda)",
+                                 "consume it in a statement of its own first")
+        before = (call.lineno, call.col_offset)
+        for node in gast.walk(expr):
+            # NOTE: ops are pure; a print or a Python helper could see the generator run early
+            if (isinstance(node, gast.Call) and (node.lineno, node.col_offset) < before
+                    and self.may_have_effects(node.func)
+                    and not any(call is n for n in gast.walk(node))):
+                raise self.error(call, "cannot compile a generator consumed after another call "
+                                 "in the same statement (it runs first when compiled)",
+                                 "consume it in a statement of its own first")
+
+    def may_have_effects(self, func: gast.expr) -> bool:
+        if not isinstance(func, gast.Name):
+            return False
+        if self.is_builtin(func, ("print", "input", "open", "next", "exec", "eval")):
+            return True
+        value = self.parsed.closure.get(func.id, self.parsed.globals.get(func.id))
+        return func.id in self.local or isinstance(value, types.FunctionType)
+
+    # -- for loops over generators ------------------------------------------------------------
+
+    def for_loop(self, loop: gast.For, depth: int) -> Stmts | None:
+        it, wrap = loop.iter, None
+        if (isinstance(it, gast.Call) and it.args
+                and self.is_builtin(it.func, ("enumerate", "zip"))
+                and (self.generator_of(it.args[0]) is not None
+                     or isinstance(it.args[0], gast.GeneratorExp))):
+            wrap, it = it, it.args[0]
+        if isinstance(it, gast.GeneratorExp):
+            gen_body, prefix, pre = self.generator_expression(it), self.fresh(), []
+        else:
+            func = self.generator_of(it)
+            if func is None:
+                return None
+            prefix = self.fresh()
+            gen_body, pre = self.callee(func, it, prefix, depth)
+        if depth >= MAX_NESTING:
+            raise self.error(loop, f"generators are nested more than {MAX_NESTING} deep",
+                             "a generator that yields from itself cannot be inlined; "
+                             "write the recursion as a loop")
+        done, broke = _flag(prefix, "done"), _flag(prefix, "broke")
+        site = _Site(loop, done=[done], broke=broke if loop.orelse else None)
+        pre.append(_assign(done, _const(False)))
+        if loop.orelse:
+            pre.append(_assign(broke, _const(False)))
+        if wrap is not None:
+            site.wrap(self, wrap, prefix, pre)
+        body = _Lowering(self, site, prefix).block(gen_body, in_loop=False)
+        out = [_at(s, loop) for s in pre] + body
+        if loop.orelse:
+            out.append(_at(gast.If(test=_not(broke), body=loop.orelse, orelse=[]), loop))
+        return self.block(out, depth + 1)
+
+    def callee(self, func: types.FunctionType, call: gast.Call, prefix: str,
+               depth: int) -> tuple[Stmts, Stmts]:
+        """The generator's body, its locals renamed, and the statements binding its arguments."""
+        what = f"generator {func.__qualname__}"
+        if (func.__globals__ is not self.parsed.globals or func.__closure__
+                or func.__code__.co_filename != self.parsed.file):
+            raise self.error(call, f"cannot inline {what}: it is not a plain function of this "
+                             "module", "define the generator at the top level of this module")
+        if any(isinstance(a, gast.Starred) for a in call.args) or any(
+                k.arg is None for k in call.keywords):
+            raise self.error(call, f"cannot inline {what} called with *args or **kwargs",
+                             "pass its arguments one by one")
+        sig = inspect.signature(func)
+        if any(p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in sig.parameters.values()):
+            raise self.error(call, f"cannot inline {what}: it takes *args or **kwargs",
+                             "give the generator named parameters")
+        try:
+            bound = sig.bind(*range(len(call.args)), **{k.arg: k for k in call.keywords})
+        except TypeError as exc:
+            raise self.error(call, f"{func.__qualname__}(): {exc}",
+                             "pass the arguments its definition asks for") from None
+        parsed = parse_function(func)
+        for stmt in parsed.node.body:
+            for node in _preorder(stmt):
+                if not isinstance(node, gast.Yield | gast.YieldFrom):
+                    _check_node(parsed, node)
+        body = copy.deepcopy(parsed.node.body)
+        params = [p for p in sig.parameters]
+        own = set(params) | assigned_names(body)
+        clash = sorted((read_names(body) - own) & (self.local | set(self.parsed.closure)))
+        if clash:
+            raise self.error(call, f"cannot inline {what}: it reads {clash[0]!r}, a name this "
+                             "function defines too", f"rename {clash[0]!r} in one of them")
+        _rename(body, own, prefix)
+        pre: Stmts = []
+        for name in params:
+            if name in bound.arguments:
+                got = bound.arguments[name]
+                value = call.args[got] if isinstance(got, int) else got.value
+            else:
+                default = sig.parameters[name].default
+                if default is not None and type(default) not in (bool, int, float, str):
+                    raise self.error(call, f"cannot inline {what}: the default of {name!r} is "
+                                     "not a number, string or None", f"pass {name!r}")
+                value = _const(default)
+            pre.append(_at(_assign(prefix + name, value), call))
+        # NOTE: arguments are evaluated in the order they are written, as Python does
+        pre.sort(key=lambda s: (getattr(s.value, "lineno", 0) or 0,
+                                getattr(s.value, "col_offset", 0) or 0))
+        return body, pre
+
+    def generator_expression(self, gen: gast.GeneratorExp) -> Stmts:
+        """A generator expression as the body of the generator it is (its targets local)."""
+        own = set().union(*(_targets(c.target) for c in gen.generators))
+        prefix = self.fresh()
+        body: Stmts = [_at(gast.Expr(value=gast.Yield(value=gen.elt)), gen)]
+        for comp in reversed(gen.generators):
+            for cond in reversed(comp.ifs):
+                body = [_at(gast.If(test=cond, body=body, orelse=[]), gen)]
+            body = [_at(gast.For(target=comp.target, iter=comp.iter, body=body, orelse=[],
+                                 type_comment=None), gen)]
+        first = body[0].iter
+        _rename(body, own, prefix)
+        body[0].iter = first  # NOTE: the first iterable is read in the enclosing scope
+        return body
+
+
+class _Unwrap(gast.NodeTransformer):
+    """Replaces the marked `list(x)` calls by `x`."""
+
+    def __init__(self, calls: set[int]) -> None:
+        self.calls = calls
+
+    def visit_Call(self, node: gast.Call) -> gast.AST:
+        self.generic_visit(node)
+        return node.args[0] if id(node) in self.calls else node
+
+
+def _targets(target: gast.expr) -> set[str]:
+    return {n.id for n in gast.walk(target) if isinstance(n, gast.Name)}
+
+
+def _rename(stmts: Stmts, own: set[str], prefix: str) -> None:
+    for stmt in stmts:
+        for n in gast.walk(stmt):
+            if isinstance(n, gast.Name) and n.id in own:
+                n.id = prefix + n.id
+            elif isinstance(n, gast.FunctionDef) and n.name in own:
+                n.name = prefix + n.name
+
+
+class _Site:
+    """What replaces each `yield e` of one inlined generator: bind the consumer's target, run
+    its body; `done` flags of every generator the consumer's break ends."""
+
+    def __init__(self, loop: gast.For, done: list[str], broke: str | None) -> None:
+        self.loop, self.done, self.broke = loop, done, broke
+        self.before: Stmts = []      # per item, before the target is bound (zip's length test)
+        self.item = lambda value: value
+        self.after: Stmts = []       # per item, after binding (enumerate's count)
+        self.leaves = 0
+        self.thrown_in = False       # the consumer's exceptions are the generator's (with)
+
+    def wrap(self, rewriter: _Rewriter, call: gast.Call, prefix: str, pre: Stmts) -> None:
+        if call.keywords and call.func.id == "zip":
+            raise rewriter.error(call, "cannot inline a generator into zip(..., strict=...)",
+                                 "zip without keywords, or check the lengths yourself")
+        if call.func.id == "enumerate":
+            count = prefix + "count"
+            start = call.args[1] if len(call.args) > 1 else (
+                call.keywords[0].value if call.keywords else _const(0))
+            pre.append(_assign(count, start))
+            self.item = lambda value: gast.Tuple(elts=[_name(count), value], ctx=gast.Load())
+            self.after = [_assign(count, gast.BinOp(left=_name(count), op=gast.Add(),
+                                                    right=_const(1)))]
+            return
+        others = [prefix + f"zip{i}" for i in range(1, len(call.args))]
+        index = prefix + "zip_index"
+        pre.extend(_assign(name, arg) for name, arg in zip(others, call.args[1:]))
+        pre.append(_assign(index, _const(0)))
+        ends = [gast.Compare(left=_name(index), ops=[gast.GtE()], comparators=[gast.Call(
+            func=_name("len"), args=[_name(o)], keywords=[])]) for o in others]
+        test = ends[0] if len(ends) == 1 else gast.BoolOp(op=gast.Or(), values=ends)
+        # NOTE: a shorter sequence ends the loop like the generator's end: else still runs
+        self.before = [gast.If(test=test, body=[_assign(d, _const(True)) for d in self.done],
+                               orelse=[])]
+        self.item = lambda value: gast.Tuple(elts=[value] + [gast.Subscript(
+            value=_name(o), slice=_name(index), ctx=gast.Load()) for o in others],
+            ctx=gast.Load())
+        self.after = [_assign(index, gast.BinOp(left=_name(index), op=gast.Add(),
+                                                right=_const(1)))]
+
+    def at_yield(self, rewriter: _Rewriter, value: gast.expr, where: gast.AST) -> Stmts:
+        body = copy.deepcopy(self.loop.body)
+        self.leaves += 1
+        leave = f"{self.done[-1]}_leave{self.leaves}"  # NOTE: done[-1] is a flag name
+        jumps = _Jumps(self, leave)
+        body = jumps.block(body)
+        bind = [_assign(copy.deepcopy(self.loop.target), self.item(value))] + \
+            copy.deepcopy(self.after)
+        inner = bind + ([_assign(leave, _const(False))] if jumps.used else []) + body
+        if self.before:
+            inner = copy.deepcopy(self.before) + [gast.If(test=_not(self.done[0]), body=inner,
+                                                          orelse=[])]
+        return [_at(s, where) for s in inner]
+
+
+class _Jumps:
+    """The consumer's body at one yield: its own `break` and `continue` (not those of loops
+    inside it) leave the body, a break ending the generator(s) too."""
+
+    def __init__(self, site: _Site, leave: str) -> None:
+        self.site, self.leave, self.used = site, leave, False
+
+    def block(self, stmts: Stmts) -> Stmts:
+        out: Stmts = []
+        for i, stmt in enumerate(stmts):
+            jumps = _own_jump(stmt)
+            out.extend(self.stmt(stmt))
+            if jumps:
+                rest = self.block(stmts[i + 1:])
+                if rest:
+                    out.append(_at(gast.If(test=_not(self.leave), body=rest, orelse=[]), stmt))
+                break
+        return out
+
+    def stmt(self, stmt: gast.stmt) -> Stmts:
+        if isinstance(stmt, gast.Break | gast.Continue):
+            self.used = True
+            sets = [self.leave]
+            if isinstance(stmt, gast.Break):
+                sets += self.site.done + ([self.site.broke] if self.site.broke else [])
+            return [_at(_assign(s, _const(True)), stmt) for s in sets]
+        if isinstance(stmt, gast.For | gast.While | gast.FunctionDef):
+            return [stmt]  # NOTE: their jumps are their own
+        for field in ("body", "orelse", "finalbody"):
+            if hasattr(stmt, field):
+                setattr(stmt, field, self.block(getattr(stmt, field)))
+        for handler in getattr(stmt, "handlers", ()):
+            handler.body = self.block(handler.body)
+        return [stmt]
+
+
+def _own_jump(stmt: gast.stmt) -> bool:
+    """Whether `stmt` holds a break or continue of the loop around it."""
+    if isinstance(stmt, gast.Break | gast.Continue):
+        return True
+    if isinstance(stmt, gast.For | gast.While | gast.FunctionDef | gast.ClassDef):
+        return False
+    blocks = [getattr(stmt, f, []) for f in ("body", "orelse", "finalbody")]
+    blocks += [h.body for h in getattr(stmt, "handlers", ())]
+    return any(_own_jump(s) for b in blocks for s in b)
+
+
+class _Lowering:
+    """One inlined generator's body: each yield becomes the site's code, a return ends it, and
+    after anything that may end it the rest runs only if it has not ended."""
+
+    def __init__(self, rewriter: _Rewriter, site: _Site, prefix: str, depth: int = 0) -> None:
+        self.rewriter, self.site, self.prefix, self.depth = rewriter, site, prefix, depth
+        self.done = site.done[-1]
+        self.catching: gast.AST | None = None  # a try with handlers or a with around here
+        self.from_count = 0
+
+    def block(self, stmts: Stmts, in_loop: bool) -> Stmts:
+        out: Stmts = []
+        for i, stmt in enumerate(stmts):
+            new, ends = self.stmt(stmt, in_loop)
+            out.extend(new)
+            if isinstance(stmt, gast.Return):
+                break  # NOTE: what follows it never runs
+            rest = stmts[i + 1:]
+            # NOTE: in a loop the test is needed even last in the body: the loop must stop
+            if ends and (rest or in_loop):
+                rest = self.block(rest, in_loop)
+                if in_loop:
+                    out.append(_at(gast.If(test=_name(self.done), body=[gast.Break()],
+                                           orelse=[]), stmt))
+                    out.extend(rest)
+                else:
+                    out.append(_at(gast.If(test=_not(self.done), body=rest, orelse=[]), stmt))
+                break
+        return out
+
+    def stmt(self, stmt: gast.stmt, in_loop: bool) -> tuple[Stmts, bool]:
+        if isinstance(stmt, gast.Expr) and isinstance(stmt.value, gast.Yield | gast.YieldFrom) \
+                and self.catching is not None and not self.site.thrown_in:
+            raise self.rewriter.error(
+                stmt, "cannot inline a generator that yields inside a try with except blocks "
+                "or a with statement: the consumer's loop body would run inside it, and its "
+                "exceptions would reach the generator, which Python never does",
+                "yield outside the try/with (a try/finally is fine)")
+        if isinstance(stmt, gast.Expr) and isinstance(stmt.value, gast.Yield):
+            value = stmt.value.value or _const(None)
+            return self.site.at_yield(self.rewriter, value, stmt), True
+        if isinstance(stmt, gast.Expr) and isinstance(stmt.value, gast.YieldFrom):
+            return self.yield_from(stmt, in_loop), True
+        if isinstance(stmt, gast.Return):
+            out: Stmts = []
+            if stmt.value is not None and not isinstance(stmt.value, gast.Constant | gast.Name):
+                out.append(gast.Expr(value=stmt.value))  # NOTE: Python evaluates it
+            out.append(_assign(self.done, _const(True)))
+            if in_loop:
+                out.append(gast.Break())
+            return [_at(s, stmt) for s in out], False  # NOTE: what follows it is dead
+        if isinstance(stmt, gast.FunctionDef | gast.ClassDef):
+            return [stmt], False
+        for node in gast.walk(stmt):
+            if isinstance(node, gast.Yield | gast.YieldFrom) and not _inside_def(stmt, node):
+                if not isinstance(stmt, gast.If | gast.For | gast.While | gast.Try | gast.With):
+                    raise self.rewriter.error(
+                        node, "cannot compile a `yield` whose value is used (a value sent "
+                        "into the generator)", "amber inlines generators into the loop that "
+                        "consumes them, which never sends a value: pass it as an argument")
+        ends = False
+        loop = isinstance(stmt, gast.For | gast.While)
+        for field in ("body", "orelse", "finalbody"):
+            if hasattr(stmt, field):
+                inner = in_loop or (loop and field == "body")
+                before = getattr(stmt, field)
+                ends |= _may_end(before)
+                catching = self.catching
+                if field == "body" and (isinstance(stmt, gast.With)
+                                        or isinstance(stmt, gast.Try) and stmt.handlers):
+                    self.catching = stmt
+                try:
+                    setattr(stmt, field, self.block(before, inner))
+                finally:
+                    self.catching = catching
+        for handler in getattr(stmt, "handlers", ()):
+            ends |= _may_end(handler.body)
+            handler.body = self.block(handler.body, in_loop)
+        return [stmt], ends
+
+    def yield_from(self, stmt: gast.Expr, in_loop: bool) -> Stmts:
+        source = stmt.value.value
+        func = self.rewriter.generator_of(source)
+        self.from_count += 1
+        if func is None:
+            item = f"{self.prefix}from{self.from_count}"
+            loop = _at(gast.For(target=_name(item, store=True), iter=source, body=[
+                gast.Expr(value=gast.Yield(value=_name(item)))], orelse=[], type_comment=None),
+                stmt)
+            return self.stmt(loop, in_loop)[0]
+        if self.depth >= MAX_NESTING:
+            raise self.rewriter.error(stmt, f"`yield from` is nested more than {MAX_NESTING} "
+                                      "deep", "a generator that yields from itself cannot be "
+                                      "inlined; write the recursion as a loop")
+        prefix = self.rewriter.fresh()
+        body, pre = self.rewriter.callee(func, source, prefix, 0)
+        site = copy.copy(self.site)
+        site.done = self.site.done + [_flag(prefix, "done")]
+        pre.append(_assign(site.done[-1], _const(False)))
+        inner = _Lowering(self.rewriter, site, prefix, self.depth + 1).block(body, in_loop=False)
+        return [_at(s, stmt) for s in pre] + inner
+
+
+def _may_end(stmts: Stmts) -> bool:
+    """Whether the statements contain a yield or return of the generator (not of a def in it)."""
+    for stmt in stmts:
+        for node in gast.walk(stmt):
+            if isinstance(node, gast.Yield | gast.YieldFrom | gast.Return) \
+                    and not _inside_def(stmt, node):
+                return True
+    return False
+
+
+def _inside_def(root: gast.AST, target: gast.AST) -> bool:
+    for node in gast.walk(root):
+        if isinstance(node, gast.FunctionDef | gast.Lambda) and node is not root:
+            if any(n is target for n in gast.walk(node)):
+                return True
+    return False
