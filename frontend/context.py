@@ -288,7 +288,7 @@ class Compiler:
         if prepared is None:
             parsed = parse_function(func)
             check_supported(parsed)
-            parsed = inline_generators(parsed)
+            parsed = inline_generators(parsed, self._note_generator)
             fdef = canonicalize(parsed)
             params = _parameter_names(fdef.args)
             local = frozenset(params | names.assigned_names(fdef.body))
@@ -299,6 +299,15 @@ class Compiler:
             self.sources.append(prepared.parsed.source)
             self.source_titles.append(func.__qualname__)
         return prepared
+
+    def _note_generator(self, func: types.FunctionType) -> None:
+        """A generator inlined into a consumer's source: its code is guarded and its source
+        is part of the cache key, as an inlined call's are."""
+        self._guard_method(func, None)
+        source = parse_function(func).source
+        if source not in self.sources:
+            self.sources.append(source)
+            self.source_titles.append(func.__qualname__)
 
     def mark_foreign(self, obj: Any, where: str) -> Any:
         """Record that the list or dict `obj` belongs to the caller (`where`); returns it."""

@@ -29,11 +29,12 @@ of the caller's local names (it is compiled inside the caller's scope).
 from __future__ import annotations
 
 import builtins
+import contextlib
 import copy
 import inspect
 import types
 from dataclasses import replace
-from typing import Any
+from typing import Any, Callable
 
 import gast
 
@@ -54,17 +55,21 @@ LOCAL_PREFIX = "__gen"
 """Inlined generators' locals are renamed `__gen<k>_<name>`; their flags are compiler-made."""
 
 Stmts = list[gast.stmt]
+_CONTEXTMANAGER_CODE = contextlib.contextmanager(lambda: iter(())).__code__
+"""The code of every function `contextlib.contextmanager` returns."""
 
 
 def _flag(prefix: str, what: str) -> str:
     return f"{SYNTHETIC_PREFIX}{prefix[2:]}{what}"
 
 
-def inline_generators(parsed: ParsedFunction) -> ParsedFunction:
-    """`parsed` with its generator consumers rewritten (the same object if there are none)."""
+def inline_generators(parsed: ParsedFunction,
+                      on_inline: Callable[[types.FunctionType], None]) -> ParsedFunction:
+    """`parsed` with its generator consumers rewritten (the same object if there are none).
+    `on_inline(func)` is told of each generator function inlined (to guard its code)."""
     if not any(isinstance(n, gast.GeneratorExp | gast.Call) for n in gast.walk(parsed.node)):
         return parsed
-    rewriter = _Rewriter(parsed)
+    rewriter = _Rewriter(parsed, on_inline)
     if not rewriter.needed():
         return parsed
     node = copy.deepcopy(parsed.node)
@@ -73,8 +78,9 @@ def inline_generators(parsed: ParsedFunction) -> ParsedFunction:
 
 
 class _Rewriter:
-    def __init__(self, parsed: ParsedFunction) -> None:
-        self.parsed = parsed
+    def __init__(self, parsed: ParsedFunction,
+                 on_inline: Callable[[types.FunctionType], None]) -> None:
+        self.parsed, self.on_inline = parsed, on_inline
         params = {a.id for a in gast.walk(parsed.node.args) if isinstance(a, gast.Name)}
         self.local = params | assigned_names(parsed.node.body)
         self.count = 0
@@ -102,7 +108,8 @@ class _Rewriter:
 
     def needed(self) -> bool:
         for n in gast.walk(self.parsed.node):
-            if isinstance(n, gast.GeneratorExp) or self.generator_of(n) is not None:
+            if isinstance(n, gast.GeneratorExp) or self.generator_of(n) is not None \
+                    or self.context_generator(n) is not None:
                 return True
         return False
 
@@ -130,6 +137,16 @@ class _Rewriter:
             loop = self.for_loop(stmt, depth)
             if loop is not None:
                 return loop
+        if isinstance(stmt, gast.With) and any(self.context_generator(i.context_expr)
+                                               for i in stmt.items):
+            if len(stmt.items) > 1:  # NOTE: `with a, b:` is `with a: with b:`
+                inner = _at(gast.With(items=stmt.items[1:], body=stmt.body,
+                                      type_comment=None), stmt)
+                stmt = _at(gast.With(items=stmt.items[:1], body=[inner], type_comment=None),
+                           stmt)
+            func = self.context_generator(stmt.items[0].context_expr)
+            if func is not None:
+                return self.with_generator(stmt, func, depth)
         pre: Stmts = []
         for field in ("value", "test", "iter", "items"):
             # NOTE: a while test runs again each trip: never hoisted out of it
@@ -210,6 +227,57 @@ class _Rewriter:
         value = self.parsed.closure.get(func.id, self.parsed.globals.get(func.id))
         return func.id in self.local or isinstance(value, types.FunctionType)
 
+    # -- with over contextlib.contextmanager helpers ------------------------------------------
+
+    def context_generator(self, node: gast.expr) -> types.FunctionType | None:
+        """The generator function of a `contextlib.contextmanager` helper `node` calls."""
+        if not (isinstance(node, gast.Call) and isinstance(node.func, gast.Name)) \
+                or node.func.id in self.local:
+            return None
+        value = self.parsed.closure.get(node.func.id, self.parsed.globals.get(node.func.id))
+        inner = getattr(value, "__wrapped__", None)
+        if (isinstance(value, types.FunctionType) and value.__code__ is _CONTEXTMANAGER_CODE
+                and isinstance(inner, types.FunctionType)
+                and inspect.isgeneratorfunction(inner)):
+            return inner
+        return None
+
+    def with_generator(self, stmt: gast.With, func: types.FunctionType, depth: int) -> Stmts:
+        """`with helper(...) as v: body` as contextlib runs it: the generator up to its yield,
+        `v = <yielded>; body` there (an exception of the body is raised at the yield, as
+        contextlib throws it in), then the rest of the generator."""
+        what = f"the context manager {func.__qualname__}"
+        item = stmt.items[0]
+        prefix = self.fresh()
+        body, pre = self.callee(func, item.context_expr, prefix, depth)
+        yields = [n for s in body for n in gast.walk(s) if isinstance(n, gast.Yield | gast.YieldFrom)]
+        if len(yields) != 1 or not _reached(body, yields[0]):
+            raise self.error(item.context_expr, f"cannot compile {what}: amber inlines a "
+                             "contextmanager generator whose one `yield` runs on every path "
+                             "(not in an if, loop, except or finally block, no return before "
+                             "it)", "yield exactly once, at the top level of the generator or "
+                             "in a try block")
+        # NOTE: a jump out of the block skips what follows the yield, unless only finally
+        # blocks (and with exits) do
+        for node in (n for s in stmt.body for n in gast.walk(s)):
+            if _last(body, yields[0]):
+                break
+            if isinstance(node, gast.Return | gast.Break | gast.Continue) and (
+                    not isinstance(node, gast.Break | gast.Continue)
+                    or any(_own_jump(s) for s in stmt.body)):
+                raise self.error(node, f"cannot compile a `{type(node).__name__.lower()}` out "
+                                 f"of a with block over {what} (the generator's code after "
+                                 "its yield must run first)",
+                                 "set a variable in the block and act on it after the with "
+                                 "statement, or put the generator's code after its yield in "
+                                 "a finally block")
+        site = _WithSite(stmt, item.optional_vars)
+        done = _flag(prefix, "done")
+        site.done = [done]
+        pre.append(_assign(done, _const(False)))
+        lowered = _Lowering(self, site, prefix).block(body, in_loop=False)
+        return self.block([_at(s, stmt) for s in pre] + lowered, depth + 1)
+
     # -- for loops over generators ------------------------------------------------------------
 
     def for_loop(self, loop: gast.For, depth: int) -> Stmts | None:
@@ -278,7 +346,9 @@ class _Rewriter:
             raise self.error(call, f"cannot inline {what}: it reads {clash[0]!r}, a name this "
                              "function defines too", f"rename {clash[0]!r} in one of them")
         _rename(body, own, prefix)
-        pre: Stmts = []
+        self.on_inline(func)
+        # NOTE: the name is read (and so guarded) as the call would have read it
+        pre: Stmts = [_at(gast.Expr(value=copy.deepcopy(call.func)), call)]
         for name in params:
             if name in bound.arguments:
                 got = bound.arguments[name]
@@ -291,8 +361,8 @@ class _Rewriter:
                 value = _const(default)
             pre.append(_at(_assign(prefix + name, value), call))
         # NOTE: arguments are evaluated in the order they are written, as Python does
-        pre.sort(key=lambda s: (getattr(s.value, "lineno", 0) or 0,
-                                getattr(s.value, "col_offset", 0) or 0))
+        pre[1:] = sorted(pre[1:], key=lambda s: (getattr(s.value, "lineno", 0) or 0,
+                                                 getattr(s.value, "col_offset", 0) or 0))
         return body, pre
 
     def generator_expression(self, gen: gast.GeneratorExp) -> Stmts:
@@ -389,6 +459,50 @@ class _Site:
             inner = copy.deepcopy(self.before) + [gast.If(test=_not(self.done[0]), body=inner,
                                                           orelse=[])]
         return [_at(s, where) for s in inner]
+
+
+class _WithSite:
+    """What replaces the one `yield e` of a contextmanager generator: bind `as`, run the body
+    (its exceptions reach the generator's try blocks, as contextlib throws them in)."""
+
+    thrown_in = True
+
+    def __init__(self, stmt: gast.With, target: gast.expr | None) -> None:
+        self.stmt, self.target = stmt, target
+        self.done: list[str] = []
+
+    def at_yield(self, rewriter: _Rewriter, value: gast.expr, where: gast.AST) -> Stmts:
+        bind = [] if self.target is None else [_assign(copy.deepcopy(self.target), value)]
+        if self.target is None and not isinstance(value, gast.Constant | gast.Name):
+            bind = [gast.Expr(value=value)]
+        return [_at(s, where) for s in bind + copy.deepcopy(self.stmt.body)]
+
+
+def _reached(stmts: Stmts, target: gast.AST) -> bool:
+    """Whether `target` (a yield) runs whenever the statements run to their end or raise: it is
+    in a top-level statement or a try/with body on that path, with no return before it."""
+    for stmt in stmts:
+        if any(n is target for n in gast.walk(stmt)):
+            if isinstance(stmt, gast.Expr):
+                return stmt.value is target
+            if isinstance(stmt, gast.Try | gast.With):
+                return _reached(stmt.body, target)
+            return False
+        if any(isinstance(n, gast.Return) for n in gast.walk(stmt)):
+            return False
+    return False
+
+
+def _last(stmts: Stmts, target: gast.AST) -> bool:
+    """Whether nothing but finally blocks and with exits runs after `target` (a yield)."""
+    if not stmts or not any(n is target for n in gast.walk(stmts[-1])):
+        return False
+    stmt = stmts[-1]
+    if isinstance(stmt, gast.Expr):
+        return stmt.value is target
+    if isinstance(stmt, gast.Try) and not stmt.orelse or isinstance(stmt, gast.With):
+        return _last(stmt.body, target)
+    return False
 
 
 class _Jumps:
