@@ -10,12 +10,13 @@ COUNTER = 0
 
 
 def _helper_with_yield(v):
-    yield v  # ERR
+    yield v
 
 
 @runs(POS)
 def helper_with_yield(x):
-    return list(_helper_with_yield(x))
+    g = _helper_with_yield(x)  # ERR
+    return list(g)
 
 
 @runs(POS)

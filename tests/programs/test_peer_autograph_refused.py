@@ -1,6 +1,6 @@
 """Programs from TensorFlow AutoGraph's reference tests (issue 14) that amber refuses, each with a
 CompileError at the line marked `# ERR` saying why (see `harness.check_rejected`): a `return`
-in a finally block or a finally block reading what the try block changed, `global`, generators and classes defined inside compiled code, writes into
+in a finally block or a finally block reading what the try block changed, `global`, classes defined inside compiled code, writes into
 the caller's list inside a loop, and an array made of a run-time list whose
 dtype or rank depends on it being empty. Each runs eagerly; none may compile into something
 else."""
@@ -68,15 +68,6 @@ def if_nested_with_modification_of_global(x):
         y += _counter
     return y
 
-
-def _generator_in_for(n):
-    for i in range(n):
-        yield i  # ERR
-
-
-@runs(3)
-def sum_of_a_generator(n):
-    return sum(_generator_in_for(n))
 
 
 @runs(T(2))
