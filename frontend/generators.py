@@ -167,10 +167,11 @@ class _Rewriter:
         if not isinstance(expr, gast.AST):
             return expr
         unwrap: set[int] = set()
-        for node in gast.walk(expr):
-            if not (isinstance(node, gast.Call) and self.is_builtin(node.func, CONSUMERS)
-                    and node.args):
-                continue
+        consumers = [n for n in gast.walk(expr) if isinstance(n, gast.Call)
+                     and self.is_builtin(n.func, CONSUMERS) and n.args]
+        # NOTE: in source order, so the generators run in the order Python runs them
+        consumers.sort(key=lambda n: (n.args[0].lineno, n.args[0].col_offset))
+        for node in consumers:
             first = node.args[0]
             if isinstance(first, gast.GeneratorExp):
                 node.args[0] = gast.copy_location(
@@ -225,6 +226,8 @@ class _Rewriter:
         if self.is_builtin(func, ("print", "input", "open", "next", "exec", "eval")):
             return True
         value = self.parsed.closure.get(func.id, self.parsed.globals.get(func.id))
+        if isinstance(value, types.FunctionType) and inspect.isgeneratorfunction(value):
+            return False  # NOTE: another generator consumed here: hoisted in order too
         return func.id in self.local or isinstance(value, types.FunctionType)
 
     # -- with over contextlib.contextmanager helpers ------------------------------------------

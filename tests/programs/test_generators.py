@@ -82,27 +82,17 @@ def break_runs_finally_at_the_break(x, k):
     return s
 
 
-@runs((X, N4), (Y, N6), (X, N0))
-def continue_and_else(x, k):
+@runs((X, N4), (Y, N6), (X, N0), (X, N6))
+def continue_break_and_else(x, k):
     s = x[0] * 0.0
     for v in scaled_items(x, int(k[0]), 1.0):
         if v < 0:
             continue
-        s = s + v
-    else:
-        s = s * 10.0
-    return s
-
-
-@runs((X, N4), (Y, N6))
-def break_skips_else(x, k):
-    s = x[0] * 0.0
-    for v in scaled_items(x, int(k[0]), 1.0):
-        if v > 3:
+        if v > 5:
             break
         s = s + v
     else:
-        s = s - 100.0
+        s = s * 10.0
     return s
 
 
@@ -112,11 +102,6 @@ def yield_from_and_enumerate(x, k):
     for i, v in enumerate(chained(x, int(k[0])), 1):
         s = s + v * i
     return s
-
-
-@runs((X, N6), (Y, N6), (X, N4))
-def nested_loops_in_generator(x, k):
-    return sum(pairs(x, int(k[0]))), max(pairs(x, 4))
 
 
 @runs((X, Y, N6), (Y, X, N2))
@@ -129,11 +114,11 @@ def zip_generator_with_array(x, y, k):
     return s
 
 
-@runs((X, N4), (Y, N6), (X, N0))
+@runs((X, N4), (Y, N6), (X, N0), (X, N6))
 def list_and_sum_of_generator(x, k):
     n = int(k[0])
     items = list(scaled_items(x, n, 0.5))
-    return items, sum(scaled_items(x, n, 2.0)) + len(items)
+    return items, sum(scaled_items(x, n, 2.0)) + len(items), sum(pairs(x, n)), max(pairs(x, 4))
 
 
 @runs((X, N4), (Y, N6))
@@ -193,13 +178,6 @@ def quiet_division():
         yield
 
 
-@runs(X, Y)
-def with_contextmanager(x):
-    with announced("a", x) as y:
-        z = y + 1.0
-    return z
-
-
 @runs((X, N2), (X, i32([8])))
 def with_contextmanager_exception_thrown_in(x, k):
     with swallowing("index"):
@@ -223,7 +201,7 @@ def with_contextmanager_around_errstate(x):
     return y
 
 
-@runs(X)
+@runs(X, Y)
 def with_two_contextmanagers(x):
     with announced("outer", x) as a, announced("inner", a) as b:
         c = a + b
