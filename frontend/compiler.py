@@ -18,6 +18,7 @@ from .canonicalize import canonicalize, result_body, returns_none
 from .check import check_supported
 from .context import Frame, Prepared, Rules, call_identity, nested_reads
 from .effects import declared_globals, enter_frame, stored_attributes
+from .generators import inline_generators
 from .guards import CodeReader, Guard, MethodReader, SameObjectReader, code_of
 from .source import parse_function
 from .values import Ref
@@ -158,6 +159,7 @@ class Compiler:
         if prepared is None:
             parsed = parse_function(func)
             check_supported(parsed)
+            parsed = inline_generators(parsed, self._note_generator)
             fdef = canonicalize(parsed)
             params = _parameter_names(fdef.args)
             declared = declared_globals(fdef)
@@ -182,6 +184,15 @@ class Compiler:
                                 saved):
             mine.clear()
             mine.update(before)
+
+    def _note_generator(self, func: types.FunctionType) -> None:
+        """A generator inlined into a consumer's source: its code is guarded and its source
+        is part of the cache key, as an inlined call's are."""
+        self._guard_method(func, None)
+        source = parse_function(func).source
+        if source not in self.sources:
+            self.sources.append(source)
+            self.source_titles.append(func.__qualname__)
 
     def mark_foreign(self, obj: Any, where: str) -> Any:
         """Record that the list or dict `obj` belongs to the caller (`where`); returns it."""

@@ -2,6 +2,7 @@
 namer shared by canonicalization, the IR builder and codegen."""
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Iterable
 
@@ -38,6 +39,9 @@ def shown(name: str) -> str:
     compiler-made variable holds (`return` statements assign the value returned)."""
     if name.startswith(RETURN_VALUE):
         return "the value returned"
+    inlined = re.fullmatch(r"__gen\d+_(.+)", name)  # NOTE: a local of an inlined generator
+    if inlined:
+        return f"`{inlined.group(1)}`"
     return f"`{name}`"
 
 

@@ -9,12 +9,13 @@ POS = f32([1.0, 2.0, 3.0])
 
 
 def _helper_with_yield(v):
-    yield v  # ERR
+    yield v
 
 
 @runs(POS)
 def helper_with_yield(x):
-    return list(_helper_with_yield(x))
+    g = _helper_with_yield(x)  # ERR
+    return list(g)
 
 
 @runs(POS)

@@ -125,6 +125,7 @@ MAY_REFUSE = {
     # the output does not depend on it: refused with this message, or checked as any other
     "gradcorpus_test_try": THROUGH_TRY, "gradcorpus_test_with": THROUGH_TRY,
     "gradcorpus_test_peer_autograph_exceptions": THROUGH_TRY,
+    "gradcorpus_test_generators": THROUGH_TRY,  # a generator's try/finally, contextmanagers
 }
 KINKS = {"pairwise_distances": "sqrt(0) on the diagonal: no derivative there"}
 

@@ -870,6 +870,17 @@ def array_return_in_py_while(x):
     return s
 
 
+def _generator_in_for(n):
+    for i in range(n):
+        yield i
+
+
+@runs(3, i32(4))
+def sum_of_a_generator(n):
+    # NOTE: refused until generators were inlined into their consumers (issue 32)
+    return sum(_generator_in_for(n))
+
+
 def test_program(program, check_program):
     """Compiled and eager agree on every input."""
     check_program(program)

@@ -1,9 +1,10 @@
 """Programs from TensorFlow AutoGraph's reference tests (issue 14) that amber refuses, each with a
 CompileError at the line marked `# ERR` saying why (see `harness.check_rejected`): a `return`
-in a finally block or a finally block reading what the try block changed, generators and classes
-defined inside compiled code, writes into the caller's list inside a run-time loop (a `global`
-updated in a branch compiles now: tests/programs/test_caller_state.py), and an array made of a
-run-time list whose dtype or rank depends on it being empty. Each runs eagerly; none may compile into something
+in a finally block or a finally block reading what the try block changed, classes defined inside
+compiled code, writes into the caller's list inside a run-time loop (a `global` updated in a branch
+compiles now: tests/programs/test_caller_state.py; a generator summed: test_peer_autograph_loops.py),
+and an array made of a run-time list whose dtype or rank depends on it being empty. Each runs
+eagerly; none may compile into something
 else."""
 import numpy as np
 
@@ -52,16 +53,7 @@ def while_break_in_try(x):
     return z
 
 
-# -- generators, classes inside compiled code ---------------------------------------
-
-def _generator_in_for(n):
-    for i in range(n):
-        yield i  # ERR
-
-
-@runs(3)
-def sum_of_a_generator(n):
-    return sum(_generator_in_for(n))
+# -- classes inside compiled code ---------------------------------------------------------
 
 
 @runs(T(2))

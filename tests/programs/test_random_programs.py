@@ -21,8 +21,12 @@ error, and never compiled to a different answer.
 
 The `exceptions` flavor adds try/except/finally around any of these, with exceptions raised on
 run-time conditions and by indexing past the end, early returns, breaks and continues inside.
+The `generators` flavor adds for loops over a generator helper (with a try/finally that prints,
+an early return, run-time trip counts), sums of it and of generator expressions, with breaks,
+continues, returns and try statements in the consumer.
 
-CI explores 490 examples (the same 30 for each of sixteen flavors, 10 for `exceptions`, failures reported unshrunk).
+CI explores about 480 examples, split evenly over the flavors (a third as many for `exceptions`
+and `generators`), the same each run, failures reported unshrunk.
 A deep, randomized and shrinking search of 10,000+ examples:
     AMBER_HYPOTHESIS_EXAMPLES=10000 python -m pytest tests/programs/test_random_programs.py
 Each shrunk failure goes into `test_found_by_hypothesis.py` as a regular corpus program.
@@ -55,6 +59,7 @@ FLAVORS: dict[str, tuple[str, ...]] = {
     "augmented": ("assign", "augment", "augment", "late", "if", "for", "while", "jump",
                   "return"),
     "exceptions": ("assign", "if", "for", "while", "jump", "return", "try", "try", "print"),
+    "generators": ("assign", "if", "gen", "gen", "for", "jump", "return", "try", "print"),
 }
 MAY_REFUSE = frozenset(("zero_d", "containers", "ranks", "promotion", "parameters", "lists",
                         "nesting", "augmented"))
@@ -65,7 +70,7 @@ DEEP = EXAMPLES > 50
 # time budget; the deep search shrinks (minutes per failure) for the corpus regression file.
 PHASES = tuple(Phase) if DEEP else (Phase.explicit, Phase.reuse, Phase.generate)
 MAX_DEPTH = 3
-SLOW_FLAVORS = {"exceptions": 3}
+SLOW_FLAVORS = {"exceptions": 3, "generators": 3}
 """Flavors whose programs take longer to check (more statements per block): CI runs this many
 times fewer of them; a deep search runs them all."""
 
@@ -100,6 +105,16 @@ def helper(v, k):
     for j in range(k % 3):
         v = v + j
     return v
+
+
+def gen_items(v, k):
+    try:
+        for j in range(k % 4):
+            if v[j % 3] > 2.5:
+                return
+            yield v * (j + 1) * 0.5
+    finally:
+        print("gen done", k)
 
 
 def copy_of(v, k):
@@ -323,6 +338,25 @@ class ProgramWriter:
         self.emit(depth, "finally:")
         self.emit(depth + 1, self.fill('print("finally", n, {c})'))
 
+    def write_gen(self, depth: int, loop_vars: tuple[str, ...]) -> None:
+        """A for loop over a generator (its finally block prints: a break must run it at the
+        break), or a sum of one or of a generator expression."""
+        form = self.draw(st.sampled_from(("for", "for", "sum", "genexp")))
+        count = self.fill(self.draw(st.sampled_from(RANGES[:4])))
+        if form == "sum":
+            self.emit(depth, self.fill(f"{{t}} = {{t}} + sum(gen_items({{u}}, {count}))"))
+            return
+        if form == "genexp":
+            self.emit(depth, self.fill(f"{{t}} = {{t}} + sum({{u}} * j for j in range({count}))"))
+            return
+        if depth >= MAX_DEPTH:
+            return self.write_assign(depth, loop_vars)
+        v = f"g{self.loops}"
+        self.loops += 1
+        self.emit(depth, self.fill(f"for {v} in gen_items({{u}}, {count}):"))
+        self.emit(depth + 1, self.fill(f"{{t}} = {{t}} + {v} * 0.1"))
+        self.block(depth + 1, loop_vars + ("k",))
+
     def write_alias(self, depth: int, loop_vars: tuple[str, ...]) -> None:
         self.emit(depth, self.fill("{t} = {u}"))
 
@@ -400,5 +434,5 @@ def test_generator_covers_every_construct():
     """The flavors together can produce every statement kind the generator knows."""
     kinds = {k for ks in FLAVORS.values() for k in ks}
     assert kinds == {"assign", "if", "while", "for", "jump", "return", "print", "alias",
-                     "inplace", "append", "helper", "try"} | set(STATEMENTS)
+                     "inplace", "append", "helper", "try", "gen"} | set(STATEMENTS)
     assert all(hasattr(ProgramWriter, f"write_{k}") or k in STATEMENTS for k in kinds)
