@@ -19,7 +19,8 @@ from .check import check_supported
 from .context import Frame, Prepared, Rules, call_identity, nested_reads
 from .effects import declared_globals, enter_frame, stored_attributes
 from .generators import inline_generators
-from .guards import CodeReader, Guard, MethodReader, SameObjectReader, code_of
+from .guards import (CodeReader, Guard, MethodReader, PlaceReader, SameObjectReader,
+                     bound_function, code_of)
 from .source import parse_function
 from .values import Ref
 
@@ -131,6 +132,10 @@ class Compiler:
         if name is None:  # NOTE: a plain function (or a helper passed self): its code alone
             self.guard(f"{func.__module__}.{func.__qualname__}.__code__ (id {id(func)})",
                        CodeReader(func), func.__code__)
+            place = PlaceReader(func.__module__, func.__qualname__)
+            if bound_function(func.__module__, func.__qualname__) is func:
+                self.guard(f"where {func.__module__}.{func.__qualname__} is defined", place,
+                           place(None))
             return
         owner = f"self.{path}" if path else "self"
         self.guard(f"type({owner}).{name}", MethodReader(path, name),

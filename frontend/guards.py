@@ -2,6 +2,9 @@
 closure value), each with a side-effect-free reader the runtime calls to re-check it."""
 from __future__ import annotations
 
+import inspect
+import os
+import sys
 from dataclasses import dataclass, field
 from types import BuiltinFunctionType, FunctionType, MethodType, ModuleType
 from typing import Any, Callable
@@ -131,6 +134,34 @@ class CodeReader:
 
     def __call__(self, instance: Any) -> Any:
         return self.function.__code__
+
+
+@dataclass(frozen=True)
+class PlaceReader:
+    """Reads where the function bound to `module.qualname` is defined now (file, first line):
+    the disk cache's check that an inlined helper is still the one compiled, which its source
+    text alone cannot tell when a file defines the name twice or rebinds it."""
+    module: str
+    qualname: str
+
+    def __call__(self, instance: Any) -> Any:
+        return function_place(self.module, self.qualname)
+
+
+def bound_function(module: str, qualname: str) -> Any:
+    """The object bound to `module.qualname` now (through `amber.jit` wrappers); None if none."""
+    obj: Any = sys.modules.get(module)
+    for part in qualname.split("."):
+        obj = getattr(obj, part, None)
+    return None if obj is None else inspect.unwrap(obj)
+
+
+def function_place(module: str, qualname: str) -> tuple[str, int] | None:
+    """(file, first line) of the function bound to `module.qualname`; None if there is none."""
+    code = getattr(bound_function(module, qualname), "__code__", None)
+    if code is None:
+        return None
+    return os.path.abspath(code.co_filename), code.co_firstlineno
 
 
 _JIT_MODULE = __name__.rsplit(".", 2)[0] + ".runtime.jit"

@@ -62,3 +62,40 @@ def test_an_entry_that_cannot_be_stored_warns_once(cache_dir: Path) -> None:
     assert "scaled" in messages[0] and "recompiled in every new process" in messages[0]
     assert caught[0].filename == __file__
     assert not list(cache_dir.glob("*/*.json"))
+
+
+HELPER_DEFINED_TWICE = '''
+def helper(x):
+    return x[0] + x[1]
+
+
+FIRST = helper
+
+
+def f(x):
+    return helper(x)
+
+
+def helper(x):
+    return (x[0] + x[1]) * 10
+'''
+
+
+def test_a_helper_rebound_to_another_def_of_its_name_is_not_served_stale(
+        cache_dir: Path, tmp_path: Path, monkeypatch) -> None:
+    """Both defs of `helper` stay in the file, so the entry's source records still match: the
+    entry must also check which def the name is bound to now (in memory and on disk)."""
+    (tmp_path / "twice.py").write_text(HELPER_DEFINED_TWICE)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import twice
+    second, x = twice.helper, np.arange(4.0)
+    twice.helper = twice.FIRST
+    compiled = amber.jit(twice.f)
+    assert compiled(x) == twice.f(x) == 1.0
+    twice.helper = second
+    assert compiled(x) == twice.f(x) == 10.0          # the memory cache's code guard
+    twice.helper = twice.FIRST
+    assert amber.jit(twice.f)(x) == 1.0
+    twice.helper = second
+    fresh = amber.jit(twice.f)                        # an empty memory cache: disk lookups
+    assert fresh(x) == twice.f(x) == 10.0
