@@ -137,10 +137,11 @@ def _batch_accumulations(loop: Node, rw: Rewriter) -> None:
 
     def listed(operand: Value) -> Value:
         if operand not in lists:
-            start = Builder(InsertPoint.before(loop), loop.loc).op("list_new")
-            param, out = loop.add_carried(start, ListType(operand.type), "steps")
-            with_item = Builder(InsertPoint.at_end(body), loop.loc).op("list_append", param,
-                                                                        operand)
+            steps_name = f"{operand.name or 'g'}_steps"  # NOTE: unnamed ones are mostly adjoints
+            start = Builder(InsertPoint.before(loop), loop.loc).op("list_new", name=steps_name)
+            param, out = loop.add_carried(start, ListType(operand.type), steps_name)
+            with_item = Builder(InsertPoint.at_end(body), loop.loc).op(
+                "list_append", param, operand, name=steps_name)
             body.set_result(len(body.results) - 1, with_item)
             lists[operand] = (param, out)
         return lists[operand][1]
@@ -198,7 +199,8 @@ def _emit_after(loop: Node, pending: list, rw: Rewriter) -> None:
     with build.at(InsertPoint.at_end(then)):
         for acc, term, operands, loc in pending:
             build.loc = loc
-            sums.append(build.op("add", acc, _batched_term(build, term, operands, joined)))
+            sums.append(build.op("add", acc, _batched_term(build, term, operands, joined),
+                                 name=acc.name))
     then.set_results(sums)
     else_.set_results([acc for acc, *_ in pending])
     build.loc = loop.loc
@@ -218,7 +220,8 @@ def _batched_term(build: Builder, term: tuple[str, dict, int], operands: list[Va
     name, attrs, rank = term
     def join(items: Value, axis: int) -> Value:
         if (items, axis) not in joined:
-            joined[items, axis] = build.op("concat", items, axis=axis)
+            joined[items, axis] = build.op("concat", items, axis=axis,
+                                           name=items.name.replace("_steps", "_all"))
         return joined[items, axis]
 
     if name == "sum":
