@@ -137,7 +137,7 @@ def _batch_accumulations(loop: Node, rw: Rewriter) -> None:
 
     def listed(operand: Value) -> Value:
         if operand not in lists:
-            steps_name = f"{operand.name or 'g'}_steps"  # NOTE: unnamed ones are mostly adjoints
+            steps_name = f"{_hint(operand)}_steps"
             start = Builder(InsertPoint.before(loop), loop.loc).op("list_new", name=steps_name)
             param, out = loop.add_carried(start, ListType(operand.type), steps_name)
             with_item = Builder(InsertPoint.at_end(body), loop.loc).op(
@@ -232,6 +232,15 @@ def _batched_term(build: Builder, term: tuple[str, dict, int], operands: list[Va
     a = join(operands[0], 0 if ta else 1)  # NOTE: the contracted axis of each operand
     b = join(operands[1], 1 if tb else 0)
     return build.op("matmul", a, b, transpose_a=ta, transpose_b=tb)
+
+
+def _hint(value: Value) -> str:
+    """A name for the steps of `value`: its own, its tape's (`x` for `x_tape[k]`), or `g`
+    (unnamed values of a backward loop are mostly adjoints)."""
+    source = value.producer
+    if not value.name and source is not None and _name(source) == "getitem":
+        return source.inputs[0].name.removesuffix("_tape") or "g"
+    return value.name or "g"
 
 
 def _name(node: Node) -> str:
