@@ -167,3 +167,28 @@ def test_float32_rnn_gradient_within_tolerance():
         amber.set_context(opt_level=2)
     for g, w in zip(got, want):
         np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-6)
+
+
+DUMPED = '''
+import numpy as np
+
+
+def scan(x, w, u):
+    h = np.zeros((x.shape[1], u.shape[0]), x.dtype)
+    for t in range(x.shape[0]):
+        h = np.tanh(x[t] @ w + h @ u)
+    return h
+'''
+
+
+def test_dump_shows_the_pass(tmp_path, capsys):
+    from amber import cli
+    path = tmp_path / "scan.py"
+    path.write_text(DUMPED)
+    code = cli.main(["dump", f"{path}:scan", "--stage", "all", "--input", "6x2x3",
+                     "--input", "3x4", "--input", "4x4"])
+    out = capsys.readouterr().out
+    assert code == 0
+    section = out[out.index("# ===== after pass batch_loop_matmuls"):]
+    section = section[:section.index("# ===== ", 8)]
+    assert "%x_rows = matmul(%x, %w)" in section, section
