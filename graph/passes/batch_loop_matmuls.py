@@ -16,7 +16,7 @@ with `acc` carried and read by nothing else in the loop, becomes: append `A` and
 loop carries, and after it, when a trip ran, `acc + concat(As) @ concat(Bs)`, joined along the
 contracted axis (a sum of per-step products is the product of the joined operands), or `acc +
 sum(concat(As))`. Sums run in another order than step by step, so float results differ in the
-last bits (within the tolerance docs/gradients.md states).
+last bits (docs/performance.md, "Loop batching", states the tolerance).
 """
 from __future__ import annotations
 
