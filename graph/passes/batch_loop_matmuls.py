@@ -21,7 +21,7 @@ last bits (docs/performance.md, "Loop batching", states the tolerance).
 from __future__ import annotations
 
 from ...ops.opdef import Dyn
-from ..analysis import constant_of, defined_inside, may_raise, memory_roots
+from ..analysis import constant_of, defined_inside, may_raise, memory_roots, only_read
 from ..ir import FOR, WHILE, Block, Builder, Graph, InsertPoint, Node, Value
 from ..rewriter import Rewriter
 from ..types import ListType, Scalar, Tensor
@@ -33,12 +33,15 @@ ROW_ELEMENTWISE = ("add", "sub", "mul")
 def run(graph: Graph, rw: Rewriter) -> bool:
     """Batch row matmuls and weight-gradient accumulations of every loop; True if any changed."""
     written = _written_arrays(graph)
-    for loop in [n for n in graph.walk() if n.op in (WHILE, FOR)]:
+    loops = [n for n in graph.walk() if n.op in (WHILE, FOR)]
+    for loop in loops:
         counters = _counters(loop)
         for node in list(loop.body.nodes):
             if not node.is_region:
                 _hoist_row_op(node, loop, counters, written, rw)
-        _batch_accumulations(loop, rw)
+    written = _written_arrays(graph)  # NOTE: a hoisted row is a view of the batched array
+    for loop in loops:
+        _batch_accumulations(loop, written, rw)
     return rw.changed
 
 
@@ -92,8 +95,9 @@ def _hoist_row_op(node: Node, loop: Node, counters: set[Value], written: set[Val
                   rw: Rewriter) -> None:
     """Compute `node` over every row before `loop` when it reads one row and invariants."""
     name = _name(node)
-    if name not in ("matmul", "dense", *ROW_ELEMENTWISE) or not node.inputs:
-        return
+    if name not in ("matmul", "dense", *ROW_ELEMENTWISE) or not node.inputs or \
+            not only_read(node.output):
+        return  # NOTE: a row that is written or kept would be a view into the batched array
     rows = [k for k, v in enumerate(node.inputs) if _row_source(v, loop, counters, written)]
     if len(rows) != 1 or any(defined_inside(v, loop) for k, v in enumerate(node.inputs)
                              if k != rows[0]):
@@ -125,12 +129,14 @@ def _hoist_row_op(node: Node, loop: Node, counters: set[Value], written: set[Val
 
 # -- backward: per-step accumulations --------------------------------------------------------
 
-def _batch_accumulations(loop: Node, rw: Rewriter) -> None:
+def _batch_accumulations(loop: Node, written: set[Value], rw: Rewriter) -> None:
     """Move every batchable `acc = acc + term` of `loop`'s body after the loop (one If)."""
     body = loop.body
     found = [(slot, add, term) for slot, (param, following)
              in enumerate(zip(loop.carried(body), body.results))
-             if (match := _accumulation(loop, param, following)) for add, term in [match]]
+             if (match := _accumulation(loop, param, following)) for add, term in [match]
+             # NOTE: the operands are kept until the loop ends: nothing may write into them
+             if not any(memory_roots(v) & written for v in term.inputs)]
     if not found:
         return
     lists: dict[Value, tuple[Value, Value]] = {}  # NOTE: operand -> (body param, loop output)

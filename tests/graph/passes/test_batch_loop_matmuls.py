@@ -192,3 +192,19 @@ def test_dump_shows_the_pass(tmp_path, capsys):
     section = out[out.index("# ===== after pass batch_loop_matmuls"):]
     section = section[:section.index("# ===== ", 8)]
     assert "%x_rows = matmul(%x, %w)" in section, section
+
+
+def test_an_operand_written_after_its_step_keeps_the_step_by_step_sum():
+    def f(x, w):
+        acc = np.zeros((w.shape[1], w.shape[1]))
+        for t in range(x.shape[0]):
+            a = x[t] @ w
+            acc = acc + a.T @ a
+            a[0] = 0.0  # NOTE: the step's operand changes after the product read it
+        return acc
+
+    rng = np.random.default_rng(2)
+    x, w = rng.standard_normal((5, 3, 4)), rng.standard_normal((4, 2))
+    fast = amber.jit(f)
+    np.testing.assert_allclose(fast(x, w), f(x, w), rtol=1e-12)
+    assert "_steps" not in fast.code and "_rows" not in fast.code
