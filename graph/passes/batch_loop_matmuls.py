@@ -32,25 +32,24 @@ ROW_ELEMENTWISE = ("add", "sub", "mul")
 
 def run(graph: Graph, rw: Rewriter) -> bool:
     """Batch row matmuls and weight-gradient accumulations of every loop; True if any changed."""
-    written = _written_arrays(graph)
     loops = [n for n in graph.walk() if n.op in (WHILE, FOR)]
     for loop in loops:
-        counters = _counters(loop)
+        counters, written = _counters(loop), _written_arrays(loop)
         for node in list(loop.body.nodes):
             if not node.is_region:
                 _hoist_row_op(node, loop, counters, written, rw)
-    written = _written_arrays(graph)  # NOTE: a hoisted row is a view of the batched array
-    for loop in loops:
-        _batch_accumulations(loop, written, rw)
+    for loop in loops:  # NOTE: after every row rule: a hoisted row is a view of its batch
+        _batch_accumulations(loop, _written_arrays(loop), rw)
     return rw.changed
 
 
 # -- forward: rows of an outer array ---------------------------------------------------------
 
-def _written_arrays(graph: Graph) -> set[Value]:
-    """The allocations some op writes in place as an array (`x[i] = v`, `assign`); unlike
-    `written_roots`, appending to a list does not count as writing the items it holds."""
-    return {root for node in graph.walk()
+def _written_arrays(loop: Node) -> set[Value]:
+    """The allocations an op inside `loop` writes in place as an array (`x[i] = v`, `assign`):
+    writes before or after the loop are ordered before or after both the steps and the batched
+    GEMM. Unlike `written_roots`, appending to a list does not write the items it holds."""
+    return {root for node in loop.walk() if node is not loop
             if not node.is_region and node.op.writes is not None and
             isinstance(node.inputs[node.op.writes].type, Tensor)
             for root in memory_roots(node.inputs[node.op.writes])}
@@ -99,8 +98,8 @@ def _hoist_row_op(node: Node, loop: Node, counters: set[Value], written: set[Val
             not only_read(node.output):
         return  # NOTE: a row that is written or kept would be a view into the batched array
     rows = [k for k, v in enumerate(node.inputs) if _row_source(v, loop, counters, written)]
-    if len(rows) != 1 or any(defined_inside(v, loop) for k, v in enumerate(node.inputs)
-                             if k != rows[0]):
+    if len(rows) != 1 or any(defined_inside(v, loop) or memory_roots(v) & written
+                             for k, v in enumerate(node.inputs) if k != rows[0]):
         return
     k = rows[0]
     if name in ("matmul", "dense") and (k != 0 or node.inputs[1].type.rank != 2 or

@@ -208,3 +208,27 @@ def test_an_operand_written_after_its_step_keeps_the_step_by_step_sum():
     fast = amber.jit(f)
     np.testing.assert_allclose(fast(x, w), f(x, w), rtol=1e-12)
     assert "_steps" not in fast.code and "_rows" not in fast.code
+
+
+def test_weights_written_inside_the_loop_stay_per_step_and_after_it_do_not_matter():
+    def inside(x, w):
+        v = w  # NOTE: an alias: the loop writes w's memory through it
+        out = np.zeros((x.shape[1], w.shape[1]))
+        for t in range(x.shape[0]):
+            out = out + x[t] @ w
+            v[0, 0] = v[0, 0] + 1.0
+        return out
+
+    def after(x, w):
+        out = np.zeros((x.shape[1], w.shape[1]))
+        for t in range(x.shape[0]):
+            out = np.tanh(out + x[t] @ w)
+        w[0, 0] = 5.0
+        return out
+
+    rng = np.random.default_rng(3)
+    x, w = rng.standard_normal((4, 2, 3)), rng.standard_normal((3, 3))
+    for fn, batched in ((inside, False), (after, True)):
+        fast = amber.jit(fn)
+        np.testing.assert_allclose(fast(x, w.copy()), fn(x, w.copy()), rtol=1e-12)
+        assert ("x_rows" in _statements(fast.code)) is batched, fast.code
