@@ -105,17 +105,20 @@ def _hoist_row_op(node: Node, loop: Node, counters: set[Value], written: set[Val
     if name in ("matmul", "dense") and (k != 0 or node.inputs[1].type.rank != 2 or
                                         node.attrs.get("transpose_a")):
         return
-    out = node.output.type
-    if not isinstance(out, Tensor) or any(isinstance(v.type, Tensor) and v.type.rank > out.rank
+    out, row_rank = node.output.type, node.inputs[k].type.rank
+    if not isinstance(out, Tensor) or any(isinstance(v.type, Tensor) and v.type.rank > row_rank
                                           for j, v in enumerate(node.inputs) if j != k and
                                           not (name in ("matmul", "dense") and j == 1)):
-        return  # NOTE: an operand of higher rank would broadcast against the new leading axis
+        return  # NOTE: an operand above the row's rank would broadcast against the new axis
     x, index = _row_source(node.inputs[k], loop, counters, written)
     inputs = list(node.inputs)
     inputs[k] = x
     build = Builder(InsertPoint.before(loop), node.loc)
     rows_name = x.name if x.name.endswith("_rows") else f"{x.name or 'x'}_rows"
-    batched = build.op(node.op, *inputs, name=rows_name, **node.attrs)
+    try:
+        batched = build.op(node.op, *inputs, name=rows_name, **node.attrs)
+    except (TypeError, ValueError):  # NOTE: shapes the checks above missed: stay per step
+        return
     t = batched.type
     if not (isinstance(t, Tensor) and t.shape[1:] == out.shape and t.dtype == out.dtype) or \
             may_raise(batched.producer):

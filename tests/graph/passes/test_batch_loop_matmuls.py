@@ -103,9 +103,18 @@ def test_not_a_counter_or_a_written_array_stays_per_step():
             x[t + 1] = np.tanh(x[t] @ w)  # NOTE: row t + 1 changes before the loop reads it
         return x
 
+    def wider_operand(x, b):
+        total = np.zeros(b.shape)
+        for t in range(x.shape[0]):
+            total = total + (x[t] + b)  # NOTE: b [2, 3] is above the row's rank (x[t] is [3])
+        return total
+
     rng = np.random.default_rng(1)
     x, w = rng.standard_normal((4, 2, 3)), rng.standard_normal((3, 3))
     order = np.array([3, 0, 0])
+    fast = amber.jit(wider_operand)
+    np.testing.assert_allclose(fast(x[:, 0], w[:2]), wider_operand(x[:, 0], w[:2]), rtol=1e-12)
+    assert "_rows" not in fast.code
     fast = amber.jit(by_index)
     np.testing.assert_allclose(fast(x, w, order), by_index(x, w, order), rtol=1e-12)
     assert "_rows" not in fast.code
