@@ -2,7 +2,8 @@
 gradient function runs (`grad_fn.code`) and on its results (float64 finite differences): a
 scalar loss's seed is a constant folded into the first multiply; a reverse loop adds each step's
 part of an indexed input's gradient in place (`add_at(dx, np.s_[t], g)`), not as a new array
-of zeros per step; weight gradients accumulate in place over the loop."""
+of zeros per step; weight gradients are one GEMM over the stacked steps after the loop
+(graph/passes/batch_loop_matmuls.py), not one small GEMM per step."""
 from __future__ import annotations
 
 import re
@@ -50,7 +51,9 @@ def test_a_reverse_loop_adds_each_steps_gradient_in_place():
     loop = code[code.index("for k in range("):]
     assert re.search(r"\badd_at\(dx, np\.s_\[\w+\], \w+\)", loop), loop  # in place
     assert "added_at(" not in loop and "accumulated_at(" not in loop  # no copies of dx
-    assert re.search(r"d\w*hh_weight \+= ", loop), loop  # dW accumulated in place
+    steps, after = loop.split("\n    if len(", 1)
+    assert not re.search(r"d\w*_weight \+= ", steps), loop  # no GEMM per step for dW
+    assert re.search(r"np\.swapaxes\(\w+_all, -1, -2\) @ \w+_all\b", after), loop
     numeric.close(dx, numeric.gradient(net.construct, (x,), 0), rtol=1e-6, atol=1e-9)
     numeric.close(dws[1], numeric.parameter_gradient(net.construct, (x,), net.ih.bias),
                   rtol=1e-6, atol=1e-9)

@@ -1,0 +1,255 @@
+"""Loop batching: per-step matmuls over the rows of an outer array become one GEMM over all steps.
+
+Forward (rows): in the body of a For or While, `X[i] @ W` (`matmul`, or `dense` with its bias)
+where `X` and `W` come from outside the loop and `i` is the trip counter (a For's index with step
++-1, or a While's carried int that grows or shrinks by one each trip) becomes `Y[i]`, with
+`Y = X @ W` computed once before the loop: row `i` of `Y` is that step's product, and one BLAS
+call replaces one per step. An `add`/`sub`/`mul` of such a row and an operand from outside climbs
+out after it (the bias of `x[t] @ W + b`). `Y[i]` raises where `X[i]` did (same leading axis).
+Only ops that cannot raise on their typed inputs move (static shapes), since the batched op runs
+even when the loop runs no trip. A loop that stops early (a `break`) leaves the rows after it
+computed and unread: one GEMM over every row still costs less than a small one per step.
+
+Backward (accumulations): `acc = acc + A @ B` (2-d operands, computed in the body; the weight
+gradient autodiff writes at every step, `dW += g[t].T @ h[t]`) or `acc = acc + sum(A, axis=k)`,
+with `acc` carried and read by nothing else in the loop, becomes: append `A` and `B` to lists the
+loop carries, and after it, when a trip ran, `acc + concat(As) @ concat(Bs)`, joined along the
+contracted axis (a sum of per-step products is the product of the joined operands), or `acc +
+sum(concat(As))`. Sums run in another order than step by step, so float results differ in the
+last bits (docs/performance.md, "Loop batching", states the tolerance).
+"""
+from __future__ import annotations
+
+from ...ops.opdef import Dyn
+from ..analysis import constant_of, defined_inside, may_raise, memory_roots, only_read
+from ..ir import FOR, WHILE, Block, Builder, Graph, InsertPoint, Node, Value
+from ..rewriter import Rewriter
+from ..types import ListType, Scalar, Tensor
+
+ROW_ELEMENTWISE = ("add", "sub", "mul")
+"""Elementwise ops that climb out of a loop after a batched row (with an operand from outside)."""
+
+
+def run(graph: Graph, rw: Rewriter) -> bool:
+    """Batch row matmuls and weight-gradient accumulations of every loop; True if any changed."""
+    loops = [n for n in graph.walk() if n.op in (WHILE, FOR)]
+    for loop in loops:
+        counters, written = _counters(loop), _written_arrays(loop)
+        for node in list(loop.body.nodes):
+            if not node.is_region:
+                _hoist_row_op(node, loop, counters, written, rw)
+    for loop in loops:  # NOTE: after every row rule: a hoisted row is a view of its batch
+        _batch_accumulations(loop, _written_arrays(loop), rw)
+    return rw.changed
+
+
+# -- forward: rows of an outer array ---------------------------------------------------------
+
+def _written_arrays(loop: Node) -> set[Value]:
+    """The allocations an op inside `loop` writes in place as an array (`x[i] = v`, `assign`):
+    writes before or after the loop are ordered before or after both the steps and the batched
+    GEMM. Unlike `written_roots`, appending to a list does not write the items it holds."""
+    return {root for node in loop.walk() if node is not loop
+            if not node.is_region and node.op.writes is not None and
+            isinstance(node.inputs[node.op.writes].type, Tensor)
+            for root in memory_roots(node.inputs[node.op.writes])}
+
+
+def _counters(loop: Node) -> set[Value]:
+    """The body's values that step through consecutive rows: a For's index (step +-1), a
+    While's carried int whose next value is itself plus or minus one."""
+    body = loop.body
+    if loop.op == FOR:
+        step = constant_of(loop.bounds[2])
+        return {loop.induction} if type(step) is int and step in (1, -1) else set()
+    found = set()
+    for param, following in zip(loop.carried(body), body.results):
+        step_node = following.producer
+        if not (isinstance(param.type, Scalar) and param.type.kind is int and step_node is not None
+                and step_node.parent is body and _name(step_node) in ("add", "sub")
+                and len(step_node.inputs) == 2 and step_node.inputs[0] is param):
+            continue
+        step = constant_of(step_node.inputs[1])
+        if type(step) is int and step in (1, -1):
+            found.add(param)
+    return found
+
+
+def _row_source(value: Value, loop: Node, counters: set[Value],
+                written: set[Value]) -> tuple[Value, Value] | None:
+    """(X, i) when `value` is `X[i]`: X an array from outside `loop` that nothing writes, i a
+    trip counter."""
+    node = value.producer
+    if node is None or _name(node) != "getitem" or len(node.inputs) != 2 or \
+            node.attrs.get("index") != (Dyn(0),) or node.inputs[1] not in counters:
+        return None
+    x = node.inputs[0]
+    if not isinstance(x.type, Tensor) or x.type.rank < 2 or defined_inside(x, loop) or \
+            memory_roots(x) & written:
+        return None
+    return x, node.inputs[1]
+
+
+def _hoist_row_op(node: Node, loop: Node, counters: set[Value], written: set[Value],
+                  rw: Rewriter) -> None:
+    """Compute `node` over every row before `loop` when it reads one row and invariants."""
+    name = _name(node)
+    if name not in ("matmul", "dense", *ROW_ELEMENTWISE) or not node.inputs or \
+            not only_read(node.output):
+        return  # NOTE: a row that is written or kept would be a view into the batched array
+    rows = [k for k, v in enumerate(node.inputs) if _row_source(v, loop, counters, written)]
+    if len(rows) != 1 or any(defined_inside(v, loop) or memory_roots(v) & written
+                             for k, v in enumerate(node.inputs) if k != rows[0]):
+        return
+    k = rows[0]
+    if name in ("matmul", "dense") and (k != 0 or node.inputs[1].type.rank != 2 or
+                                        node.attrs.get("transpose_a")):
+        return
+    out, row_rank = node.output.type, node.inputs[k].type.rank
+    if not isinstance(out, Tensor) or any(isinstance(v.type, Tensor) and v.type.rank > row_rank
+                                          for j, v in enumerate(node.inputs) if j != k and
+                                          not (name in ("matmul", "dense") and j == 1)):
+        return  # NOTE: an operand above the row's rank would broadcast against the new axis
+    x, index = _row_source(node.inputs[k], loop, counters, written)
+    inputs = list(node.inputs)
+    inputs[k] = x
+    build = Builder(InsertPoint.before(loop), node.loc)
+    rows_name = x.name if x.name.endswith("_rows") else f"{x.name or 'x'}_rows"
+    try:
+        batched = build.op(node.op, *inputs, name=rows_name, **node.attrs)
+    except (TypeError, ValueError):  # NOTE: shapes the checks above missed: stay per step
+        return
+    t = batched.type
+    if not (isinstance(t, Tensor) and t.shape[1:] == out.shape and t.dtype == out.dtype) or \
+            may_raise(batched.producer):
+        batched.producer.erase()
+        return
+    with build.at(InsertPoint.before(node)):
+        row = build.op("getitem", batched, index, index=(Dyn(0),), name=node.output.name)
+    rw.replace(node, [row])
+
+
+# -- backward: per-step accumulations --------------------------------------------------------
+
+def _batch_accumulations(loop: Node, written: set[Value], rw: Rewriter) -> None:
+    """Move every batchable `acc = acc + term` of `loop`'s body after the loop (one If)."""
+    body = loop.body
+    found = [(slot, add, term) for slot, (param, following)
+             in enumerate(zip(loop.carried(body), body.results))
+             if (match := _accumulation(loop, param, following)) for add, term in [match]
+             # NOTE: the operands are kept until the loop ends: nothing may write into them
+             if not any(memory_roots(v) & written for v in term.inputs)]
+    if not found:
+        return
+    lists: dict[Value, tuple[Value, Value]] = {}  # NOTE: operand -> (body param, loop output)
+
+    def listed(operand: Value) -> Value:
+        if operand not in lists:
+            steps_name = f"{_hint(operand)}_steps"
+            start = Builder(InsertPoint.before(loop), loop.loc).op("list_new", name=steps_name)
+            param, out = loop.add_carried(start, ListType(operand.type), steps_name)
+            with_item = Builder(InsertPoint.at_end(body), loop.loc).op(
+                "list_append", param, operand, name=steps_name)
+            body.set_result(len(body.results) - 1, with_item)
+            lists[operand] = (param, out)
+        return lists[operand][1]
+
+    pending = []
+    for slot, add, term in found:
+        operands = [listed(v) for v in term.inputs]
+        body.set_result(slot, loop.carried(body)[slot])
+        shape = (_name(term), dict(term.attrs), term.inputs[0].type.rank)  # NOTE: erased below
+        pending.append((loop.outputs[slot], shape, operands, add.loc))
+        rw.erase(add)
+        rw.erase(term)
+    _emit_after(loop, pending, rw)
+
+
+def _accumulation(loop: Node, param: Value, following: Value) -> tuple[Node, Node] | None:
+    """(add, term) when slot `param` -> `following` is `param + term`, nothing else in the loop
+    reads `param` or the sum, and `term` is a batchable matmul or sum of body values."""
+    add = following.producer
+    body = loop.body
+    if add is None or add.parent is not body or _name(add) != "add" or \
+            len(following.uses) != 1 or len(param.uses) != 1 or param.uses[0].user is not add:
+        return None
+    if loop.op == WHILE and loop.carried(loop.cond)[param.index].uses:
+        return None
+    term_value = add.inputs[1] if add.inputs[0] is param else add.inputs[0]
+    term = term_value.producer
+    t = param.type
+    if term is None or term.parent is not body or len(term_value.uses) != 1 or \
+            not all(defined_inside(v, loop) for v in term.inputs) or \
+            not isinstance(t, Tensor) or not t.is_static or following.type != t or \
+            term_value.type != t or param not in add.inputs:
+        return None
+    if _name(term) == "matmul" and t.rank == 2 and \
+            all(isinstance(v.type, Tensor) and v.type.rank == 2 and v.type.is_static
+                for v in term.inputs):
+        return add, term
+    axis = term.attrs.get("axis")
+    axis = axis[0] if isinstance(axis, tuple) and len(axis) == 1 else axis
+    if _name(term) == "sum" and isinstance(axis, int) and not term.attrs.get("keepdims") and \
+            term.attrs.get("dtype") is None and isinstance(term.inputs[0].type, Tensor) and \
+            term.inputs[0].type.is_static and term.inputs[0].type.dtype == t.dtype:
+        return add, term
+    return None
+
+
+def _emit_after(loop: Node, pending: list, rw: Rewriter) -> None:
+    """After `loop`: if any trip ran, add each batched term to its accumulator's output."""
+    readers = [list(acc.uses) for acc, *_ in pending]  # NOTE: before the If adds its own reads
+    build = rw.builder(InsertPoint.after(loop), loop.loc)
+    ran = build.op("gt", build.op("len", pending[0][2][0]), build.constant(0))
+    then, else_ = Block(), Block()
+    joined: dict[tuple[Value, int], Value] = {}
+    sums = []
+    with build.at(InsertPoint.at_end(then)):
+        for acc, term, operands, loc in pending:
+            build.loc = loc
+            sums.append(build.op("add", acc, _batched_term(build, term, operands, joined),
+                                 name=acc.name))
+    then.set_results(sums)
+    else_.set_results([acc for acc, *_ in pending])
+    build.loc = loop.loc
+    merged = build.if_(ran, then, else_, names=[acc.name for acc, *_ in pending])
+    for uses, new in zip(readers, merged):
+        for use in uses:
+            if isinstance(use.user, Node):
+                use.user.set_input(use.index, new)
+            else:
+                use.user.set_result(use.index, new)
+
+
+def _batched_term(build: Builder, term: tuple[str, dict, int], operands: list[Value],
+                  joined: dict[tuple[Value, int], Value]) -> Value:
+    """The sum over steps of `term` (its op name, attrs and first operand's rank), from the
+    lists of its operands."""
+    name, attrs, rank = term
+    def join(items: Value, axis: int) -> Value:
+        if (items, axis) not in joined:
+            joined[items, axis] = build.op("concat", items, axis=axis,
+                                           name=items.name.replace("_steps", "_all"))
+        return joined[items, axis]
+
+    if name == "sum":
+        axis = attrs["axis"]
+        axis = (axis[0] if isinstance(axis, tuple) else axis) % rank
+        return build.op("sum", join(operands[0], axis), axis=(axis,))
+    ta, tb = attrs.get("transpose_a", False), attrs.get("transpose_b", False)
+    a = join(operands[0], 0 if ta else 1)  # NOTE: the contracted axis of each operand
+    b = join(operands[1], 1 if tb else 0)
+    return build.op("matmul", a, b, transpose_a=ta, transpose_b=tb)
+
+
+def _hint(value: Value) -> str:
+    """A name for the steps of `value`: its own, its tape's (`x` for `x_tape[k]`), or `g`
+    (unnamed values of a backward loop are mostly adjoints)."""
+    source = value.producer
+    if not value.name and source is not None and _name(source) == "getitem":
+        return source.inputs[0].name.removesuffix("_tape") or "g"
+    return value.name or "g"
+
+
+def _name(node: Node) -> str:
+    return getattr(node.op, "name", node.op)
