@@ -21,6 +21,7 @@ from .effects import declared_globals, enter_frame, stored_attributes
 from .generators import inline_generators
 from .guards import (CodeReader, Guard, MethodReader, PlaceReader, SameObjectReader,
                      bound_function, code_of)
+from .scope import global_value
 from .source import parse_function
 from .values import Ref
 
@@ -113,7 +114,7 @@ class Compiler:
         self.frames.append(frame)
         self.stack.append((call_identity(func, receiver), func.__qualname__))
         self.signatures.append(signature)
-        enter_frame(frame)
+        enter_frame(frame, global_value)
         return frame
 
     def _guard_method(self, func: types.FunctionType, receiver: Any) -> None:

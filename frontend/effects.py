@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import sys
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable
 
 import gast
 import numpy as np
@@ -253,12 +253,12 @@ def set_attribute(f: Frame, ref: Any, name: str, value: Any) -> None:
 
 # -- globals --------------------------------------------------------------------------------------
 
-def enter_frame(f: Frame) -> None:
+def enter_frame(f: Frame, global_value: Callable[[Frame, str], Any]) -> None:
     """At the entry of a function with `global` statements (wherever they are in its body, as
     Python has it): the names become variables of this frame holding the module's values,
     written back to the module on every assignment. A Python number is read when the code
-    runs (only its type is guarded); anything else is a compile-time value, guarded."""
-    from .scope import global_value  # NOTE: scope reads this module's shadows
+    runs (only its type is guarded); anything else is a compile-time value, guarded, as
+    `global_value` (scope.py, which reads this module's shadows) reads it."""
     if not f.global_names:
         return
     module = module_of(f)
