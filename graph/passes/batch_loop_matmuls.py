@@ -22,7 +22,8 @@ from __future__ import annotations
 
 from ...ops.opdef import Dyn
 from ..analysis import constant_of, defined_inside, may_raise, memory_roots, only_read
-from ..ir import FOR, WHILE, Block, Builder, Graph, InsertPoint, Node, Value
+from ..builder import Builder, InsertPoint
+from ..ir import FOR, WHILE, Block, Graph, Node, Value
 from ..rewriter import Rewriter
 from ..types import ListType, Scalar, Tensor
 
