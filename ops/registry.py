@@ -11,12 +11,13 @@ import numpy as np
 
 from . import (activations, adjoint, creation, division, elementwise, indexing, joining, losses,
                nn, normalization, python, randomness, reduce, resize, shaping, sorting, window)
-from . import collective
+from . import collective, conv_nhwc
 from .opdef import OpDef, OpFunction, Primitive
 
 FAMILIES: tuple[ModuleType, ...] = (python, elementwise, division, activations, reduce, sorting,
                                     shaping, joining, indexing, creation, nn, window, resize,
-                                    normalization, losses, adjoint, randomness, collective)
+                                    normalization, losses, adjoint, randomness, collective,
+                                    conv_nhwc)
 
 
 def _table(attr: str, key) -> dict:
