@@ -227,7 +227,8 @@ conv2d_nhwc = OpDef(
 conv2d_nhwc_grad_input = OpDef(
     "conv2d_nhwc_grad_input", ("g", "weight"), kernel=conv2d_nhwc_grad_input_kernel,
     infer=_grad_input_infer, attrs={"x_shape": REQUIRED, **_CONV2D},
-    emit=helper_call(conv2d_nhwc_grad_input_kernel, "g, weight", {"x_shape": REQUIRED, **_CONV2D}),
+    emit=helper_call(conv2d_nhwc_grad_input_kernel, "g, weight",
+                     {"x_shape": REQUIRED, **_CONV2D}),
     helpers=(*_KERNEL_HELPERS, add_windows, conv2d_nhwc_grad_input_kernel),
     fresh=True, grad=_grad_input_grad)
 """conv2d_nhwc's input adjoint, NHWC (`x_shape` NCHW, as conv2d_grad_input's)."""
@@ -235,7 +236,8 @@ conv2d_nhwc_grad_input = OpDef(
 conv2d_nhwc_grad_weight = OpDef(
     "conv2d_nhwc_grad_weight", ("x", "g"), kernel=conv2d_nhwc_grad_weight_kernel,
     infer=_grad_weight_infer, attrs={"w_shape": REQUIRED, **_CONV2D},
-    emit=helper_call(conv2d_nhwc_grad_weight_kernel, "x, g", {"w_shape": REQUIRED, **_CONV2D}),
+    emit=helper_call(conv2d_nhwc_grad_weight_kernel, "x, g",
+                     {"w_shape": REQUIRED, **_CONV2D}),
     helpers=(*_KERNEL_HELPERS, conv2d_nhwc_grad_weight_kernel), fresh=True,
     grad=_grad_weight_grad)
 """conv2d_nhwc's weight adjoint (OIHW) from NHWC input and adjoint."""
