@@ -29,8 +29,7 @@ PIPELINES: dict[int, tuple[Step, ...]] = {
     0: (),
     1: (CLEANUPS,),  # a group: repeated until a round changes nothing
     # NOTE: plan_memory comes last: in-place marks assume no pass reorders nodes after it
-    2: ((*CLEANUPS, "licm", "fuse", "scale_operand", "fuse_loss_grad"), "layout", CLEANUPS,
-        "plan_memory"),
+    2: ((*CLEANUPS, "licm", "fuse", "scale_operand", "fuse_loss_grad", "layout"), "plan_memory"),
 }
 
 DEFAULT_LEVEL = 2
