@@ -50,6 +50,9 @@ def run(graph: Graph, rw: Rewriter) -> bool:
             moved |= _cancel(node, rw) or _sink_elementwise(node, rw) or _sink_reduce(node, rw)
         if not moved:
             break
+    for node in list(graph.walk()):  # NOTE: the transposes moved past, so the dump reads well
+        if node.op is shaping.transpose and not node.output.uses:
+            rw.erase(node)
     return rw.changed
 
 
