@@ -12,6 +12,7 @@ plus outputs, marked `XLA`).
 
     python benchmarks/resnet.py [--quick]     (also: python benchmarks/run.py --only resnet)
     python benchmarks/resnet.py --profile     (amber's time per op of the generated code)
+    python benchmarks/resnet.py --against DIR (amber from DIR/amber against this checkout)
 """
 from __future__ import annotations
 
@@ -141,8 +142,9 @@ def jax_versions(net: Any) -> dict[str, Callable[..., Any]] | None:
     return {"forward": run_forward, "train": train, "peak": peak}
 
 
-def measure(batch: int, threads: int, rounds: int) -> dict[str, Any]:
-    """One cell of the table, in this process (threads already set by the caller)."""
+def measure(batch: int, threads: int, rounds: int, jax: bool = True) -> dict[str, Any]:
+    """One cell of the table, in this process (threads already set by the caller); amber
+    alone without `jax`."""
     import tracemalloc
 
     import numpy as np
@@ -159,7 +161,7 @@ def measure(batch: int, threads: int, rounds: int) -> dict[str, Any]:
         amber.set_seed(0)
         net = build_net()
         peers = {"amber": amber_versions(net)}
-        jax_fns = jax_versions(net)
+        jax_fns = jax_versions(net) if jax else None
         if jax_fns is not None:
             peers["jax"] = jax_fns
         args = (x,) if kind == "forward" else (x, y)
@@ -236,11 +238,15 @@ def thread_env(threads: int) -> dict[str, str]:
     return env
 
 
-def fresh(batch: int, threads: int, rounds: int) -> dict[str, Any]:
+def fresh(batch: int, threads: int, rounds: int, jax: bool = True,
+          tree: str | None = None) -> dict[str, Any]:
+    """`measure` in a fresh process; `tree`: a directory whose `amber` package it imports."""
     code = (f"import sys, json; sys.path.insert(0, {str(HERE)!r}); import resnet; "
-            f"print(json.dumps(resnet.measure({batch}, {threads}, {rounds})))")
-    out = subprocess.run([sys.executable, "-c", code], env=thread_env(threads),
-                         capture_output=True, text=True)
+            f"print(json.dumps(resnet.measure({batch}, {threads}, {rounds}, {jax})))")
+    env = thread_env(threads)
+    if tree is not None:
+        env["PYTHONPATH"] = tree
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
     if out.returncode:
         raise RuntimeError(out.stderr[-2000:])
     return json.loads(out.stdout.strip().splitlines()[-1])
@@ -264,9 +270,30 @@ def report(quick: bool = False) -> None:
                       f": {'; '.join(parts)}{ratio}")
 
 
+def against(tree: str, rounds: int = 7) -> None:
+    """amber from `tree` (a directory holding another version's `amber` package, e.g.
+    `git archive <commit> | tar -x -C <tree>/amber`) against this checkout: a fresh process
+    per version, batch and round, interleaved, one thread, CPU time; medians and ranges."""
+    versions = {"other": tree, "this": None}
+    for batch in BATCHES:
+        samples: dict[str, list[dict[str, Any]]] = {name: [] for name in versions}
+        for _ in range(rounds):
+            for name, path in versions.items():
+                samples[name].append(fresh(batch, 1, 3, jax=False, tree=path))
+        for kind in ("forward", "train"):
+            cells = []
+            for name in versions:
+                times = [cell[f"{kind}/amber"][0] * 1e3 for cell in samples[name]]
+                cells.append(f"{name} {statistics.median(times):7.2f} ms ({min(times):.2f}-"
+                             f"{max(times):.2f}, {samples[name][0][f'{kind}/amber'][1]})")
+            print(f"  {kind:<7} batch {batch:>2}: {'; '.join(cells)}")
+
+
 if __name__ == "__main__":
     if "--profile" in sys.argv:  # NOTE: one BLAS thread, set before NumPy loads
         subprocess.run([sys.executable, "-c", f"import sys; sys.path.insert(0, {str(HERE)!r}); "
                         "import resnet; resnet.profile_ops()"], env=thread_env(1), check=True)
+    elif "--against" in sys.argv:
+        against(sys.argv[sys.argv.index("--against") + 1])
     else:
         report(quick="--quick" in sys.argv)

@@ -6,7 +6,7 @@ This is the only list of passes: an explicit name -> function table and one tupl
 from __future__ import annotations
 
 from .. import ir
-from . import (batch_loop_matmuls, cse, dce, fold_constants, fuse, fuse_loss_grad, licm,
+from . import (batch_loop_matmuls, cse, dce, fold_constants, fuse, fuse_loss_grad, layout, licm,
                plan_memory, scale_operand, simplify)
 from .manager import Pass, PassError, PassHook, PassManager, PassReport, Step
 
@@ -20,6 +20,7 @@ PASSES: dict[str, Pass] = {
     "fuse": fuse.run,
     "scale_operand": scale_operand.run,
     "fuse_loss_grad": fuse_loss_grad.run,
+    "layout": layout.run,
     "plan_memory": plan_memory.run,
 }
 
@@ -29,8 +30,8 @@ PIPELINES: dict[int, tuple[Step, ...]] = {
     0: (),
     1: (CLEANUPS,),  # a group: repeated until a round changes nothing
     # NOTE: plan_memory comes last: in-place marks assume no pass reorders nodes after it
-    2: ((*CLEANUPS, "licm", "batch_loop_matmuls", "fuse", "scale_operand", "fuse_loss_grad"),
-        "plan_memory"),
+    2: ((*CLEANUPS, "licm", "batch_loop_matmuls", "fuse", "scale_operand", "fuse_loss_grad",
+         "layout"), "plan_memory"),
 }
 
 DEFAULT_LEVEL = 2

@@ -1,0 +1,245 @@
+"""conv2d and its two gradients over channels-last (NHWC) images, for the layout pass
+(graph/passes/layout.py): a chain of convolutions keeps its activations NHWC, so a window-row
+GEMM reads its input and writes its output in place, with no NCHW<->NHWC copy per convolution.
+Weights stay OIHW and the attributes are conv2d's (`x_shape` of the input gradient stays NCHW);
+only the image arrays are channels-last. Users never see these ops: the pass makes them, with
+transposes at the chain's boundaries.
+"""
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import numpy as np
+
+from .conv_kernels import image_block
+from .elementwise import helper_call
+from .nn_kernels import add_windows, window_pads
+from .opdef import REQUIRED, GradContext, OpDef
+from .types import Tensor, Type, expect_tensor
+from .window import _CONV2D, _conv2d_infer, _window_grad_infer
+
+TO_NHWC = (0, 2, 3, 1)
+TO_NCHW = (0, 3, 1, 2)
+
+
+def nhwc_out_size(size: tuple[int, int], kernel: tuple[int, int], stride: tuple[int, int],
+                  dilation: tuple[int, int], pads: tuple[int, int, int, int]) -> tuple[int, int]:
+    """(OH, OW) of a window over `size` padded by `pads` (top, bottom, left, right)."""
+    return ((size[0] + pads[0] + pads[1] - (kernel[0] - 1) * dilation[0] - 1) // stride[0] + 1,
+            (size[1] + pads[2] + pads[3] - (kernel[1] - 1) * dilation[1] - 1) // stride[1] + 1)
+
+
+def nhwc_windows(images: np.ndarray, block: np.ndarray, kernel: tuple[int, int],
+                 out_size: tuple[int, int], stride: tuple[int, int],
+                 dilation: tuple[int, int], pads: tuple[int, int, int, int]) -> np.ndarray:
+    """The [B, OH, OW, KH, KW, C] windows of NHWC `images` copied into the interior of `block`
+    (whose zero border is the padding): a contiguous copy, then a strided view."""
+    (kh, kw), (oh, ow), c = kernel, out_size, images.shape[3]
+    top, left = pads[0], pads[2]
+    np.copyto(block[:, top:top + images.shape[1], left:left + images.shape[2]], images)
+    sn, sh, sw, sc = block.strides
+    return np.ndarray((block.shape[0], oh, ow, kh, kw, c), block.dtype, block, 0, (
+        sn, sh * stride[0], sw * stride[1], sh * dilation[0], sw * dilation[1], sc))
+
+
+def nhwc_rows(x: np.ndarray, weight: np.ndarray, *bias: np.ndarray, kernel: tuple[int, int],
+              out_size: tuple[int, int], stride: tuple[int, int], dilation: tuple[int, int],
+              pads: tuple[int, int, int, int]) -> np.ndarray:
+    """NHWC convolution (one group): window rows of a block of images (a band of output rows of
+    one image) @ [KH*KW*C, O], written straight into the NHWC result, bias added in cache."""
+    n, h, w, c = x.shape
+    o, (oh, ow), (top, bottom, left, right) = weight.shape[0], out_size, pads
+    matrix = weight.transpose(2, 3, 1, 0).reshape(-1, o)
+    out = np.empty((n, oh, ow, o), np.result_type(x, weight, *bias))
+    if kernel == (1, 1) and not any(pads):  # NOTE: the pixels are the rows
+        np.matmul(x[:, ::stride[0], ::stride[1]].reshape(-1, c), matrix, out=out.reshape(-1, o))
+        for b in bias:
+            out += b
+        return out
+    step = image_block(matrix.shape[0] * oh * ow * x.itemsize)
+    block = np.zeros((min(step, n), h + top + bottom, w + left + right, c), x.dtype)
+    for i in range(0, n, step):
+        images = x[i:i + step]
+        windows = nhwc_windows(images, block[:len(images)], kernel, out_size, stride, dilation,
+                               pads)
+        band = oh if n > 1 else max(1, (1 << 17) // (ow * matrix.shape[0] * x.itemsize))
+        for r in range(0, oh, band):
+            rows = out[i:i + step, r:r + band].reshape(-1, o)
+            np.matmul(windows[:, r:r + band].reshape(-1, matrix.shape[0]), matrix, out=rows)
+            for b in bias:
+                rows += b
+    return out
+
+
+def conv2d_nhwc_kernel(x: np.ndarray, weight: np.ndarray, *bias: np.ndarray,
+                       stride: tuple[int, int] = (1, 1),
+                       padding: tuple[int, int, int, int] = (0, 0, 0, 0),
+                       pad_mode: str = "valid", dilation: tuple[int, int] = (1, 1),
+                       groups: int = 1) -> np.ndarray:
+    """conv2d of NHWC `x` with OIHW `weight`, NHWC result."""
+    if groups != 1:
+        raise ValueError(f"conv2d_nhwc: groups={groups} (only 1 is implemented)")
+    kernel = weight.shape[2:]
+    pads = window_pads(x.shape[1:3], kernel, stride, dilation, pad_mode, padding)
+    size = nhwc_out_size(x.shape[1:3], kernel, stride, dilation, pads)
+    return nhwc_rows(x, weight, *bias, kernel=kernel, out_size=size, stride=stride,
+                     dilation=dilation, pads=pads)
+
+
+def conv2d_nhwc_grad_weight_kernel(x: np.ndarray, g: np.ndarray, *, w_shape: tuple[int, ...],
+                            stride: tuple[int, int] = (1, 1),
+                            padding: tuple[int, int, int, int] = (0, 0, 0, 0),
+                            pad_mode: str = "valid", dilation: tuple[int, int] = (1, 1),
+                            groups: int = 1) -> np.ndarray:
+    """d conv2d_nhwc / d weight (OIHW): window rows.T @ the NHWC adjoint's pixel rows."""
+    o, _, kh, kw = w_shape
+    if groups != 1:
+        raise ValueError(f"conv2d_nhwc_grad_weight: groups={groups} (only 1 is implemented)")
+    n, h, w, c = x.shape
+    oh, ow = g.shape[1:3]
+    top, bottom, left, right = pads = window_pads((h, w), (kh, kw), stride, dilation, pad_mode,
+                                                  padding)
+    if (kh, kw) == (1, 1) and not any(pads):
+        out = x[:, ::stride[0], ::stride[1]].reshape(-1, c).T @ g.reshape(-1, o)
+    else:
+        out = np.zeros((kh * kw * c, o), np.result_type(x, g))
+        step = image_block(kh * kw * c * oh * ow * x.itemsize)
+        block = np.zeros((min(step, n), h + top + bottom, w + left + right, c), x.dtype)
+        for i in range(0, n, step):
+            images = x[i:i + step]
+            windows = nhwc_windows(images, block[:len(images)], (kh, kw), (oh, ow), stride,
+                                   dilation, pads)
+            band = oh if n > 1 else max(1, (1 << 17) // (ow * kh * kw * c * x.itemsize))
+            for r in range(0, oh, band):
+                rows = windows[:, r:r + band].reshape(-1, out.shape[0])
+                out += rows.T @ g[i:i + step, r:r + band].reshape(-1, o)
+    return np.ascontiguousarray(out.reshape(kh, kw, c, o).transpose(3, 2, 0, 1))
+
+
+def conv2d_nhwc_grad_input_kernel(g: np.ndarray, weight: np.ndarray, *, x_shape: tuple[int, ...],
+                           stride: tuple[int, int] = (1, 1),
+                           padding: tuple[int, int, int, int] = (0, 0, 0, 0),
+                           pad_mode: str = "valid", dilation: tuple[int, int] = (1, 1),
+                           groups: int = 1) -> np.ndarray:
+    """d conv2d_nhwc / d x, NHWC (`x_shape` is the NCHW shape). Stride 1: the NHWC convolution
+    of the adjoint with the flipped, transposed kernels. Strided: pixel rows of the adjoint @
+    [O, KH*KW*C], each window added back where it was read (KH*KW strided adds)."""
+    n, oh, ow, o = g.shape
+    _, c, kh, kw = weight.shape
+    h, w = x_shape[2:]
+    if groups != 1:
+        raise ValueError(f"conv2d_nhwc_grad_input: groups={groups} (only 1 is implemented)")
+    top, bottom, left, right = window_pads((h, w), (kh, kw), stride, dilation, pad_mode, padding)
+    if tuple(stride) == (1, 1):
+        reach = ((kh - 1) * dilation[0], (kw - 1) * dilation[1])
+        before = [reach[0] - top, reach[1] - left]
+        after = [h + reach[0] - oh - before[0], w + reach[1] - ow - before[1]]
+        if min(*before, *after) < 0:  # NOTE: padding wider than the kernel reaches: crop
+            g = g[:, max(0, -before[0]):oh - max(0, -after[0]),
+                  max(0, -before[1]):ow - max(0, -after[1])]
+            before, after = [max(0, v) for v in before], [max(0, v) for v in after]
+        flipped = weight[:, :, ::-1, ::-1].transpose(1, 0, 2, 3)
+        return nhwc_rows(g, flipped, kernel=(kh, kw), out_size=(h, w), stride=(1, 1),
+                         dilation=dilation, pads=(before[0], after[0], before[1], after[1]))
+    matrix = weight.transpose(0, 2, 3, 1).reshape(o, -1)
+    out = np.zeros((n, h + top + bottom, w + left + right, c), np.result_type(g, weight))
+    step = image_block(kh * kw * c * oh * ow * out.itemsize)
+    for i in range(0, n, step):
+        cols = (g[i:i + step].reshape(-1, o) @ matrix).reshape(-1, oh, ow, kh, kw, c)
+        add_windows(cols.transpose(0, 5, 3, 4, 1, 2), out[i:i + step].transpose(0, 3, 1, 2),
+                    stride, dilation)
+    return out[:, top:top + h, left:left + w]
+
+
+def _permuted(t: Type, perm: tuple[int, ...]) -> Type:
+    if isinstance(t, Tensor) and t.rank == 4:
+        return Tensor(tuple(t.shape[k] for k in perm), t.dtype)
+    return t
+
+
+def _one_group(op: str, attrs: Any) -> None:
+    if attrs["groups"] != 1:
+        raise ValueError(f"{op}: groups={attrs['groups']} (only 1 is implemented)")
+
+
+def _conv2d_nhwc_infer(x: Type, weight: Type, *bias: Type, **attrs: Any) -> Tensor:
+    expect_tensor("conv2d_nhwc", "input (NHWC)", x, rank=4)
+    _one_group("conv2d_nhwc", attrs)
+    return _permuted(_conv2d_infer(_permuted(x, TO_NCHW), weight, *bias, **attrs), TO_NHWC)
+
+
+def _grad_input_infer(*inputs: Type, **attrs: Any) -> Type:
+    _one_group("conv2d_nhwc_grad_input", attrs)
+    nchw = _window_grad_infer("x_shape", batch_of_adjoint=True)
+    return _permuted(nchw(_permuted(inputs[0], TO_NCHW), *inputs[1:], **attrs), TO_NHWC)
+
+
+def _grad_weight_infer(*inputs: Type, **attrs: Any) -> Type:
+    _one_group("conv2d_nhwc_grad_weight", attrs)
+    return _window_grad_infer("w_shape")(*inputs, **attrs)
+
+
+def _conv2d_nhwc_grad(ad: GradContext) -> tuple[Any, ...]:
+    x, w, g = ad.input(0), ad.input(1), ad.g
+    nchw = ad.types[0].shape
+    dx = ad.op("conv2d_nhwc_grad_input", g, w, x_shape=(nchw[0], nchw[3], nchw[1], nchw[2]),
+               **ad.attrs)
+    dw = ad.op("conv2d_nhwc_grad_weight", x, g, w_shape=ad.types[1].shape, **ad.attrs)
+    return (dx, dw, *((ad.op("sum", g, axis=(0, 1, 2)),) if len(ad.types) > 2 else ()))
+
+
+def _grad_input_grad(ad: GradContext) -> tuple[Any, ...]:
+    attrs = {k: v for k, v in ad.attrs.items() if k != "x_shape"}
+    return (ad.op("conv2d_nhwc", ad.g, ad.input(1), **attrs),
+            ad.op("conv2d_nhwc_grad_weight", ad.g, ad.input(0), w_shape=ad.types[1].shape,
+                  **attrs))
+
+
+def _grad_weight_grad(ad: GradContext) -> tuple[Any, ...]:
+    attrs = {k: v for k, v in ad.attrs.items() if k != "w_shape"}
+    x = ad.types[0].shape
+    return (ad.op("conv2d_nhwc_grad_input", ad.input(1), ad.g,
+                  x_shape=(x[0], x[3], x[1], x[2]), **attrs),
+            ad.op("conv2d_nhwc", ad.input(0), ad.g, **attrs))
+
+
+def _onnx_conv2d_nhwc(e: Any, x: str, w: str, *bias: str) -> str:
+    """ONNX's Conv is NCHW: transposes around it (the exported model has them at each
+    convolution; ONNX runtimes pick their own layouts)."""
+    from .onnx_layers import conv2d as conv_rule
+    nchw = copy.copy(e)
+    nchw.types = (_permuted(e.types[0], TO_NCHW), *e.types[1:])
+    nchw.out_type = _permuted(e.out_type, TO_NCHW)
+    out = conv_rule(nchw, e.node("Transpose", x, perm=list(TO_NCHW)), w, *bias)
+    return e.node("Transpose", out, perm=list(TO_NHWC))
+
+
+_KERNEL_HELPERS = (window_pads, image_block, nhwc_out_size, nhwc_windows, nhwc_rows)
+
+conv2d_nhwc = OpDef(
+    "conv2d_nhwc", ("x", "weight", "*bias"), kernel=conv2d_nhwc_kernel, infer=_conv2d_nhwc_infer,
+    emit=helper_call(conv2d_nhwc_kernel, "x, weight, *bias", _CONV2D), attrs=_CONV2D,
+    helpers=(*_KERNEL_HELPERS, conv2d_nhwc_kernel), fresh=True, grad=_conv2d_nhwc_grad,
+    onnx=_onnx_conv2d_nhwc)
+"""conv2d of NHWC images (OIHW weight, bias [O]), NHWC result; conv2d's attributes."""
+
+conv2d_nhwc_grad_input = OpDef(
+    "conv2d_nhwc_grad_input", ("g", "weight"), kernel=conv2d_nhwc_grad_input_kernel,
+    infer=_grad_input_infer, attrs={"x_shape": REQUIRED, **_CONV2D},
+    emit=helper_call(conv2d_nhwc_grad_input_kernel, "g, weight",
+                     {"x_shape": REQUIRED, **_CONV2D}),
+    helpers=(*_KERNEL_HELPERS, add_windows, conv2d_nhwc_grad_input_kernel),
+    fresh=True, grad=_grad_input_grad)
+"""conv2d_nhwc's input adjoint, NHWC (`x_shape` NCHW, as conv2d_grad_input's)."""
+
+conv2d_nhwc_grad_weight = OpDef(
+    "conv2d_nhwc_grad_weight", ("x", "g"), kernel=conv2d_nhwc_grad_weight_kernel,
+    infer=_grad_weight_infer, attrs={"w_shape": REQUIRED, **_CONV2D},
+    emit=helper_call(conv2d_nhwc_grad_weight_kernel, "x, g",
+                     {"w_shape": REQUIRED, **_CONV2D}),
+    helpers=(*_KERNEL_HELPERS, conv2d_nhwc_grad_weight_kernel), fresh=True,
+    grad=_grad_weight_grad)
+"""conv2d_nhwc's weight adjoint (OIHW) from NHWC input and adjoint."""
+
+OPS = (conv2d_nhwc, conv2d_nhwc_grad_input, conv2d_nhwc_grad_weight)

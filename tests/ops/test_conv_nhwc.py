@@ -1,0 +1,58 @@
+"""The channels-last convolution kernels the layout pass uses (ops/conv_nhwc.py): forward, weight
+gradient and input gradient (stride 1 as a flipped-kernel convolution, strided as a scatter of
+window rows) against float64 loops over the textbook definition, on NHWC arrays; padding
+modes, strides, dilation, odd sizes, one image in bands of output rows."""
+import os
+import sys
+
+import numpy as np
+import pytest
+
+from amber.ops.conv_nhwc import (conv2d_nhwc_grad_input_kernel, conv2d_nhwc_grad_weight_kernel,
+                                 conv2d_nhwc_kernel)
+
+sys.path.insert(0, os.path.dirname(__file__))
+from test_conv_rows import CASES, conv_loops, weight_grad_loops  # noqa: E402
+
+NHWC, NCHW = (0, 2, 3, 1), (0, 3, 1, 2)
+
+
+@pytest.mark.parametrize("x_shape, w_shape, stride, pads, dilation, step", CASES)
+def test_nhwc_kernels_match_the_definition(x_shape, w_shape, stride, pads, dilation,
+                                           step) -> None:
+    rng = np.random.default_rng(sum(x_shape) + 7 * sum(w_shape))
+    x = rng.standard_normal(x_shape).astype(np.float32)
+    w = rng.standard_normal(w_shape).astype(np.float32)
+    bias = rng.standard_normal(w_shape[0]).astype(np.float32)
+    attrs = {"stride": stride, "padding": pads, "pad_mode": "pad", "dilation": dilation}
+    expected = conv_loops(x, w, stride, pads, dilation) + bias[:, None, None]
+    got = conv2d_nhwc_kernel(x.transpose(NHWC), w, bias, **attrs)
+    assert got.shape == expected.transpose(NHWC).shape and got.dtype == np.float32
+    np.testing.assert_allclose(got.transpose(NCHW), expected, rtol=1e-4, atol=1e-4)
+    g = rng.standard_normal(expected.shape)
+    dw = conv2d_nhwc_grad_weight_kernel(x.transpose(NHWC), g.transpose(NHWC), w_shape=w_shape,
+                                        **attrs)
+    np.testing.assert_allclose(dw, weight_grad_loops(x, g, w_shape, stride, pads, dilation),
+                               rtol=1e-4, atol=1e-3)
+    # NOTE: the input gradient is the transpose of the forward: <conv(x), g> == <x, dx>
+    x64, w64 = x.astype(np.float64), w.astype(np.float64)
+    dx = conv2d_nhwc_grad_input_kernel(g.transpose(NHWC), w64, x_shape=x_shape, **attrs)
+    assert dx.shape == x.transpose(NHWC).shape
+    np.testing.assert_allclose((conv_loops(x64, w64, stride, pads, dilation) * g).sum(),
+                               (x64 * dx.transpose(NCHW)).sum(), rtol=1e-9)
+
+
+@pytest.mark.parametrize("pad_mode, stride", [("same", (2, 2)), ("valid", (2, 1)),
+                                              ("same", (1, 1))])
+def test_nhwc_input_gradient_per_element(pad_mode, stride) -> None:
+    """Each element of the input gradient, not only its inner product (odd sizes)."""
+    rng = np.random.default_rng(5)
+    x_shape, w = (2, 16, 7, 5), rng.standard_normal((3, 16, 3, 3))
+    from amber.ops.conv_kernels import conv2d_grad_input
+    g_shape = conv2d_nhwc_kernel(np.zeros((2, 7, 5, 16)), w, stride=stride,
+                                 pad_mode=pad_mode).shape
+    g = rng.standard_normal(g_shape)
+    got = conv2d_nhwc_grad_input_kernel(g, w, x_shape=x_shape, stride=stride, pad_mode=pad_mode)
+    expected = conv2d_grad_input(g.transpose(NCHW), w, x_shape=x_shape, stride=stride,
+                                 pad_mode=pad_mode)
+    np.testing.assert_allclose(got.transpose(NCHW), expected, rtol=1e-10, atol=1e-10)
