@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..graph import Builder, InsertPoint, Tensor, Value
+from ..graph.analysis import within_block
 from ..graph.batching import vectorize
 from ..graph.ir import FOR, INDEX_TYPE, Block, Node
 from ..graph.jacobian import TransformRequest, tuple_leaves
@@ -150,17 +151,8 @@ def _refuse_outer_effects(f: Frame, body: Block) -> None:
         if node.is_region or not node.effectful or node.op is pyops.list_new:
             continue
         written = node.op.writes
-        if written is not None and _inside(node.inputs[written], body):
+        if written is not None and within_block(node.inputs[written], body):
             continue
         raise _error(f, f"vmap: `{node.name}` has an effect outside one example (printing, a "
                         "random draw, or writing a value made outside the function)",
                      node.loc, "move it out of the vmapped function")
-
-
-def _inside(value: Value, body: Block) -> bool:
-    owner = value.owner
-    while owner is not None:
-        if owner is body:
-            return True
-        owner = owner.parent if isinstance(owner, Node) else owner.owner_node
-    return False

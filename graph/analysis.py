@@ -31,6 +31,27 @@ def trip_count(loop: Node) -> int | None:
         return None
 
 
+def within_block(value: Value, block: Block) -> bool:
+    """True if `value` is made inside `block` (a parameter of it, or an output of a node in it
+    or in one of its nested regions)."""
+    owner: Any = value.owner
+    while owner is not None:
+        if owner is block:
+            return True
+        owner = owner.parent if isinstance(owner, Node) else owner.owner_node
+    return False
+
+
+def reads_at_any_depth(node: Node) -> set[Value]:
+    """Every value `node` reads, at any depth (the results of its nested blocks included)."""
+    found: set[Value] = set()
+    for n in node.walk():
+        found.update(n.inputs)
+        for block in n.blocks:
+            found.update(block.results)
+    return found
+
+
 def defined_inside(value: Value, region: Node) -> bool:
     """True if `value` is computed within one of `region`'s blocks (at any depth)."""
     block = value.owner.parent if isinstance(value.owner, Node) else value.owner

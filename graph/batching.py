@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from ..ops import Dyn, OpDef
+from .analysis import within_block
 from .builder import Builder, InsertPoint
 from .ir import FOR, IF, INDEX_TYPE, WHILE, Block, Node, Value
 from .types import ListType, Tensor, Type
@@ -49,7 +50,7 @@ def vectorize(b: Builder, loop: Node, size: Value) -> list[Value] | None:
 def _slice_axis(node: Node, index: Value, body: Block) -> int | None:
     """The batch axis of `getitem(arg, i)` slicing one example of an argument, else None."""
     if not (isinstance(node.op, OpDef) and node.op.name == "getitem" and len(node.inputs) == 2
-            and node.inputs[1] is index and _outside(node.inputs[0], body)):
+            and node.inputs[1] is index and not within_block(node.inputs[0], body)):
         return None
     where = node.attrs.get("index")
     if not (isinstance(where, tuple) and where and where[-1] == Dyn(0)
@@ -58,17 +59,8 @@ def _slice_axis(node: Node, index: Value, body: Block) -> int | None:
     return len(where) - 1
 
 
-def _outside(v: Value, body: Block) -> bool:
-    owner = v.owner
-    while owner is not None:
-        if owner is body:
-            return False
-        owner = owner.parent if isinstance(owner, Node) else owner.owner_node
-    return True
-
-
 def _within(node: Node, block: Block) -> bool:
-    return bool(node.outputs) and not _outside(node.outputs[0], block) or node.parent is block
+    return bool(node.outputs) and within_block(node.outputs[0], block) or node.parent is block
 
 
 def _reached(node: Node, values: set[Value]) -> bool:

@@ -19,7 +19,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..ops import Dyn
-from .analysis import differentiable
+from .analysis import differentiable, reads_at_any_depth
 from .autodiff import NotDifferentiable, differentiate
 from .batching import vectorize
 from .builder import Builder, InsertPoint
@@ -264,7 +264,7 @@ def _basis_loop(b: Builder, seed: Value, like: Value, results: list[Value | None
     reached = {seed}
     moved = []
     for node in later:
-        if node.effectful or _reads(node) & reached:
+        if node.effectful or reads_at_any_depth(node) & reached:
             moved.append(node)
             reached.update(node.outputs)
     t = seed.type
@@ -331,13 +331,3 @@ def _zeros_in(b: Builder, like: Value) -> Value:
     assert isinstance(t, Tensor)
     return b.op("zeros", shape=t.shape, dtype=t.dtype) if t.is_static else \
         b.op("zeros_like", like)
-
-
-def _reads(node: Node) -> set[Value]:
-    """Every value `node` reads, at any depth (block results included)."""
-    found: set[Value] = set()
-    for n in node.walk():
-        found.update(n.inputs)
-        for block in n.blocks:
-            found.update(block.results)
-    return found

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
+from .analysis import reads_at_any_depth
 from .ir import Block, Graph, Node, Value
 
 
@@ -33,7 +34,7 @@ def split_backward(graph: Graph, inputs: Block, results: Sequence[Value]) -> tup
     inputs.set_results(list(results))
     residuals: list[Value] = []
     for node in order:
-        for value in sorted(_reads(node), key=_position(body)):
+        for value in sorted(reads_at_any_depth(node), key=_position(body)):
             if _is_forward(value, body) and value not in residuals:
                 residuals.append(value)
     for value in results:
@@ -63,7 +64,7 @@ def _backward_nodes(body: Block, sources: set[Value], results: Sequence[Value]) 
     reached = set(sources)
     moved: set[Node] = set()
     for node in body.nodes:
-        if _reads(node) & reached:
+        if reads_at_any_depth(node) & reached:
             moved.add(node)
             reached.update(node.outputs)
     kept = set(body.results)
@@ -78,16 +79,6 @@ def _backward_nodes(body: Block, sources: set[Value], results: Sequence[Value]) 
 
 def _effectful(node: Node) -> bool:
     return any(n.effectful for n in node.walk())
-
-
-def _reads(node: Node) -> set[Value]:
-    """Every value `node` reads, at any depth (block results included)."""
-    found: set[Value] = set()
-    for n in node.walk():
-        found.update(n.inputs)
-        for block in n.blocks:
-            found.update(block.results)
-    return found
 
 
 def _is_forward(value: Value, body: Block) -> bool:

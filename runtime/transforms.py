@@ -9,8 +9,9 @@ in place, so the transforms nest in each other and in grad.
 """
 from __future__ import annotations
 
+import contextlib
 import types
-from typing import Any
+from typing import Any, Iterator
 
 from ..common.markers import COMPILE_TIME_ATTR, DIRECT_ATTR
 from ..frontend.errors import CompileError
@@ -140,18 +141,8 @@ class TransformFunction(JitBase):
                               optimize_graph=not interpret, shapes=shapes)
 
     def _transform(self, graph: Any, nargs: int) -> None:
-        from ..graph.autodiff import NotDifferentiable
-        from ..graph.gradient import GradSpecError
-        (result,) = graph.outputs
-        loc = result.producer.loc if result.producer is not None else graph.return_loc
-        try:
+        with differentiation_errors(graph):
             transform_graph(graph, self._request, nargs)
-        except GradSpecError as err:
-            raise _error(str(err), err.loc or loc, err.hint) from None
-        except NotDifferentiable as err:
-            raise _error(f"cannot differentiate this line: {err}", err.loc or loc,
-                         "use ops.stop_gradient where no derivative should flow, or rewrite "
-                         "it with ops that have gradients") from None
 
     def _forward_target(self, instance: Any) -> Any:
         forward = self.__wrapped__
@@ -218,6 +209,24 @@ _KEPT = 32
 _made_functions: dict[tuple, tuple[Any, TransformFunction]] = {}
 """The transform functions made lately, by (id of fn, request): `ops.jvp(fn, ...)` called in
 a loop compiles once. Each entry holds fn, so a matching id is that very object."""
+
+
+@contextlib.contextmanager
+def differentiation_errors(graph: Any) -> Iterator[None]:
+    """Differentiating `graph` inside the `with`: its errors become CompileErrors at the line
+    that failed (else at the function's result)."""
+    from ..graph.autodiff import NotDifferentiable
+    from ..graph.gradient import GradSpecError
+    (result,) = graph.outputs
+    loc = result.producer.loc if result.producer is not None else graph.return_loc
+    try:
+        yield
+    except GradSpecError as err:
+        raise _error(str(err), err.loc or loc, err.hint) from None
+    except NotDifferentiable as err:
+        raise _error(f"cannot differentiate this line: {err}", err.loc or loc,
+                     "use ops.stop_gradient where no derivative should flow, or rewrite "
+                     "it with ops that have gradients") from None
 
 
 def _made(fn: Any, request: TransformRequest) -> TransformFunction:

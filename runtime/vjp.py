@@ -22,9 +22,9 @@ from ..common.markers import DIRECT_ATTR
 from ..common.tensor import as_results
 from ..graph.jacobian import TransformRequest
 from .context import CompileOptions
-from .grad import _error, _resolve_weights, _weights
+from .grad import _resolve_weights, _weights
 from .pipeline import Artifact, _stage_files, compile_target, generate, optimize
-from .transforms import TransformFunction, _flag, _tuple
+from .transforms import TransformFunction, _flag, _tuple, differentiation_errors
 
 VJP, LINEARIZE = "vjp", "linearize"
 
@@ -139,19 +139,10 @@ class SplitFunction(TransformFunction):
     def _split(self, graph: Any, instance: Any, nargs: int, options: CompileOptions,
                title: str, interpret: bool) -> dict[str, Any]:
         from ..graph import Builder, InsertPoint
-        from ..graph.autodiff import NotDifferentiable
-        from ..graph.gradient import GradSpecError
         from ..graph.residuals import split_backward
         (result,) = graph.outputs
-        loc = result.producer.loc if result.producer is not None else graph.return_loc
-        try:
+        with differentiation_errors(graph):
             back, results = self._differentiate(graph, instance, nargs)
-        except GradSpecError as err:
-            raise _error(str(err), err.loc or loc, err.hint) from None
-        except NotDifferentiable as err:
-            raise _error(f"cannot differentiate this line: {err}", err.loc or loc,
-                         "use ops.stop_gradient where no derivative should flow, or rewrite "
-                         "it with ops that have gradients") from None
         arity = tuple(p.type for p in back.params)
         residuals, backward = split_backward(graph, back, results)
         key = next(_keys)
