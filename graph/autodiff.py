@@ -403,14 +403,15 @@ class _Transform:
         escaping = list(inner.escaping)
         inner.block.set_results([self.materialize(inner, inner.escaping[v], v)
                                  for v in escaping])
-        refused = Block()
-        b = Builder(InsertPoint.at_end(refused), node.loc)
+        refusing = self.child(scope, node.handler, node)
+        refused, b = refusing.block, refusing.builder
         where = node.loc.user if node.loc is not None else "a try statement"
         b.op("raise", b.constant(
             f"{where}: the gradient of an except path is not supported (an exception was "
             "caught in this try statement); differentiate inputs for which nothing raises, or "
             "compute the differentiated value outside the try"), exc_type=NotImplementedError)
-        refused.set_results([b.op("placeholder") for _ in escaping])
+        # NOTE: zeros, not placeholders, after the raise: batching (jacrev) broadcasts them
+        refused.set_results([self.materialize(refusing, None, v) for v in escaping])
         ran = self.primal(scope, self.handler_ran(node))
         region = Node(IF, [ran], {}, [_adjoint_type(v.type) for v in escaping],
                       [_grad_name(v) for v in escaping], [refused, inner.block], loc=node.loc)

@@ -91,14 +91,15 @@ CASES = [
 ]
 
 
-@pytest.mark.parametrize("fn, args", CASES, ids=lambda c: getattr(c, "__name__", ""))
+@pytest.mark.parametrize("fn, args", CASES, ids=[f"{f.__name__}-{a[1:]}" for f, a in CASES])
 def test_gradient_where_nothing_raised_matches_finite_differences(fn, args):
     got = amber.grad(fn)(*args)
     want = gradient(fn, args, 0)
     np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-7)
 
 
-@pytest.mark.parametrize("fn, args", [(try_except, (X, 9)), (caught_in_loop, (X, 1))])
+@pytest.mark.parametrize("fn, args", [(try_except, (X, 9)), (caught_in_loop, (X, 1))],
+                         ids=["try_except", "caught_in_loop"])
 def test_gradient_where_an_except_block_ran_is_refused_naming_the_try(fn, args):
     fn(*args)  # the forward is fine eagerly
     with pytest.raises(NotImplementedError, match="gradient of an except path") as info:
@@ -112,3 +113,18 @@ def test_value_and_forward_unchanged_by_the_flag():
     value, grad = amber.value_and_grad(try_except)(X, 2)
     np.testing.assert_allclose(value, try_except(X, 2), rtol=1e-12)
     np.testing.assert_allclose(grad, gradient(try_except, (X, 2), 0), rtol=1e-6, atol=1e-7)
+
+
+def three_trips(x):
+    return try_in_loop(x, 3)
+
+
+@pytest.mark.parametrize("fn", [try_else_finally, three_trips], ids=lambda f: f.__name__)
+def test_forward_mode_and_jacobians_through_a_try(fn):
+    """jvp and jacrev differentiate the backward (its If on whether a handler ran) again."""
+    v = np.array([0.3, -0.2, 0.7])
+    _, tangent = amber.ops.jvp(fn, (X,), (v,))
+    want = (fn(X + 1e-6 * v) - fn(X - 1e-6 * v)) / 2e-6
+    np.testing.assert_allclose(tangent, want, rtol=1e-6, atol=1e-7)
+    np.testing.assert_allclose(amber.ops.jacrev(fn)(X), gradient(fn, (X,), 0), rtol=1e-6,
+                               atol=1e-7)
