@@ -10,12 +10,15 @@ ordinary IR, so every pass optimizes it and codegen prints it. Regions map to re
 - `While` / `For`: the forward loop records what the backward reads on a tape (a list per
   recorded value, appended each iteration) and its trip count; a For loop running the
   iterations backwards reads the tape and carries the adjoints of the carried values and of the
-  outer values the body reads.
+  outer values the body reads;
+- `Try`: the finally block's backward, then the try block's; with an except block, the Try gains
+  a flag output (True when a handler ran) and the try block's backward sits in an If on it whose
+  other arm raises at run time naming the try line (a handler's path is not differentiated).
 
 A forward value inside a region that the backward reads is exported: an If gains an output (the
-other arm yields `undefined`), a loop gains a tape. Only floating-point values (and tuples and
-lists holding them) have adjoints: integer counters, flags (break, continue, return), strings
-and None have none. A value a later in-place write changes is copied where it is made, so the
+other arm yields `undefined`), so does a Try (its except block yields a placeholder), a loop
+gains a tape. Only floating-point values (and tuples and lists holding them) have adjoints:
+integer counters, flags (break, continue, return), strings and None have none. A value a later in-place write changes is copied where it is made, so the
 backward reads what the forward read.
 """
 from __future__ import annotations
