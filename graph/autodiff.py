@@ -18,8 +18,8 @@ ordinary IR, so every pass optimizes it and codegen prints it. Regions map to re
 A forward value inside a region that the backward reads is exported: an If gains an output (the
 other arm yields `undefined`), so does a Try (its except block yields a placeholder), a loop
 gains a tape. Only floating-point values (and tuples and lists holding them) have adjoints:
-integer counters, flags (break, continue, return), strings and None have none. A value a later in-place write changes is copied where it is made, so the
-backward reads what the forward read.
+integer counters, flags (break, continue, return), strings and None have none. A value a later
+in-place write changes is copied where it is made, so the backward reads what the forward read.
 """
 from __future__ import annotations
 
