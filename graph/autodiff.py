@@ -10,13 +10,16 @@ ordinary IR, so every pass optimizes it and codegen prints it. Regions map to re
 - `While` / `For`: the forward loop records what the backward reads on a tape (a list per
   recorded value, appended each iteration) and its trip count; a For loop running the
   iterations backwards reads the tape and carries the adjoints of the carried values and of the
-  outer values the body reads.
+  outer values the body reads;
+- `Try`: the finally block's backward, then the try block's; with an except block, the Try gains
+  a flag output (True when a handler ran) and the try block's backward sits in an If on it whose
+  other arm raises at run time naming the try line (a handler's path is not differentiated).
 
 A forward value inside a region that the backward reads is exported: an If gains an output (the
-other arm yields `undefined`), a loop gains a tape. Only floating-point values (and tuples and
-lists holding them) have adjoints: integer counters, flags (break, continue, return), strings
-and None have none. A value a later in-place write changes is copied where it is made, so the
-backward reads what the forward read.
+other arm yields `undefined`), so does a Try (its except block yields a placeholder), a loop
+gains a tape. Only floating-point values (and tuples and lists holding them) have adjoints:
+integer counters, flags (break, continue, return), strings and None have none. A value a later
+in-place write changes is copied where it is made, so the backward reads what the forward read.
 """
 from __future__ import annotations
 
@@ -118,6 +121,7 @@ class _Transform:
         self.written = written_roots(graph)
         self.snapshots: dict[Value, Value] = {}
         self.trips: dict[Node, Value] = {}
+        self.handler_flags: dict[Node, Value] = {}
 
     # -- adjoint bookkeeping -------------------------------------------------------------
     def contribute(self, scope: _Scope, value: Value, adjoint: Adjoint) -> None:
@@ -243,6 +247,8 @@ class _Transform:
         assert region is not None
         if region.op == IF:
             return self.primal(scope.parent, self.if_output(region, scope.forward, value))
+        if region.op == TRY:
+            return self.primal(scope.parent, self.try_output(region, scope.forward, value))
         if region.op == FOR and value is region.induction:
             start, _, step = (self.primal(scope.parent, v) for v in region.bounds)
             b = scope.builder
@@ -262,6 +268,35 @@ class _Transform:
         out = region.add_output(value.type, value.name)
         self.snapshots[out] = out  # NOTE: already a copy where one is needed (and None on
         return out                 # the other arm, so never copied again outside)
+
+    def try_output(self, region: Node, block: Block, value: Value) -> Value:
+        """A new output of Try `region`: `value` from its try or finally block `block` (the
+        except block yields a placeholder: the backward refuses that path)."""
+        saved = self.snapshot(value)
+        block.set_results([*block.results, saved])
+        if block is region.finally_:
+            out = region.add_output(value.type, value.name)
+        else:
+            handler = region.handler
+            if handler is not None:
+                absent = Builder(InsertPoint.at_end(handler)).op("placeholder")
+                handler.set_results([*handler.results, absent])
+            out = region.add_output(value.type, value.name, at=len(block.results) - 1)
+        self.snapshots[out] = out
+        return out
+
+    def handler_ran(self, region: Node) -> Value:
+        """A Try output made for the backward: False when the try block completed, True
+        when the except block ran."""
+        if region not in self.handler_flags:
+            body, handler = region.try_body, region.handler
+            no = Builder(InsertPoint.at_end(body), region.loc).constant(False)
+            yes = Builder(InsertPoint.at_end(handler), region.loc).constant(True)
+            body.set_results([*body.results, no])
+            handler.set_results([*handler.results, yes])
+            self.handler_flags[region] = region.add_output(no.type, "handler_ran",
+                                                           at=len(body.results) - 1)
+        return self.handler_flags[region]
 
     def tape(self, loop: Node, value: Value) -> Value:
         """The list of `value`'s per-iteration values, recorded by loop `loop`."""
@@ -305,10 +340,7 @@ class _Transform:
             elif node.op in (WHILE, FOR):
                 self.backprop_loop(scope, node)
             elif node.op == TRY:
-                raise NotDifferentiable(
-                    "a gradient through a try statement is not supported (which blocks ran "
-                    "depends on what raised); compute the differentiated value outside it",
-                    node)
+                self.backprop_try(scope, node)
             else:
                 self.backprop_op(scope, node)
 
@@ -347,6 +379,53 @@ class _Transform:
         scope.builder.insert(region)
         for value, out in zip(escaping, region.outputs):
             self.contribute(scope, value, self.split(scope, out, value.type))
+
+    def backprop_try(self, scope: _Scope, node: Node) -> None:
+        """The finally block's backward, then the try block's: straight into `scope` when
+        there is no except block (reaching here, the try block completed), else inside an If
+        on whether the except block ran, whose taken side refuses at run time."""
+        merged = len(node.try_body.results)
+        final = node.finally_
+        if final is not None:
+            inner = _Scope(final, scope.block, scope.builder, scope, node)
+            for result, out in zip(final.results, node.outputs[merged:]):
+                self.contribute(inner, result, scope.adj.get(out))
+            self.backprop_block(inner)
+            self.hand_out(scope, inner)
+        if node.handler is None:
+            inner = _Scope(node.try_body, scope.block, scope.builder, scope, node)
+            for result, out in zip(node.try_body.results, node.outputs[:merged]):
+                self.contribute(inner, result, scope.adj.get(out))
+            self.backprop_block(inner)
+            self.hand_out(scope, inner)
+            return
+        inner = self.child(scope, node.try_body, node)
+        for result, out in zip(node.try_body.results, node.outputs[:merged]):
+            self.contribute(inner, result, scope.adj.get(out))
+        self.backprop_block(inner)
+        escaping = list(inner.escaping)
+        inner.block.set_results([self.materialize(inner, inner.escaping[v], v)
+                                 for v in escaping])
+        refusing = self.child(scope, node.handler, node)
+        refused, b = refusing.block, refusing.builder
+        where = node.loc.user if node.loc is not None else "a try statement"
+        b.op("raise", b.constant(
+            f"{where}: the gradient of an except path is not supported (an exception was "
+            "caught in this try statement); differentiate inputs for which nothing raises, or "
+            "compute the differentiated value outside the try"), exc_type=NotImplementedError)
+        # NOTE: zeros, not placeholders, after the raise: batching (jacrev) broadcasts them
+        refused.set_results([self.materialize(refusing, None, v) for v in escaping])
+        ran = self.primal(scope, self.handler_ran(node))
+        region = Node(IF, [ran], {}, [_adjoint_type(v.type) for v in escaping],
+                      [_grad_name(v) for v in escaping], [refused, inner.block], loc=node.loc)
+        scope.builder.insert(region)
+        for value, out in zip(escaping, region.outputs):
+            self.contribute(scope, value, self.split(scope, out, value.type))
+
+    def hand_out(self, scope: _Scope, inner: _Scope) -> None:
+        """Give `scope` the adjoints a same-block `inner` scope found for outer values."""
+        for value, adjoint in inner.escaping.items():
+            self.contribute(scope, value, adjoint)
 
     def backprop_loop(self, scope: _Scope, node: Node) -> None:
         slots = [k for k, out in enumerate(node.outputs) if differentiable(out.type)]

@@ -242,10 +242,15 @@ class Node:
         assert self.op in (WHILE, FOR)
         return [self.inits[k], self.body.results[k]]
 
-    def add_output(self, type: Type, name: str = "") -> Value:
-        """Append an output (a region gaining a slot; its blocks must yield one more value)."""
-        value = Value(type, name, self, len(self.outputs))
-        self.outputs.append(value)
+    def add_output(self, type: Type, name: str = "", at: int | None = None) -> Value:
+        """Append an output (a region gaining a slot; its blocks must yield one more value);
+        `at`: insert it there instead, the later outputs moving up one (a Try's merged slot
+        goes before the finally block's)."""
+        at = len(self.outputs) if at is None else at
+        value = Value(type, name, self, at)
+        self.outputs.insert(at, value)
+        for later in self.outputs[at + 1:]:
+            later.index += 1
         return value
 
     def add_carried(self, init: Value, type: Type, name: str = "") -> tuple[Value, Value]:

@@ -4,7 +4,7 @@ reads them without copying them a second time."""
 from __future__ import annotations
 
 from ..ops import python as pyops
-from .ir import FOR, IF, WHILE, Block, Value
+from .ir import FOR, IF, TRY, WHILE, Block, Value
 from .types import ListType
 
 
@@ -14,11 +14,12 @@ are saved values nothing writes, so differentiating the backward again reads the
 
 
 def _exported_by_if(value: Value) -> bool:
-    """An If output an earlier differentiation added (`if_output`: a placeholder on one arm)."""
+    """An If or Try output an earlier differentiation added (`if_output`, `try_output`: a
+    placeholder on one arm or on the except block)."""
     node = value.producer
-    return node is not None and node.op == IF and any(
-        (r := arm.results[value.index]).producer is not None and
-        r.producer.op is pyops.placeholder for arm in node.blocks)
+    return node is not None and node.op in (IF, TRY) and any(
+        r.producer is not None and r.producer.op is pyops.placeholder
+        for r in node.incoming(value.index))
 
 
 def _read_from_tape(value: Value) -> bool:
