@@ -1,7 +1,7 @@
 """Try statements compiled code refuses (a CompileError at the line marked `# ERR`, see
 `harness.check_rejected`): a value an exception may have caught half-way read where Python
-would see whichever value it had then, a jump out of a finally block, a gradient through a try."""
-import amber
+would see whichever value it had then, a jump out of a finally block (a gradient through a try
+compiles now: tests/gradients/test_try.py)."""
 import numpy as np
 from harness import check_rejected, f32, runs
 
@@ -46,19 +46,6 @@ def return_in_finally(x):
         y = x * 2.0
     finally:
         return x  # ERR
-
-
-def _loss(x):
-    try:  # ERR
-        y = (x * x).sum()
-    except ValueError:
-        y = x.sum()
-    return y
-
-
-@runs(POS)
-def gradient_through_try(x):
-    return amber.grad(_loss)(x)
 
 
 def test_rejected(program, capsys):
