@@ -49,27 +49,29 @@ def nhwc_rows(x: np.ndarray, weight: np.ndarray, *bias: np.ndarray, kernel: tupl
               pads: tuple[int, int, int, int], threads: int = 1) -> np.ndarray:
     """NHWC convolution (one group): window rows of a block of images (a band of output rows of
     one image) @ [KH*KW*C, O], written straight into the NHWC result, bias added in cache. With
-    `threads`, each worker takes a range of images (of output rows, for fewer images than
-    threads) with its own padded block; every output row is the same product as on one."""
+    `threads`, each worker takes a range of images (of output rows, for one image) with its
+    own padded block, cut where one thread's blocks (bands) are cut: every
+    GEMM is one thread's, so the result is the same bit for bit."""
     n, h, w, c = x.shape
     o, (oh, ow), (top, bottom, left, right) = weight.shape[0], out_size, pads
     matrix = weight.transpose(2, 3, 1, 0).reshape(-1, o)
     out = np.empty((n, oh, ow, o), np.result_type(x, weight, *bias))
     work = n * oh * ow * matrix.size
-    if kernel == (1, 1) and not any(pads):  # NOTE: the pixels are the rows
+    if kernel == (1, 1) and not any(pads):  # NOTE: the pixels are the rows: one GEMM
         def pixels(start: int, stop: int) -> None:
-            rows = out[start:stop].reshape(-1, o)
-            np.matmul(x[start:stop, ::stride[0], ::stride[1]].reshape(-1, c), matrix, out=rows)
+            rows = out.reshape(-1, o)
+            np.matmul(x[:, ::stride[0], ::stride[1]].reshape(-1, c), matrix, out=rows)
             for b in bias:
                 rows += b
-        run_parts(pixels, thread_ranges(n, threads, work), threads)
+        run_parts(pixels, [(0, n)], threads)
         return out
     step = image_block(matrix.shape[0] * oh * ow * x.itemsize)
-    if n < threads:  # NOTE: one block of images, its output rows split over the threads
-        block = np.zeros((n, h + top + bottom, w + left + right, c), x.dtype)
+    if n == 1:  # NOTE: one image: its bands of output rows split over the threads
+        band = max(1, (1 << 17) // (ow * matrix.shape[0] * x.itemsize))
+        block = np.zeros((1, h + top + bottom, w + left + right, c), x.dtype)
         windows = nhwc_windows(x, block, kernel, out_size, stride, dilation, pads)
         run_parts(lambda start, stop: nhwc_band_rows(windows, matrix, bias, out, start, stop),
-                  thread_ranges(oh, threads, work), threads)
+                  thread_ranges(oh, threads, work, band), threads)
         return out
 
     def images(start: int, stop: int) -> None:
@@ -80,7 +82,7 @@ def nhwc_rows(x: np.ndarray, weight: np.ndarray, *bias: np.ndarray, kernel: tupl
             windows = nhwc_windows(part, block[:len(part)], kernel, out_size, stride, dilation,
                                    pads)
             nhwc_band_rows(windows, matrix, bias, out[i:i + len(part)], 0, oh)
-    run_parts(images, thread_ranges(n, threads, work), threads)
+    run_parts(images, thread_ranges(n, threads, work, step), threads)
     return out
 
 
@@ -130,9 +132,10 @@ def conv2d_nhwc_grad_weight_kernel(x: np.ndarray, g: np.ndarray, *, w_shape: tup
     top, bottom, left, right = pads = window_pads((h, w), (kh, kw), stride, dilation, pad_mode,
                                                   padding)
     k, work = kh * kw * c, n * oh * ow * kh * kw * c * o
-    if (kh, kw) == (1, 1) and not any(pads):
-        return np.ascontiguousarray((x[:, ::stride[0], ::stride[1]].reshape(-1, c).T @
-                                     g.reshape(-1, o)).reshape(kh, kw, c, o).transpose(3, 2, 0, 1))
+    if (kh, kw) == (1, 1) and not any(pads):  # NOTE: one GEMM over the pixels
+        (out,) = run_parts(lambda start, stop: x[:, ::stride[0], ::stride[1]].reshape(-1, c).T @
+                           g.reshape(-1, o), [(0, n)], threads)
+        return np.ascontiguousarray(out.reshape(kh, kw, c, o).transpose(3, 2, 0, 1))
     step = image_block(k * oh * ow * x.itemsize)
     band = oh if n > 1 else max(1, (1 << 17) // (ow * k * x.itemsize))
     if n == 1:  # NOTE: one image, its bands of output rows split over the threads
@@ -199,7 +202,7 @@ def conv2d_nhwc_grad_input_kernel(g: np.ndarray, weight: np.ndarray, *, x_shape:
             cols = (g[i:j].reshape(-1, o) @ matrix).reshape(-1, oh, ow, kh, kw, c)
             add_windows(cols.transpose(0, 5, 3, 4, 1, 2), out[i:j].transpose(0, 3, 1, 2),
                         stride, dilation)
-    run_parts(images, thread_ranges(n, threads, n * oh * ow * matrix.size), threads)
+    run_parts(images, thread_ranges(n, threads, n * oh * ow * matrix.size, step), threads)
     return out[:, top:top + h, left:left + w]
 
 

@@ -13,7 +13,7 @@ import amber
 from amber import nn
 from amber.ops.conv_nhwc import (conv2d_nhwc_grad_input_kernel, conv2d_nhwc_grad_weight_kernel,
                                  conv2d_nhwc_kernel)
-from amber.ops.parallel import kernel_threads, run_parts, thread_ranges
+from amber.ops.parallel import hold_blas, kernel_threads, run_parts, thread_ranges
 from amber.runtime.context import CompileOptions, default_threads
 
 sys.path.insert(0, os.path.dirname(__file__))
@@ -28,7 +28,7 @@ needs_blas_control = pytest.mark.skipif(
 CASES = [
     ((8, 16, 16, 16), (16, 16, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1)),
     ((9, 16, 15, 13), (24, 16, 3, 3), (2, 2), (1, 0, 1, 2), (1, 1)),
-    ((6, 32, 14, 14), (32, 32, 1, 1), (2, 2), (0, 0, 0, 0), (1, 1)),
+    ((6, 32, 14, 14), (32, 32, 1, 1), (2, 2), (0, 0, 0, 0), (1, 1)),  # one GEMM: one part
     ((1, 16, 40, 36), (16, 16, 3, 3), (1, 1), (2, 2, 2, 2), (2, 2)),
     ((1, 32, 33, 31), (32, 32, 3, 3), (2, 1), (1, 1, 1, 1), (1, 1)),
 ]
@@ -44,13 +44,15 @@ def test_threaded_kernels_equal_one_thread_and_the_definition(x_shape, w_shape, 
     bias = rng.standard_normal(w_shape[0]).astype(np.float32)
     attrs = {"stride": stride, "padding": pads, "pad_mode": "pad", "dilation": dilation}
     xh = x.transpose(NHWC)
-    n, oh = x_shape[0], conv2d_nhwc_kernel(xh[:1], w, **attrs).shape[1]
-    assert len(thread_ranges(n if n > 1 else oh, 2, 1 << 23)) == 2
     blas_before = kernel_threads().blas[0]()
-    one = conv2d_nhwc_kernel(xh, w, bias, **attrs)
-    g = rng.standard_normal(one.shape).astype(np.float32)
-    dw_one = conv2d_nhwc_grad_weight_kernel(xh, g, w_shape=w_shape, **attrs)
-    dx_one = conv2d_nhwc_grad_input_kernel(g, w, x_shape=x_shape, **attrs)
+    hold_blas(kernel_threads(), 1)  # NOTE: the same bits as one thread at one BLAS thread
+    try:
+        one = conv2d_nhwc_kernel(xh, w, bias, **attrs)
+        g = rng.standard_normal(one.shape).astype(np.float32)
+        dw_one = conv2d_nhwc_grad_weight_kernel(xh, g, w_shape=w_shape, **attrs)
+        dx_one = conv2d_nhwc_grad_input_kernel(g, w, x_shape=x_shape, **attrs)
+    finally:
+        hold_blas(kernel_threads(), -1)
     for threads in (2, 3, 4):
         assert np.array_equal(conv2d_nhwc_kernel(xh, w, bias, threads=threads, **attrs), one)
         assert np.array_equal(conv2d_nhwc_grad_weight_kernel(
@@ -144,9 +146,13 @@ def test_a_residual_block_on_two_threads(restore_threads) -> None:
         fast = amber.jit(net, dynamic={"x": 0})
         grad = amber.jit(amber.grad(Loss(net), grad_position=0, weights=weights),
                          dynamic={"x": 0})
-        results[threads] = [(fast(x), *grad(x)) for x in
-                            (np.random.default_rng(b).standard_normal((b, 16, 16, 16))
-                             for b in (8, 3))]
+        hold_blas(kernel_threads(), 1)  # NOTE: one thread's bits are at one BLAS thread
+        try:
+            results[threads] = [(fast(x), *grad(x)) for x in
+                                (np.random.default_rng(b).standard_normal((b, 16, 16, 16))
+                                 for b in (8, 3))]
+        finally:
+            hold_blas(kernel_threads(), -1)
         assert ("threads=2" in fast.code and "threads=2" in grad.code) == (threads == 2)
     for one, two in zip(results[1], results[2]):
         assert np.array_equal(one[0], two[0]) and np.array_equal(one[1], two[1])
