@@ -15,7 +15,7 @@ import numpy as np
 from .conv_kernels import image_block
 from .elementwise import helper_call
 from .nn_kernels import add_windows, window_pads
-from .parallel import run_parts, thread_ranges
+from .parallel import HELPERS as PARALLEL_HELPERS, run_parts, thread_ranges
 from .opdef import REQUIRED, GradContext, OpDef
 from .types import Tensor, Type, expect_tensor
 from .window import _CONV2D, _conv2d_infer, _window_grad_infer
@@ -275,7 +275,7 @@ def _onnx_conv2d_nhwc(e: Any, x: str, w: str, *bias: str) -> str:
 _NHWC = {**_CONV2D, "threads": 1}
 """conv2d's attributes, and the threads the kernel may split its blocks over."""
 _KERNEL_HELPERS = (window_pads, image_block, nhwc_out_size, nhwc_windows, nhwc_band_rows,
-                   run_parts, thread_ranges, nhwc_rows)
+                   *PARALLEL_HELPERS, nhwc_rows)
 
 conv2d_nhwc = OpDef(
     "conv2d_nhwc", ("x", "weight", "*bias"), kernel=conv2d_nhwc_kernel, infer=_conv2d_nhwc_infer,

@@ -117,3 +117,7 @@ def run_parts(task: Callable[[int, int], Any], parts: list[tuple[int, int]],
         return first + [future.result() for future in futures]
     finally:
         hold_blas(shared, -1)
+
+
+HELPERS = (blas_controls, kernel_threads, hold_blas, worker_pool, thread_ranges, run_parts)
+"""The helpers a kernel that calls `run_parts` and `thread_ranges` lists in its OpDef."""
