@@ -49,10 +49,17 @@ def blas_controls() -> Any:
             continue
         for prefix, suffix in (("scipy_openblas", "64_"), ("openblas", "64_"), ("openblas", "")):
             try:
-                return (getattr(lib, f"{prefix}_get_num_threads{suffix}"),
-                        getattr(lib, f"{prefix}_set_num_threads{suffix}"))
+                get = getattr(lib, f"{prefix}_get_num_threads{suffix}")
+                set_count = getattr(lib, f"{prefix}_set_num_threads{suffix}")
             except AttributeError:
                 continue
+            try:  # NOTE: the getter asks the OS for the cores each time (~4 us); the count
+                count = ctypes.c_int.in_dll(lib, "blas_cpu_number")  # it returns is this
+                if count.value == get():
+                    return lambda: count.value, set_count
+            except ValueError:
+                pass
+            return get, set_count
     return None
 
 
