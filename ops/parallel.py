@@ -96,6 +96,8 @@ def thread_ranges(count: int, threads: int, work: float, align: int = 1) -> list
     one part per thread, but no more parts than `work` (multiply-adds of the whole range) pays
     for at about 2**21 a part (~50 us; handing a part to a worker costs ~20 us), and one part
     where amber cannot hold BLAS at one thread (`blas_controls`)."""
+    if threads == 1:  # NOTE: the common case, kept cheap: calls at batch 1 take ~0.1 ms
+        return [(0, count)] if count > 0 else []
     units = -(-count // align)
     parts = max(1, min(threads, units, int(work) >> 21))
     if parts > 1 and kernel_threads().blas is None:
