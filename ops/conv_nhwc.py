@@ -123,7 +123,8 @@ def conv2d_nhwc_grad_weight_kernel(x: np.ndarray, g: np.ndarray, *, w_shape: tup
                             groups: int = 1, threads: int = 1) -> np.ndarray:
     """d conv2d_nhwc / d weight (OIHW): window rows.T @ the NHWC adjoint's pixel rows. With
     `threads`, workers compute the products of the blocks (or bands) one thread would, and
-    they are summed in the same order: the same result, bit for bit."""
+    they are summed in the same order: the same result, bit for bit (the caller's first
+    part sums as it goes; the other parts' products wait, their memory on top)."""
     o, _, kh, kw = w_shape
     if groups != 1:
         raise ValueError(f"conv2d_nhwc_grad_weight: groups={groups} (only 1 is implemented)")
@@ -138,27 +139,38 @@ def conv2d_nhwc_grad_weight_kernel(x: np.ndarray, g: np.ndarray, *, w_shape: tup
         return np.ascontiguousarray(out.reshape(kh, kw, c, o).transpose(3, 2, 0, 1))
     step = image_block(k * oh * ow * x.itemsize)
     band = oh if n > 1 else max(1, (1 << 17) // (ow * k * x.itemsize))
+    out = np.zeros((k, o), np.result_type(x, g))
+
+    def add(found: list[np.ndarray], start: int, product: np.ndarray) -> None:
+        """The first part adds its products at once, as one thread does; later parts keep
+        theirs for the caller to add after it, in order."""
+        if start == 0:
+            np.add(out, product, out=out)
+        else:
+            found.append(product)
     if n == 1:  # NOTE: one image, its bands of output rows split over the threads
         block = np.zeros((1, h + top + bottom, w + left + right, c), x.dtype)
         windows = nhwc_windows(x, block, (kh, kw), (oh, ow), stride, dilation, pads)
 
         def bands(start: int, stop: int) -> list[np.ndarray]:
-            return [windows[:, r:r + band].reshape(-1, k).T @ g[:, r:r + band].reshape(-1, o)
-                    for r in range(start, stop, band)]
+            found: list[np.ndarray] = []
+            for r in range(start, stop, band):
+                add(found, start, windows[:, r:r + band].reshape(-1, k).T @
+                    g[:, r:r + band].reshape(-1, o))
+            return found
         products = run_parts(bands, thread_ranges(oh, threads, work, band), threads)
     else:
         def images(start: int, stop: int) -> list[np.ndarray]:
             block = np.zeros((min(step, stop - start), h + top + bottom, w + left + right, c),
                              x.dtype)
-            found = []
+            found: list[np.ndarray] = []
             for i in range(start, stop, step):
                 part = x[i:i + step]
                 windows = nhwc_windows(part, block[:len(part)], (kh, kw), (oh, ow), stride,
                                        dilation, pads)
-                found.append(windows.reshape(-1, k).T @ g[i:i + step].reshape(-1, o))
+                add(found, start, windows.reshape(-1, k).T @ g[i:i + step].reshape(-1, o))
             return found
         products = run_parts(images, thread_ranges(n, threads, work, step), threads)
-    out = np.zeros((k, o), np.result_type(x, g))
     for part in products:
         for product in part:
             out += product
