@@ -98,7 +98,8 @@ def test_the_thread_count_setting(monkeypatch) -> None:
     assert default_threads() == 5
     with pytest.raises(ValueError, match="num_threads must be an int >= 1"):
         amber.set_context(num_threads=0)
-    assert CompileOptions(num_threads=1).cache_token() != CompileOptions(num_threads=2).cache_token()
+    one, two = CompileOptions(num_threads=1), CompileOptions(num_threads=2)
+    assert one.cache_token() != two.cache_token()
 
 
 class Residual(nn.Cell):
