@@ -95,8 +95,8 @@ def thread_ranges(count: int, threads: int, work: float, align: int = 1) -> list
     """`range(count)` cut into contiguous (start, stop) parts, bounds at multiples of `align`:
     one part per thread, but no more parts than `work` (multiply-adds of the whole range) pays
     for at about 2**21 a part (~0.1 ms of SGEMM here; handing a part over costs ~20 us; not
-    tuned on a quiet machine), and one part
-    where amber cannot hold BLAS at one thread (`blas_controls`)."""
+    tuned on a quiet machine), and one part where amber cannot hold BLAS at one thread
+    (`blas_controls`)."""
     if threads == 1:  # NOTE: the common case, kept cheap: calls at batch 1 take ~0.1 ms
         return [(0, count)] if count > 0 else []
     units = -(-count // align)
