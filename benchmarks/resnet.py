@@ -13,6 +13,7 @@ plus outputs, marked `XLA`).
     python benchmarks/resnet.py [--quick]     (also: python benchmarks/run.py --only resnet)
     python benchmarks/resnet.py --profile     (amber's time per op of the generated code)
     python benchmarks/resnet.py --against DIR (amber from DIR/amber against this checkout)
+    python benchmarks/resnet.py --against DIR --threads 2   (the same at 2 threads, wall time)
 """
 from __future__ import annotations
 
@@ -270,16 +271,17 @@ def report(quick: bool = False) -> None:
                       f": {'; '.join(parts)}{ratio}")
 
 
-def against(tree: str, rounds: int = 7) -> None:
+def against(tree: str, rounds: int = 7, threads: int = 1) -> None:
     """amber from `tree` (a directory holding another version's `amber` package, e.g.
     `git archive <commit> | tar -x -C <tree>/amber`) against this checkout: a fresh process
-    per version, batch and round, interleaved, one thread, CPU time; medians and ranges."""
+    per version, batch and round, interleaved; one thread: CPU time, more: wall time (BLAS,
+    OpenMP and amber's `num_threads` all at `threads`); medians and ranges."""
     versions = {"other": tree, "this": None}
     for batch in BATCHES:
         samples: dict[str, list[dict[str, Any]]] = {name: [] for name in versions}
         for _ in range(rounds):
             for name, path in versions.items():
-                samples[name].append(fresh(batch, 1, 3, jax=False, tree=path))
+                samples[name].append(fresh(batch, threads, 3, jax=False, tree=path))
         for kind in ("forward", "train"):
             cells = []
             for name in versions:
@@ -294,6 +296,7 @@ if __name__ == "__main__":
         subprocess.run([sys.executable, "-c", f"import sys; sys.path.insert(0, {str(HERE)!r}); "
                         "import resnet; resnet.profile_ops()"], env=thread_env(1), check=True)
     elif "--against" in sys.argv:
-        against(sys.argv[sys.argv.index("--against") + 1])
+        threads = int(sys.argv[sys.argv.index("--threads") + 1]) if "--threads" in sys.argv else 1
+        against(sys.argv[sys.argv.index("--against") + 1], threads=threads)
     else:
         report(quick="--quick" in sys.argv)

@@ -15,6 +15,7 @@ import numpy as np
 from .conv_kernels import image_block
 from .elementwise import helper_call
 from .nn_kernels import add_windows, window_pads
+from .parallel import HELPERS as PARALLEL_HELPERS, run_parts, thread_ranges
 from .opdef import REQUIRED, GradContext, OpDef
 from .types import Tensor, Type, expect_tensor
 from .window import _CONV2D, _conv2d_infer, _window_grad_infer
@@ -45,54 +46,85 @@ def nhwc_windows(images: np.ndarray, block: np.ndarray, kernel: tuple[int, int],
 
 def nhwc_rows(x: np.ndarray, weight: np.ndarray, *bias: np.ndarray, kernel: tuple[int, int],
               out_size: tuple[int, int], stride: tuple[int, int], dilation: tuple[int, int],
-              pads: tuple[int, int, int, int]) -> np.ndarray:
+              pads: tuple[int, int, int, int], threads: int = 1) -> np.ndarray:
     """NHWC convolution (one group): window rows of a block of images (a band of output rows of
-    one image) @ [KH*KW*C, O], written straight into the NHWC result, bias added in cache."""
+    one image) @ [KH*KW*C, O], written straight into the NHWC result, bias added in cache. With
+    `threads`, each worker takes a range of images (of output rows, for one image) with its
+    own padded block, cut where one thread's blocks (bands) are cut: every
+    GEMM is one thread's, so the result is the same bit for bit."""
     n, h, w, c = x.shape
     o, (oh, ow), (top, bottom, left, right) = weight.shape[0], out_size, pads
     matrix = weight.transpose(2, 3, 1, 0).reshape(-1, o)
     out = np.empty((n, oh, ow, o), np.result_type(x, weight, *bias))
-    if kernel == (1, 1) and not any(pads):  # NOTE: the pixels are the rows
-        np.matmul(x[:, ::stride[0], ::stride[1]].reshape(-1, c), matrix, out=out.reshape(-1, o))
-        for b in bias:
-            out += b
-        return out
-    step = image_block(matrix.shape[0] * oh * ow * x.itemsize)
-    block = np.zeros((min(step, n), h + top + bottom, w + left + right, c), x.dtype)
-    for i in range(0, n, step):
-        images = x[i:i + step]
-        windows = nhwc_windows(images, block[:len(images)], kernel, out_size, stride, dilation,
-                               pads)
-        band = oh if n > 1 else max(1, (1 << 17) // (ow * matrix.shape[0] * x.itemsize))
-        for r in range(0, oh, band):
-            rows = out[i:i + step, r:r + band].reshape(-1, o)
-            np.matmul(windows[:, r:r + band].reshape(-1, matrix.shape[0]), matrix, out=rows)
+    work = n * oh * ow * matrix.size
+    if kernel == (1, 1) and not any(pads):  # NOTE: the pixels are the rows: one GEMM
+        def pixels(start: int, stop: int) -> None:
+            rows = out.reshape(-1, o)
+            np.matmul(x[:, ::stride[0], ::stride[1]].reshape(-1, c), matrix, out=rows)
             for b in bias:
                 rows += b
+        run_parts(pixels, [(0, n)], threads)
+        return out
+    step = image_block(matrix.shape[0] * oh * ow * x.itemsize)
+    if n == 1:  # NOTE: one image: its bands of output rows split over the threads
+        band = max(1, (1 << 17) // (ow * matrix.shape[0] * x.itemsize))
+        block = np.zeros((1, h + top + bottom, w + left + right, c), x.dtype)
+        windows = nhwc_windows(x, block, kernel, out_size, stride, dilation, pads)
+        run_parts(lambda start, stop: nhwc_band_rows(windows, matrix, bias, out, start, stop),
+                  thread_ranges(oh, threads, work, band), threads)
+        return out
+
+    def images(start: int, stop: int) -> None:
+        block = np.zeros((min(step, stop - start), h + top + bottom, w + left + right, c),
+                         x.dtype)
+        for i in range(start, stop, step):
+            part = x[i:min(i + step, stop)]
+            windows = nhwc_windows(part, block[:len(part)], kernel, out_size, stride, dilation,
+                                   pads)
+            nhwc_band_rows(windows, matrix, bias, out[i:i + len(part)], 0, oh)
+    run_parts(images, thread_ranges(n, threads, work, step), threads)
     return out
+
+
+def nhwc_band_rows(windows: np.ndarray, matrix: np.ndarray, bias: tuple[np.ndarray, ...],
+                   out: np.ndarray, start: int, stop: int) -> None:
+    """Output rows start..stop of `out` [B, OH, OW, O] from `windows`: all at once for several
+    images, in bands of at most 128 KiB of window rows for one."""
+    n, ow, o = windows.shape[0], windows.shape[2], matrix.shape[1]
+    band = stop - start if n > 1 else max(1, (1 << 17) // (ow * matrix.size // o *
+                                                             windows.itemsize))
+    for r in range(start, stop, band):
+        rows = out[:, r:min(r + band, stop)].reshape(-1, o)
+        np.matmul(windows[:, r:min(r + band, stop)].reshape(-1, matrix.shape[0]), matrix,
+                  out=rows)
+        for b in bias:
+            rows += b
 
 
 def conv2d_nhwc_kernel(x: np.ndarray, weight: np.ndarray, *bias: np.ndarray,
                        stride: tuple[int, int] = (1, 1),
                        padding: tuple[int, int, int, int] = (0, 0, 0, 0),
                        pad_mode: str = "valid", dilation: tuple[int, int] = (1, 1),
-                       groups: int = 1) -> np.ndarray:
-    """conv2d of NHWC `x` with OIHW `weight`, NHWC result."""
+                       groups: int = 1, threads: int = 1) -> np.ndarray:
+    """conv2d of NHWC `x` with OIHW `weight`, NHWC result (`threads`: see `nhwc_rows`)."""
     if groups != 1:
         raise ValueError(f"conv2d_nhwc: groups={groups} (only 1 is implemented)")
     kernel = weight.shape[2:]
     pads = window_pads(x.shape[1:3], kernel, stride, dilation, pad_mode, padding)
     size = nhwc_out_size(x.shape[1:3], kernel, stride, dilation, pads)
     return nhwc_rows(x, weight, *bias, kernel=kernel, out_size=size, stride=stride,
-                     dilation=dilation, pads=pads)
+                     dilation=dilation, pads=pads, threads=threads)
 
 
 def conv2d_nhwc_grad_weight_kernel(x: np.ndarray, g: np.ndarray, *, w_shape: tuple[int, ...],
                             stride: tuple[int, int] = (1, 1),
                             padding: tuple[int, int, int, int] = (0, 0, 0, 0),
                             pad_mode: str = "valid", dilation: tuple[int, int] = (1, 1),
-                            groups: int = 1) -> np.ndarray:
-    """d conv2d_nhwc / d weight (OIHW): window rows.T @ the NHWC adjoint's pixel rows."""
+                            groups: int = 1, threads: int = 1) -> np.ndarray:
+    """d conv2d_nhwc / d weight (OIHW): window rows.T @ the NHWC adjoint's pixel rows. With
+    `threads`, workers compute the products of the blocks (or bands) one thread would, and
+    they are summed in the same order: the same result, bit for bit (the caller's first
+    part sums as it goes; the other parts' products wait, their memory on top)."""
     o, _, kh, kw = w_shape
     if groups != 1:
         raise ValueError(f"conv2d_nhwc_grad_weight: groups={groups} (only 1 is implemented)")
@@ -100,20 +132,48 @@ def conv2d_nhwc_grad_weight_kernel(x: np.ndarray, g: np.ndarray, *, w_shape: tup
     oh, ow = g.shape[1:3]
     top, bottom, left, right = pads = window_pads((h, w), (kh, kw), stride, dilation, pad_mode,
                                                   padding)
-    if (kh, kw) == (1, 1) and not any(pads):
-        out = x[:, ::stride[0], ::stride[1]].reshape(-1, c).T @ g.reshape(-1, o)
+    k, work = kh * kw * c, n * oh * ow * kh * kw * c * o
+    if (kh, kw) == (1, 1) and not any(pads):  # NOTE: one GEMM over the pixels
+        (out,) = run_parts(lambda start, stop: x[:, ::stride[0], ::stride[1]].reshape(-1, c).T @
+                           g.reshape(-1, o), [(0, n)], threads)
+        return np.ascontiguousarray(out.reshape(kh, kw, c, o).transpose(3, 2, 0, 1))
+    step = image_block(k * oh * ow * x.itemsize)
+    band = oh if n > 1 else max(1, (1 << 17) // (ow * k * x.itemsize))
+    out = np.zeros((k, o), np.result_type(x, g))
+
+    def add(found: list[np.ndarray], start: int, product: np.ndarray) -> None:
+        """The first part adds its products at once, as one thread does; later parts keep
+        theirs for the caller to add after it, in order."""
+        if start == 0:
+            np.add(out, product, out=out)
+        else:
+            found.append(product)
+    if n == 1:  # NOTE: one image, its bands of output rows split over the threads
+        block = np.zeros((1, h + top + bottom, w + left + right, c), x.dtype)
+        windows = nhwc_windows(x, block, (kh, kw), (oh, ow), stride, dilation, pads)
+
+        def bands(start: int, stop: int) -> list[np.ndarray]:
+            found: list[np.ndarray] = []
+            for r in range(start, stop, band):
+                add(found, start, windows[:, r:r + band].reshape(-1, k).T @
+                    g[:, r:r + band].reshape(-1, o))
+            return found
+        products = run_parts(bands, thread_ranges(oh, threads, work, band), threads)
     else:
-        out = np.zeros((kh * kw * c, o), np.result_type(x, g))
-        step = image_block(kh * kw * c * oh * ow * x.itemsize)
-        block = np.zeros((min(step, n), h + top + bottom, w + left + right, c), x.dtype)
-        for i in range(0, n, step):
-            images = x[i:i + step]
-            windows = nhwc_windows(images, block[:len(images)], (kh, kw), (oh, ow), stride,
-                                   dilation, pads)
-            band = oh if n > 1 else max(1, (1 << 17) // (ow * kh * kw * c * x.itemsize))
-            for r in range(0, oh, band):
-                rows = windows[:, r:r + band].reshape(-1, out.shape[0])
-                out += rows.T @ g[i:i + step, r:r + band].reshape(-1, o)
+        def images(start: int, stop: int) -> list[np.ndarray]:
+            block = np.zeros((min(step, stop - start), h + top + bottom, w + left + right, c),
+                             x.dtype)
+            found: list[np.ndarray] = []
+            for i in range(start, stop, step):
+                part = x[i:i + step]
+                windows = nhwc_windows(part, block[:len(part)], (kh, kw), (oh, ow), stride,
+                                       dilation, pads)
+                add(found, start, windows.reshape(-1, k).T @ g[i:i + step].reshape(-1, o))
+            return found
+        products = run_parts(images, thread_ranges(n, threads, work, step), threads)
+    for part in products:
+        for product in part:
+            out += product
     return np.ascontiguousarray(out.reshape(kh, kw, c, o).transpose(3, 2, 0, 1))
 
 
@@ -121,10 +181,11 @@ def conv2d_nhwc_grad_input_kernel(g: np.ndarray, weight: np.ndarray, *, x_shape:
                            stride: tuple[int, int] = (1, 1),
                            padding: tuple[int, int, int, int] = (0, 0, 0, 0),
                            pad_mode: str = "valid", dilation: tuple[int, int] = (1, 1),
-                           groups: int = 1) -> np.ndarray:
+                           groups: int = 1, threads: int = 1) -> np.ndarray:
     """d conv2d_nhwc / d x, NHWC (`x_shape` is the NCHW shape). Stride 1: the NHWC convolution
     of the adjoint with the flipped, transposed kernels. Strided: pixel rows of the adjoint @
-    [O, KH*KW*C], each window added back where it was read (KH*KW strided adds)."""
+    [O, KH*KW*C], each window added back where it was read (KH*KW strided adds), workers
+    taking ranges of images."""
     n, oh, ow, o = g.shape
     _, c, kh, kw = weight.shape
     h, w = x_shape[2:]
@@ -141,14 +202,19 @@ def conv2d_nhwc_grad_input_kernel(g: np.ndarray, weight: np.ndarray, *, x_shape:
             before, after = [max(0, v) for v in before], [max(0, v) for v in after]
         flipped = weight[:, :, ::-1, ::-1].transpose(1, 0, 2, 3)
         return nhwc_rows(g, flipped, kernel=(kh, kw), out_size=(h, w), stride=(1, 1),
-                         dilation=dilation, pads=(before[0], after[0], before[1], after[1]))
+                         dilation=dilation, pads=(before[0], after[0], before[1], after[1]),
+                         threads=threads)
     matrix = weight.transpose(0, 2, 3, 1).reshape(o, -1)
     out = np.zeros((n, h + top + bottom, w + left + right, c), np.result_type(g, weight))
     step = image_block(kh * kw * c * oh * ow * out.itemsize)
-    for i in range(0, n, step):
-        cols = (g[i:i + step].reshape(-1, o) @ matrix).reshape(-1, oh, ow, kh, kw, c)
-        add_windows(cols.transpose(0, 5, 3, 4, 1, 2), out[i:i + step].transpose(0, 3, 1, 2),
-                    stride, dilation)
+
+    def images(start: int, stop: int) -> None:
+        for i in range(start, stop, step):
+            j = min(i + step, stop)
+            cols = (g[i:j].reshape(-1, o) @ matrix).reshape(-1, oh, ow, kh, kw, c)
+            add_windows(cols.transpose(0, 5, 3, 4, 1, 2), out[i:j].transpose(0, 3, 1, 2),
+                        stride, dilation)
+    run_parts(images, thread_ranges(n, threads, n * oh * ow * matrix.size, step), threads)
     return out[:, top:top + h, left:left + w]
 
 
@@ -161,6 +227,9 @@ def _permuted(t: Type, perm: tuple[int, ...]) -> Type:
 def _one_group(op: str, attrs: Any) -> None:
     if attrs["groups"] != 1:
         raise ValueError(f"{op}: groups={attrs['groups']} (only 1 is implemented)")
+    threads = attrs.pop("threads", 1)  # NOTE: how the kernel runs, not what it computes
+    if type(threads) is not int or threads < 1:
+        raise ValueError(f"{op}: threads must be an int >= 1, got {threads!r}")
 
 
 def _conv2d_nhwc_infer(x: Type, weight: Type, *bias: Type, **attrs: Any) -> Tensor:
@@ -215,29 +284,31 @@ def _onnx_conv2d_nhwc(e: Any, x: str, w: str, *bias: str) -> str:
     return e.node("Transpose", out, perm=list(TO_NHWC))
 
 
-_KERNEL_HELPERS = (window_pads, image_block, nhwc_out_size, nhwc_windows, nhwc_rows)
+_NHWC = {**_CONV2D, "threads": 1}
+"""conv2d's attributes, and the threads the kernel may split its blocks over."""
+_KERNEL_HELPERS = (window_pads, image_block, nhwc_out_size, nhwc_windows, nhwc_band_rows,
+                   *PARALLEL_HELPERS, nhwc_rows)
 
 conv2d_nhwc = OpDef(
     "conv2d_nhwc", ("x", "weight", "*bias"), kernel=conv2d_nhwc_kernel, infer=_conv2d_nhwc_infer,
-    emit=helper_call(conv2d_nhwc_kernel, "x, weight, *bias", _CONV2D), attrs=_CONV2D,
+    emit=helper_call(conv2d_nhwc_kernel, "x, weight, *bias", _NHWC), attrs=_NHWC,
     helpers=(*_KERNEL_HELPERS, conv2d_nhwc_kernel), fresh=True, grad=_conv2d_nhwc_grad,
     onnx=_onnx_conv2d_nhwc)
-"""conv2d of NHWC images (OIHW weight, bias [O]), NHWC result; conv2d's attributes."""
+"""conv2d of NHWC images (OIHW weight, bias [O]), NHWC result; conv2d's attributes and
+`threads` (set by the layout pass from `set_context(num_threads=...)`)."""
 
 conv2d_nhwc_grad_input = OpDef(
     "conv2d_nhwc_grad_input", ("g", "weight"), kernel=conv2d_nhwc_grad_input_kernel,
-    infer=_grad_input_infer, attrs={"x_shape": REQUIRED, **_CONV2D},
-    emit=helper_call(conv2d_nhwc_grad_input_kernel, "g, weight",
-                     {"x_shape": REQUIRED, **_CONV2D}),
+    infer=_grad_input_infer, attrs={"x_shape": REQUIRED, **_NHWC},
+    emit=helper_call(conv2d_nhwc_grad_input_kernel, "g, weight", {"x_shape": REQUIRED, **_NHWC}),
     helpers=(*_KERNEL_HELPERS, add_windows, conv2d_nhwc_grad_input_kernel),
     fresh=True, grad=_grad_input_grad)
 """conv2d_nhwc's input adjoint, NHWC (`x_shape` NCHW, as conv2d_grad_input's)."""
 
 conv2d_nhwc_grad_weight = OpDef(
     "conv2d_nhwc_grad_weight", ("x", "g"), kernel=conv2d_nhwc_grad_weight_kernel,
-    infer=_grad_weight_infer, attrs={"w_shape": REQUIRED, **_CONV2D},
-    emit=helper_call(conv2d_nhwc_grad_weight_kernel, "x, g",
-                     {"w_shape": REQUIRED, **_CONV2D}),
+    infer=_grad_weight_infer, attrs={"w_shape": REQUIRED, **_NHWC},
+    emit=helper_call(conv2d_nhwc_grad_weight_kernel, "x, g", {"w_shape": REQUIRED, **_NHWC}),
     helpers=(*_KERNEL_HELPERS, conv2d_nhwc_grad_weight_kernel), fresh=True,
     grad=_grad_weight_grad)
 """conv2d_nhwc's weight adjoint (OIHW) from NHWC input and adjoint."""

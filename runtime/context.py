@@ -48,10 +48,14 @@ class CompileOptions:
     kernel can compute (see codegen/native), an error if Numba is not installed; "auto" (the
     default) compiles those the cost rule favours (small arrays, many iterations) when Numba is
     installed, and is "numpy" otherwise; "onnxruntime" runs the whole graph as an ONNX model in
-    an onnxruntime session (inference only: gradients and training are refused)."""
+    an onnxruntime session (inference only: gradients and training are refused).
+
+    `num_threads`: how many threads a convolution's kernel may split its blocks over (see
+    docs/performance.md, Threads); 1 runs them on the caller. Default: `default_threads()`."""
     opt_level: int = 2
     verify: bool = False
     backend: str = "auto"
+    num_threads: int = field(default_factory=lambda: default_threads())
 
     def __post_init__(self) -> None:
         if self.opt_level not in (0, 1, 2):
@@ -59,6 +63,8 @@ class CompileOptions:
         if self.backend not in BACKENDS:
             raise ValueError(f"backend must be one of {', '.join(map(repr, BACKENDS))}, "
                              f"not {self.backend!r}")
+        if type(self.num_threads) is not int or self.num_threads < 1:
+            raise ValueError(f"num_threads must be an int >= 1, not {self.num_threads!r}")
 
     @property
     def codegen_backend(self) -> str:
@@ -69,7 +75,8 @@ class CompileOptions:
     def cache_token(self) -> str:
         """The part of the cache key that depends on the options (verify changes nothing)."""
         backend = self.codegen_backend
-        return f"O{self.opt_level}" + ("" if backend == "numpy" else f"-{backend}")
+        return f"O{self.opt_level}" + ("" if backend == "numpy" else f"-{backend}") + \
+            ("" if self.num_threads == 1 else f"-t{self.num_threads}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,6 +130,18 @@ def default_backend() -> str:
     return backend
 
 
+def default_threads() -> int:
+    """`$OMP_NUM_THREADS`, else `$NUMBA_NUM_THREADS` (a positive int; OpenMP's "4,2" counts
+    as 4), else the cores this process may run on."""
+    for name in ("OMP_NUM_THREADS", "NUMBA_NUM_THREADS"):
+        text = os.environ.get(name, "").split(",")[0].strip()
+        if text.isdigit() and int(text) >= 1:
+            return int(text)
+    if hasattr(os, "sched_getaffinity"):
+        return max(1, len(os.sched_getaffinity(0)))
+    return max(1, os.cpu_count() or 1)
+
+
 def report_directory() -> str:
     """`$AMBER_REPORT`: record the run for `amber report` into this directory ("" : do not)."""
     return os.environ.get("AMBER_REPORT", "").strip()
@@ -172,7 +191,7 @@ def set_context(*, mode: int | str | None = None, opt_level: int | None = None,
                 save_graphs_path: str | os.PathLike | None = None,
                 traceback_filtering: bool | None = None, device_target: str | None = None,
                 backend: str | None = None, jit_enabled: bool | None = None,
-                **mindspore_options: Any) -> Context:
+                num_threads: int | None = None, **mindspore_options: Any) -> Context:
     """Change the process-wide settings; arguments left as None keep their value.
 
     `mode=PYNATIVE_MODE` (1, the default, as in MindSpore 2.x) compiles what `jit` wraps and
@@ -180,7 +199,9 @@ def set_context(*, mode: int | str | None = None, opt_level: int | None = None,
     compiles every Cell called from Python on its call, a CompileError where it cannot
     ("graph"/"pynative" are accepted too). `jit_enabled=False` runs everything as plain Python
     (the eager oracle; MindSpore's `MS_JIT=0`). `backend` is "auto", "numpy" or
-    "numba" (see `CompileOptions`). `save_graphs=True` writes
+    "numba" (see `CompileOptions`); `num_threads` how many threads convolutions may use
+    (default from `$OMP_NUM_THREADS`, `$NUMBA_NUM_THREADS` or the cores; see
+    `CompileOptions`). `save_graphs=True` writes
     each compile's stages under `save_graphs_path` (default the current directory; see
     `Context`). `traceback_filtering=False` shows amber's own frames in the traceback of an
     uncaught CompileError (as `AMBER_TRACEBACK_FILTERING=off` does). `device_target` must be
@@ -195,10 +216,12 @@ def set_context(*, mode: int | str | None = None, opt_level: int | None = None,
     if mode is not None:
         mode = _canonical_mode(mode)
     options = _context.options
-    if opt_level is not None or verify is not None or backend is not None:
+    if opt_level is not None or verify is not None or backend is not None or \
+            num_threads is not None:
         options = CompileOptions(options.opt_level if opt_level is None else opt_level,
                                  options.verify if verify is None else bool(verify),
-                                 options.backend if backend is None else backend)
+                                 options.backend if backend is None else backend,
+                                 options.num_threads if num_threads is None else num_threads)
         if backend is not None:
             options.codegen_backend  # NOTE: forcing numba without Numba fails here, not later
     changes: dict = {"options": options}

@@ -5,6 +5,8 @@ This is the only list of passes: an explicit name -> function table and one tupl
 """
 from __future__ import annotations
 
+import functools
+
 from .. import ir
 from . import (batch_loop_matmuls, cse, dce, fold_constants, fuse, fuse_loss_grad, layout, licm,
                plan_memory, scale_operand, simplify)
@@ -41,11 +43,14 @@ __all__ = ["PASSES", "PIPELINES", "DEFAULT_LEVEL", "Pass", "PassError", "PassHoo
 
 
 def optimize(graph: ir.Graph, level: int = DEFAULT_LEVEL, verify_each: bool = False,
-             on_pass: PassHook | None = None) -> ir.Graph:
+             on_pass: PassHook | None = None, threads: int = 1) -> ir.Graph:
     """Run the pipeline for optimization `level` (0, 1 or 2) over `graph`, in place.
 
     `on_pass(report, graph)` is called after each pass (how `amber dump --stage all` shows the IR
-    after every pass); `verify_each` runs the verifier after each pass."""
+    after every pass); `verify_each` runs the verifier after each pass; `threads` is how many
+    threads the convolution kernels may use (the layout pass writes it on them)."""
     if level not in PIPELINES:
         raise ValueError(f"optimization level must be one of {sorted(PIPELINES)}, not {level!r}")
-    return PassManager(PIPELINES[level], PASSES, verify_each, on_pass).run(graph)
+    table = PASSES if threads == 1 else {
+        **PASSES, "layout": functools.partial(layout.run, threads=threads)}
+    return PassManager(PIPELINES[level], table, verify_each, on_pass).run(graph)

@@ -38,11 +38,13 @@ _NHWC_OF = {window.conv2d: conv_nhwc.conv2d_nhwc,
             window.conv2d_grad_weight: conv_nhwc.conv2d_nhwc_grad_weight}
 
 
-def run(graph: Graph, rw: Rewriter) -> bool:
-    """Convolutions to NHWC, then transposes moved down and cancelled; True if anything."""
+def run(graph: Graph, rw: Rewriter, threads: int = 1) -> bool:
+    """Convolutions to NHWC, then transposes moved down and cancelled; True if anything.
+    `threads` > 1 (`set_context(num_threads=...)`) goes on each NHWC convolution: its kernel
+    may split its blocks over that many threads."""
     for node in list(graph.walk()):
         if node.op in _NHWC_OF and node.parent is not None and _rows_conv(node):
-            _to_nhwc(node, rw)
+            _to_nhwc(node, rw, threads)
     for _ in range(MAX_ROUNDS):
         moved = False
         for node in list(graph.walk()):
@@ -80,13 +82,14 @@ def _transpose(b: Any, value: Value, perm: tuple[int, ...]) -> Value:
     return b.op(shaping.transpose, value, perm=perm, name=value.name)
 
 
-def _to_nhwc(node: Node, rw: Rewriter) -> None:
+def _to_nhwc(node: Node, rw: Rewriter, threads: int) -> None:
     """`conv(x, w)` -> `transpose(conv_nhwc(transpose(x), w))` (the gradients alike: every 4-d
     image operand in, the 4-d image result out; the weight gradient's result is OIHW)."""
     b = rw.builder(InsertPoint.before(node), node.loc)
     images = (0, 1) if node.op is window.conv2d_grad_weight else (0,)
     inputs = [_transpose(b, v, TO_NHWC) if k in images else v for k, v in enumerate(node.inputs)]
-    out = b.op(_NHWC_OF[node.op], *inputs, name=node.output.name, **node.attrs)
+    attrs = {**node.attrs, **({"threads": threads} if threads > 1 else {})}
+    out = b.op(_NHWC_OF[node.op], *inputs, name=node.output.name, **attrs)
     if node.op is not window.conv2d_grad_weight:
         out = _transpose(b, out, TO_NCHW)
     rw.replace(node, [out])

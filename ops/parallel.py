@@ -1,0 +1,133 @@
+"""Splitting a kernel's blocks over threads (`set_context(num_threads=...)`): the caller and a
+pool of worker threads each take a part, with BLAS at one thread meanwhile, so that the NumPy
+copies around the GEMMs (which release the interpreter lock) and the GEMMs run side by side
+instead of one BLAS call at a time on BLAS's own threads. Codegen copies these helpers into
+generated modules by source; their stdlib imports stay inside them.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy as np
+
+
+def kernel_threads() -> Any:
+    """The process's one shared state of kernel threads: a module in `sys.modules`, so that
+    every generated module (a dumped one too) shares one pool and one count of the regions
+    running with BLAS held at one thread. Made again in a forked child, which has none of its
+    parent's threads and may have inherited a held lock."""
+    import os
+    import sys
+    shared = sys.modules.get("_amber_kernel_threads")
+    if shared is None or shared.pid != os.getpid():
+        import threading
+        import types
+        fresh = types.ModuleType("_amber_kernel_threads")
+        fresh.pid, fresh.lock, fresh.pool, fresh.workers = os.getpid(), threading.Lock(), None, 0
+        fresh.regions, fresh.saved, fresh.blas = 0, 1, blas_controls()
+        if shared is None:
+            shared = sys.modules.setdefault("_amber_kernel_threads", fresh)
+        else:
+            shared = sys.modules["_amber_kernel_threads"] = fresh
+    return shared
+
+
+def blas_controls() -> Any:
+    """(get, set) of the thread count of the OpenBLAS NumPy loaded (NumPy 2's scipy-openblas,
+    NumPy 1's openblas64_), or None (MKL, Accelerate, not found): then kernels keep one part,
+    because workers would wait on each other's GEMMs for BLAS's own threads. OpenBLAS's count
+    is process-wide (its "local" setter too, in the pthreads builds NumPy ships)."""
+    import ctypes
+    import glob
+    import os
+    here = os.path.dirname(np.__file__)
+    for path in (glob.glob(os.path.join(here, "..", "numpy.libs", "*openblas*")) +
+                 glob.glob(os.path.join(here, ".dylibs", "*openblas*"))):
+        try:
+            lib = ctypes.CDLL(path)
+        except OSError:
+            continue
+        for prefix, suffix in (("scipy_openblas", "64_"), ("openblas", "64_"), ("openblas", "")):
+            try:
+                get = getattr(lib, f"{prefix}_get_num_threads{suffix}")
+                set_count = getattr(lib, f"{prefix}_set_num_threads{suffix}")
+            except AttributeError:
+                continue
+            try:  # NOTE: the getter asks the OS for the cores each time (~4 us); the count
+                count = ctypes.c_int.in_dll(lib, "blas_cpu_number")  # it returns is this
+                if count.value == get():
+                    return lambda: count.value, set_count
+            except ValueError:
+                pass
+            return get, set_count
+    return None
+
+
+def hold_blas(shared: Any, change: int) -> None:
+    """Enter (`change` 1) or leave (-1) a region where BLAS runs at one thread: the first to
+    enter saves BLAS's count and sets 1, the last to leave puts the count back."""
+    if shared.blas is None:
+        return
+    get, set_count = shared.blas
+    with shared.lock:
+        shared.regions += change
+        if change > 0 and shared.regions == 1:
+            shared.saved = get()
+            if shared.saved != 1:
+                set_count(1)
+        elif change < 0 and shared.regions == 0 and shared.saved != 1:
+            set_count(shared.saved)
+
+
+def worker_pool(shared: Any, workers: int) -> Any:
+    """The shared pool, grown to at least `workers` threads."""
+    with shared.lock:
+        if shared.workers < workers:
+            from concurrent.futures import ThreadPoolExecutor
+            if shared.pool is not None:
+                shared.pool.shutdown(wait=False)
+            shared.pool = ThreadPoolExecutor(workers, "amber-kernel")
+            shared.workers = workers
+        return shared.pool
+
+
+def thread_ranges(count: int, threads: int, work: float, align: int = 1) -> list[tuple[int, int]]:
+    """`range(count)` cut into contiguous (start, stop) parts, bounds at multiples of `align`:
+    one part per thread, but no more parts than `work` (multiply-adds of the whole range) pays
+    for at about 2**21 a part (~0.1 ms of SGEMM here; handing a part over costs ~20 us; not
+    tuned on a quiet machine), and one part where amber cannot hold BLAS at one thread
+    (`blas_controls`)."""
+    if threads == 1:  # NOTE: the common case, kept cheap: calls at batch 1 take ~0.1 ms
+        return [(0, count)] if count > 0 else []
+    units = -(-count // align)
+    parts = max(1, min(threads, units, int(work) >> 21))
+    if parts > 1 and kernel_threads().blas is None:
+        parts = 1
+    bounds = [min(count, units * k // parts * align) for k in range(parts + 1)]
+    return [(a, b) for a, b in zip(bounds, bounds[1:]) if a < b]
+
+
+def run_parts(task: Callable[[int, int], Any], parts: list[tuple[int, int]],
+              threads: int) -> list[Any]:
+    """`[task(start, stop) for start, stop in parts]` (results in the parts' order). With
+    `threads` > 1, BLAS runs at one thread meanwhile, and the caller takes the first part while
+    the pool's workers take the others."""
+    if threads == 1 or not parts:
+        return [task(start, stop) for start, stop in parts]
+    shared = kernel_threads()
+    hold_blas(shared, 1)
+    try:
+        pool = worker_pool(shared, threads - 1) if len(parts) > 1 else None
+        futures = [pool.submit(task, start, stop) for start, stop in parts[1:]]
+        try:
+            first = [task(*parts[0])]
+        finally:
+            for future in futures:
+                future.exception()  # NOTE: waits; the caller's error, if any, wins
+        return first + [future.result() for future in futures]
+    finally:
+        hold_blas(shared, -1)
+
+
+HELPERS = (blas_controls, kernel_threads, hold_blas, worker_pool, thread_ranges, run_parts)
+"""The helpers a kernel that calls `run_parts` and `thread_ranges` lists in its OpDef."""

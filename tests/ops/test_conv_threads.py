@@ -1,0 +1,166 @@
+"""Convolutions split over threads (`set_context(num_threads=...)`, ops/parallel.py): the NHWC
+kernels at 2-4 threads against one thread bit for bit and against float64 loops over the
+definition (strides, padding modes, dilation, odd sizes, one image in bands, fewer images than
+threads, 1x1 projections); a compiled residual block, symbolic batch, forward and gradients
+equal to one thread's and to eager / finite differences; BLAS's thread count put back."""
+import os
+import sys
+
+import numpy as np
+import pytest
+
+import amber
+from amber import nn
+from amber.ops.conv_nhwc import (conv2d_nhwc_grad_input_kernel, conv2d_nhwc_grad_weight_kernel,
+                                 conv2d_nhwc_kernel)
+from amber.ops.parallel import hold_blas, kernel_threads, run_parts, thread_ranges
+from amber.runtime.context import CompileOptions, default_threads
+
+sys.path.insert(0, os.path.dirname(__file__))
+from test_conv_rows import conv_loops, weight_grad_loops  # noqa: E402
+
+NHWC, NCHW = (0, 2, 3, 1), (0, 3, 1, 2)
+needs_blas_control = pytest.mark.skipif(
+    kernel_threads().blas is None,
+    reason="NumPy's BLAS is not an OpenBLAS amber can hold at one thread: kernels keep one part")
+
+# (x NCHW, w OIHW, stride, pads, dilation): each large enough to be split over two threads
+CASES = [
+    ((8, 16, 16, 16), (16, 16, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1)),
+    ((9, 16, 15, 13), (24, 16, 3, 3), (2, 2), (1, 0, 1, 2), (1, 1)),
+    ((6, 32, 14, 14), (32, 32, 1, 1), (2, 2), (0, 0, 0, 0), (1, 1)),  # one GEMM: one part
+    ((1, 16, 40, 36), (16, 16, 3, 3), (1, 1), (2, 2, 2, 2), (2, 2)),
+    ((1, 32, 33, 31), (32, 32, 3, 3), (2, 1), (1, 1, 1, 1), (1, 1)),
+]
+
+
+@needs_blas_control
+@pytest.mark.parametrize("x_shape, w_shape, stride, pads, dilation", CASES)
+def test_threaded_kernels_equal_one_thread_and_the_definition(x_shape, w_shape, stride, pads,
+                                                              dilation) -> None:
+    rng = np.random.default_rng(sum(x_shape))
+    x = rng.standard_normal(x_shape).astype(np.float32)
+    w = rng.standard_normal(w_shape).astype(np.float32)
+    bias = rng.standard_normal(w_shape[0]).astype(np.float32)
+    attrs = {"stride": stride, "padding": pads, "pad_mode": "pad", "dilation": dilation}
+    xh = x.transpose(NHWC)
+    blas_before = kernel_threads().blas[0]()
+    hold_blas(kernel_threads(), 1)  # NOTE: the same bits as one thread at one BLAS thread
+    try:
+        one = conv2d_nhwc_kernel(xh, w, bias, **attrs)
+        g = rng.standard_normal(one.shape).astype(np.float32)
+        dw_one = conv2d_nhwc_grad_weight_kernel(xh, g, w_shape=w_shape, **attrs)
+        dx_one = conv2d_nhwc_grad_input_kernel(g, w, x_shape=x_shape, **attrs)
+    finally:
+        hold_blas(kernel_threads(), -1)
+    for threads in (2, 3, 4):
+        assert np.array_equal(conv2d_nhwc_kernel(xh, w, bias, threads=threads, **attrs), one)
+        assert np.array_equal(conv2d_nhwc_grad_weight_kernel(
+            xh, g, w_shape=w_shape, threads=threads, **attrs), dw_one)
+        assert np.array_equal(conv2d_nhwc_grad_input_kernel(
+            g, w, x_shape=x_shape, threads=threads, **attrs), dx_one)
+    assert kernel_threads().blas[0]() == blas_before and kernel_threads().regions == 0
+    np.testing.assert_allclose(one.transpose(NCHW), conv_loops(x, w, stride, pads, dilation) +
+                               bias[:, None, None], rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(dw_one, weight_grad_loops(x, g.transpose(NCHW), w_shape, stride,
+                                                         pads, dilation), rtol=1e-4, atol=1e-3)
+
+
+def test_thread_ranges_cover_the_range_once() -> None:
+    for count, threads, align in ((32, 2, 1), (32, 3, 5), (7, 4, 2), (1, 2, 1), (0, 2, 1)):
+        parts = thread_ranges(count, threads, 1 << 30, align)
+        assert [i for a, b in parts for i in range(a, b)] == list(range(count))
+        assert all(a % align == 0 for a, _ in parts) and len(parts) <= threads
+    assert thread_ranges(32, 2, 1000) == [(0, 32)]  # NOTE: too little work to hand over
+
+
+@needs_blas_control
+def test_an_error_in_a_worker_reaches_the_caller_and_blas_is_put_back() -> None:
+    before = kernel_threads().blas[0]()
+
+    def task(start: int, stop: int) -> int:
+        if start:
+            raise ValueError("part failed")
+        return stop
+
+    with pytest.raises(ValueError, match="part failed"):
+        run_parts(task, [(0, 1), (1, 2)], 2)
+    assert kernel_threads().blas[0]() == before and kernel_threads().regions == 0
+    assert run_parts(lambda a, b: a * 10 + b, [(0, 1), (1, 2), (2, 3)], 3) == [1, 12, 23]
+
+
+def test_the_thread_count_setting(monkeypatch) -> None:
+    for env, expected in (("3", 3), ("4,2", 4), (" 2 ", 2)):
+        monkeypatch.setenv("OMP_NUM_THREADS", env)
+        assert default_threads() == expected
+    monkeypatch.setenv("OMP_NUM_THREADS", "many")
+    monkeypatch.setenv("NUMBA_NUM_THREADS", "5")
+    assert default_threads() == 5
+    with pytest.raises(ValueError, match="num_threads must be an int >= 1"):
+        amber.set_context(num_threads=0)
+    one, two = CompileOptions(num_threads=1), CompileOptions(num_threads=2)
+    assert one.cache_token() != two.cache_token()
+
+
+class Residual(nn.Cell):
+    def __init__(self, dtype) -> None:
+        super().__init__()
+        conv = lambda cin, cout, k, s: nn.Conv2d(cin, cout, k, stride=s, pad_mode="same",  # noqa
+                                                 has_bias=True, weight_init="he_normal")
+        self.conv1, self.conv2, self.down = conv(16, 16, 3, 1), conv(16, 32, 3, 2), \
+            conv(16, 32, 1, 2)
+        self.relu = nn.ReLU()
+        for p in self.trainable_params():
+            p.set_data(np.asarray(p, dtype))
+
+    def construct(self, x: np.ndarray) -> np.ndarray:
+        h = self.relu(self.conv1(x)) + x
+        return self.relu(self.conv2(h) + self.down(h))
+
+
+class Loss(nn.Cell):
+    def __init__(self, net: nn.Cell) -> None:
+        super().__init__()
+        self.net = net
+
+    def construct(self, x: np.ndarray) -> np.ndarray:
+        return (np.sin(self.net(x)) * 1.5).sum()
+
+
+@pytest.fixture
+def restore_threads():
+    before = amber.get_context().options.num_threads
+    yield
+    amber.set_context(num_threads=before)
+
+
+@needs_blas_control
+def test_a_residual_block_on_two_threads(restore_threads) -> None:
+    """Symbolic batch; forward and input/weight gradients on two threads equal one thread's
+    bit for bit, eager's within rounding, and (float64) central differences."""
+    amber.set_seed(0)
+    net = Residual(np.float64)
+    weights = [net.conv1.weight, net.conv2.weight, net.down.bias]
+    results = {}
+    for threads in (1, 2):
+        amber.set_context(num_threads=threads)
+        fast = amber.jit(net, dynamic={"x": 0})
+        grad = amber.jit(amber.grad(Loss(net), grad_position=0, weights=weights),
+                         dynamic={"x": 0})
+        hold_blas(kernel_threads(), 1)  # NOTE: one thread's bits are at one BLAS thread
+        try:
+            results[threads] = [(fast(x), *grad(x)) for x in
+                                (np.random.default_rng(b).standard_normal((b, 16, 16, 16))
+                                 for b in (8, 3))]
+        finally:
+            hold_blas(kernel_threads(), -1)
+        assert ("threads=2" in fast.code and "threads=2" in grad.code) == (threads == 2)
+    for one, two in zip(results[1], results[2]):
+        assert np.array_equal(one[0], two[0]) and np.array_equal(one[1], two[1])
+        assert all(np.array_equal(a, b) for a, b in zip(one[2], two[2]))
+    x = np.random.default_rng(8).standard_normal((8, 16, 16, 16))
+    out, dx, _ = results[2][0]
+    np.testing.assert_allclose(out, net.construct(x), rtol=1e-10, atol=1e-10)
+    loss, d, eps = Loss(net).construct, np.random.default_rng(1).standard_normal(x.shape), 1e-5
+    np.testing.assert_allclose((dx * d).sum(), (loss(x + eps * d) - loss(x - eps * d)) / (2 * eps),
+                               rtol=1e-6, atol=1e-8)
