@@ -6,7 +6,7 @@ import numpy as np
 
 import amber
 from amber import nn, ops
-from amber.graph import parse_graph, run_graph
+from amber.graph import parse_graph, print_graph, run_graph
 from amber.graph.passes import PASSES
 from amber.graph.rewriter import Rewriter
 
@@ -103,3 +103,40 @@ def test_a_data_parallel_step_with_a_degree_trains_as_eagerly():
         amber.reset_auto_parallel_context()
     for got, want in zip(*params):
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-7)
+
+
+SGD = """
+    graph @f(%lr: f32[], %w: f32[30,4], %dy: f32[8,30], %x: f32[8,4]) {
+      meta {'params': ['lr', 'w']}
+      %g = matmul(%dy, %x, transpose_a=True) : f32[30,4]
+      %t = make_tuple(%g) : (f32[30,4],)
+      %r = all_reduce_grads(%t, in_place=True) : (f32[30,4],)
+      %d = tuple_getitem(%r, index=0) : f32[30,4]
+      %s = mul(%lr, %d) : f32[30,4]
+      %u = assign_sub(%w, %s) after %r : f32[30,4]
+      return %u
+    }"""
+
+
+def test_a_rate_alike_on_every_rank_is_applied_before_the_reduction(check_pass):
+    check_pass("place_gradients", SGD, """
+        graph @f(%lr: f32[], %w: f32[30,4], %dy: f32[8,30], %x: f32[8,4]) {
+          meta {'params': ['lr', 'w']}
+          %x_1 = mul(%lr, %x) : f32[8,4]
+          %g = placed_matmul(%dy, %x_1, transpose_a=True, scaled=1, total=120, shape=(30, 4)) : f32[30,4]
+          %t = make_tuple(%g) : (f32[30,4],)
+          %r = all_reduce_grads(%t, in_place=True, placed=(0,)) : (f32[30,4],)
+          %d = tuple_getitem(%r, index=0) : f32[30,4]
+          %u = assign_sub(%w, %d) after %r : f32[30,4]
+          return %u
+        }
+    """)
+
+
+def test_a_rate_a_rank_sets_from_its_own_rows_stays_after_the_reduction():
+    text = SGD.replace("%u = assign_sub(%w, %s) after %r : f32[30,4]", """%m = sum(%x) : f32[]
+      %v = assign(%lr, %m) after %r : f32[]
+      %u = assign_sub(%w, %s) after %v : f32[30,4]""")
+    graph = parse_graph(text)
+    assert PASSES["place_gradients"](graph, Rewriter())  # NOTE: still placed
+    assert "%s = mul(%lr, %d)" in str(print_graph(graph))
