@@ -144,7 +144,8 @@ def _scaled(gradient: Value, scalar: Value, items: Node, rw: Rewriter) -> Value:
     matmul = gradient.producer
     if matmul is not None and matmul.op is nn_ops.matmul and len(gradient.uses) == 1 and \
             matmul.parent is items.parent and _before(scalar, matmul) and \
-            all(isinstance(v.type, Tensor) and v.type.is_static for v in matmul.inputs):
+            all(isinstance(v.type, Tensor) and v.type.is_static
+                and v.type.dtype == gradient.type.dtype for v in matmul.inputs):
         sizes = [int(np.prod(v.type.shape, dtype=np.int64)) for v in matmul.inputs]
         k = int(np.argmin(sizes))
         b = rw.builder(InsertPoint.before(matmul), matmul.loc)
