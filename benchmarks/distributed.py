@@ -299,10 +299,11 @@ def table(alone: dict, many: dict, n: int) -> None:
               f"{transfer / projected:6.1%} {par['cpu_step_s'] * 1e3:11.2f}")
     print(f"CPU: '1 proc' the stand-alone step, 'rank' one rank's step on 1/{n} of the rows "
           f"without the MPI transfer,\n'transfer' the fastest all-reduce in the {n}-rank job "
-          f"less the fastest copy into its buffer (what copying the\nrank's step does, 'rank' holds; in brackets the "
-          f"whole all-reduce), 'projected' = 1 proc / (rank + transfer), the speed-up on {n}\n"
-          f"idle cores (efficiency = speed-up / {n}), 'share' the transfer's share of it, "
-          f"'job rank ms' rank 0's step in the\n{n}-rank job (on a busy machine: with its spin "
+          f"less the fastest copy into its buffer (what copying\nthe rank's step does, 'rank' "
+          f"holds; in brackets the whole all-reduce), 'projected' = 1 proc / (rank +\n"
+          f"transfer), the speed-up on {n} "
+          f"idle cores (efficiency = speed-up / {n}), 'share' the transfer's share of it,\n"
+          f"'job rank ms' rank 0's step in the {n}-rank job (on a busy machine: with its spin "
           f"in the all-reduce).")
 
 
