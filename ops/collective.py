@@ -23,6 +23,9 @@ from .types import Tensor, TupleType, Type
 def mpi_world():
     """MPI's world communicator if an MPI launcher started this process among 2 or more (or
     mpi4py is already in use), else None: a world of one, without importing MPI."""
+    world = mpi_world.__dict__.get("world")
+    if world is not None:  # NOTE: found before; a process's MPI world stays what it is
+        return world
     import os
     import sys
     launcher = [v for v in ("OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK", "PMI_RANK",
@@ -37,7 +40,10 @@ def mpi_world():
             "not installed: pip install 'amber-jit[distributed]' (mpi4py and an MPI), or run "
             "without mpiexec", name="mpi4py") from None
     world = MPI.COMM_WORLD
-    return world if world.Get_size() > 1 else None
+    if world.Get_size() < 2:
+        return None
+    mpi_world.world = world
+    return world
 
 
 def wait_collective(request, what, world, timeout):
@@ -62,8 +68,10 @@ def staging_buffer(dtype, size, role=""):
     """A flat buffer of `size` items of `dtype`, the same one at every call of this thread for
     one `role`: MPI moves a buffer it has seen before much faster (its pages mapped and
     registered once, not at every step), and a thread never overwrites another's."""
-    import threading
-    local = staging_buffer.__dict__.setdefault("local", threading.local())
+    local = staging_buffer.__dict__.get("local")
+    if local is None:
+        import threading
+        local = staging_buffer.__dict__.setdefault("local", threading.local())
     cache = local.__dict__.setdefault("buffers", {})
     key = (role, np.dtype(dtype).str, size)
     if key not in cache:
@@ -111,8 +119,17 @@ def gradient_slot(dtype, offset, total, shape):
     """The part of this thread's flat gradient buffer (`total` items of `dtype`) where the
     gradient at `offset` goes, shaped `shape`: the product computing that gradient writes
     there (`out=`), so the all-reduce need not copy it in."""
-    size = int(np.prod(shape, dtype=np.int64))
-    return staging_buffer(dtype, total, "gradients")[offset:offset + size].reshape(shape)
+    local = gradient_slot.__dict__.get("local")
+    if local is None:
+        import threading
+        local = gradient_slot.__dict__.setdefault("local", threading.local())
+    views = local.__dict__.setdefault("views", {})  # NOTE: per thread, as the buffers are
+    key = (dtype, offset, total, shape)
+    if key not in views:
+        size = int(np.prod(shape, dtype=np.int64))
+        buffer = staging_buffer(dtype, total, "gradients")
+        views[key] = buffer[offset:offset + size].reshape(shape)
+    return views[key]
 
 
 def mean_scaled(x, mean=True, degree=None):
