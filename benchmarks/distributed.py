@@ -55,7 +55,51 @@ def mlp() -> nn.Cell:
     return nn.SequentialCell([nn.Dense(784, 1024, activation="relu"), nn.Dense(1024, 10)])
 
 
-MODELS = {"MLP 784-1024-10": (mlp, (784,)), "LeNet-5": (LeNet5, (1, 32, 32))}
+MODELS = {"MLP 784-1024-10": (mlp, (784,)), "LeNet-5": (LeNet5, (1, 32, 32)),
+          "MLP, NumPy by hand": (mlp, (784,))}
+HAND_WRITTEN = "MLP, NumPy by hand"
+"""The same MLP step written by hand in NumPy (and mpi4py), no amber: what the machine allows."""
+
+
+def hand_written_step(net: nn.Cell, x: np.ndarray, y: np.ndarray, parallel: bool):
+    """The MLP's SGD step (softmax cross-entropy, mean over the global batch), doing only what
+    it must: the weight-gradient GEMMs write into a flat buffer with the rate and 1/N on
+    their small operand, one in-place all-reduce, one pass `param -= grad`."""
+    from amber.ops.collective import mpi_world
+    world = mpi_world() if parallel else None
+    params = [np.array(p) for p in net.trainable_params()]  # w0, b0, w1, b1
+    flat = np.empty(sum(p.size for p in params), np.float32)
+    grads, start = [], 0
+    for p in params:
+        grads.append(flat[start:start + p.size].reshape(p.shape))
+        start += p.size
+    scale = np.float32(0.01 / GLOBAL_BATCH)  # NOTE: rate x the global batch's mean
+    rows = np.arange(len(y))
+
+    def step():
+        w0, b0, w1, b1 = params
+        h = x @ w0.T
+        h += b0
+        np.maximum(h, 0, out=h)
+        logits = h @ w1.T
+        logits += b1
+        logits -= logits.max(axis=1, keepdims=True)
+        probs = np.exp(logits)
+        probs /= probs.sum(axis=1, keepdims=True)
+        probs[rows, y] -= 1
+        probs *= scale
+        dh = probs @ w1
+        dh *= h > 0
+        np.matmul(probs.T, h, out=grads[2])
+        np.sum(probs, axis=0, out=grads[3])
+        np.matmul(dh.T, x, out=grads[0])
+        np.sum(dh, axis=0, out=grads[1])
+        if world is not None:
+            from mpi4py import MPI
+            world.Allreduce(MPI.IN_PLACE, flat, op=MPI.SUM)
+        for p, g in zip(params, grads):
+            np.subtract(p, g, out=p)
+    return step
 
 
 def build(name: str, parallel: bool, rows: slice):
@@ -73,6 +117,11 @@ def build(name: str, parallel: bool, rows: slice):
     rng = np.random.default_rng(0)
     x = rng.standard_normal((GLOBAL_BATCH, *shape), dtype=np.float32)
     y = rng.integers(0, 10, GLOBAL_BATCH).astype(np.int32)
+    if name == HAND_WRITTEN:
+        step = hand_written_step(net, x[rows], y[rows], parallel)
+        for _ in range(3):
+            step()
+        return net, step
     for _ in range(3):  # NOTE: compile and warm up
         step(x[rows], y[rows])
     return net, lambda: step(x[rows], y[rows])
@@ -94,7 +143,9 @@ def measure(name: str, steps: int, parallel: bool) -> dict[str, float]:
         step()
         wall.append(time.perf_counter() - begin)
         cpu.append(time.process_time() - begin_cpu)
-    if parallel and len(in_step) != steps:
+    if name == HAND_WRITTEN:
+        in_step = []  # NOTE: its all-reduce is MPI's own call, not amber's kernel
+    elif parallel and len(in_step) != steps:
         raise RuntimeError(f"timed {len(in_step)} all-reduces in {steps} steps")
     result = {"step_s": float(np.median(wall)), "cpu_step_s": float(np.median(cpu)),
               "cpu_without_reduce_s": float(np.median(np.subtract(cpu, in_step or 0.0)))}
@@ -174,9 +225,11 @@ def worker(steps: int, parallel: bool, ranks: int) -> None:
         print("RESULT " + json.dumps(results), flush=True)
 
 
-def launch(ranks: int, steps: int, parallel_ranks: int | None = None) -> dict:
+def launch(ranks: int, steps: int, parallel_ranks: int | None = None,
+           amber_dir: str | None = None) -> dict:
     """Run this script as a worker: alone when `ranks` is 1 (measuring a rank's step of a
-    `parallel_ranks` job in turn), else under `mpiexec -n ranks`."""
+    `parallel_ranks` job in turn), else under `mpiexec -n ranks`; with the amber at
+    `amber_dir` (a checkout, the folder named amber) if given."""
     me = [sys.executable, __file__, "--worker", "--steps", str(steps),
           "--ranks", str(parallel_ranks or ranks)]
     if ranks > 1:
@@ -184,7 +237,11 @@ def launch(ranks: int, steps: int, parallel_ranks: int | None = None) -> dict:
         version = subprocess.run([exe, "--version"], capture_output=True, text=True).stdout
         extra = ["--allow-run-as-root"] if "Open MPI" in version and os.geteuid() == 0 else []
         me = [exe, *extra, "-n", str(ranks), *me, "--parallel"]
-    out = subprocess.run(me, capture_output=True, text=True, check=True).stdout
+    env = dict(os.environ)
+    if amber_dir:
+        env["PYTHONPATH"] = os.pathsep.join(
+            [str(Path(amber_dir).resolve().parent), *filter(None, [env.get("PYTHONPATH")])])
+    out = subprocess.run(me, capture_output=True, text=True, check=True, env=env).stdout
     line = next(line for line in out.splitlines() if line.startswith("RESULT "))
     return json.loads(line[len("RESULT "):])
 
@@ -202,21 +259,32 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--parallel", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--against", metavar="DIR",
+                        help="also measure the amber checkout DIR (the folder named amber), "
+                             "in turn with this one, and print its table second")
     args = parser.parse_args()
     if args.worker:
         return worker(args.steps, args.parallel, args.ranks)
-    loads, alone_rounds, many_rounds = [os.getloadavg()[0]], [], []
-    for _ in range(args.rounds):  # NOTE: interleaved, so both see the same load
-        alone_rounds.append(launch(1, args.steps, args.ranks))
-        many_rounds.append(launch(args.ranks, args.steps))
-        loads.append(os.getloadavg()[0])
-    alone, many = median_over_rounds(alone_rounds), median_over_rounds(many_rounds)
+    versions = [None] + ([args.against] if args.against else [])
+    loads = [os.getloadavg()[0]]
+    rounds = {v: ([], []) for v in versions}
+    for _ in range(args.rounds):  # NOTE: interleaved, so all see the same load
+        for version in versions:
+            rounds[version][0].append(launch(1, args.steps, args.ranks, version))
+            rounds[version][1].append(launch(args.ranks, args.steps, amber_dir=version))
+            loads.append(os.getloadavg()[0])
     print(f"Data-parallel train step (SGD), global batch {GLOBAL_BATCH}, one BLAS thread per "
           f"process, {args.steps} timed steps x {args.rounds} rounds; machine load (1 min) "
           f"{min(loads):.1f}..{max(loads):.1f} on {os.cpu_count()} cores")
-    n = args.ranks
-    print(f"{'':16} {'wall clock per step':^40} | {'CPU time per step (process_time)':^62}")
-    print(f"{'model':16} {'1 proc ms':>9} {f'{n} procs ms':>10} {'samples/s':>11} "
+    for version in versions:
+        print(f"\namber at {version or Path(amber.__file__).parent}:")
+        table(*(median_over_rounds(r) for r in rounds[version]), args.ranks)
+
+
+def table(alone: dict, many: dict, n: int) -> None:
+    """Print the figures of one amber version."""
+    print(f"{'':18} {'wall clock per step':^40} | {'CPU time per step (process_time)':^62}")
+    print(f"{'model':18} {'1 proc ms':>9} {f'{n} procs ms':>10} {'samples/s':>11} "
           f"{'speed-up':>8} | {'1 proc ms':>9} {'rank ms':>8} {'transfer ms':>13} "
           f"{'projected':>9} {'share':>6} {'job rank ms':>11}")
     for name in MODELS:
@@ -225,16 +293,17 @@ def main() -> None:
         projected = one["rank_cpu_s"] + transfer
         rates = f"{GLOBAL_BATCH / one['step_s']:.0f}>{GLOBAL_BATCH / par['step_s']:.0f}"
         reduce = f"{transfer * 1e3:.2f} ({par['all_reduce_cpu_min_s'] * 1e3:.2f})"
-        print(f"{name:16} {one['step_s'] * 1e3:9.2f} {par['step_s'] * 1e3:10.2f} {rates:>11} "
+        print(f"{name:18} {one['step_s'] * 1e3:9.2f} {par['step_s'] * 1e3:10.2f} {rates:>11} "
               f"{one['step_s'] / par['step_s']:7.2f}x | {one['alone_cpu_s'] * 1e3:9.2f} "
               f"{one['rank_cpu_s'] * 1e3:8.2f} {reduce:>13} {one['alone_cpu_s'] / projected:8.2f}x "
               f"{transfer / projected:6.1%} {par['cpu_step_s'] * 1e3:11.2f}")
     print(f"CPU: '1 proc' the stand-alone step, 'rank' one rank's step on 1/{n} of the rows "
           f"without the MPI transfer,\n'transfer' the fastest all-reduce in the {n}-rank job "
-          f"less the fastest copy into its buffer (which 'rank'\nholds already; in brackets the "
-          f"whole all-reduce), 'projected' = 1 proc / (rank + transfer), the speed-up on {n}\n"
-          f"idle cores (efficiency = speed-up / {n}), 'share' the transfer's share of it, "
-          f"'job rank ms' rank 0's step in the\n{n}-rank job (on a busy machine: with its spin "
+          f"less the fastest copy into its buffer (what copying\nthe rank's step does, 'rank' "
+          f"holds; in brackets the whole all-reduce), 'projected' = 1 proc / (rank +\n"
+          f"transfer), the speed-up on {n} "
+          f"idle cores (efficiency = speed-up / {n}), 'share' the transfer's share of it,\n"
+          f"'job rank ms' rank 0's step in the {n}-rank job (on a busy machine: with its spin "
           f"in the all-reduce).")
 
 

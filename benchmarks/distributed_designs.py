@@ -11,6 +11,12 @@ amber), CPU time per call (time.process_time) of each rank after a barrier:
 - `shared, sharded update`: as above, but the parameters live in a shared window too: each
   rank adds the slots and updates only its 1/N of the parameters, then a barrier (the next
   forward reads the one shared copy).
+- `placed: ...` (amber now): the step's products wrote the gradients, scaled, into the flat
+  buffer already (graph/passes/place_gradients.py), so a rank's step holds only the update
+  `param -= grad` ('placed: update', their baseline); then an in-place all-reduce and that
+  update ('placed: all-reduce', amber), or the sharded design with plain MPI collectives,
+  parameters in one flat array: reduce-scatter, each rank updates its 1/N, all-gather of the
+  parameters ('placed: sharded (RS+AG)').
 
 The extra over `copy + update` (fastest calls: on a busy machine the medians are mostly a rank
 spinning while the other is descheduled) is what the design adds to a rank's step; the
@@ -97,11 +103,36 @@ def designs(world, repeats: int) -> dict[str, list[float]]:
         update(total[share], weights[share])
         barrier()  # NOTE: every share updated before any rank's next forward
 
+    padded = -(-SIZE // size) * size  # NOTE: reduce-scatter's blocks are equal
+    placed, params = np.zeros(padded, np.float32), np.zeros(padded, np.float32)
+    block = padded // size
+    mine_block = slice(rank * block, (rank + 1) * block)
+    half = np.zeros(block, np.float32)
+
+    def wait(request):
+        while not request.Test():
+            pass
+
+    def update_placed():  # NOTE: gradients already in the buffer, scaled (place_gradients)
+        np.subtract(params, placed, out=params)
+
+    def placed_all_reduce():
+        wait(world.Iallreduce(MPI.IN_PLACE, placed, op=MPI.SUM))
+        update_placed()
+
+    def reduce_scatter_all_gather():
+        wait(world.Ireduce_scatter_block(placed, half, op=MPI.SUM))
+        np.subtract(params[mine_block], half, out=params[mine_block])
+        wait(world.Iallgather(MPI.IN_PLACE, params))
+
     spent: dict[str, list[float]] = {}
     for _ in range(3):  # NOTE: in turn, so every design sees the same load
         for name, run in (("copy + update", copy_and_update), ("MPI all-reduce", mpi_all_reduce),
                           ("shared gradients", shared_gradients),
-                          ("shared, sharded update", shared_sharded_update)):
+                          ("shared, sharded update", shared_sharded_update),
+                          ("placed: update", update_placed),
+                          ("placed: all-reduce", placed_all_reduce),
+                          ("placed: sharded (RS+AG)", reduce_scatter_all_gather)):
             for _ in range(repeats):
                 world.Barrier()
                 begin = time.process_time()
@@ -122,13 +153,14 @@ def main() -> None:
     spent = designs(world, repeats=100)
     if world.Get_rank() != 0:
         return
-    base = min(spent["copy + update"])
+    bases = {name: min(spent["placed: update" if name.startswith("placed") else
+                              "copy + update"]) for name in spent}
     print(f"{world.Get_size()} ranks, {SIZE} float32 parameters, SGD; machine load (1 min) "
           f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} cores; CPU ms per call, rank 0")
     print(f"{'design':24} {'fastest':>8} {'median':>8} {'extra':>8}")
     for name, times in spent.items():
         print(f"{name:24} {min(times) * 1e3:8.3f} {np.median(times) * 1e3:8.3f} "
-              f"{(min(times) - base) * 1e3:8.3f}")
+              f"{(min(times) - bases[name]) * 1e3:8.3f}")
 
 
 if __name__ == "__main__":

@@ -23,6 +23,9 @@ from .types import Tensor, TupleType, Type
 def mpi_world():
     """MPI's world communicator if an MPI launcher started this process among 2 or more (or
     mpi4py is already in use), else None: a world of one, without importing MPI."""
+    world = mpi_world.__dict__.get("world")
+    if world is not None:  # NOTE: found before; a process's MPI world stays what it is
+        return world
     import os
     import sys
     launcher = [v for v in ("OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK", "PMI_RANK",
@@ -37,7 +40,10 @@ def mpi_world():
             "not installed: pip install 'amber-jit[distributed]' (mpi4py and an MPI), or run "
             "without mpiexec", name="mpi4py") from None
     world = MPI.COMM_WORLD
-    return world if world.Get_size() > 1 else None
+    if world.Get_size() < 2:
+        return None
+    mpi_world.world = world
+    return world
 
 
 def wait_collective(request, what, world, timeout):
@@ -58,38 +64,82 @@ def wait_collective(request, what, world, timeout):
                     "of steps (every rank must call the train step equally often)")
 
 
-def staging_buffer(dtype, size):
-    """A flat buffer of `size` items of `dtype`, the same one at every call of this thread:
-    MPI moves a buffer it has seen before much faster (its pages mapped and registered once,
-    not at every step), and a thread never overwrites another's."""
-    import threading
-    local = staging_buffer.__dict__.setdefault("local", threading.local())
+def staging_buffer(dtype, size, role=""):
+    """A flat buffer of `size` items of `dtype`, the same one at every call of this thread for
+    one `role`: MPI moves a buffer it has seen before much faster (its pages mapped and
+    registered once, not at every step), and a thread never overwrites another's."""
+    local = staging_buffer.__dict__.get("local")
+    if local is None:
+        import threading
+        local = staging_buffer.__dict__.setdefault("local", threading.local())
     cache = local.__dict__.setdefault("buffers", {})
-    key = (np.dtype(dtype).str, size)
+    key = (role, np.dtype(dtype).str, size)
     if key not in cache:
         cache[key] = np.empty(size, dtype)
     return cache[key]
 
 
-def flat_buffers(arrays, scale=None):
-    """The arrays raveled into one staging buffer per dtype, multiplied by `scale` on the way
-    if given: {dtype: (buffer, indices)}."""
+def flat_buffers(arrays, scale=None, role="", placed=()):
+    """The arrays raveled into one staging buffer of `role` per dtype, multiplied by `scale` on
+    the way if given: {dtype: (buffer, indices)}. The arrays at indices `placed` are already
+    in their places (and scaled): written there by `gradient_slot`'s users, not copied."""
     groups = {}
     for k, a in enumerate(arrays):
         groups.setdefault(np.asarray(a).dtype, []).append(k)
     buffers = {}
     for dtype, ks in groups.items():
-        buffer = staging_buffer(dtype, sum(np.size(arrays[k]) for k in ks))
-        if scale is None:
+        buffer = staging_buffer(dtype, sum(np.size(arrays[k]) for k in ks), role)
+        if scale is None and not placed:
             np.concatenate([np.ravel(arrays[k]) for k in ks], out=buffer)
         else:
             start = 0
             for k in ks:
                 stop = start + np.size(arrays[k])
-                np.multiply(np.ravel(arrays[k]), dtype.type(scale), out=buffer[start:stop])
+                if k in placed:
+                    check_placed(arrays[k], buffer[start:stop])
+                elif scale is None:
+                    np.copyto(buffer[start:stop], np.ravel(arrays[k]))
+                else:
+                    np.multiply(np.ravel(arrays[k]), dtype.type(scale), out=buffer[start:stop])
                 start = stop
         buffers[dtype] = (buffer, ks)
     return buffers
+
+
+def check_placed(array, slot):
+    """Raise unless `array` is the flat buffer's `slot` (it was written there in place)."""
+    address = lambda a: a.__array_interface__["data"][0]  # NOTE: much cheaper than a.ctypes
+    if not (isinstance(array, np.ndarray) and array.size == slot.size
+            and address(array) == address(slot) and array.flags.c_contiguous):
+        raise RuntimeError("all_reduce_grads: a gradient marked as placed in the flat buffer "
+                           "is not there (an amber bug: please report it)")
+
+
+def gradient_slot(dtype, offset, total, shape):
+    """The part of this thread's flat gradient buffer (`total` items of `dtype`) where the
+    gradient at `offset` goes, shaped `shape`: the product computing that gradient writes
+    there (`out=`), so the all-reduce need not copy it in."""
+    local = gradient_slot.__dict__.get("local")
+    if local is None:
+        import threading
+        local = gradient_slot.__dict__.setdefault("local", threading.local())
+    views = local.__dict__.setdefault("views", {})  # NOTE: per thread, as the buffers are
+    key = (dtype, offset, total, shape)
+    if key not in views:
+        size = int(np.prod(shape, dtype=np.int64))
+        buffer = staging_buffer(dtype, total, "gradients")
+        views[key] = buffer[offset:offset + size].reshape(shape)
+    return views[key]
+
+
+def mean_scaled(x, mean=True, degree=None):
+    """`x` times the reduction's 1/N (N = `degree`, or the number of ranks) when `mean`: a
+    factor of a gradient's product applied to its smaller operand, before the all-reduce."""
+    if not mean:
+        return x
+    world = mpi_world()
+    scale = 1.0 / (degree or (1 if world is None else world.Get_size()))
+    return x if scale == 1.0 else x * np.asarray(x).dtype.type(scale)
 
 
 def unflatten(arrays, buffers, copy=True):
@@ -106,21 +156,24 @@ def unflatten(arrays, buffers, copy=True):
     return tuple(out)
 
 
-def all_reduce_grads_kernel(grads, mean=True, degree=None, timeout=600.0, in_place=False):
+def all_reduce_grads_kernel(grads, mean=True, degree=None, timeout=600.0, in_place=False,
+                            placed=()):
     """The gradients summed over every rank (divided by `degree`, the world size when None,
     if `mean`): one in-place all-reduce of a flat buffer per dtype, each gradient scaled as
     it is copied in (the sum of the shares). `in_place`: the results are views of that
     buffer, which this thread's next call overwrites (for a step that consumes them at once:
     no copy out, no fresh pages to fault in). Never the gradients themselves: the op's
-    results are fresh, so the step's update may write into them."""
+    results are fresh, so the step's update may write into them; except the gradients at
+    indices `placed`, already written (and scaled) in the buffer by the step's products
+    (graph/passes/place_gradients.py), whose buffer then becomes the result."""
     world = mpi_world()
     size = 1 if world is None else world.Get_size()
     scale = 1.0 / (degree or size) if mean else None
-    if world is None and not in_place:
+    if world is None and not in_place and not placed:
         if scale is None or scale == 1.0:
             return tuple(np.array(g) for g in grads)
         return tuple(g * np.asarray(g).dtype.type(scale) for g in grads)
-    buffers = flat_buffers(grads, None if scale == 1.0 else scale)
+    buffers = flat_buffers(grads, None if scale == 1.0 else scale, "gradients", placed)
     if world is not None:
         from mpi4py import MPI
         for buffer, _ in buffers.values():
@@ -168,18 +221,47 @@ def _tensors(op: str, xs: Type) -> tuple[Tensor, ...]:
 
 
 def _all_reduce_infer(xs: Type, *, mean: bool, degree: Any, timeout: float,
-                      in_place: bool) -> TupleType:
+                      in_place: bool, placed: tuple) -> TupleType:
     if degree is not None and (not isinstance(degree, int) or degree < 1):
         raise ValueError(f"all_reduce_grads: degree must be a positive int or None, got "
                          f"{degree!r}")
     return TupleType(_tensors("all_reduce_grads", xs))
 
 
+def placed_matmul_kernel(x, y, *, transpose_a, transpose_b, scaled, mean, degree, dtype,
+                         offset, total, shape):
+    """matmul(x, y) (operands transposed as its attributes say), the operand `scaled` (0 or
+    1) times the reduction's 1/N first, written into its slot of the flat gradient buffer."""
+    operands = [np.swapaxes(x, -1, -2) if transpose_a else x,
+                np.swapaxes(y, -1, -2) if transpose_b else y]
+    operands[scaled] = mean_scaled(operands[scaled], mean, degree)
+    return np.matmul(*operands, out=gradient_slot(dtype, offset, total, shape))
+
+
+def _placed_matmul_infer(x: Type, y: Type, *, transpose_a: bool, transpose_b: bool,
+                         scaled: int, mean: bool, degree: Any, dtype: str, offset: int,
+                         total: int, shape: tuple) -> Tensor:
+    from .nn import matmul
+    out = matmul.infer(x, y, transpose_a=transpose_a, transpose_b=transpose_b)
+    if out.shape != tuple(shape) or out.dtype != np.dtype(dtype) or scaled not in (0, 1):
+        raise ValueError(f"placed_matmul: the product is {out}, not {dtype}{list(shape)}")
+    return out
+
+
+def _placed_matmul_emit(attrs: dict) -> str:
+    operands = ["np.swapaxes(x, -1, -2)" if attrs.get("transpose_a") else "x",
+                "np.swapaxes(y, -1, -2)" if attrs.get("transpose_b") else "y"]
+    k = attrs.get("scaled", 0)
+    operands[k] = f"mean_scaled({operands[k]}, mean, degree)"
+    return (f"np.matmul({operands[0]}, {operands[1]}, "
+            "out=gradient_slot(dtype, offset, total, shape))")
+
+
 def _broadcast_infer(xs: Type, *, names: tuple, timeout: float) -> TupleType:
     return TupleType(_tensors("broadcast_params", xs))
 
 
-_SHARED = (mpi_world, wait_collective, staging_buffer, flat_buffers, unflatten)
+_SHARED = (mpi_world, wait_collective, staging_buffer, flat_buffers, check_placed, unflatten)
 """The helpers both kernels call."""
 
 def _not_differentiable(ad: GradContext) -> tuple[Any, ...]:
@@ -191,15 +273,17 @@ def _not_differentiable(ad: GradContext) -> tuple[Any, ...]:
 
 all_reduce_grads = OpDef(
     "all_reduce_grads", ("xs",), kernel=all_reduce_grads_kernel, infer=_all_reduce_infer,
-    attrs={"mean": True, "degree": None, "timeout": 600.0, "in_place": False},
-    emit="all_reduce_grads_kernel(xs, mean, degree, timeout, in_place)",
+    attrs={"mean": True, "degree": None, "timeout": 600.0, "in_place": False, "placed": ()},
+    emit=lambda attrs: "all_reduce_grads_kernel(xs, mean, degree, timeout, in_place"
+                       + (", placed)" if attrs.get("placed") else ")"),
     helpers=(all_reduce_grads_kernel, *_SHARED), effects=True, can_raise=True,
     fresh=True, fresh_items=True, grad=_not_differentiable)
 """Sums (or averages) a step's gradients over the ranks of an MPI job; identity alone.
 NOTE: effectful, so every rank runs it exactly once per step, in order with the others.
 `in_place=True` returns views of the reused flat buffer: only for a step whose gradients go
 straight into an optimizer (TrainOneStepCell's), as the thread's next reduction overwrites
-them."""
+them. `placed` (set by graph/passes/place_gradients.py, not by users): the indices of
+gradients a `placed_matmul` wrote into the flat buffer, already scaled."""
 
 broadcast_params = OpDef(
     "broadcast_params", ("xs",), kernel=broadcast_params_kernel, infer=_broadcast_infer,
@@ -209,7 +293,18 @@ broadcast_params = OpDef(
     grad=_not_differentiable)
 """Rank 0's parameter values on every rank of an MPI job (data-parallel start)."""
 
-OPS = (all_reduce_grads, broadcast_params)
+placed_matmul = OpDef(
+    "placed_matmul", ("x", "y"), kernel=placed_matmul_kernel, infer=_placed_matmul_infer,
+    attrs={"transpose_a": False, "transpose_b": False, "scaled": 0, "mean": True,
+           "degree": None, "dtype": "float32", "offset": 0, "total": 0, "shape": ()},
+    emit=_placed_matmul_emit,
+    helpers=(gradient_slot, mean_scaled, staging_buffer, mpi_world),
+    grad=_not_differentiable)
+"""A gradient's product written straight into its slot of the flat buffer the step's one
+`all_reduce_grads` reduces (graph/passes/place_gradients.py makes it; not a user op).
+NOTE: not `fresh`: its result is that buffer, which the all-reduce then hands on."""
+
+OPS = (all_reduce_grads, broadcast_params, placed_matmul)
 FUNCTIONS = (
     spell("all_reduce_grads", all_reduce_grads,
           "grads, mean=True, degree=None, timeout=600.0, in_place=False", grads="xs"),
