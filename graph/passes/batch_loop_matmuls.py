@@ -36,6 +36,7 @@ from ..analysis import (constant_of, defined_inside, may_raise, memory_roots, on
 from ..builder import Builder, InsertPoint
 from ..ir import FOR, WHILE, Block, Graph, Node, Value
 from ..rewriter import Rewriter
+from ..tapes import TAPE_ATTR
 from ..types import ListType, Scalar, Tensor
 
 ROW_ELEMENTWISE = ("add", "sub", "mul")
@@ -409,7 +410,10 @@ def _recorded(value: Value, axis: int, replay: Replay,
     slot = tape.index
     param, appended = forward.carried(forward.body)[slot], forward.body.results[slot].producer
     start = forward.inits[slot].producer
+    # NOTE: an autodiff tape: nothing changes its items or their order once recorded (a
+    # user's list could be written, sorted or appended to between the loops)
     if start is None or start.is_region or _name(start) != "list_new" or start.inputs or \
+            start.attrs.get(TAPE_ATTR) is not True or \
             len(start.output.uses) != 1 or appended is None or appended.is_region or \
             _name(appended) != "list_append" or appended.parent is not forward.body or \
             appended.inputs[0] is not param or len(param.uses) != 1:

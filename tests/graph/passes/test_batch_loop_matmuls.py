@@ -301,3 +301,23 @@ def test_rows_of_an_array_written_later_come_from_the_tape():
             amber.set_context(jit_enabled=True)
         np.testing.assert_allclose(g, want, rtol=1e-12, atol=1e-14)
     assert "_tape.append(" in grad.code and not re.search(r"x\[0:", grad.code), grad.code
+
+
+def test_a_users_list_of_rows_changed_between_the_loops_is_read_as_it_is():
+    """A list the user fills with rows and then changes: the second loop reads the list, never
+    the rows of x again."""
+    def f(x, g):
+        rows = []
+        for t in range(x.shape[0]):
+            rows.append(x[t])
+        rows[0] = rows[0] * 0.0
+        acc = np.zeros((x.shape[2], g.shape[1]))
+        for k in range(x.shape[0] - 1, -1, -1):
+            acc = acc + rows[k].T @ g
+        return acc
+
+    rng = np.random.default_rng(5)
+    x, g = rng.standard_normal((4, 3, 2)), rng.standard_normal((3, 5))
+    fast = amber.jit(f)
+    np.testing.assert_allclose(fast(x, g), f(x, g), rtol=1e-12)
+    assert not re.search(r"x\[0:", fast.code), fast.code
