@@ -50,9 +50,10 @@ def lower_node(node: Node) -> Lowered:
     augmented = _augmented(node, k)
     if augmented is not None:
         return Lowered(operand(1 - k), (), k, augmented)
-    spelling = Spelling(node.op.template(attrs), attrs, node.op.helpers)
-    return Lowered(prepare(node.op, spelling, len(node.inputs), inplace=True),
-                   node.op.helpers, k)
+    text = node.op.inplace_template(attrs)
+    helpers = tuple(h for h in node.op.helpers if h.__name__ in text)  # NOTE: those it calls
+    spelling = Spelling(node.op.template(attrs), attrs, helpers)
+    return Lowered(prepare(node.op, spelling, len(node.inputs), inplace=True), helpers, k)
 
 
 def inplace_input(node: Node) -> int | None:

@@ -263,7 +263,7 @@ list_new = OpDef(
 list_append = OpDef(
     "list_append", ("items", "x"), kernel=list_append_kernel, infer=_list_append_infer,
     emit="list_append_kernel(items, x)", helpers=(list_append_kernel,), effects=True,
-    writes=0, grad=_list_append_grad)
+    writes=0, grad=_list_append_grad, inplace="out.append(x)")
 list_extend = OpDef(
     "list_extend", ("items", "more"), kernel=list_extend_kernel, infer=_list_extend_infer,
     emit="list_extend_kernel(items, more)", helpers=(list_extend_kernel,), effects=True,

@@ -17,14 +17,26 @@ loop carries, and after it, when a trip ran, `acc + concat(As) @ concat(Bs)`, jo
 contracted axis (a sum of per-step products is the product of the joined operands), or `acc +
 sum(concat(As))`. Sums run in another order than step by step, so float results differ in the
 last bits (docs/performance.md, "Loop batching", states the tolerance).
+
+Rows from a tape: when the backward loop replays every forward trip by position (`for k in
+range(n - 1, -1, -1)`, n the forward's trip count) and an operand is `tape[k]` of a tape that
+recorded the row `X[c]` each trip (X unwritten, c counting up by one from a constant c0), the
+joined operand is `X[c0:c0 + n]` reshaped, a view instead of a list and a copy; the step lists
+then join reversed (`g_steps[::-1]`), in forward order like the rows, and the forward stops
+recording the rows when nothing else reads them.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+from typing import Any
+
 from ...ops.opdef import Dyn
-from ..analysis import constant_of, defined_inside, may_raise, memory_roots, only_read
+from ..analysis import (constant_of, defined_inside, may_raise, memory_roots, only_read,
+                        trip_count)
 from ..builder import Builder, InsertPoint
 from ..ir import FOR, WHILE, Block, Graph, Node, Value
 from ..rewriter import Rewriter
+from ..tapes import TAPE_ATTR
 from ..types import ListType, Scalar, Tensor
 
 ROW_ELEMENTWISE = ("add", "sub", "mul")
@@ -39,17 +51,19 @@ def run(graph: Graph, rw: Rewriter) -> bool:
         for node in list(loop.body.nodes):
             if not node.is_region:
                 _hoist_row_op(node, loop, counters, written, rw)
+    written_anywhere = _written_arrays(graph)
     for loop in loops:  # NOTE: after every row rule: a hoisted row is a view of its batch
-        _batch_accumulations(loop, _written_arrays(loop), rw)
+        _batch_accumulations(loop, _written_arrays(loop), written_anywhere, rw)
     return rw.changed
 
 
 # -- forward: rows of an outer array ---------------------------------------------------------
 
-def _written_arrays(loop: Node) -> set[Value]:
-    """The allocations an op inside `loop` writes in place as an array (`x[i] = v`, `assign`):
-    writes before or after the loop are ordered before or after both the steps and the batched
-    GEMM. Unlike `written_roots`, appending to a list does not write the items it holds."""
+def _written_arrays(loop: Node | Graph) -> set[Value]:
+    """The allocations an op inside `loop` (or anywhere in a graph) writes in place as an array
+    (`x[i] = v`, `assign`): writes before or after the loop are ordered before or after both the
+    steps and the batched GEMM. Unlike `written_roots`, appending to a list does not write the
+    items it holds."""
     return {root for node in loop.walk() if node is not loop
             if not node.is_region and node.op.writes is not None and
             isinstance(node.inputs[node.op.writes].type, Tensor)
@@ -132,7 +146,8 @@ def _hoist_row_op(node: Node, loop: Node, counters: set[Value], written: set[Val
 
 # -- backward: per-step accumulations --------------------------------------------------------
 
-def _batch_accumulations(loop: Node, written: set[Value], rw: Rewriter) -> None:
+def _batch_accumulations(loop: Node, written: set[Value], written_anywhere: set[Value],
+                         rw: Rewriter) -> None:
     """Move every batchable `acc = acc + term` of `loop`'s body after the loop (one If)."""
     body = loop.body
     found = [(slot, add, term) for slot, (param, following)
@@ -155,15 +170,46 @@ def _batch_accumulations(loop: Node, written: set[Value], rw: Rewriter) -> None:
             lists[operand] = (param, out)
         return lists[operand][1]
 
+    replay = _replayed_trips(loop)
+    rows = {term: [_recorded(v, axis, replay, written_anywhere) if replay is not None
+                   else None for v, axis in zip(term.inputs, _join_axes(term))]
+            for _, _, term in found}
+    # NOTE: rows run in forward order; a descending replay fills its lists backwards, so then
+    # every list is joined reversed (one join per list, any pairing stays step by step)
+    backwards = replay is not None and replay.descending and any(map(any, rows.values()))
     pending = []
     for slot, add, term in found:
-        operands = [listed(v) for v in term.inputs]
+        operands = [r if r is not None else Reversed(listed(v)) if backwards else listed(v)
+                    for v, r in zip(term.inputs, rows[term])]
         body.set_result(slot, loop.carried(body)[slot])
         shape = (_name(term), dict(term.attrs), term.inputs[0].type.rank)  # NOTE: erased below
         pending.append((loop.outputs[slot], shape, operands, add.loc))
         rw.erase(add)
         rw.erase(term)
-    _emit_after(loop, pending, rw)
+    _emit_after(loop, pending, replay, rw)
+    for found_rows in {r.read: r for found in rows.values() for r in found if r}.values():
+        _drop_unread_tape(found_rows.read, rw)
+
+
+def _drop_unread_tape(read: Value, rw: Rewriter) -> None:
+    """Remove the tape of rows `read` read from when nothing reads it any more: the forward loop
+    no longer records the rows."""
+    if read.uses:
+        return
+    node = read.producer
+    tape = node.inputs[0]
+    rw.erase(node)
+    if tape.uses:
+        return
+    forward, slot = tape.producer, tape.index
+    appended = forward.body.results[slot].producer
+    start = forward.inits[slot].producer
+    rw.drop_yields(forward, [slot])
+    rw.erase(appended)
+    rw.drop_slot(forward, slot)
+    forward.control_inputs[:] = [c for c in forward.control_inputs if c is not start]
+    if not start.output.uses:
+        rw.erase(start)
 
 
 def _accumulation(loop: Node, param: Value, following: Value) -> tuple[Node, Node] | None:
@@ -197,18 +243,24 @@ def _accumulation(loop: Node, param: Value, following: Value) -> tuple[Node, Nod
     return None
 
 
-def _emit_after(loop: Node, pending: list, rw: Rewriter) -> None:
+def _emit_after(loop: Node, pending: list, replay: Replay | None, rw: Rewriter) -> None:
     """After `loop`: if any trip ran, add each batched term to its accumulator's output."""
     readers = [list(acc.uses) for acc, *_ in pending]  # NOTE: before the If adds its own reads
     build = rw.builder(InsertPoint.after(loop), loop.loc)
-    ran = build.op("gt", build.op("len", pending[0][2][0]), build.constant(0))
+    first = pending[0][2][0]
+    if isinstance(first, Value):
+        ran = build.op("gt", build.op("len", first), build.constant(0))
+    else:  # NOTE: the loop replays every forward trip: it ran if the forward loop did
+        assert replay is not None
+        ran = build.op("gt", _trips(build, replay), build.constant(0))
     then, else_ = Block(), Block()
     joined: dict[tuple[Value, int], Value] = {}
     sums = []
     with build.at(InsertPoint.at_end(then)):
         for acc, term, operands, loc in pending:
             build.loc = loc
-            sums.append(build.op("add", acc, _batched_term(build, term, operands, joined),
+            sums.append(build.op("add", acc,
+                                 _batched_term(build, term, operands, joined, replay),
                                  name=acc.name))
     then.set_results(sums)
     else_.set_results([acc for acc, *_ in pending])
@@ -222,16 +274,34 @@ def _emit_after(loop: Node, pending: list, rw: Rewriter) -> None:
                 use.user.set_result(use.index, new)
 
 
-def _batched_term(build: Builder, term: tuple[str, dict, int], operands: list[Value],
-                  joined: dict[tuple[Value, int], Value]) -> Value:
-    """The sum over steps of `term` (its op name, attrs and first operand's rank), from the
-    lists of its operands."""
+def _batched_term(build: Builder, term: tuple[str, dict, int], operands: list,
+                  joined: dict, replay: Replay | None) -> Value:
+    """The sum over steps of `term` (its op name, attrs and first operand's rank), from its
+    operands' step lists (`Reversed` lists) or `Rows`."""
     name, attrs, rank = term
-    def join(items: Value, axis: int) -> Value:
-        if (items, axis) not in joined:
-            joined[items, axis] = build.op("concat", items, axis=axis,
-                                           name=items.name.replace("_steps", "_all"))
-        return joined[items, axis]
+    def join(items: Any, axis: int) -> Value:
+        if (items, axis) in joined:
+            return joined[items, axis]
+        if isinstance(items, Rows):  # NOTE: X[c0:c0 + n] as one [n * rows, cols] view
+            assert replay is not None and axis == 0
+            stop = _trips(build, replay) if items.start == 0 else \
+                build.op("add", _trips(build, replay), build.constant(items.start))
+            window = build.op("getitem", items.array, stop,
+                              index=(slice(items.start, Dyn(0), None),))
+            value = build.op("reshape", window, shape=(-1, *items.array.type.shape[2:]),
+                             name=f"{items.array.name or 'x'}_all")
+        elif isinstance(items, Taped):
+            value = build.op("concat", items.tape, axis=axis,
+                             name=items.tape.name.replace("_tape", "_all"))
+        else:
+            listed = items.items if isinstance(items, Reversed) else items
+            if isinstance(items, Reversed):
+                listed = build.op("getitem", listed, index=(slice(None, None, -1),),
+                                  name=listed.name)
+            value = build.op("concat", listed, axis=axis,
+                             name=listed.name.replace("_steps", "_all"))
+        joined[items, axis] = value
+        return value
 
     if name == "sum":
         axis = attrs["axis"]
@@ -241,6 +311,154 @@ def _batched_term(build: Builder, term: tuple[str, dict, int], operands: list[Va
     a = join(operands[0], 0 if ta else 1)  # NOTE: the contracted axis of each operand
     b = join(operands[1], 1 if tb else 0)
     return build.op("matmul", a, b, transpose_a=ta, transpose_b=tb)
+
+
+# -- rows a backward loop would read from a tape of rows ---------------------------------------
+
+@dataclass(frozen=True)
+class Replay:
+    """A For loop visiting every trip of a forward loop once, by position: `for k in
+    range(n - 1, -1, -1)` (descending) or `for k in range(n)`, `n` the forward loop's trip
+    count (its `trips` counter, or a constant for a For with constant bounds)."""
+    loop: Node
+    trips: Value | int
+    forward: Node | None
+    """The While or For whose trips counter `trips` is (None: `trips` is a constant)."""
+    descending: bool
+
+
+@dataclass(frozen=True)
+class Rows:
+    """The rows `array[start + k]` a forward loop read at its trips k = 0, 1, ..., recorded on a
+    tape: after the backward loop, all of them are `array[start:start + n]`, no copy."""
+    array: Value
+    start: int
+    read: Value = field(compare=False)
+    """The backward's `tape[k]`, which the joined rows replace."""
+
+
+@dataclass(frozen=True)
+class Taped:
+    """A tape's items, one per forward trip, in forward order: what the backward read from it
+    step by step, joined after the loop without listing them again."""
+    tape: Value
+    read: Value = field(compare=False)
+    """The backward's `tape[k]`."""
+
+
+@dataclass(frozen=True)
+class Reversed:
+    """A step list a descending replay filled backwards, joined in forward order (to pair with
+    `Rows`)."""
+    items: Value
+
+
+def _trips(build: Builder, replay: Replay) -> Value:
+    trips = replay.trips
+    return build.constant(trips) if isinstance(trips, int) else trips
+
+
+def _replayed_trips(loop: Node) -> Replay | None:
+    """`loop` as a `Replay`, or None."""
+    if loop.op != FOR:
+        return None
+    start, stop, step = loop.bounds
+    if _int(step) == -1 and _int(stop) == -1 and _int(start) is not None:
+        return Replay(loop, max(_int(start) + 1, 0), None, True)
+    if _int(step) == -1 and _int(stop) == -1:
+        minus = start.producer
+        if minus is None or minus.is_region or _name(minus) != "sub" or \
+                _int(minus.inputs[1]) != 1:
+            return None
+        trips, descending = minus.inputs[0], True
+    elif _int(step) == 1 and _int(start) == 0:
+        trips, descending = stop, False
+    else:
+        return None
+    if _int(trips) is not None:
+        return Replay(loop, _int(trips), None, descending)
+    forward = trips.producer
+    if forward is None or forward.op not in (WHILE, FOR) or not isinstance(trips.type, Scalar):
+        return None
+    slot = trips.index
+    param, following = forward.carried(forward.body)[slot], forward.body.results[slot]
+    step_node = following.producer
+    if _int(forward.inits[slot]) != 0 or step_node is None or step_node.is_region or \
+            step_node.parent is not forward.body or _name(step_node) != "add" or \
+            step_node.inputs[0] is not param or _int(step_node.inputs[1]) != 1:
+        return None
+    return Replay(loop, trips, forward, descending)
+
+
+def _recorded(value: Value, axis: int, replay: Replay,
+              written: set[Value]) -> Rows | Taped | None:
+    """When `value` is `tape[k]` (k: the replay's position) of a tape recording one item per
+    forward trip: `Rows` when the item is the row `X[c]` of an array nothing writes, `c` counting
+    up by one from a constant >= 0, and the steps join along axis 0; else `Taped`."""
+    read = value.producer
+    if read is None or read.is_region or _name(read) != "getitem" or len(read.inputs) != 2 or \
+            read.attrs.get("index") != (Dyn(0),) or read.inputs[1] is not replay.loop.induction:
+        return None
+    tape = read.inputs[0]
+    forward = tape.producer
+    if forward is None or forward.op not in (WHILE, FOR) or not isinstance(tape.type, ListType):
+        return None
+    if replay.forward is not forward and not (
+            replay.forward is None and forward.op == FOR and
+            trip_count(forward) == replay.trips):
+        return None
+    slot = tape.index
+    param, appended = forward.carried(forward.body)[slot], forward.body.results[slot].producer
+    start = forward.inits[slot].producer
+    # NOTE: an autodiff tape: nothing changes its items or their order once recorded (a
+    # user's list could be written, sorted or appended to between the loops)
+    if start is None or start.is_region or _name(start) != "list_new" or start.inputs or \
+            start.attrs.get(TAPE_ATTR) is not True or \
+            len(start.output.uses) != 1 or appended is None or appended.is_region or \
+            _name(appended) != "list_append" or appended.parent is not forward.body or \
+            appended.inputs[0] is not param or len(param.uses) != 1:
+        return None
+    taped = Taped(tape, value)
+    row = appended.inputs[1].producer
+    if axis != 0 or row is None or row.is_region or row.parent is not forward.body or \
+            _name(row) != "getitem" or len(row.inputs) != 2 or row.attrs.get("index") != (Dyn(0),):
+        return taped
+    array, counter = row.inputs
+    t = array.type
+    if not (isinstance(t, Tensor) and t.rank == 3 and type(t.shape[2]) is int) or \
+            defined_inside(array, forward) or memory_roots(array) & written:
+        return taped
+    first = _count_start(forward, counter)
+    return taped if first is None else Rows(array, first, value)
+
+
+def _count_start(loop: Node, counter: Value) -> int | None:
+    """The constant (>= 0) `counter` starts at, when it is `loop`'s trip counter stepping +1."""
+    if loop.op == FOR:
+        start, _, step = loop.bounds
+        first = _int(start) if counter is loop.induction and _int(step) == 1 else None
+    else:
+        if counter.owner is not loop.body or counter not in _counters(loop):
+            return None
+        step_node = loop.body.results[loop.slot_of(counter)].producer
+        first = _int(loop.inits[loop.slot_of(counter)]) \
+            if step_node is not None and _name(step_node) == "add" and \
+            _int(step_node.inputs[1]) == 1 else None
+    return first if first is not None and first >= 0 else None
+
+
+def _join_axes(term: Node) -> list[int]:
+    """The axis each operand's steps join along (the contracted one of a matmul)."""
+    if _name(term) == "matmul":
+        return [0 if term.attrs.get("transpose_a") else 1,
+                1 if term.attrs.get("transpose_b") else 0]
+    axis = term.attrs["axis"]
+    return [(axis[0] if isinstance(axis, tuple) else axis) % term.inputs[0].type.rank]
+
+
+def _int(value: Value) -> int | None:
+    found = constant_of(value)
+    return found if type(found) is int else None
 
 
 def _hint(value: Value) -> str:

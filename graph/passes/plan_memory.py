@@ -35,9 +35,19 @@ from ...ops import python as pyops
 def run(graph: Graph, rw: Rewriter) -> bool:
     """Mark elementwise ops that may write into a dying input's buffer; True if any."""
     _mark(graph, rw)
+    _mark_appends(graph, rw)
     if _copy_loop_starts(graph, rw):
         _mark(graph, rw)
     return rw.changed
+
+
+def _mark_appends(graph: Graph, rw: Rewriter) -> None:
+    """A list appended to and read by nothing else (a loop's tape) is appended as a statement,
+    `items.append(x)`, its result sharing the list's variable (the same object)."""
+    for node in graph.walk():
+        if not node.is_region and node.op is pyops.list_append and \
+                INPLACE_ATTR not in node.attrs and len(node.inputs[0].uses) == 1:
+            rw.set_attr(node, INPLACE_ATTR, 0)
 
 
 def _mark(graph: Graph, rw: Rewriter) -> None:

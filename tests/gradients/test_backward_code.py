@@ -51,7 +51,7 @@ def test_a_reverse_loop_adds_each_steps_gradient_in_place():
     loop = code[code.index("for k in range("):]
     assert re.search(r"\badd_at\(dx, np\.s_\[\w+\], \w+\)", loop), loop  # in place
     assert "added_at(" not in loop and "accumulated_at(" not in loop  # no copies of dx
-    steps, after = loop.split("\n    if len(", 1)
+    steps, after = loop.split("\n    if ", 1)
     assert not re.search(r"d\w*_weight \+= ", steps), loop  # no GEMM per step for dW
     assert re.search(r"np\.swapaxes\(\w+_all, -1, -2\) @ \w+_all\b", after), loop
     numeric.close(dx, numeric.gradient(net.construct, (x,), 0), rtol=1e-6, atol=1e-9)

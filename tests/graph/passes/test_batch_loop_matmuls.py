@@ -158,7 +158,7 @@ def test_weight_gradients_are_one_gemm_after_the_loop(steps, limit):
                                    rtol=1e-6, atol=1e-8)
     if steps:
         code = _statements(grad.code)
-        steps_part, after = code[code.index("for k in range("):].split("\n    if len(", 1)
+        steps_part, after = code[code.index("for k in range("):].split("\n    if ", 1)
         assert not any(f"d{w} = " in steps_part or f"d{w} += " in steps_part for w in "wub")
         for w in ("dw", "du", "db"):
             assert f"{w} = {w} + " in after, code  # one term after the loop
@@ -241,3 +241,83 @@ def test_weights_written_inside_the_loop_stay_per_step_and_after_it_do_not_matte
         fast = amber.jit(fn)
         np.testing.assert_allclose(fast(x, w.copy()), fn(x, w.copy()), rtol=1e-12)
         assert ("x_rows" in _statements(fast.code)) is batched, fast.code
+
+
+def _scan_from(x, w, u, first):
+    """A For loop over x's rows from row `first` on."""
+    h = np.zeros((x.shape[1], u.shape[0]), x.dtype)
+    for t in range(first, x.shape[0]):
+        h = np.tanh(x[t] @ w + h @ u)
+    return (h * h).mean()
+
+
+def _while_from(x, w, u, first):
+    """A While loop over x's rows from row `first` on, stopping early."""
+    h = np.zeros((x.shape[1], u.shape[0]), x.dtype)
+    t = first
+    while t < x.shape[0]:
+        h = np.tanh(x[t] @ w + h @ u)
+        t = t + 1
+        if (h * h).sum() > 2.0:
+            break
+    return (h * h).mean()
+
+
+@pytest.mark.parametrize("fn", [_scan_from, _while_from])
+@pytest.mark.parametrize("first", [0, 2])
+def test_recorded_rows_are_read_in_place_of_their_tape(fn, first):
+    """dW = sum g[t].T @ x[t] over the rows the forward read: x[first:first + trips] itself,
+    reshaped, with the step lists reversed to forward order; the forward records no tape of
+    them."""
+    args = _rnn_args(6)[:3]
+    grad = amber.grad(fn, (1, 2))
+    got = grad(*args, first)
+    for position, g in zip((1, 2), got):
+        want = _finite_difference(lambda *a: fn(*a, first), args, position)
+        np.testing.assert_allclose(g, want, rtol=1e-6, atol=1e-8)
+    code = _statements(grad.code)
+    assert re.search(rf"x\[{first}:", code) and "x_tape" not in code, code
+    assert "[::-1]" in code, code
+
+
+def test_rows_of_an_array_written_later_come_from_the_tape():
+    """The forward's rows are views of x; x written after the loop: the tape's views see the
+    write as eager's do, and the rows are not re-read from x."""
+    def f(x, w, u):
+        x = x * 1.0
+        h = np.zeros((x.shape[1], u.shape[0]), x.dtype)
+        for t in range(x.shape[0]):
+            h = np.tanh(x[t] @ w + h @ u)
+        x[0] = 0.0
+        return (h * h).mean()
+
+    args = _rnn_args(4)[:3]
+    grad = amber.grad(f, (1, 2))
+    for position, g in zip((1, 2), grad(*args)):
+        amber.set_context(jit_enabled=False)
+        try:
+            want = amber.grad(f, (1, 2))(*args)[position - 1]
+        finally:
+            amber.set_context(jit_enabled=True)
+        np.testing.assert_allclose(g, want, rtol=1e-12, atol=1e-14)
+    assert "_tape.append(" in grad.code and not re.search(r"x\[0:", grad.code), grad.code
+
+
+def test_a_users_list_of_rows_changed_between_the_loops_is_read_as_it_is():
+    """A list the user fills with rows and then changes: the second loop reads the list, never
+    the rows of x again."""
+    def f(x, g):
+        rows = []
+        for t in range(x.shape[0]):
+            rows.append(x[t])
+        rows[0] = rows[0] * 0.0
+        acc = np.zeros((x.shape[2], g.shape[1]))
+        for k in range(x.shape[0] - 1, -1, -1):
+            acc = acc + rows[k].T @ g
+        return acc
+
+    rng = np.random.default_rng(5)
+    x, g = rng.standard_normal((4, 3, 2)), rng.standard_normal((3, 5))
+    fast = amber.jit(f)
+    np.testing.assert_allclose(fast(x, g), f(x, g), rtol=1e-12)
+    assert not re.search(r"x\[0:", fast.code), fast.code

@@ -476,3 +476,34 @@ def test_an_item_taken_once_from_a_tuple_of_fresh_arrays_is_private(run_in_place
     """
     check_marks(run_in_place, before, before.replace(
         "%ua = mul(%r, %ga)", "%ua = mul(%r, %ga, __inplace__=1)"))
+
+
+def test_a_list_appended_to_and_read_by_nothing_else_appends_as_a_statement():
+    """`items.append(x)` instead of a kernel call when the append is the list's only reader;
+    appends through two names of one list give eager's items in eager's order."""
+    import amber
+
+    def collect(x):
+        rows = []
+        for i in range(x.shape[0]):
+            rows.append(x[i] * 2.0)
+        return rows
+
+    def aliased(x):
+        rows = []
+        kept = rows
+        for i in range(x.shape[0]):
+            rows.append(x[i])
+            kept.append(x[i] + 1.0)
+        return kept
+
+    x = np.arange(6.0).reshape(3, 2)
+    fast = amber.jit(collect)
+    for got, want in zip(fast(x), collect(x)):
+        np.testing.assert_array_equal(got, want)
+    assert "rows.append(" in fast.code and "list_append_kernel" not in fast.code, fast.code
+    fast = amber.jit(aliased)
+    got, want = fast(x), aliased(x)
+    assert len(got) == len(want) == 6
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(g, w)
