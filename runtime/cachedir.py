@@ -33,6 +33,7 @@ import contextlib
 import os
 import stat
 import sys
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -222,11 +223,46 @@ def _size(path: Path) -> int:
         return 0
 
 
+@dataclass
+class _LocalHold:
+    """This process's hold of one key folder's lock: a file lock belongs to an open file, so
+    a second open in the same process (another thread, or a compile within a compile) would
+    wait for itself; threads queue on `lock` instead, and only the outermost hold locks the
+    file."""
+    lock: threading.RLock
+    depth: int = 0
+
+
+_LOCAL_HOLDS: dict[str, _LocalHold] = {}
+_LOCAL_HOLDS_GUARD = threading.Lock()
+if hasattr(os, "register_at_fork"):  # NOTE: a forked child has none of the holding threads
+    os.register_at_fork(after_in_child=_LOCAL_HOLDS.clear)
+
+
 @contextlib.contextmanager
 def key_lock(folder: Path, wait: float = LOCK_WAIT_SECONDS) -> Iterator[bool]:
     """Hold the exclusive lock of one key folder (created if needed); yields False if it could
     not be had (no lock support, an unwritable folder, or `wait` seconds passed): the caller
     then compiles unlocked, as it would without a lock."""
+    with _LOCAL_HOLDS_GUARD:
+        hold = _LOCAL_HOLDS.setdefault(str(folder), _LocalHold(threading.RLock()))
+    if not hold.lock.acquire(timeout=wait):
+        yield False
+        return
+    try:
+        hold.depth += 1
+        if hold.depth > 1:
+            yield True  # NOTE: this thread holds the file lock already
+            return
+        with _file_lock(folder, wait) as got:
+            yield got
+    finally:
+        hold.depth -= 1
+        hold.lock.release()
+
+
+@contextlib.contextmanager
+def _file_lock(folder: Path, wait: float) -> Iterator[bool]:
     try:
         fd = os.open(folder / LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o600)
     except OSError:

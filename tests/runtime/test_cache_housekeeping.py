@@ -187,3 +187,27 @@ def test_logging(cache_dir: Path, caplog: pytest.LogCaptureFixture,
     caplog.clear()
     call(4)
     assert any("evicted 2 least recently used entries" in r.getMessage() for r in caplog.records)
+
+
+def test_compile_lock_within_one_process(tmp_path: Path) -> None:
+    """A file lock belongs to an open file: the same thread taking a key's lock again must not
+    wait for itself, and another thread of the process waits until the holder lets go."""
+    import threading
+
+    from amber.runtime.cachedir import key_lock
+
+    order: list[str] = []
+
+    def other() -> None:
+        with key_lock(tmp_path, wait=30.0) as got:
+            order.append(f"other {got}")
+
+    with key_lock(tmp_path, wait=1.0) as outer:
+        with key_lock(tmp_path, wait=1.0) as inner:  # NOTE: 1 s: it used to wait it out, False
+            order.append(f"nested {outer} {inner}")
+        thread = threading.Thread(target=other)
+        thread.start()
+        thread.join(0.2)
+        order.append("outer leaves")
+    thread.join(30.0)
+    assert order == ["nested True True", "outer leaves", "other True"]
