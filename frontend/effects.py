@@ -241,28 +241,33 @@ def module_of(f: Frame) -> str | None:
 
 # -- lists read when the code runs ------------------------------------------------------------
 
-MUTATORS = frozenset(("append", "extend", "insert", "pop", "remove", "clear", "reverse", "sort"))
+RUN_TIME_MUTATORS = frozenset(("append", "extend", "insert", "pop"))
+"""The methods changing a list that a list built at run time has (containers.py)."""
+OTHER_MUTATORS = frozenset(("remove", "clear", "reverse", "sort"))
 
 
 def _mutated(f: Frame) -> frozenset[str]:
-    """The attribute names `a` and global names `g` whose list `f`'s own code changes in place:
-    `x.a.append(...)`, `g.pop()`, `x.a[i] = v`, `del g[i]`."""
+    """The attribute names `a` and global names `g` whose list `f`'s own code changes in place
+    with what a run-time list supports: `x.a.append(...)`, `g.pop()`, `x.a[i] = v`, `del g[i]`
+    (not `g.clear()`, which only the compile-time list has)."""
     found = f.compiler.mutated_lists.get(f.fdef)
     if found is None:
         names_: set[str] = set()
+        other: set[str] = set()
         for node in gast.walk(f.fdef):
             if isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute) and \
-                    node.func.attr in MUTATORS:
+                    node.func.attr in RUN_TIME_MUTATORS | OTHER_MUTATORS:
                 target = node.func.value
+                into = other if node.func.attr in OTHER_MUTATORS else names_
             elif isinstance(node, gast.Subscript) and isinstance(node.ctx, gast.Store | gast.Del):
-                target = node.value
+                target, into = node.value, names_
             else:
                 continue
             if isinstance(target, gast.Attribute):
-                names_.add(target.attr)
+                into.add(target.attr)
             elif isinstance(target, gast.Name):
-                names_.add(target.id)
-        found = f.compiler.mutated_lists[f.fdef] = frozenset(names_)
+                into.add(target.id)
+        found = f.compiler.mutated_lists[f.fdef] = frozenset(names_ - other)
     return found
 
 
