@@ -521,7 +521,8 @@ def enter(f: Frame, callee: Frame) -> dict[str, tuple[str, Any]]:
     needs."""
     passed: dict[str, tuple[str, Any]] = {}
     for name, value in f.scope.vars.items():
-        if value is MISSING or not (has_runtime(value) or holds_container(value)):
+        if value is MISSING or not (has_runtime(value) or holds_container(value)
+                                    or names.is_state(name)):
             continue
         inner = name if names.is_state(name) else names.OUTER.format(name)
         callee.scope.vars[inner] = value

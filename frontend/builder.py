@@ -37,7 +37,8 @@ RULES = Rules(
     evaluate=expressions.evaluate, condition=expressions.condition,
     run_block=statements.run_block, run_function=statements.run_function,
     assign=statements.assign_target, call=calls.call_value,
-    writes_through=effects.check_write, replaced=effects.replaced)
+    writes_through=effects.check_write, replaced=effects.replaced,
+    caller_view=effects.caller_view)
 """The handler tables the frontend's modules declare, assembled once (see `Rules`)."""
 
 SCALARS = (bool, int, float, str, type(None))

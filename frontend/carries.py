@@ -52,6 +52,9 @@ class Carry:
     owner: str = ""
     """For a list or dict the caller owns (an argument, a global): whose it is. The containers
     standing for it in the loop are the caller's too, so writes into them stay refused."""
+    caller: Any = None
+    """For the caller's list or dict compiled code writes through: its `effects.Owner`, which
+    the containers standing for it in the loop get too (writes into them reach the caller)."""
     shares: frozenset[Any] = frozenset()
     """What the variable was found to alias at the end of an iteration besides what it started
     as: other carries (as `Carry`s) and arrays from outside the loop (see `_shared`)."""
@@ -69,6 +72,8 @@ class Carry:
         else:
             made = dict(zip(self.keys, items)) if self.keys is not None else tuple_of_class(
                 self.tuple_cls, items)
+        if self.caller is not None:
+            f.compiler.owners[id(made)] = (made, self.caller)
         return f.compiler.mark_foreign(made, self.owner) if self.owner else made
 
     def parts(self, end: Any) -> list[Any] | None:
@@ -132,6 +137,8 @@ def _carry(f: Frame, name: str, init: Any, seen: dict[int, Carry]) -> Carry:
                                    keys=tuple(init) if isinstance(init, dict) else None,
                                    is_list=isinstance(init, PyList),
                                    owner=found[1] if found and found[0] is init else "")
+        caller = f.compiler.owners.get(id(init))
+        c.caller = caller[1] if caller is not None and caller[0] is init else None
         values = init.values() if isinstance(init, dict) else init.items
         c.items = [_carry(f, name, x, seen) for x in values]
         return c

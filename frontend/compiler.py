@@ -82,9 +82,12 @@ class Compiler:
         compiled code may write: each write is made to the caller's object too."""
         self.handles: dict[int, Value] = {}
         """id of a caller's object -> the graph value holding it at run time."""
-        self.shadows: dict[Any, Any] = {}
-        """What compiled code made of a caller's container (by id) or a cell's attribute (by
-        (id, name)): what re-reading it later in the same call finds."""
+        self.caller_states: dict[Any, tuple[str, Any]] = {}
+        """id of a caller's list or dict, or (id, name) of a cell's attribute compiled code
+        stores -> (the scope name holding what compiled code made of it at each point, so
+        branches merge it and loops carry it, see `effects.own`; its `effects.Owner`)."""
+        self.mutated_lists: dict[Any, frozenset[str]] = {}
+        """Function AST -> the attribute and global names whose list it changes in place."""
         self.live_attributes: dict[tuple[int, str], str] = {}
         """(id, name) -> kind of the cells' Python numbers compiled code reads when it runs
         (it writes them too, see effects.read_attribute)."""
@@ -181,13 +184,13 @@ class Compiler:
 
     def save_writes(self) -> tuple[dict, ...]:
         """What the build knows of the caller's objects it writes (see `Mark`)."""
-        return (dict(self.owners), dict(self.handles), dict(self.shadows),
-                dict(self.live_attributes))
+        return (dict(self.owners), dict(self.handles), dict(self.live_attributes),
+                dict(self.caller_states))
 
     def restore_writes(self, saved: tuple[dict, ...]) -> None:
         """Back to `save_writes`' state: a statement built again writes again, from there."""
-        for mine, before in zip((self.owners, self.handles, self.shadows, self.live_attributes),
-                                saved):
+        for mine, before in zip((self.owners, self.handles, self.live_attributes,
+                                 self.caller_states), saved):
             mine.clear()
             mine.update(before)
 

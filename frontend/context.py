@@ -175,6 +175,9 @@ class Rules:
     """Whether a write into the caller's `container` is made to it too (effects.py)."""
     replaced: Callable[[Frame, Any, Any], None] = lambda f, old, new: None
     """After a write made `new` of `old`: the caller's object follows (effects.py)."""
+    caller_view: Callable[[Frame, Any], Any] = lambda f, container: None
+    """The caller's very list or dict that compile-time `container` stands for, as a run-time
+    value, or None when it is not the caller's (effects.py)."""
 
 
 class Frame:
@@ -405,6 +408,10 @@ class Frame:
             if tuple_class(v) is not tuple:
                 return self.op("make_namedtuple", *items, name=name, cls=type(v))
             return self.op("make_tuple", *items, name=name)
+        if isinstance(v, PyList | dict):
+            view = self.compiler.rules.caller_view(self, v)
+            if view is not None:
+                return view  # NOTE: the caller's object itself, not a copy of its items
         if isinstance(v, PyList):
             return self.op("list_new", *(self.materialise(x) for x in v.items), name=name)
         if isinstance(v, dict) and _plain(tuple(v)):

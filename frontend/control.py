@@ -246,6 +246,8 @@ class Merger:
         try:
             va = self.f.new_block_value(self.then.block, a)
             vb = self.f.new_block_value(self.else_.block, b)
+        except MergeConflict:
+            raise  # NOTE: the caller's list holding items of another kind on one path
         except CompileError:
             return Unusable(f"{names.shown(name)} is {describe(a)} on one path and {describe(b)} on the "
                             "other, and such objects exist only at compile time",

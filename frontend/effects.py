@@ -23,10 +23,12 @@ from typing import Any, Callable
 import gast
 import numpy as np
 
-from ..graph import AnyType, Scalar, Value
-from .context import Frame, NeedsUnrolling
+from ..graph import AnyType, InsertPoint, Scalar, Tensor, Value
+from . import names
+from .context import Frame, MergeConflict, NeedsUnrolling
 from .errors import CompileError
-from .guards import AttrReader, NamespaceReader, TypeReader
+from .guards import (AttrReader, ItemKindsReader, NamespaceReader, TypeReader, item_kinds,
+                     structure)
 from .values import MISSING, PyList
 
 HINT = "copy it first (`items = list(items)`, `d = dict(d)`) and return the new one"
@@ -59,21 +61,35 @@ def declared_globals(fdef: gast.FunctionDef) -> frozenset[str]:
 
 def own(f: Frame, model: Any, owner: Owner) -> Any:
     """Record that compile-time container `model` stands for the caller's `owner.obj`; a
-    container the code wrote before in this call is its latest model instead."""
-    shadow = f.compiler.shadows.get(id(owner.obj))
-    if shadow is not None:
-        # NOTE: one model per caller's object in a build (read twice, through two names or
-        # attributes, written through either): writes happen in straight-line code only, so
-        # the latest model is what every later read finds
-        return shadow[0]
-    f.compiler.owners[id(model)] = (model, owner)
-    f.compiler.shadows[id(owner.obj)] = (model, f.builder.ip.block)
+    container the code wrote before in this call is its latest version instead (a scope name
+    holds it, so branches merge it and loops carry it like a variable)."""
+    found = f.compiler.caller_states.get(id(owner.obj))
+    if found is not None:
+        return f.scope.get(found[0])  # NOTE: one version per point, through every name
+    _track(f, model, owner)
     return model
 
 
+def _track(f: Frame, model: Any, owner: Owner) -> None:
+    state = names.STATE.format(f"caller{len(f.compiler.caller_states)}")
+    f.compiler.caller_states[id(owner.obj)] = (state, owner)
+    f.compiler.memory.defaults[state] = model
+    f.compiler.owners[id(model)] = (model, owner)
+
+
 def owner_of(f: Frame, container: Any) -> Owner | None:
+    """The caller's object `container` stands for here: a version a write made, or one a
+    branch merge or a loop carry made of the caller's (found through its scope name)."""
     found = f.compiler.owners.get(id(container))
-    return found[1] if found is not None and found[0] is container else None
+    if found is not None and found[0] is container:
+        return found[1]
+    if not isinstance(container, PyList | dict):
+        return None
+    for state, owner in f.compiler.caller_states.values():
+        if f.scope.get(state) is container:
+            f.compiler.owners[id(container)] = (container, owner)
+            return owner
+    return None
 
 
 def _in_region(f: Frame) -> bool:
@@ -81,28 +97,23 @@ def _in_region(f: Frame) -> bool:
 
 
 def check_write(f: Frame, container: Any) -> bool:
-    """True if writing `container` is a write to the caller's object compiled code makes too;
-    CompileError where it cannot follow it (inside a run-time branch or loop)."""
-    owner = owner_of(f, container)
-    if owner is None:
-        return False
-    if _in_region(f):
-        # NOTE: NeedsUnrolling: a loop over a short constant range is unrolled instead
-        raise f.error(f"this changes {owner.where}, which belongs to the caller, inside a "
-                      "run-time branch or loop; compiled code changes the caller's lists and "
-                      "dicts only in straight-line code (or loops over compile-time ranges)",
-                      HINT, kind=NeedsUnrolling if f.compiler.loop_seeds else CompileError)
-    return True
+    """True if writing `container` is a write to the caller's object compiled code makes too
+    (in program order, inside run-time branches and loops too)."""
+    return owner_of(f, container) is not None
 
 
 def replaced(f: Frame, old: Any, new: Any) -> None:
     """After a write built `new` from the caller's `old`: the same change to the caller's
-    object, at run time."""
-    owner = owner_of(f, old)
+    object, at run time, where the write is (inside the branch or loop body it is in)."""
+    # NOTE: a version a merge or carry made is found by its scope name, which `new` holds now
+    owner = owner_of(f, old) or owner_of(f, new)
     if owner is None:
         return
-    check_write(f, old)
     handle = _handle(f, owner)
+    state = f.compiler.caller_states[id(owner.obj)][0]
+    if isinstance(new, Value) and _is_view(new, handle):
+        f.scope.vars[state] = new  # NOTE: written in place from here on (`t[i] = v`, i at run time)
+        return
     if isinstance(new, PyList):
         f.op("set_list", handle, *(_item(f, x) for x in new.items))
     elif isinstance(new, dict) and _plain_keys(new):
@@ -112,7 +123,43 @@ def replaced(f: Frame, old: Any, new: Any) -> None:
                       "compiled code cannot follow (into a list built at run time)", HINT)
     f.compiler.owners[id(new)] = (new, owner)
     f.compiler.foreign[id(new)] = (new, owner.where)
-    f.compiler.shadows[id(owner.obj)] = (new, f.builder.ip.block)
+    f.scope.vars[state] = new
+
+
+def _is_view(v: Value, handle: Value) -> bool:
+    node = v.producer
+    return node is not None and not node.is_region and node.op.name in (
+        "caller_list", "caller_dict") and node.inputs[0] is handle
+
+
+def caller_view(f: Frame, container: Any) -> Value | None:
+    """The caller's list or dict itself where compiled code needs the container as a run-time
+    value (a branch merge, a loop carry, a return): the object, never a copy, so the writes
+    after it still reach the caller and `out is items` holds as in eager code."""
+    owner = owner_of(f, container)
+    if owner is None:
+        return None
+    handle = _handle(f, owner)
+    if isinstance(container, PyList):
+        items = [f.materialise(x) for x in container.items]
+        if not _uniform([x.type for x in items]):
+            raise f.error(f"{owner.where}, which belongs to the caller, holds items of "
+                          "different kinds here ("
+                          f"{', '.join(sorted({str(x.type) for x in items}))}), so compiled "
+                          "code cannot hold it as a run-time list (after a run-time branch or "
+                          "loop, or returned)",
+                          "keep items of one kind in it (all arrays of one dtype and rank, or "
+                          "all numbers of one type)", kind=MergeConflict)
+        return f.op("caller_list", handle, *items)
+    return f.op("caller_dict", handle)
+
+
+def _uniform(types: list[Any]) -> bool:
+    """Items a run-time list can hold with one item type: numbers of one type, arrays of one
+    dtype and rank (sizes may differ), or one other type."""
+    if all(isinstance(t, Tensor) for t in types):
+        return len({(t.dtype, t.rank) for t in types}) <= 1
+    return len(set(types)) <= 1
 
 
 def _item(f: Frame, x: Any) -> Value:
@@ -124,6 +171,11 @@ def _item(f: Frame, x: Any) -> Value:
     owner = owner_of(f, x)
     if owner is not None:
         return _handle(f, owner)
+    if isinstance(x, PyList | dict) and _in_region(f):
+        raise f.error("a list or dict made in compiled code cannot go into the caller's object "
+                      "inside a run-time branch or loop (compiled code could not follow it "
+                      "after the branch or loop)", "put a tuple or a copy there, made before "
+                      "the branch or loop")
     if isinstance(x, PyList):
         made = f.op("list_new", *(_item(f, item) for item in x.items))
     elif isinstance(x, dict) and _plain_keys(x):
@@ -135,8 +187,7 @@ def _item(f: Frame, x: Any) -> Value:
                       "use a plain tuple, or store the values")
     else:
         return f.materialise(x)
-    owner = Owner(x, "a list or dict now held by the caller's", "made", "")
-    f.compiler.owners[id(x)] = (x, owner)
+    _track(f, x, Owner(x, "a list or dict now held by the caller's", "made", ""))
     f.compiler.handles[id(x)] = made
     return made
 
@@ -158,9 +209,26 @@ def _handle(f: Frame, owner: Owner) -> Value:
         found = compiler.graph.body.add_param(AnyType(), "arg_" + owner.path.replace(".", "_"))
         compiler.inputs.append((owner.path, found))
     else:
-        found = f.op("get_global", module=owner.module, variable=owner.path)
+        found = _at_entry(f, lambda: f.op("get_global", module=owner.module,
+                                          variable=owner.path))
     compiler.handles[id(owner.obj)] = found
     return found
+
+
+def _at_entry(f: Frame, make: Callable[[], Value], after: Value | None = None) -> Value:
+    """An effect read once at the top of the graph (a global's object, which compiled code
+    never rebinds), so every branch and loop may use it; not ordered after later effects.
+    `after`: a value it reads, made there before it."""
+    body = f.compiler.graph.body
+    last = f.compiler.last_effect.get(body)
+    node = after.producer if after is not None else None
+    with f.builder.at(InsertPoint.after(node) if node is not None and node.parent is body
+                      else InsertPoint.at_start(body)):
+        value = make()
+    value.owner.control_inputs.clear()
+    if last is not None:
+        f.compiler.last_effect[body] = last
+    return value
 
 
 def module_of(f: Frame) -> str | None:
@@ -169,6 +237,65 @@ def module_of(f: Frame) -> str | None:
     name = getattr(f.func, "__module__", None)
     module = sys.modules.get(name) if name else None
     return name if module is not None and vars(module) is f.parsed.globals else None
+
+
+# -- lists read when the code runs ------------------------------------------------------------
+
+RUN_TIME_MUTATORS = frozenset(("append", "extend", "insert", "pop"))
+"""The methods changing a list that a list built at run time has (containers.py)."""
+OTHER_MUTATORS = frozenset(("remove", "clear", "reverse", "sort"))
+
+
+def _mutated(f: Frame) -> frozenset[str]:
+    """The attribute names `a` and global names `g` whose list `f`'s own code changes in place
+    with what a run-time list supports: `x.a.append(...)`, `g.pop()`, `x.a[i] = v`, `del g[i]`
+    (not `g.clear()`, which only the compile-time list has)."""
+    found = f.compiler.mutated_lists.get(f.fdef)
+    if found is None:
+        names_: set[str] = set()
+        other: set[str] = set()
+        for node in gast.walk(f.fdef):
+            if isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute) and \
+                    node.func.attr in RUN_TIME_MUTATORS | OTHER_MUTATORS:
+                target = node.func.value
+                into = other if node.func.attr in OTHER_MUTATORS else names_
+            elif isinstance(node, gast.Subscript) and isinstance(node.ctx, gast.Store | gast.Del):
+                target, into = node.value, names_
+            else:
+                continue
+            if isinstance(target, gast.Attribute):
+                into.add(target.attr)
+            elif isinstance(target, gast.Name):
+                into.add(target.id)
+        found = f.compiler.mutated_lists[f.fdef] = frozenset(names_ - other)
+    return found
+
+
+def live_list(f: Frame, value: Any, name: str, owner: Owner, reader: ItemKindsReader) -> Any:
+    """A list of the caller's that compiled code changes in place (`self.history.append(h)`,
+    `LOG.append(v)`) and whose items are numbers of one kind, as a run-time list: the caller's
+    object itself, read when the code runs, so its length and its items are not compile-time
+    facts and appending to it every call compiles once (only the kind of its items is
+    guarded). MISSING where it is read as a compile-time list instead (see `own`)."""
+    found = f.compiler.caller_states.get(id(value))
+    if found is not None:
+        current = f.scope.get(found[0])
+        if not isinstance(current, Value):
+            return MISSING
+        f.scope.vars[found[0]] = current  # NOTE: bound here, so a write rebinds it
+        return current
+    kinds = item_kinds(value)
+    if kinds is None or len(kinds) > 1 or name not in _mutated(f) or \
+            not f.compiler.guards_methods:
+        return MISSING
+    f.compiler.guard(f"the kinds of the items of {owner.where}", reader, kinds)
+    handle = _handle(f, owner)
+    view = _at_entry(f, lambda: f.op("caller_items", handle, kind=kinds, name=name), handle)
+    state = names.STATE.format(f"caller{len(f.compiler.caller_states)}")
+    f.compiler.caller_states[id(value)] = (state, owner)
+    f.compiler.memory.defaults[state] = view
+    f.scope.vars[state] = view  # NOTE: so a write in place rebinds it (aliases.after_write)
+    return view
 
 
 # -- attributes of cells ------------------------------------------------------------------------
@@ -192,7 +319,7 @@ def _live(f: Frame, ref: Any, name: str, value: Any) -> str | None:
     if kind is not None:
         return kind
     if type(value) not in NUMBERS or name not in f.stored_attributes or ref.arg is not None \
-            or ref.path is None or not f.compiler.guards_methods or key in f.compiler.shadows:
+            or ref.path is None or not f.compiler.guards_methods or key in f.compiler.caller_states:
         return None
     path = ref.child(name)
     f.compiler.guard(f"type of self.{path}", TypeReader(AttrReader(path)), type(value))
@@ -205,9 +332,9 @@ def read_attribute(f: Frame, ref: Any, name: str) -> Any:
     runs (in program order with the writes, so in branches and loops too; only its type is
     guarded, so the next call runs the same code), or what straight-line code stored in it
     earlier in this call; else MISSING (read as any other attribute)."""
-    stored = f.compiler.shadows.get((id(ref.obj), name))
+    stored = f.compiler.caller_states.get((id(ref.obj), name))
     if stored is not None:
-        return stored[0]  # NOTE: stored in straight-line code, so before this read
+        return f.scope.get(stored[0])  # NOTE: what the code stored, merged and carried
     kind = _live(f, ref, name, getattr(ref.obj, name, None))
     if kind is None:
         return MISSING
@@ -234,11 +361,16 @@ def set_attribute(f: Frame, ref: Any, name: str, value: Any) -> None:
                           f"keep it a Python {kind} (e.g. with {kind}(...))")
         f.op("set_attribute", _handle(f, _self_owner(ref)), stored, attribute=name)
         return
+    key = (id(ref.obj), name)
+    # NOTE: in a branch or loop, what it held before is merged with what is stored: a value
+    # known when compiling (guarded), so a Python number, string or None
+    region = _in_region(f) and key not in f.compiler.caller_states and not isinstance(
+        current, bool | int | float | str | type(None))
     if isinstance(current, np.ndarray | list | dict | tuple) or not (
-            current is None or isinstance(current, PLAIN)) or _in_region(f):
-        where = "in a run-time branch or loop" if _in_region(f) else \
+            current is None or isinstance(current, PLAIN)) or region:
+        where = "in a run-time branch or loop" if region else \
             f"holding a {type(current).__name__}"
-        error = NeedsUnrolling if _in_region(f) and f.compiler.loop_seeds else CompileError
+        error = NeedsUnrolling if region and f.compiler.loop_seeds else CompileError
         raise f.error(f"assigning to attribute '{name}' of {type(ref.obj).__name__} {where} "
                       "inside compiled code is not supported",
                       "keep state in Parameters and update them with ops.assign, or return the "
@@ -248,7 +380,14 @@ def set_attribute(f: Frame, ref: Any, name: str, value: Any) -> None:
         raise f.error(f"compiled code stores only numbers, strings, None and arrays in "
                       f"attribute '{name}'", "store a number or an array")
     f.op("set_attribute", _handle(f, _self_owner(ref)), f.materialise(value), attribute=name)
-    f.compiler.shadows[(id(ref.obj), name)] = (value, f.builder.ip.block)
+    if key not in f.compiler.caller_states:
+        if _in_region(f):  # NOTE: the value before the branch or loop is merged with it
+            path = ref.child(name)
+            f.compiler.guard(f"self.{path}", AttrReader(path), structure(current))
+        state = names.STATE.format(f"caller{len(f.compiler.caller_states)}")
+        f.compiler.caller_states[key] = (state, _self_owner(ref))
+        f.compiler.memory.defaults[state] = current
+    f.scope.vars[f.compiler.caller_states[key][0]] = value
 
 
 # -- globals --------------------------------------------------------------------------------------
@@ -258,7 +397,7 @@ def enter_frame(f: Frame, global_value: Callable[[Frame, str], Any]) -> None:
     Python has it): the names become variables of this frame holding the module's values,
     written back to the module on every assignment. A Python number is read when the code
     runs (only its type is guarded); anything else is a compile-time value, guarded, as
-    `global_value` (scope.py, which reads this module's shadows) reads it."""
+    `global_value` (scope.py) reads it."""
     if not f.global_names:
         return
     module = module_of(f)

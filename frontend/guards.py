@@ -234,3 +234,35 @@ class TypeReader:
 
     def __call__(self, instance: Any) -> type:
         return type(self.reader(instance))
+
+
+@dataclass(frozen=True)
+class ItemKindsReader:
+    """Reads the kinds of the items of a list compiled code holds as a run-time list (see
+    effects.live_list): `self.<path>`, or global `name` of `namespace`. How many items it has
+    and their values are read when the code runs, so a list the code appends to every call
+    does not make it compile again."""
+    path: str = ""
+    namespace: Any = field(default=None, compare=False)
+    name: str = ""
+
+    def __call__(self, instance: Any) -> Any:
+        found = resolve_path(instance, self.path) if self.namespace is None else \
+            self.namespace[self.name]
+        return item_kinds(found)
+
+
+def item_kinds(value: Any) -> tuple[tuple[str, ...], ...] | None:
+    """The distinct kinds of the items of list `value`, in a fixed order: Python numbers by
+    type, NumPy scalars by dtype; None if it is not a list of such items."""
+    if type(value) is not list:
+        return None
+    kinds: set[tuple[str, ...]] = set()
+    for item in value:
+        if type(item) in (bool, int, float):
+            kinds.add((type(item).__name__,))
+        elif isinstance(item, np.generic) and item.dtype.kind in "biuf":
+            kinds.add(("scalar", item.dtype.str))
+        else:
+            return None
+    return tuple(sorted(kinds))

@@ -18,7 +18,7 @@ from ..ops import OpFunction, Primitive
 from . import effects
 from .aliases import current, note_input
 from .context import Frame
-from .guards import ArgReader, AttrReader, ItemsReader, NamespaceReader, structure
+from .guards import ArgReader, AttrReader, ItemKindsReader, ItemsReader, NamespaceReader, structure
 from .values import (MISSING, ArgRoot, BoundMethod, PyList, Ref, Unusable, jit_wrapped,
                      may_be_unbound)
 
@@ -91,6 +91,14 @@ def outside_value(f: Frame, value: Any, description: str, reader: Any) -> Any:
         raw = NamespaceReader(reader.namespace, reader.name, reader.is_cell, raw=True)
         f.compiler.guard(description, raw, value)
         return value
+    module = effects.module_of(f)
+    if type(value) is list and module is not None and not reader.is_cell and \
+            reader.namespace is f.parsed.globals:
+        live = effects.live_list(f, value, reader.name, effects.Owner(
+            value, description, "global", reader.name, module),
+            ItemKindsReader(namespace=reader.namespace, name=reader.name))
+        if live is not MISSING:
+            return live
     f.compiler.guard(description, reader, structure(value))
     if isinstance(value, Cell):
         return Ref(value, None)
@@ -140,6 +148,11 @@ def ref_attribute(f: Frame, ref: Ref, name: str) -> Any:
     if inspect.ismethod(value) and value.__self__ is type(obj):
         return BoundMethod(value.__func__, type(obj))  # a classmethod
     path = ref.child(name)
+    if path is not None and ref.arg is None and type(value) is list:
+        live = effects.live_list(f, value, name, effects.Owner(value, f"self.{path}", "self", path),
+                                 ItemKindsReader(path))
+        if live is not MISSING:
+            return live
     if path is not None and not isinstance(value, ARRAY_TYPES):
         _guard(f, ref.arg, path, value)
     return wrap(f, value, path, ref)

@@ -126,8 +126,10 @@ def assign_target(f: Frame, target: gast.expr, value: Any) -> None:
 
 
 def _store(f: Frame, root: gast.expr, value: Any) -> None:
-    """After `x[i] = v`, the name `x` refers to the written value."""
-    if isinstance(root, gast.Name):
+    """After `x[i] = v`, the name `x` refers to the written value (a module global's list or
+    dict is found again through what compiled code made of it: see effects.own)."""
+    if isinstance(root, gast.Name) and (root.id in f.locals or root.id in f.scope.vars
+                                        or root.id not in f.parsed.globals):
         f.scope.bind(root.id, value, getattr(root, "lineno", 0) or 0)
 
 

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from .opdef import NO_GRAD, REQUIRED, OpDef
-from .types import AnyType, NoneType, Scalar
+from .types import AnyType, ListType, NoneType, Scalar, Tensor, join_types
 
 
 def set_list_items(target: list, *items: Any) -> None:
@@ -59,6 +61,30 @@ get_global = OpDef(
     grad=NO_GRAD)
 """The object global `variable` of `module` holds when the code runs (a list or dict it writes)."""
 
+caller_list = OpDef(
+    "caller_list", ("target", "*items"), kernel=lambda target, *items: target,
+    infer=lambda target, *items: ListType(join_types(list(items)) if items else AnyType()),
+    emit="target", same_object=True, effects=True, grad=NO_GRAD)
+"""The caller's list `target` itself, as a run-time list whose items are now `items` (they
+type it): where compiled code merges, carries or returns it, it stays the caller's object."""
+def _live_list(target: Any, kind: tuple) -> ListType:
+    if not kind:
+        return ListType(AnyType())
+    (first, *more), = kind
+    return ListType(Tensor((), np.dtype(more[0])) if first == "scalar" else
+                    Scalar(NUMBERS[first]))
+
+
+caller_items = OpDef(
+    "caller_items", ("target",), kernel=lambda target, kind: target, infer=_live_list,
+    emit="target", attrs={"kind": REQUIRED}, same_object=True, effects=True, grad=NO_GRAD)
+"""The caller's list `target` itself, read when the code runs, its items of `kind` (a guard
+holds it: `(("float",),)`, `(("scalar", "<f4"),)`, or `()` for an empty list)."""
+caller_dict = OpDef(
+    "caller_dict", ("target",), kernel=lambda target: target, infer=lambda target: AnyType(),
+    emit="target", same_object=True, effects=True, grad=NO_GRAD)
+"""The caller's dict `target` itself, where compiled code returns or stores it."""
+
 NUMBERS = {"bool": bool, "int": int, "float": float}
 
 
@@ -80,4 +106,5 @@ read_attribute = OpDef(
 """The Python number (of `kind`) `target.<attribute>` holds when the code runs (an attribute
 the compiled code itself assigns)."""
 
-OPS = (set_list, set_dict, set_attribute, set_global, get_global, read_global, read_attribute)
+OPS = (set_list, set_dict, set_attribute, set_global, get_global, read_global, read_attribute,
+       caller_list, caller_items, caller_dict)

@@ -179,20 +179,20 @@ def test_fstring_of_run_time_value():
 class Stateful(nn.Cell):
     def __init__(self):
         super().__init__()
-        self.mode = "train"
+        self.scale = np.float32(1.0)
         self.layers = nn.CellList([nn.ReLU(), nn.Tanh()])
 
     def construct(self, x):
         if x.sum() > 0:
-            self.mode = "eval"  # error
+            self.scale = x.sum()  # error
         return x
 
 
-def test_assigning_a_string_attribute_in_a_run_time_branch_is_rejected():
-    """Numbers on self are assigned anywhere and other plain values in straight-line code
-    (tests/programs/test_caller_state.py); a string in a branch decided at run time is not
-    followed."""
-    expect_error(Stateful(), (X,), "assigning to attribute 'mode'")
+def test_assigning_a_numpy_scalar_attribute_in_a_run_time_branch_is_rejected():
+    """Numbers, strings and None on self are assigned anywhere, other plain values in
+    straight-line code (tests/programs/test_caller_state*.py); a NumPy scalar in a branch
+    decided at run time is not followed (its value before would be merged as a constant)."""
+    expect_error(Stateful(), (X,), "assigning to attribute 'scale'")
 
 
 class IndexedLayers(nn.Cell):

@@ -138,6 +138,7 @@ def load_source(source: str, directory: str, name: str = "program") -> Any:
             f.write(source)
     spec = importlib.util.spec_from_file_location(f"amber_generated_{digest}", path)
     module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # NOTE: an imported module, so its globals may be written
     spec.loader.exec_module(module)
     return getattr(module, name)
 

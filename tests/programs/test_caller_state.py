@@ -343,11 +343,3 @@ def test_an_effect_under_grad_runs_once_per_call():
     _same([np.asarray(g) for g in got[0]], want[0])
     _same({k: got[1][k] for k in ("counter", "LOG")}, want[1])
 
-
-def test_writes_in_a_run_time_branch_are_refused():
-    def grow(x, out):
-        if x.sum() > 0:
-            out.append(x)
-        return x
-    with pytest.raises(amber.CompileError, match="inside a run-time branch or loop"):
-        amber.jit(grow)(X, [])

@@ -881,6 +881,22 @@ def sum_of_a_generator(n):
     return sum(_generator_in_for(n))
 
 
+@runs(([0] * 10, T(4)), ([0] * 10, T(0)), ([5] * 6, 3))
+def mutation_of_an_argument_list_in_a_loop(t, n):
+    # NOTE: refused until the caller's lists could be written inside run-time loops (issue 32)
+    for i in range(n):
+        t[i] = i
+    return t
+
+
+@runs(([0, 0, 0], 2), ([0, 0, 0], T(3)), ([1, 2, 3], T(0)))
+def mutation_through_another_name_in_a_loop(t, n):
+    u = t
+    for i in range(n):
+        u[i] += 1
+    return len(u), t
+
+
 def test_program(program, check_program):
     """Compiled and eager agree on every input."""
     check_program(program)

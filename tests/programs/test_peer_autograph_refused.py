@@ -1,8 +1,9 @@
 """Programs from TensorFlow AutoGraph's reference tests (issue 14) that amber refuses, each with a
 CompileError at the line marked `# ERR` saying why (see `harness.check_rejected`): a `return`
 in a finally block or a finally block reading what the try block changed, classes defined inside
-compiled code, writes into the caller's list inside a run-time loop (a `global` updated in a branch
-compiles now: tests/programs/test_caller_state.py; a generator summed: test_peer_autograph_loops.py),
+compiled code (a `global` updated in a branch and writes into the caller's list inside a run-time
+loop compile now: tests/programs/test_caller_state.py, test_peer_autograph_loops.py; a generator
+summed: test_peer_autograph_loops.py),
 and an array made of a run-time list whose dtype or rank depends on it being empty. Each runs
 eagerly; none may compile into something
 else."""
@@ -73,21 +74,6 @@ def while_with_method_closure_call(n):
 
 
 # -- an array whose dtype or rank depends on a run-time list being empty ----
-
-@runs(([0] * 10, T(4)))
-def mutation_of_an_argument_list_in_a_loop(t, n):
-    for i in range(n):
-        t[i] = i  # ERR
-    return t
-
-
-@runs(([0, 0, 0], 2))
-def mutation_through_another_name_in_a_loop(t, n):
-    u = t
-    for i in range(n):
-        u[i] += 1  # ERR
-    return len(u)
-
 
 @runs(T(3))
 def array_of_a_run_time_list_without_dtype(n):

@@ -19,14 +19,18 @@ they may be unbound). Programs of those flavors may be refused with a CompileErr
 (a loop whose iterations change a value's kind has no static form), never with an internal
 error, and never compiled to a different answer.
 
+The `caller` flavor appends to, pops from and reads back a module-level list and updates a
+module-level dict (what the call leaves in them is returned too) in branches, loops and
+before early exits.
+
 The `exceptions` flavor adds try/except/finally around any of these, with exceptions raised on
 run-time conditions and by indexing past the end, early returns, breaks and continues inside.
 The `generators` flavor adds for loops over a generator helper (with a try/finally that prints,
 an early return, run-time trip counts), sums of it and of generator expressions, with breaks,
 continues, returns and try statements in the consumer.
 
-CI explores about 480 examples, split evenly over the flavors (a third as many for `exceptions`
-and `generators`), the same each run, failures reported unshrunk.
+CI explores about 480 examples, split evenly over the flavors (a third as many for `exceptions`,
+`generators` and `caller`), the same each run, failures reported unshrunk.
 A deep, randomized and shrinking search of 10,000+ examples:
     AMBER_HYPOTHESIS_EXAMPLES=10000 python -m pytest tests/programs/test_random_programs.py
 Each shrunk failure goes into `test_found_by_hypothesis.py` as a regular corpus program.
@@ -60,9 +64,10 @@ FLAVORS: dict[str, tuple[str, ...]] = {
                   "return"),
     "exceptions": ("assign", "if", "for", "while", "jump", "return", "try", "try", "print"),
     "generators": ("assign", "if", "gen", "gen", "for", "jump", "return", "try", "print"),
+    "caller": ("assign", "caller", "caller", "if", "for", "while", "jump", "return"),
 }
 MAY_REFUSE = frozenset(("zero_d", "containers", "ranks", "promotion", "parameters", "lists",
-                        "nesting", "augmented"))
+                        "nesting", "augmented", "caller"))
 """Flavors whose programs may be refused with a (non-internal) CompileError."""
 EXAMPLES = -(-int(os.environ.get("AMBER_HYPOTHESIS_EXAMPLES", "480")) // len(FLAVORS))
 DEEP = EXAMPLES > 50
@@ -70,7 +75,7 @@ DEEP = EXAMPLES > 50
 # time budget; the deep search shrinks (minutes per failure) for the corpus regression file.
 PHASES = tuple(Phase) if DEEP else (Phase.explicit, Phase.reuse, Phase.generate)
 MAX_DEPTH = 3
-SLOW_FLAVORS = {"exceptions": 3, "generators": 3}
+SLOW_FLAVORS = {"exceptions": 3, "generators": 3, "caller": 3}
 """Flavors whose programs take longer to check (more statements per block): CI runs this many
 times fewer of them; a deep search runs them all."""
 
@@ -135,11 +140,16 @@ PREAMBLE = {
     "none": ("o = None",),
     "parameter": ("pp = self.p",),
     "runlist": ("outs = []", "vals = []"),
+    "caller": ("while len(LOG) > 0:  # emptied by a run-time loop: LOG is read when it runs",
+               "    LOG.pop()", "STATS['n'] = 0"),
     "nest": ('ld = [{"v": a * 1.0}, {"v": b * 1.0}]', "e = {}", 'dd = {"in": {"s": k}}'),
     "late": ("if n > 9:  # never: `late` is a local variable, unbound until bound below",
              "    late = a"),
 }
 STATEMENTS = {
+    "caller": ("LOG.append({t}.sum())", "LOG.append({t}[{i}])", "STATS['n'] = STATS['n'] + 1",
+               "STATS['n'] += k", "if len(LOG) > {c}:\n    LOG.pop()", "k = k + len(LOG)",
+               "if len(LOG) > 0:\n    {t} = {t} + LOG[-1]"),
     "zero_d": ("z = np.array({t}[{i}])", "z += {t}[{i}]", "y = z", "y -= {c}", "z = z * 0.5",
                "z = np.asarray(z)", "y = np.array(z)", "{t} = {t} + z",
                "k = k + int(z > {c})", "y = np.asarray(y)\nnp.add(y, {t}[{i}], out=y)",
@@ -236,6 +246,8 @@ class ProgramWriter:
         self.ret = draw(st.sampled_from(RETURNS + sum((EXTRA_RETURNS.get(k, ()) for k in kinds),
                                                       ())))
         self.is_cell = "parameter" in kinds
+        if "caller" in kinds:  # NOTE: what the call left in the module's list and dict too
+            self.ret = f"({self.ret}), LOG[:], STATS['n']"
 
     def fill(self, template: str) -> str:
         pick = self.draw
@@ -388,7 +400,8 @@ class ProgramWriter:
         start = ["k = 0", "m = n", "acc = []"] + [line for kind in sorted(set(self.kinds))
                                                   for line in PREAMBLE.get(kind, ())]
         start_text = "".join(f"{pad}    {line}\n" for line in start)
-        head = (f"import numpy as np\nfrom amber import Parameter, nn\n{HELPER}\n"
+        state = "LOG = []\nSTATS = {'n': 0}\n" if "caller" in self.kinds else ""
+        head = (f"import numpy as np\nfrom amber import Parameter, nn\n{HELPER}\n{state}"
                 + (CELL if self.is_cell else "\ndef program(a, b, n):\n"))
         return f"{head}{start_text}{body}\n{pad}    return {self.ret}\n"
 
