@@ -528,3 +528,21 @@ def node_count(jitted: JitFunction) -> int:
 def specializations(jitted: Any) -> int:
     """How many specializations a jit object has made (compiled, or read from the disk cache)."""
     return jitted.stats.specializations
+
+
+def same_state(got, want) -> None:
+    """`got` equals `want` exactly, recursively: the same types (a list is not a tuple, a NumPy
+    scalar not a Python number), keys in the same order, arrays of the same dtype and values."""
+    assert type(got) is type(want), (got, want)
+    if isinstance(got, dict):
+        assert list(got) == list(want)
+        for k in got:
+            same_state(got[k], want[k])
+    elif isinstance(got, list | tuple):
+        assert len(got) == len(want), (got, want)
+        for a, b in zip(got, want):
+            same_state(a, b)
+    elif isinstance(got, np.ndarray | np.generic):
+        assert got.dtype == want.dtype and np.array_equal(got, want), (got, want)
+    else:
+        assert got == want, (got, want)

@@ -9,6 +9,7 @@ import pytest
 
 import amber
 from amber import nn
+from harness import same_state
 
 counter = 0
 _counter = None
@@ -236,22 +237,6 @@ def _state(obj):
         "cache")}
 
 
-def _same(got, want):
-    assert type(got) is type(want), (got, want)
-    if isinstance(got, dict):
-        assert list(got) == list(want)
-        for k in got:
-            _same(got[k], want[k])
-    elif isinstance(got, list | tuple):
-        assert len(got) == len(want)
-        for a, b in zip(got, want):
-            _same(a, b)
-    elif isinstance(got, np.ndarray | np.generic):
-        assert got.dtype == want.dtype and np.array_equal(got, want)
-    else:
-        assert got == want
-
-
 GLOBALS = ("counter", "_counter", "LOG", "SOME_GLOBAL", "total", "steps", "flag")
 
 
@@ -286,7 +271,7 @@ def test_globals_match_eager(fn, calls):
     want = _run(fn, calls)
     got = _run(amber.jit(fn), calls)
     _reset()
-    _same(got, want)
+    same_state(got, want)
 
 
 @pytest.mark.parametrize("fn, make", [
@@ -306,8 +291,8 @@ def test_argument_writes_match_eager(fn, make):
         _reset()
         want = fn(*eager_args), list(LOG)
         _reset()
-        _same((compiled(*jit_args), list(LOG)), want)
-        _same(list(jit_args[1:]), list(eager_args[1:]))
+        same_state((compiled(*jit_args), list(LOG)), want)
+        same_state(list(jit_args[1:]), list(eager_args[1:]))
     _reset()
     if fn is lists_made_in_compiled_code_go_to_the_caller:  # one object in three places
         out, d = jit_args[1:]
@@ -323,8 +308,8 @@ def test_cell_state_matches_eager(cls, inputs):
     eager, net = cls(), cls()
     compiled = amber.jit(net)
     for x in inputs:
-        _same(np.asarray(compiled(x)), np.asarray(eager(x)))
-        _same(_state(net), _state(eager))
+        same_state(np.asarray(compiled(x)), np.asarray(eager(x)))
+        same_state(_state(net), _state(eager))
     if cls is CountingInBranchesAndLoops:  # read when the code runs: compiled once
         assert compiled.stats.compiles == 1
 
@@ -340,6 +325,6 @@ def test_an_effect_under_grad_runs_once_per_call():
     _reset()
     got = _run(amber.jit(amber.grad(loss_counting_calls)), calls)
     _reset()
-    _same([np.asarray(g) for g in got[0]], want[0])
-    _same({k: got[1][k] for k in ("counter", "LOG")}, want[1])
+    same_state([np.asarray(g) for g in got[0]], want[0])
+    same_state({k: got[1][k] for k in ("counter", "LOG")}, want[1])
 

@@ -1,6 +1,7 @@
 """Writes to what the caller owns inside run-time branches and loops (issue 32): appends, pops,
 item writes and dict updates on lists and dicts passed in, held by `self` or by a module
-global, and strings and None stored in attributes of `self`, under `if`s on array data, `while` loops, `for` loops over run-time ranges, early
+global, and strings and None stored in attributes of `self`, under `if`s on array data, `while`
+loops, `for` loops over run-time ranges, early
 `return`/`break`/`continue` and `try`/`finally`. Each program runs eagerly and compiled from
 the same starting state, several calls in a row; the results and the objects left behind
 (items with their types: arrays, NumPy scalars, Python numbers) must be the same, and a list
@@ -10,6 +11,7 @@ import pytest
 
 import amber
 from amber import nn
+from harness import same_state
 
 LOG = []
 TALLY = {"hits": 0, "misses": 0}
@@ -144,22 +146,6 @@ class Modes(nn.Cell):
         return x + self.count
 
 
-def _same(got, want):
-    assert type(got) is type(want), (got, want)
-    if isinstance(got, dict):
-        assert list(got) == list(want)
-        for k in got:
-            _same(got[k], want[k])
-    elif isinstance(got, list | tuple):
-        assert len(got) == len(want), (got, want)
-        for a, b in zip(got, want):
-            _same(a, b)
-    elif isinstance(got, np.ndarray | np.generic):
-        assert got.dtype == want.dtype and np.array_equal(got, want), (got, want)
-    else:
-        assert got == want, (got, want)
-
-
 def _reset():
     LOG.clear()
     TALLY.update(hits=0, misses=0)
@@ -187,8 +173,8 @@ def test_argument_writes_in_regions_match_eager(fn, make):
     compiled = amber.jit(fn)
     for x in V:
         want, got = fn(x, *eager_args), compiled(x, *jit_args)
-        _same(got, want)
-        _same(list(jit_args), list(eager_args))
+        same_state(got, want)
+        same_state(list(jit_args), list(eager_args))
         if isinstance(want, list | dict):  # eager returns the caller's object itself
             assert got is jit_args[0]
 
@@ -200,23 +186,23 @@ def test_global_writes_in_regions_match_eager():
     compiled = amber.jit(global_writes_in_branches_and_loops)
     got = [compiled(x) for x in V], list(LOG), dict(TALLY)
     _reset()
-    _same(got, want)
+    same_state(got, want)
 
 
 def test_cell_writes_in_regions_match_eager():
     eager, net = History(), History()
     compiled = amber.jit(net)
     for x in V + V:
-        _same(np.asarray(compiled(x)), np.asarray(eager(x)))
-        _same((net.history, net.stats), (eager.history, eager.stats))
+        same_state(np.asarray(compiled(x)), np.asarray(eager(x)))
+        same_state((net.history, net.stats), (eager.history, eager.stats))
 
 
 def test_attributes_stored_in_regions_match_eager():
     eager, net = Modes(), Modes()
     compiled = amber.jit(net)
     for x in V + V:
-        _same(np.asarray(compiled(x)), np.asarray(eager(x)))
-        _same((net.mode, net.last, net.count), (eager.mode, eager.last, eager.count))
+        same_state(np.asarray(compiled(x)), np.asarray(eager(x)))
+        same_state((net.mode, net.last, net.count), (eager.mode, eager.last, eager.count))
 
 
 def test_gradient_with_appends_in_a_loop_runs_them_once():
@@ -232,7 +218,7 @@ def test_gradient_with_appends_in_a_loop_runs_them_once():
     eager_out, got_out = [], []
     g = amber.grad(loss)(x, got_out)
     loss(x, eager_out)
-    _same(got_out, eager_out)
+    same_state(got_out, eager_out)
     step = 1e-6
     fd = [(loss(x + d, []) - loss(x - d, [])) / (2 * step) for d in np.eye(2) * step]
     assert np.allclose(g, fd, atol=1e-6)
@@ -292,8 +278,8 @@ def test_lists_appended_every_call_compile_once_more_at_most():
     compiled = amber.jit(net)
     for k in range(6):
         x = np.array([1.0, float(k)], np.float32)
-        _same(np.asarray(compiled(x)), np.asarray(eager(x)))
-        _same(net.history, eager.history)
+        same_state(np.asarray(compiled(x)), np.asarray(eager(x)))
+        same_state(net.history, eager.history)
     assert compiled.stats.compiles == 2  # the empty list, then a list of float32 scalars
     _reset()
     want = [log_every_call(x) for x in V + V], list(LOG)
@@ -301,5 +287,5 @@ def test_lists_appended_every_call_compile_once_more_at_most():
     logged = amber.jit(log_every_call)
     got = [logged(x) for x in V + V], list(LOG)
     _reset()
-    _same(got, want)
+    same_state(got, want)
     assert logged.stats.compiles == 2
