@@ -1,8 +1,7 @@
 """Writes to what the caller owns inside run-time branches and loops (issue 32): appends, pops,
 item writes and dict updates on lists and dicts passed in, held by `self` or by a module
 global, and strings and None stored in attributes of `self`, under `if`s on array data, `while`
-loops, `for` loops over run-time ranges, early
-`return`/`break`/`continue` and `try`/`finally`. Each program runs eagerly and compiled from
+loops, `for` loops over run-time ranges, early `return`/`break`/`continue` and `try`/`finally`. Each program runs eagerly and compiled from
 the same starting state, several calls in a row; the results and the objects left behind
 (items with their types: arrays, NumPy scalars, Python numbers) must be the same, and a list
 the code returns must be the caller's very object."""
@@ -244,7 +243,8 @@ def test_what_compiled_code_cannot_follow_is_refused_at_the_line():
         amber.jit(mixed)(V[0], [1])
     with pytest.raises(amber.CompileError, match="made in compiled code cannot go into"):
         amber.jit(made_inside)(V[0], [])
-    with pytest.raises(amber.CompileError, match="vmap: `list_append` has an effect outside one example"):
+    with pytest.raises(amber.CompileError,
+                       match="vmap: `list_append` has an effect outside one example"):
         amber.vmap(per_example)(np.stack(V))
     assert LOG == []
 
