@@ -1,10 +1,10 @@
 """Writes to what the caller owns inside run-time branches and loops (issue 32): appends, pops,
 item writes and dict updates on lists and dicts passed in, held by `self` or by a module
 global, and strings and None stored in attributes of `self`, under `if`s on array data, `while`
-loops, `for` loops over run-time ranges, early `return`/`break`/`continue` and `try`/`finally`. Each program runs eagerly and compiled from
-the same starting state, several calls in a row; the results and the objects left behind
-(items with their types: arrays, NumPy scalars, Python numbers) must be the same, and a list
-the code returns must be the caller's very object."""
+loops, `for` loops over run-time ranges, early `return`/`break`/`continue` and `try`/`finally`.
+Each program runs eagerly and compiled from the same starting state, several calls in a row;
+the results and the objects left behind (items with their types: arrays, NumPy scalars, Python
+numbers) must be the same, and a list the code returns must be the caller's very object."""
 import numpy as np
 import pytest
 
