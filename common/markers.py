@@ -14,3 +14,7 @@ into the caller's graph."""
 DIRECT_ATTR = "__amber_transform_call__"
 """On `ops.jvp`, `ops.derivative`, `ops.vjp`, `ops.linearize`: the transform's name; the frontend
 compiles a call to the first two in place and refuses the others."""
+FIXED_CLOSURE_ATTR = "__amber_fixed_closure__"
+"""On a function amber makes to call a transform or gradient function it holds (its closure is
+set once and never rebound): the frontend guards that closure in memory only, since the disk
+cache knows the callee by the jit object's key (its function's name and source, the request)."""

@@ -15,6 +15,7 @@ from typing import Any, Hashable, Iterable
 
 import numpy as np
 
+from ..common.markers import FIXED_CLOSURE_ATTR
 from ..common.tensor import as_results
 from ..frontend.errors import CompileError
 from ..graph.gradient import ALL, COMPILE_TIME_ATTR, FIRST, GRADIENT_ATTR, GradRequest
@@ -313,6 +314,7 @@ def _calling(function: Any) -> Any:
     """A function calling `function` (grad of grad compiles a call of the inner gradient)."""
     def call_gradient(*args):  # type: ignore[no-untyped-def]
         return function(*args)
+    setattr(call_gradient, FIXED_CLOSURE_ATTR, True)
     return call_gradient
 
 
@@ -320,6 +322,7 @@ def _calling_method(function: Any) -> Any:
     """A method calling `function`, bound to the Cell its Parameters are read from."""
     def call_gradient(self, *args):  # type: ignore[no-untyped-def]
         return function(*args)
+    setattr(call_gradient, FIXED_CLOSURE_ATTR, True)
     return call_gradient
 
 

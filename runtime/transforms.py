@@ -13,7 +13,7 @@ import contextlib
 import types
 from typing import Any, Iterator
 
-from ..common.markers import COMPILE_TIME_ATTR, DIRECT_ATTR
+from ..common.markers import COMPILE_TIME_ATTR, DIRECT_ATTR, FIXED_CLOSURE_ATTR
 from ..frontend.errors import CompileError
 from ..frontend.targets import FunctionWithRoot
 from ..graph.jacobian import (DERIVATIVE, JACFWD, JACREV, JVP, VMAP, TransformRequest,
@@ -245,12 +245,14 @@ def _calling(function: Any) -> Any:
     """A function calling `function` (the frontend compiles the call in place)."""
     def call_transform(*args):  # type: ignore[no-untyped-def]
         return function(*args)
+    setattr(call_transform, FIXED_CLOSURE_ATTR, True)
     return call_transform
 
 
 def _calling_method(function: Any) -> Any:
     def call_transform(self, *args):  # type: ignore[no-untyped-def]
         return function(*args)
+    setattr(call_transform, FIXED_CLOSURE_ATTR, True)
     return call_transform
 
 
