@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from .batch_rules import LOOP_EFFECT
 from .opdef import NO_GRAD, REQUIRED, OpDef
 from .types import AnyType, NoneType, Scalar
 
@@ -35,28 +36,29 @@ def _none(*inputs: Any, **attrs: Any) -> NoneType:
 set_list = OpDef(
     "set_list", ("target", "*items"), kernel=set_list_items, infer=_none,
     emit="set_list_items(target, *items)", helpers=(set_list_items,), effects=True,
-    reads_only=True, grad=NO_GRAD)
+    reads_only=True, grad=NO_GRAD, batch=LOOP_EFFECT)
 """`target[:] = items`: the caller's list (an input) made what compiled code changed it to."""
 set_dict = OpDef(
     "set_dict", ("target", "*values"), kernel=set_dict_items, infer=_none,
     emit="set_dict_items(target, *values, keys=keys)", helpers=(set_dict_items,),
-    attrs={"keys": REQUIRED}, effects=True, reads_only=True, grad=NO_GRAD)
+    attrs={"keys": REQUIRED}, effects=True, reads_only=True, grad=NO_GRAD, batch=LOOP_EFFECT)
 """The caller's dict (an input) made `dict(zip(keys, values))`, in that order, in place."""
 set_attribute = OpDef(
     "set_attribute", ("target", "value"), kernel=lambda target, value, attribute: setattr(
         target, attribute, value), infer=_none, emit="setattr(target, attribute, value)",
-    attrs={"attribute": REQUIRED}, effects=True, reads_only=True, grad=NO_GRAD)
+    attrs={"attribute": REQUIRED}, effects=True, reads_only=True, grad=NO_GRAD, batch=LOOP_EFFECT)
 """`target.<attribute> = value` on an object the caller owns (a cell's plain Python attribute)."""
 set_global = OpDef(
     "set_global", ("value",), kernel=store_global, infer=_none,
     emit="store_global(value, module, variable)", helpers=(store_global,),
-    attrs={"module": REQUIRED, "variable": REQUIRED}, effects=True, reads_only=True, grad=NO_GRAD)
+    attrs={"module": REQUIRED, "variable": REQUIRED}, effects=True, reads_only=True, grad=NO_GRAD,
+    batch=LOOP_EFFECT)
 """`global variable; variable = value` in the module (by its name in sys.modules) of the function."""
 get_global = OpDef(
     "get_global", (), kernel=load_global, infer=lambda module, variable: AnyType(),
     emit="load_global(module, variable)", helpers=(load_global,),
     attrs={"module": REQUIRED, "variable": REQUIRED}, effects=True,
-    grad=NO_GRAD)
+    grad=NO_GRAD, batch=LOOP_EFFECT)
 """The object global `variable` of `module` holds when the code runs (a list or dict it writes)."""
 
 NUMBERS = {"bool": bool, "int": int, "float": float}
@@ -70,13 +72,13 @@ read_global = OpDef(
     "read_global", (), kernel=lambda module, variable, kind: load_global(module, variable),
     infer=_number, emit="load_global(module, variable)", helpers=(load_global,),
     attrs={"module": REQUIRED, "variable": REQUIRED, "kind": REQUIRED}, effects=True,
-    grad=NO_GRAD)
+    grad=NO_GRAD, batch=LOOP_EFFECT)
 """The Python number (of `kind`) global `variable` holds when the code runs: a global the
 compiled code itself writes is read, not assumed."""
 read_attribute = OpDef(
     "read_attribute", ("target",), kernel=lambda target, attribute, kind: getattr(
         target, attribute), infer=_number, emit="getattr(target, attribute)",
-    attrs={"attribute": REQUIRED, "kind": REQUIRED}, effects=True, grad=NO_GRAD)
+    attrs={"attribute": REQUIRED, "kind": REQUIRED}, effects=True, grad=NO_GRAD, batch=LOOP_EFFECT)
 """The Python number (of `kind`) `target.<attribute>` holds when the code runs (an attribute
 the compiled code itself assigns)."""
 

@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from .batch_rules import LOOP_EFFECT
 from .elementwise import spell
 from .opdef import GradContext, OpDef
 from .types import Tensor, TupleType, Type
@@ -194,7 +195,7 @@ all_reduce_grads = OpDef(
     attrs={"mean": True, "degree": None, "timeout": 600.0, "in_place": False},
     emit="all_reduce_grads_kernel(xs, mean, degree, timeout, in_place)",
     helpers=(all_reduce_grads_kernel, *_SHARED), effects=True, can_raise=True,
-    fresh=True, fresh_items=True, grad=_not_differentiable)
+    fresh=True, fresh_items=True, grad=_not_differentiable, batch=LOOP_EFFECT)
 """Sums (or averages) a step's gradients over the ranks of an MPI job; identity alone.
 NOTE: effectful, so every rank runs it exactly once per step, in order with the others.
 `in_place=True` returns views of the reused flat buffer: only for a step whose gradients go
@@ -206,7 +207,7 @@ broadcast_params = OpDef(
     attrs={"names": (), "timeout": 600.0},
     emit="broadcast_params_kernel(xs, names, timeout)",
     helpers=(broadcast_params_kernel, *_SHARED), effects=True, can_raise=True,
-    grad=_not_differentiable)
+    grad=_not_differentiable, batch=LOOP_EFFECT)
 """Rank 0's parameter values on every rank of an MPI job (data-parallel start)."""
 
 OPS = (all_reduce_grads, broadcast_params)
