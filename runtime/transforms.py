@@ -20,7 +20,7 @@ from ..graph.jacobian import (DERIVATIVE, JACFWD, JACREV, JVP, VMAP, TransformRe
                               transform_graph)
 from ..nn.cell import Cell
 from .context import CompileOptions
-from .grad import GradFunction
+from .grad import GradFunction, user_code, with_user_code
 from .jit import JitFunction
 from .roots import FunctionRoot, RootOf
 from .grad import _error
@@ -157,11 +157,12 @@ class TransformFunction(JitBase):
     def _target(self, instance: Any) -> Any:
         call = _calling(self)
         call.__name__ = call.__qualname__ = self._title(instance).replace(".", "_")
+        user = user_code(self._function(instance))
         if instance is None:
-            return call
+            return with_user_code(call, user)
         if isinstance(instance, Cell) and not isinstance(instance, FunctionRoot):
-            return types.MethodType(_calling_method(self), instance)
-        return FunctionWithRoot(call, instance)
+            return types.MethodType(with_user_code(_calling_method(self), user), instance)
+        return FunctionWithRoot(with_user_code(call, user), instance)
 
     def _function(self, instance: Any) -> Any:
         forward = self.__wrapped__
