@@ -1,6 +1,7 @@
 """Function transforms (vmap, nested jacfwd/jacrev, vmap of grad) are kept in the disk cache
 like plain functions: a new process reuses their code without compiling or warning, and an
-edited or rebound wrapped function is a miss, never stale code."""
+edited or rebound wrapped function is a miss, never stale code (each later step in a fresh
+subprocess)."""
 from __future__ import annotations
 
 import json
@@ -9,6 +10,7 @@ import subprocess
 import sys
 import warnings
 from pathlib import Path
+from types import ModuleType
 
 import numpy as np
 
@@ -40,44 +42,57 @@ def f(x):  # NOTE: rebinds f: the transforms now wrap this one
     return ops.cos(x) + scale(x)
 '''
 
-SCRIPT = '''
+SCRIPT = """
 import json, sys, warnings
-import numpy as np
 warnings.simplefilter("error")  # NOTE: a "cannot be kept in the disk cache" warning fails
-sys.path.insert(0, {folder!r})
-import amber
-from amber import ops
+sys.path[:0] = [{folder!r}, {tests!r}]
 import {module} as user
-x = np.linspace(-1.0, 1.0, 4).astype(np.float32)
-w = np.linspace(0.5, -0.5, 8).astype(np.float32).reshape(4, 2)
-made = [ops.vmap(user.f), ops.jacfwd(ops.jacrev(user.f)),
-        ops.vmap(amber.grad(user.loss), in_axes=(None, 0))]
-args = [(x.reshape(2, 2),), (x,), (w, x.reshape(1, 4).repeat(3, 0))]
-out = [fn(*a) for fn, a in zip(made, args)]
-print(json.dumps({{"compiles": [fn.stats.compiles for fn in made],
-                   "hits": [fn.stats.disk_hits for fn in made],
-                   "out": [np.asarray(o).tolist() for o in out]}}))
-'''
+from test_diskcache_transforms import run_all
+print(json.dumps(run_all(user)))
+"""
+
+
+def run_all(user: ModuleType) -> dict:
+    """vmap, a nested Jacobian and vmap of grad of the user module's functions, made afresh:
+    how many compiled, how many came from disk, and their results."""
+    transforms._made_functions.clear()  # NOTE: else ops.vmap(fn) is an object made earlier
+    x = np.linspace(-1.0, 1.0, 4).astype(np.float32)
+    w = np.linspace(0.5, -0.5, 8).astype(np.float32).reshape(4, 2)
+    made = [ops.vmap(user.f), ops.jacfwd(ops.jacrev(user.f)),
+            ops.vmap(amber.grad(user.loss), in_axes=(None, 0))]
+    args = [(x.reshape(2, 2),), (x,), (w, x.reshape(1, 4).repeat(3, 0))]
+    out = [fn(*a) for fn, a in zip(made, args)]
+    return {"compiles": [fn.stats.compiles for fn in made],
+            "hits": [fn.stats.disk_hits for fn in made],
+            "out": [np.asarray(o).tolist() for o in out]}
 
 
 def _run_fresh(folder: Path, module: str, cache_dir: Path) -> dict:
     env = {**os.environ, "AMBER_CACHE_DIR": str(cache_dir)}
-    proc = subprocess.run([sys.executable, "-c", SCRIPT.format(folder=str(folder),
-                                                               module=module)],
-                          env=env, capture_output=True, text=True)
+    script = SCRIPT.format(folder=str(folder), tests=str(Path(__file__).parent), module=module)
+    proc = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True,
+                          text=True)
     assert proc.returncode == 0, proc.stderr
     return json.loads(proc.stdout.splitlines()[-1])
+
+
+def _imported(folder: Path, module: str) -> ModuleType:
+    """The user module freshly imported; it stays in sys.modules (guards name its globals by
+    module) until the next import replaces it."""
+    sys.modules.pop(module, None)
+    sys.path.insert(0, str(folder))
+    try:
+        __import__(module)
+        return sys.modules[module]
+    finally:
+        sys.path.remove(str(folder))
 
 
 def _expected(folder: Path, module: str, second_derivative) -> list:
     """The three results worked out by hand: eager `f` per row, the Hessian of an elementwise
     function (its second derivative on the diagonal) and the loss's gradient in closed form."""
-    sys.path.insert(0, str(folder))
-    try:
-        __import__(module)
-        user = sys.modules.pop(module)
-    finally:
-        sys.path.remove(str(folder))
+    user = _imported(folder, module)
+    sys.modules.pop(module)
     x = np.linspace(-1.0, 1.0, 4)
     w = np.linspace(0.5, -0.5, 8).reshape(4, 2)
     rows = x.astype(np.float32).reshape(2, 2)
@@ -93,7 +108,12 @@ def test_a_new_process_reuses_transforms_and_misses_after_an_edit(tmp_path: Path
     module = "amber_test_transform_user"
     path = tmp_path / f"{module}.py"
     path.write_text(USER)
-    first = _run_fresh(tmp_path, module, cache_dir)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        try:
+            first = run_all(_imported(tmp_path, module))  # NOTE: this process writes them
+        finally:
+            sys.modules.pop(module, None)
     assert first["compiles"] == [1, 1, 1]
     assert len(list(cache_dir.glob("*/*.json"))) == 3
     second = _run_fresh(tmp_path, module, cache_dir)
@@ -117,7 +137,7 @@ def test_a_new_process_reuses_transforms_and_misses_after_an_edit(tmp_path: Path
 
 def _fresh_vmap(fn: object) -> transforms.TransformFunction:
     transforms._made_functions.clear()  # NOTE: else ops.vmap(fn) is the same object again
-    return ops.vmap(fn)
+    return ops.vmap(fn)  # type: ignore[return-value]
 
 
 def test_a_fresh_transform_object_is_served_from_disk_without_warning(cache_dir: Path) -> None:
