@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from .batch_rules import LOOP_PYTHON, LOOP_SCATTER
+from .batch_rules import LOOP_PYTHON, indexed
 from .batching import sum_to_batch
 from .indexing import _getitem_infer, index_key, index_text
 from .opdef import NO_GRAD, REQUIRED, Dyn, GradContext, OpDef
@@ -188,7 +188,7 @@ index_add = OpDef(
     emit=lambda a: f"added_at(like, np.s_[{index_text(a['index'])}], value)",
     attrs={"index": REQUIRED}, helpers=(added_at,), fresh=True,
     grad=lambda ad: (None, ad.op("getitem", ad.g, *_dyn(ad, 2), index=ad.attrs["index"])),
-    batch=LOOP_SCATTER)
+    batch=indexed(2))
 """Zeros like `like` plus `value` at `like[index]` (getitem's gradient)."""
 index_add_into = OpDef(
     "index_add_into", ("acc", "value", "*idx"),
@@ -198,7 +198,7 @@ index_add_into = OpDef(
     inplace=lambda a: f"add_at(out, np.s_[{index_text(a['index'])}], value)",
     attrs={"index": REQUIRED}, helpers=(accumulated_at, add_at, has_index_array), fresh=True,
     grad=lambda ad: (ad.g, ad.op("getitem", ad.g, *_dyn(ad, 2), index=ad.attrs["index"])),
-    batch=LOOP_SCATTER)
+    batch=indexed(2))
 """`acc + index_add(acc, value, index)`: an adjoint taking one indexed part's contribution
 (`dx[t] += g` in a reverse loop), in place over `acc` when memory planning allows."""
 list_add_at = OpDef(
@@ -216,7 +216,7 @@ index_zero = OpDef(
     infer=_index_zero_infer, emit=lambda a: f"zeroed_at(x, np.s_[{index_text(a['index'])}])",
     attrs={"index": REQUIRED}, helpers=(zeroed_at,), fresh=True,
     grad=lambda ad: (ad.op("index_zero", ad.g, *_dyn(ad, 1), index=ad.attrs["index"]),),
-    batch=LOOP_SCATTER)
+    batch=indexed(1))
 """A copy of `x` with `x[index]` zeroed (setitem's gradient for the overwritten array)."""
 split_like = OpDef(
     "split_like", ("g", "like"), kernel=split_pieces, infer=_split_like_infer,

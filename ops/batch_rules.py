@@ -20,8 +20,6 @@ LOOP_REASONS = {
     "sequence": "it takes a tuple or list of arrays, which vmap does not batch",
     "inputless": "it has no array inputs (a constant, a compile-time size), so no batched value "
                  "reaches it",
-    "scatter": "a scatter-add of the backward whose index may be an array, which would move "
-               "the batch axis",
 }
 
 
@@ -34,9 +32,8 @@ def looped(reason: str) -> Callable[[BatchContext], Any]:
     return per_example_loop
 
 
-LOOP_EFFECT, LOOP_PYTHON, LOOP_SHAPE, LOOP_ACROSS, LOOP_SEQUENCE, LOOP_INPUTLESS, LOOP_SCATTER = (
-    looped(r) for r in ("effect", "python", "shape", "across", "sequence", "inputless",
-                        "scatter"))
+LOOP_EFFECT, LOOP_PYTHON, LOOP_SHAPE, LOOP_ACROSS, LOOP_SEQUENCE, LOOP_INPUTLESS = (
+    looped(r) for r in ("effect", "python", "shape", "across", "sequence", "inputless"))
 
 
 def _only_first(bc: BatchContext) -> bool:
@@ -112,14 +109,18 @@ def _basic_index(bc: BatchContext, first: int) -> bool:
         for t in bc.types[first:])
 
 
-def getitem_batch(bc: BatchContext) -> Any:
-    """x[index] with basic indexing of a batched x: x[:, index]."""
-    index = bc.attrs["index"]
-    if not (bc.batched[0] and isinstance(index, tuple) and _basic_index(bc, 1)):
-        return None
-    if not isinstance(bc.types[0], Tensor):
-        return None
-    return bc.apply(*bc.inputs, index=(slice(None), *index))
+def indexed(first_index: int) -> Callable[[BatchContext], Any]:
+    """A rule for ops reading or writing `x[index]` of their batched first input with basic
+    indexing (getitem, and the backward's index_add, index_add_into, index_zero): the same op
+    at x[:, index]; a value to add may be batched (its example shape is x[index]'s) or shared
+    (it broadcasts from the right). The index inputs start at `first_index`."""
+    def index_rule(bc: BatchContext) -> Any:
+        index = bc.attrs["index"]
+        if not (bc.batched[0] and isinstance(index, tuple) and isinstance(bc.types[0], Tensor)
+                and _basic_index(bc, first_index)):
+            return None
+        return bc.apply(*bc.inputs, index=(slice(None), *index))
+    return index_rule
 
 
 def gather_batch(bc: BatchContext) -> Any:

@@ -10,7 +10,7 @@ import numpy as np
 
 from . import onnx as ox
 from . import native
-from .batch_rules import LOOP_EFFECT, gather_nd_batch, getitem_batch
+from .batch_rules import LOOP_EFFECT, gather_nd_batch, indexed
 from .elementwise import as_tensor, checked
 from .opdef import REQUIRED, Dyn, GradContext, OpDef, OpFunction, Primitive
 from .shaping import IndexOutOfRange, broadcasts_to, format_dims
@@ -263,7 +263,7 @@ def _setitem_grad(ad: GradContext) -> tuple[Any, ...]:
 getitem = OpDef("getitem", ("x", "*idx"), kernel=checked("getitem", _getitem, _getitem_infer),
                 infer=_getitem_infer, emit=lambda a: f"x[{index_text(a['index'])}]",
                 attrs={"index": REQUIRED}, can_raise=True, grad=_getitem_grad,
-                numba=native.index_spelling(setting=False), onnx=ox.getitem, batch=getitem_batch)
+                numba=native.index_spelling(setting=False), onnx=ox.getitem, batch=indexed(1))
 """`x[index]`; build `index` and the variadic inputs from a subscript with `split_index`."""
 setitem = OpDef("setitem", ("x", "value", "*idx"),
                 kernel=checked("setitem", _setitem, _setitem_infer), infer=_setitem_infer,

@@ -146,7 +146,8 @@ def _loops(graph: Graph) -> int:
                                   "getitem", "gather", "gather_nd", "copy", "embedding", "dot",
                                   "layer_norm", "mse_loss", "nll_loss", "batch_norm", "conv2d",
                                   "conv2d_nhwc", "max_pool2d", "avg_pool2d", "resize_bilinear",
-                                  "conv2d_grad_input", "max_pool2d_grad", "full_like"])
+                                  "conv2d_grad_input", "max_pool2d_grad", "full_like",
+                                  "index_add", "index_add_into", "index_zero"])
 def test_rules_are_taken(name: str) -> None:
     """With every array batched (ops with shared weights or tables: their first input alone;
     gather_nd: its indices alone), these ops run on the whole batch, no loop."""
