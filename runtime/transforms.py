@@ -13,14 +13,14 @@ import contextlib
 import types
 from typing import Any, Iterator
 
-from ..common.markers import COMPILE_TIME_ATTR, DIRECT_ATTR, FIXED_CLOSURE_ATTR
+from ..common.markers import COMPILE_TIME_ATTR, DIRECT_ATTR
 from ..frontend.errors import CompileError
 from ..frontend.targets import FunctionWithRoot
 from ..graph.jacobian import (DERIVATIVE, JACFWD, JACREV, JVP, VMAP, TransformRequest,
                               transform_graph)
 from ..nn.cell import Cell
 from .context import CompileOptions
-from .grad import GradFunction, user_code, with_user_code
+from .grad import GradFunction, fixed_closure, user_code, with_user_code
 from .jit import JitFunction
 from .roots import FunctionRoot, RootOf
 from .grad import _error
@@ -155,13 +155,14 @@ class TransformFunction(JitBase):
         return FunctionWithRoot(forward, instance)
 
     def _target(self, instance: Any) -> Any:
-        call = _calling(self)
+        call = fixed_closure(_calling(self), self)
         call.__name__ = call.__qualname__ = self._title(instance).replace(".", "_")
         user = user_code(self._function(instance))
         if instance is None:
             return with_user_code(call, user)
         if isinstance(instance, Cell) and not isinstance(instance, FunctionRoot):
-            return types.MethodType(with_user_code(_calling_method(self), user), instance)
+            method = fixed_closure(_calling_method(self), self)
+            return types.MethodType(with_user_code(method, user), instance)
         return FunctionWithRoot(with_user_code(call, user), instance)
 
     def _function(self, instance: Any) -> Any:
@@ -246,14 +247,12 @@ def _calling(function: Any) -> Any:
     """A function calling `function` (the frontend compiles the call in place)."""
     def call_transform(*args):  # type: ignore[no-untyped-def]
         return function(*args)
-    setattr(call_transform, FIXED_CLOSURE_ATTR, True)
     return call_transform
 
 
 def _calling_method(function: Any) -> Any:
     def call_transform(self, *args):  # type: ignore[no-untyped-def]
         return function(*args)
-    setattr(call_transform, FIXED_CLOSURE_ATTR, True)
     return call_transform
 
 

@@ -157,3 +157,24 @@ def test_a_fresh_transform_object_is_served_from_disk_without_warning(cache_dir:
 
 def _tanh_sum(x: np.ndarray) -> np.ndarray:
     return ops.tanh(x).sum()
+
+
+class Scaler:
+    """A plain object whose bound method is transformed: its state is in no disk key."""
+
+    def __init__(self, k: float) -> None:
+        self.k = k
+
+    def apply(self, x: np.ndarray) -> np.ndarray:
+        return ops.sin(x) * self.k
+
+
+def test_a_bound_method_of_a_plain_object_is_never_served_another_objects_code(
+        cache_dir: Path) -> None:
+    x = np.ones((2, 3), np.float32)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # NOTE: "cannot be kept in the disk cache", rightly
+        for k in (2.0, 3.0):
+            fn = _fresh_vmap(Scaler(k).apply)
+            np.testing.assert_allclose(fn(x), np.sin(x) * k, rtol=1e-6)
+            assert fn.stats.disk_hits == 0
