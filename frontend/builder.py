@@ -139,7 +139,8 @@ def _build(compiler: Compiler, func: Any, args: tuple, kwargs: dict,
     compiler.builder.ip = InsertPoint.at_end(compiler.graph.body)
     output = frame.materialise(result, "result")
     compiler.graph.body.set_results([output])
-    _record_return_line(compiler, compiler.prepare(func))
+    if frame.caller is None:  # NOTE: amber's call wrapper: the result's own line is the user's
+        _record_return_line(compiler, compiler.prepare(func))
     _finish(compiler)
 
 

@@ -3,13 +3,15 @@ inputs, guards, sources, the inlining stack). Each function being built is a `co
 from __future__ import annotations
 
 import itertools
+import linecache
 import types
 from typing import Any
 
 import gast
 import numpy as np
 
-from ..graph import AnyType, Block, Builder, Graph, InsertPoint, Node, Value
+from ..common.markers import USER_CODE_ATTR
+from ..graph import AnyType, Block, Builder, Graph, InsertPoint, Loc, Node, Value
 from ..graph.types import Type, type_of
 from ..nn.cell import Cell
 from . import names
@@ -114,6 +116,8 @@ class Compiler:
         self._guard_method(func, receiver)
         if self.frames:  # NOTE: an inlined call: its lines remember the line calling it
             frame.caller = self.builder.loc
+        else:
+            frame.caller = _user_def_line(func)
         self.frames.append(frame)
         self.stack.append((call_identity(func, receiver), func.__qualname__))
         self.signatures.append(signature)
@@ -269,3 +273,13 @@ def _parameter_names(args: gast.arguments) -> set[str]:
     """The names a function's parameters bind (not the names their annotations read)."""
     found = [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]
     return {a.id for a in found if isinstance(a, gast.Name)}
+
+
+def _user_def_line(func: Any) -> Loc | None:
+    """For one of amber's call wrappers (USER_CODE_ATTR), the `def` line of the user's function
+    it runs: the wrapper's own lines are shown as that line, not as amber's."""
+    code = getattr(func, USER_CODE_ATTR, None)
+    if code is None:
+        return None
+    text = linecache.getline(code.co_filename, code.co_firstlineno).strip()
+    return Loc(code.co_filename, code.co_firstlineno, 0, text)

@@ -227,6 +227,13 @@ class NamespaceReader:
 
 
 @dataclass(frozen=True)
+class FixedCellReader(NamespaceReader):
+    """Reads the closure cell of one of amber's own call wrappers (FIXED_CLOSURE_ATTR): checked
+    in memory only; on disk the entry's first key names what the wrapper calls."""
+    memory_only = True
+
+
+@dataclass(frozen=True)
 class TypeReader:
     """Reads the type of what `reader` reads: a number compiled code itself writes (a global it
     declares, an attribute it assigns) is read when the code runs, so only its type is assumed."""

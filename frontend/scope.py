@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from ..common.markers import FIXED_CLOSURE_ATTR
 from ..graph import AnyType, Value
 from ..graph.types import same_tuple_kind, type_of
 from ..nn.cell import Cell
@@ -18,7 +19,8 @@ from ..ops import OpFunction, Primitive
 from . import effects
 from .aliases import current, note_input
 from .context import Frame
-from .guards import ArgReader, AttrReader, ItemKindsReader, ItemsReader, NamespaceReader, structure
+from .guards import (ArgReader, AttrReader, FixedCellReader, ItemKindsReader, ItemsReader,
+                     NamespaceReader, structure)
 from .values import (MISSING, ArgRoot, BoundMethod, PyList, Ref, Unusable, jit_wrapped,
                      may_be_unbound)
 
@@ -57,7 +59,9 @@ def _closure_value(f: Frame, name: str, cell: Any) -> Any:
     except ValueError:
         raise f.error(f"free variable '{name}' is referenced before it is assigned in the "
                       "enclosing function", "assign it before calling the compiled function")
-    return outside_value(f, value, f"closure {name}", NamespaceReader(cell, name, True))
+    fixed = getattr(f.func, FIXED_CLOSURE_ATTR, False)
+    reader = (FixedCellReader if fixed else NamespaceReader)(cell, name, True)
+    return outside_value(f, value, f"closure {name}", reader)
 
 
 def _global_value(f: Frame, name: str) -> Any:
@@ -82,13 +86,13 @@ def outside_value(f: Frame, value: Any, description: str, reader: Any) -> Any:
     if isinstance(value, np.ndarray) or jit_wrapped(value) is not None:
         # NOTE: a module-level array is baked in as a constant and a jit function's wrapped
         # code is inlined, so their identity is guarded.
-        raw = NamespaceReader(reader.namespace, reader.name, reader.is_cell, raw=True)
+        raw = type(reader)(reader.namespace, reader.name, reader.is_cell, raw=True)
         f.compiler.guard(description, raw, value)
         return f.compiler.mark_foreign(value, description)
     if isinstance(value, np.generic):
         # NOTE: a NumPy scalar is baked in as a constant, so its value is guarded
         # (structure() says only "<array>", which let a changed global run stale code)
-        raw = NamespaceReader(reader.namespace, reader.name, reader.is_cell, raw=True)
+        raw = type(reader)(reader.namespace, reader.name, reader.is_cell, raw=True)
         f.compiler.guard(description, raw, value)
         return value
     module = effects.module_of(f)

@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from .batch_rules import LOOP_PYTHON, indexed
 from .batching import sum_to_batch
 from .indexing import _getitem_infer, index_key, index_text
 from .opdef import NO_GRAD, REQUIRED, Dyn, GradContext, OpDef
@@ -186,7 +187,8 @@ index_add = OpDef(
     infer=_index_add_infer,
     emit=lambda a: f"added_at(like, np.s_[{index_text(a['index'])}], value)",
     attrs={"index": REQUIRED}, helpers=(added_at,), fresh=True,
-    grad=lambda ad: (None, ad.op("getitem", ad.g, *_dyn(ad, 2), index=ad.attrs["index"])))
+    grad=lambda ad: (None, ad.op("getitem", ad.g, *_dyn(ad, 2), index=ad.attrs["index"])),
+    batch=indexed(2))
 """Zeros like `like` plus `value` at `like[index]` (getitem's gradient)."""
 index_add_into = OpDef(
     "index_add_into", ("acc", "value", "*idx"),
@@ -195,7 +197,8 @@ index_add_into = OpDef(
     emit=lambda a: f"accumulated_at(acc, np.s_[{index_text(a['index'])}], value)",
     inplace=lambda a: f"add_at(out, np.s_[{index_text(a['index'])}], value)",
     attrs={"index": REQUIRED}, helpers=(accumulated_at, add_at, has_index_array), fresh=True,
-    grad=lambda ad: (ad.g, ad.op("getitem", ad.g, *_dyn(ad, 2), index=ad.attrs["index"])))
+    grad=lambda ad: (ad.g, ad.op("getitem", ad.g, *_dyn(ad, 2), index=ad.attrs["index"])),
+    batch=indexed(2))
 """`acc + index_add(acc, value, index)`: an adjoint taking one indexed part's contribution
 (`dx[t] += g` in a reverse loop), in place over `acc` when memory planning allows."""
 list_add_at = OpDef(
@@ -203,7 +206,8 @@ list_add_at = OpDef(
     kernel=lambda items, value, *idx, index: added_into(items, index_key(index, idx), value),
     infer=_index_add_infer, emit=lambda a: f"added_into(items, np.s_[{index_text(a['index'])}], "
     "value)", attrs={"index": REQUIRED}, helpers=(added_into,),
-    grad=lambda ad: (ad.g, ad.op("getitem", ad.g, *_dyn(ad, 2), index=ad.attrs["index"])))
+    grad=lambda ad: (ad.g, ad.op("getitem", ad.g, *_dyn(ad, 2), index=ad.attrs["index"])),
+    batch=LOOP_PYTHON)
 """`items + index_add(items, value, index)` for a list adjoint, without the zeros (not fresh:
 the other items are the same arrays)."""
 index_zero = OpDef(
@@ -211,36 +215,38 @@ index_zero = OpDef(
     kernel=lambda x, *idx, index: zeroed_at(x, index_key(index, idx)),
     infer=_index_zero_infer, emit=lambda a: f"zeroed_at(x, np.s_[{index_text(a['index'])}])",
     attrs={"index": REQUIRED}, helpers=(zeroed_at,), fresh=True,
-    grad=lambda ad: (ad.op("index_zero", ad.g, *_dyn(ad, 1), index=ad.attrs["index"]),))
+    grad=lambda ad: (ad.op("index_zero", ad.g, *_dyn(ad, 1), index=ad.attrs["index"]),),
+    batch=indexed(1))
 """A copy of `x` with `x[index]` zeroed (setitem's gradient for the overwritten array)."""
 split_like = OpDef(
     "split_like", ("g", "like"), kernel=split_pieces, infer=_split_like_infer,
     emit="split_pieces(g, like, axis)", attrs={"axis": REQUIRED}, helpers=(split_pieces,),
-    grad=lambda ad: (ad.op("concat", ad.g, axis=ad.attrs["axis"]), None))
+    grad=lambda ad: (ad.op("concat", ad.g, axis=ad.attrs["axis"]), None), batch=LOOP_PYTHON)
 """`g` cut into pieces shaped like the arrays of the list `like` (concat's gradient)."""
 unstack = OpDef(
     "unstack", ("x",), kernel=lambda x, axis: list(np.moveaxis(x, axis, 0)),
     infer=_unstack_infer, emit="list(np.moveaxis(x, axis, 0))", attrs={"axis": REQUIRED},
-    grad=lambda ad: (ad.op("stack", ad.g, axis=ad.attrs["axis"]),))
+    grad=lambda ad: (ad.op("stack", ad.g, axis=ad.attrs["axis"]),), batch=LOOP_PYTHON)
 """The items of `x` along `axis`, as a list (stack's gradient for a list)."""
 list_zeros_like = OpDef(
     "list_zeros_like", ("items",), kernel=zeros_like_items, infer=_list_like_infer,
-    emit="zeros_like_items(items)", helpers=(zeros_like_items,), fresh=True, grad=NO_GRAD)
+    emit="zeros_like_items(items)", helpers=(zeros_like_items,), fresh=True, grad=NO_GRAD,
+    batch=LOOP_PYTHON)
 """A list of zero arrays shaped like `items` (a list's zero adjoint)."""
 list_add = OpDef(
     "list_add", ("a", "b"), kernel=add_items, infer=_list_like_infer, emit="add_items(a, b)",
-    helpers=(add_items,), fresh=True, grad=lambda ad: (ad.g, ad.g))
+    helpers=(add_items,), fresh=True, grad=lambda ad: (ad.g, ad.g), batch=LOOP_PYTHON)
 """Two lists of arrays added item by item (adjoints of a list add up like this, not by `+`)."""
 
 sum_to_items = OpDef(
     "sum_to_items", ("g", "items"), kernel=summed_to_items, infer=_sum_to_items_infer,
     emit="summed_to_items(g, items)", helpers=(summed_to_items, summed_to),
-    grad=_sum_to_items_grad)  # NOTE: not fresh: an item may be a view of `g`
+    grad=_sum_to_items_grad, batch=LOOP_PYTHON)  # NOTE: not fresh: an item may be a view of `g`
 """`g` summed back to each item of the list `items` (the adjoint of a run-time list's `sum`)."""
 
 list_copy = OpDef(
     "list_copy", ("items",), kernel=list, infer=_list_like_infer, emit="list(items)",
-    grad=lambda ad: (ad.g,))
+    grad=lambda ad: (ad.g,), batch=LOOP_PYTHON)
 """A new list holding the same items (what a list was before later appends)."""
 
 sum_to = OpDef(

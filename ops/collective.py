@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from .batch_rules import LOOP_EFFECT
 from .elementwise import spell
 from .opdef import GradContext, OpDef
 from .types import Tensor, TupleType, Type
@@ -277,7 +278,7 @@ all_reduce_grads = OpDef(
     emit=lambda attrs: "all_reduce_grads_kernel(xs, mean, degree, timeout, in_place"
                        + (", placed)" if attrs.get("placed") else ")"),
     helpers=(all_reduce_grads_kernel, *_SHARED), effects=True, can_raise=True,
-    fresh=True, fresh_items=True, grad=_not_differentiable)
+    fresh=True, fresh_items=True, grad=_not_differentiable, batch=LOOP_EFFECT)
 """Sums (or averages) a step's gradients over the ranks of an MPI job; identity alone.
 NOTE: effectful, so every rank runs it exactly once per step, in order with the others.
 `in_place=True` returns views of the reused flat buffer: only for a step whose gradients go
@@ -290,7 +291,7 @@ broadcast_params = OpDef(
     attrs={"names": (), "timeout": 600.0},
     emit="broadcast_params_kernel(xs, names, timeout)",
     helpers=(broadcast_params_kernel, *_SHARED), effects=True, can_raise=True,
-    grad=_not_differentiable)
+    grad=_not_differentiable, batch=LOOP_EFFECT)
 """Rank 0's parameter values on every rank of an MPI job (data-parallel start)."""
 
 placed_matmul = OpDef(
@@ -299,7 +300,7 @@ placed_matmul = OpDef(
            "degree": None, "dtype": "float32", "offset": 0, "total": 0, "shape": ()},
     emit=_placed_matmul_emit,
     helpers=(gradient_slot, mean_scaled, staging_buffer, mpi_world),
-    grad=_not_differentiable)
+    grad=_not_differentiable, batch=LOOP_EFFECT)
 """A gradient's product written straight into its slot of the flat buffer the step's one
 `all_reduce_grads` reduces (graph/passes/place_gradients.py makes it; not a user op).
 NOTE: not `fresh`: its result is that buffer, which the all-reduce then hands on."""

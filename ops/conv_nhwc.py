@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from .batch_rules import LOOP_ACROSS, folded
 from .conv_kernels import image_block
 from .elementwise import helper_call
 from .nn_kernels import add_windows, window_pads
@@ -293,7 +294,7 @@ conv2d_nhwc = OpDef(
     "conv2d_nhwc", ("x", "weight", "*bias"), kernel=conv2d_nhwc_kernel, infer=_conv2d_nhwc_infer,
     emit=helper_call(conv2d_nhwc_kernel, "x, weight, *bias", _NHWC), attrs=_NHWC,
     helpers=(*_KERNEL_HELPERS, conv2d_nhwc_kernel), fresh=True, grad=_conv2d_nhwc_grad,
-    onnx=_onnx_conv2d_nhwc)
+    onnx=_onnx_conv2d_nhwc, batch=folded())
 """conv2d of NHWC images (OIHW weight, bias [O]), NHWC result; conv2d's attributes and
 `threads` (set by the layout pass from `set_context(num_threads=...)`)."""
 
@@ -302,7 +303,7 @@ conv2d_nhwc_grad_input = OpDef(
     infer=_grad_input_infer, attrs={"x_shape": REQUIRED, **_NHWC},
     emit=helper_call(conv2d_nhwc_grad_input_kernel, "g, weight", {"x_shape": REQUIRED, **_NHWC}),
     helpers=(*_KERNEL_HELPERS, add_windows, conv2d_nhwc_grad_input_kernel),
-    fresh=True, grad=_grad_input_grad)
+    fresh=True, grad=_grad_input_grad, batch=folded((0,), "x_shape"))
 """conv2d_nhwc's input adjoint, NHWC (`x_shape` NCHW, as conv2d_grad_input's)."""
 
 conv2d_nhwc_grad_weight = OpDef(
@@ -310,7 +311,7 @@ conv2d_nhwc_grad_weight = OpDef(
     infer=_grad_weight_infer, attrs={"w_shape": REQUIRED, **_NHWC},
     emit=helper_call(conv2d_nhwc_grad_weight_kernel, "x, g", {"w_shape": REQUIRED, **_NHWC}),
     helpers=(*_KERNEL_HELPERS, conv2d_nhwc_grad_weight_kernel), fresh=True,
-    grad=_grad_weight_grad)
+    grad=_grad_weight_grad, batch=LOOP_ACROSS)
 """conv2d_nhwc's weight adjoint (OIHW) from NHWC input and adjoint."""
 
 OPS = (conv2d_nhwc, conv2d_nhwc_grad_input, conv2d_nhwc_grad_weight)

@@ -12,6 +12,7 @@ import numpy as np
 
 from . import onnx as ox
 from . import native
+from .batch_rules import LOOP_INPUTLESS, LOOP_SHAPE, along_axis_batch, whole_batch
 from .batching import broadcast_batch
 from .elementwise import as_tensor, checked, dtype_or_none, np_call, primitive, probe, spell
 from .opdef import NO_GRAD, REQUIRED, Dyn, GradContext, OpDef
@@ -60,7 +61,8 @@ def _constant(name: str, fn: Callable[..., Any]) -> OpDef:
         return f"np.{name}({shape_text(a['shape'], 'dims')}{_dtype_kw(FLOAT64)(a)})"
     return OpDef(name, ("*dims",), kernel=checked(name, kernel, infer), infer=infer, emit=emit,
                  attrs={"shape": REQUIRED, "dtype": FLOAT64}, fresh=True, grad=NO_GRAD,
-                 numba=native.filled_spelling(name), onnx=ox.filled(float(fn((), np.int64))))
+                 numba=native.filled_spelling(name), onnx=ox.filled(float(fn((), np.int64))),
+                 batch=LOOP_SHAPE)
 
 
 def _full(fill_value: Any, *dims: Any, shape: tuple, dtype: np.dtype | None) -> Any:
@@ -90,7 +92,7 @@ def _like(name: str, fn: Callable[..., Any], inputs: tuple[str, ...]) -> OpDef:
                  infer=infer, emit=np_call(f"np.{name}", ", ".join(inputs), dtype=None),
                  attrs={"dtype": None}, fresh=True,
                  grad=(lambda ad: (None, ad.g)) if len(inputs) == 2 else NO_GRAD,
-                 batch=broadcast_batch if len(inputs) == 1 else None,
+                 batch=broadcast_batch if len(inputs) == 1 else whole_batch,
                  numba=native.filled_spelling(name),
                  onnx=ox.filled_like(None if len(inputs) == 2 else float(fn(np.zeros(())))))
 
@@ -181,20 +183,20 @@ full = OpDef("full", ("fill_value", "*dims"), kernel=checked("full", _full, _ful
              infer=_full_infer, attrs={"shape": REQUIRED, "dtype": None}, fresh=True,
              emit=lambda a: f"np.full({shape_text(a['shape'], 'dims')}, fill_value"
                             f"{_dtype_kw(None)(a)})", grad=lambda ad: (ad.g,),
-             numba=native.filled_spelling("full"), onnx=ox.full)
+             numba=native.filled_spelling("full"), onnx=ox.full, batch=LOOP_SHAPE)
 zeros_like = _like("zeros_like", np.zeros_like, ("x",))
 ones_like = _like("ones_like", np.ones_like, ("x",))
 full_like = _like("full_like", np.full_like, ("x", "fill_value"))
 arange = OpDef("arange", ("*bounds",), kernel=checked("arange", _arange, _arange_infer),
                infer=_arange_infer, emit=_arange_emit,
                attrs={"start": 0, "stop": REQUIRED, "step": 1, "dtype": None}, fresh=True,
-               grad=NO_GRAD)
+               grad=NO_GRAD, batch=LOOP_SHAPE)
 """`start`, `stop`, `step` are numbers, or `Dyn` for run-time bounds (then the length is "?")."""
 eye = OpDef("eye", (), kernel=checked("eye", lambda n, m, k, dtype: np.eye(n, m, k, dtype),
                                       _eye_infer),
             infer=_eye_infer, emit=_eye_emit,
             attrs={"n": REQUIRED, "m": None, "k": 0, "dtype": FLOAT64}, fresh=True,
-            grad=NO_GRAD)
+            grad=NO_GRAD, batch=LOOP_INPUTLESS)
 def _one_hot_grad(ad: GradContext) -> tuple[Any, ...]:
     """The on value's adjoint sums the adjoint where it was written; the off value's the rest."""
     hot = ad.op("one_hot", ad.input(0), 1.0, 0.0, depth=ad.attrs["depth"], axis=ad.attrs["axis"])
@@ -207,7 +209,7 @@ one_hot = OpDef("one_hot", ("indices", "on_value", "off_value"),
                 infer=_one_hot_infer,
                 emit="one_hot_encode(indices, on_value, off_value, depth, axis)",
                 attrs={"depth": REQUIRED, "axis": -1}, helpers=(one_hot_encode,), fresh=True,
-                grad=_one_hot_grad)
+                grad=_one_hot_grad, batch=along_axis_batch)
 
 
 # ---- spellings --------------------------------------------------------------------------------
@@ -280,7 +282,8 @@ def _copy_infer(x: Type) -> Type:
 
 
 copy = OpDef("copy", ("x",), kernel=lambda x: x.copy(), infer=_copy_infer, emit="x.copy()",
-             fresh=True, grad=lambda ad: (ad.g,), numba=native.copy_spelling, onnx=ox.identity)
+             fresh=True, grad=lambda ad: (ad.g,), numba=native.copy_spelling, onnx=ox.identity,
+             batch=whole_batch)
 """A copy of an array (`x.copy()`: a NumPy scalar stays a scalar)."""
 
 
@@ -298,11 +301,12 @@ def _array_grad(ad: GradContext) -> tuple[Any, ...]:
 
 array = OpDef("array", ("x",), kernel=lambda x, dtype: np.array(x, dtype=dtype),
               infer=_array_infer, emit=np_call("np.array", "x", dtype=None),
-              attrs={"dtype": None}, fresh=True, grad=_array_grad, onnx=ox.as_array)
+              attrs={"dtype": None}, fresh=True, grad=_array_grad, onnx=ox.as_array,
+              batch=whole_batch)
 """`np.array(x, dtype)`: a new array (0-d for a number or a NumPy scalar)."""
 asarray = OpDef("asarray", ("x",), kernel=lambda x, dtype: np.asarray(x, dtype=dtype),
                 infer=_array_infer, emit=np_call("np.asarray", "x", dtype=None),
-                attrs={"dtype": None}, grad=_array_grad, onnx=ox.as_array)
+                attrs={"dtype": None}, grad=_array_grad, onnx=ox.as_array, batch=whole_batch)
 """`np.asarray(x, dtype)`: `x` itself when it is an array of that dtype, else a new array."""
 
 OPS = (zeros, ones, full, zeros_like, ones_like, full_like, arange, eye, one_hot, copy, array,

@@ -10,6 +10,7 @@ import numpy as np
 
 from . import onnx as ox
 from . import native
+from .batch_rules import LOOP_EFFECT, gather_nd_batch, indexed
 from .elementwise import as_tensor, checked
 from .opdef import REQUIRED, Dyn, GradContext, OpDef, OpFunction, Primitive
 from .shaping import IndexOutOfRange, broadcasts_to, format_dims
@@ -262,14 +263,14 @@ def _setitem_grad(ad: GradContext) -> tuple[Any, ...]:
 getitem = OpDef("getitem", ("x", "*idx"), kernel=checked("getitem", _getitem, _getitem_infer),
                 infer=_getitem_infer, emit=lambda a: f"x[{index_text(a['index'])}]",
                 attrs={"index": REQUIRED}, can_raise=True, grad=_getitem_grad,
-                numba=native.index_spelling(setting=False), onnx=ox.getitem)
+                numba=native.index_spelling(setting=False), onnx=ox.getitem, batch=indexed(1))
 """`x[index]`; build `index` and the variadic inputs from a subscript with `split_index`."""
 setitem = OpDef("setitem", ("x", "value", "*idx"),
                 kernel=checked("setitem", _setitem, _setitem_infer), infer=_setitem_infer,
                 emit=lambda a: f"assign_item(x, np.s_[{index_text(a['index'])}], value)",
                 attrs={"index": REQUIRED}, helpers=(assign_item,), effects=True, can_raise=True,
                 writes=0, same_object=True, grad=_setitem_grad,
-                numba=native.index_spelling(setting=True))
+                numba=native.index_spelling(setting=True), batch=LOOP_EFFECT)
 """`x[index] = value`, in place; returns `x` itself."""
 
 
@@ -306,7 +307,8 @@ def _gather_nd_grad(ad: GradContext) -> tuple[Any, ...]:
 gather_nd = OpDef("gather_nd", ("x", "indices"),
                   kernel=checked("gather_nd", gather_nd_kernel, _gather_nd_infer),
                   infer=_gather_nd_infer, emit="gather_nd_kernel(x, indices)",
-                  helpers=(gather_nd_kernel,), can_raise=True, fresh=True, grad=_gather_nd_grad)
+                  helpers=(gather_nd_kernel,), can_raise=True, fresh=True, grad=_gather_nd_grad,
+                  batch=gather_nd_batch)
 
 
 # ---- MindSpore's slicing spellings: constant indexes of getitem ----------------------------

@@ -7,6 +7,8 @@ from typing import Any
 import numpy as np
 
 from . import onnx as ox
+from .batch_rules import (LOOP_PYTHON, LOOP_SEQUENCE, along_axis_batch, flip_batch, pad_batch,
+                          tile_batch)
 from .elementwise import as_tensor, np_call, primitive, spell
 from .opdef import REQUIRED, Dyn, GradContext
 from .shaping import (dim_product, format_dims, listed_axis, normalize_axes, normalize_axis,
@@ -92,7 +94,7 @@ def _concat_grad(ad: GradContext) -> tuple[Any, ...]:
 
 concat = shape_op("concat", ("xs",), lambda xs, axis: np.concatenate(xs, axis=axis), _concat_infer,
              "np.concatenate(xs, axis=axis)", {"axis": 0}, fresh=True, grad=_concat_grad,
-             onnx=ox.join(stack=False))
+             onnx=ox.join(stack=False), batch=LOOP_SEQUENCE)
 
 
 def _stack_infer(xs: Type, *, axis: int) -> Tensor:
@@ -117,7 +119,7 @@ def _stack_grad(ad: GradContext) -> tuple[Any, ...]:
 
 stack = shape_op("stack", ("xs",), lambda xs, axis: np.stack(xs, axis=axis), _stack_infer,
             "np.stack(xs, axis=axis)", {"axis": 0}, fresh=True, grad=_stack_grad,
-            onnx=ox.join(stack=True))
+            onnx=ox.join(stack=True), batch=LOOP_SEQUENCE)
 
 
 def _split(x: Any, *, axis: int, sections: Any, sizes: Any) -> tuple[Any, ...]:
@@ -184,7 +186,7 @@ def _split_grad(ad: GradContext) -> tuple[Any, ...]:
 
 
 split = shape_op("split", ("x",), _split, _split_infer, _split_emit,
-            {"axis": 0, "sections": None, "sizes": None}, grad=_split_grad)
+            {"axis": 0, "sections": None, "sizes": None}, grad=_split_grad, batch=LOOP_PYTHON)
 """A tuple of pieces: `sections` as NumPy's (a count of equal parts, or cut indices), or
 `sizes` as MindSpore's (a chunk size, or the size of each piece)."""
 
@@ -236,7 +238,7 @@ def _tile_grad(ad: GradContext) -> tuple[Any, ...]:
 
 
 tile = shape_op("tile", ("x",), lambda x, reps: np.tile(x, reps), _tile_infer, "np.tile(x, reps)",
-           {"reps": REQUIRED}, fresh=True, grad=_tile_grad, onnx=ox.tile)
+           {"reps": REQUIRED}, fresh=True, grad=_tile_grad, onnx=ox.tile, batch=tile_batch)
 
 
 PAD_MODES = ("constant", "edge", "reflect", "symmetric", "wrap")
@@ -295,7 +297,7 @@ def _pad_grad(ad: GradContext) -> tuple[Any, ...]:
 
 pad = shape_op("pad", ("x",), _pad, _pad_infer, _pad_emit,
           {"paddings": REQUIRED, "value": 0, "mode": "constant"}, fresh=True, grad=_pad_grad,
-          onnx=ox.pad)
+          onnx=ox.pad, batch=pad_batch)
 """`np.pad` in the modes of `PAD_MODES`; `paddings` is NumPy's `pad_width` (per-dim pairs)."""
 
 
@@ -307,7 +309,8 @@ def _flip_infer(x: Type, *, axis: Any) -> Tensor:
 
 flip = shape_op("flip", ("x",), lambda x, axis: np.flip(x, axis), _flip_infer,
            np_call("np.flip", "x", axis=None), {"axis": None},
-           grad=lambda ad: (ad.op("flip", ad.g, axis=ad.attrs["axis"]),), onnx=ox.flip)
+           grad=lambda ad: (ad.op("flip", ad.g, axis=ad.attrs["axis"]),), onnx=ox.flip,
+           batch=flip_batch)
 
 
 def _repeat_infer(x: Type, *, repeats: Any, axis: int | None) -> Tensor:
@@ -356,7 +359,8 @@ def _repeat_grad(ad: GradContext) -> tuple[Any, ...]:
 
 repeat = shape_op("repeat", ("x",), lambda x, repeats, axis: np.repeat(x, repeats, axis),
              _repeat_infer, np_call("np.repeat", "x, repeats", axis=None),
-             {"repeats": REQUIRED, "axis": None}, fresh=True, grad=_repeat_grad)
+             {"repeats": REQUIRED, "axis": None}, fresh=True, grad=_repeat_grad,
+             batch=along_axis_batch)
 
 
 OPS = (concat, stack, split, tile, pad, flip, repeat)

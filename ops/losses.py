@@ -7,6 +7,7 @@ from typing import Any
 import numpy as np
 
 from . import onnx as ox
+from .batch_rules import LOOP_PYTHON, mse_loss_batch, nll_loss_batch
 from .elementwise import helper_call, optional, unsupported
 from .nn_kernels import (check_class_ids, log_softmax_kernel, nll_loss_kernel,
                          softmax_cross_entropy_grad_kernel, softmax_cross_entropy_kernel,
@@ -209,7 +210,7 @@ softmax_cross_entropy_with_grad = OpDef(
                      {"reduction": "none"}),
     attrs={"reduction": "none"},
     helpers=(check_class_ids, softmax_cross_entropy_with_grad_kernel), can_raise=True,
-    fresh=True, expand=_xent_with_grad_expand)
+    fresh=True, expand=_xent_with_grad_expand, batch=LOOP_PYTHON)
 """(sparse softmax cross entropy, its gradient) from one softmax: what a train step needs; made
 by the `fuse_loss_grad` pass from the loss and its gradient."""
 
@@ -264,7 +265,8 @@ def _nll_loss_grad(ad: GradContext) -> tuple[Any, ...]:
 nll_loss = OpDef(
     "nll_loss", ("log_probs", "target", "*weight"), kernel=nll_loss_kernel,
     infer=_nll_loss_infer, emit=helper_call(nll_loss_kernel, "log_probs, target, *weight", _NLL),
-    attrs=_NLL, helpers=(nll_loss_kernel,), can_raise=True, fresh=True, grad=_nll_loss_grad)
+    attrs=_NLL, helpers=(nll_loss_kernel,), can_raise=True, fresh=True, grad=_nll_loss_grad,
+    batch=nll_loss_batch)
 """Negative log likelihood of log-probabilities [N, C, ...], optional class weight [C]."""
 
 
@@ -298,7 +300,7 @@ def _mse_loss_grad(ad: GradContext) -> tuple[Any, ...]:
 mse_loss = OpDef(
     "mse_loss", ("x", "y"), kernel=_mse_loss_kernel, infer=_mse_loss_infer,
     emit=lambda attrs: _MSE_EMIT[attrs.get("reduction", "mean")], attrs={"reduction": "mean"},
-    fresh=True, grad=_mse_loss_grad)
+    fresh=True, grad=_mse_loss_grad, batch=mse_loss_batch)
 """Mean squared error with reduction 'none' | 'mean' | 'sum'."""
 
 

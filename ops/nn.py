@@ -14,6 +14,7 @@ import numpy as np
 
 from . import onnx as ox
 from . import native
+from .batch_rules import LOOP_EFFECT, dot_batch, gather_batch, whole_batch
 from .batching import first_only_batch, matmul_batch
 from .elementwise import helper_call, optional, unsupported
 from .nn_kernels import (assign_add_kernel, assign_kernel, assign_sub_kernel,
@@ -109,7 +110,7 @@ def _dot_grad(ad: GradContext) -> tuple[Any, ...]:
 
 
 dot = OpDef("dot", ("x", "y"), kernel=np.dot, infer=_dot_infer, emit="np.dot(x, y)",
-            fresh=True, grad=_dot_grad, numba=native.dot_spelling, onnx=ox.dot)
+            fresh=True, grad=_dot_grad, numba=native.dot_spelling, onnx=ox.dot, batch=dot_batch)
 """`np.dot`: differs from matmul for operands above 2-d and for scalars."""
 
 
@@ -193,7 +194,8 @@ def _dropout_expand(ad: GradContext) -> Any:
 dropout = OpDef(
     "dropout", ("x", "generator"), kernel=dropout_kernel, infer=_dropout_infer,
     emit=helper_call(dropout_kernel, "x, generator", _DROPOUT), attrs=_DROPOUT,
-    helpers=(dropout_kernel,), effects=True, expand=_dropout_expand, onnx=ox.dropout)
+    helpers=(dropout_kernel,), effects=True, expand=_dropout_expand, onnx=ox.dropout,
+    batch=LOOP_EFFECT)
 """Draws from the run-time `generator` (IR type any); effectful, so never folded or merged.
 Differentiated through its expansion (the mask times the input)."""
 
@@ -206,7 +208,7 @@ def _dropout_mask_infer(x: Type, generator: Type, *, p: float) -> Tensor:
 dropout_mask = OpDef(
     "dropout_mask", ("x", "generator"), kernel=lambda x, generator, p: generator.random(
         x.shape) >= p, infer=_dropout_mask_infer, emit="generator.random(x.shape) >= p",
-    attrs={"p": 0.5}, effects=True, grad=NO_GRAD)
+    attrs={"p": 0.5}, effects=True, grad=NO_GRAD, batch=LOOP_EFFECT)
 """The keep mask dropout draws for `x` (one `generator.random(x.shape)` draw, as dropout's)."""
 
 
@@ -225,7 +227,7 @@ def _embedding_grad(ad: GradContext) -> tuple[Any, ...]:
 embedding = OpDef(
     "embedding", ("ids", "table"), kernel=embedding_kernel, infer=_embedding_infer,
     emit="embedding_kernel(ids, table)", helpers=(embedding_kernel,), can_raise=True,
-    grad=_embedding_grad, onnx=ox.embedding)
+    grad=_embedding_grad, onnx=ox.embedding, batch=whole_batch)
 """`table[ids]`; not `fresh`: a Python int id gives a view of one row."""
 
 
@@ -250,7 +252,7 @@ def _gather_grad(ad: GradContext) -> tuple[Any, ...]:
 gather = OpDef(
     "gather", ("params", "indices"), kernel=_take, infer=_gather_infer,
     emit="np.take(params, indices, axis=axis)", attrs={"axis": REQUIRED}, can_raise=True,
-    fresh=True, grad=_gather_grad, onnx=ox.gather)
+    fresh=True, grad=_gather_grad, onnx=ox.gather, batch=gather_batch)
 """`np.take(params, indices, axis=axis)` (MindSpore Gather)."""
 
 
@@ -275,21 +277,21 @@ def _assign_infer(param: Type, value: Type, op: str = "assign") -> Tensor:
 assign = OpDef(
     "assign", ("param", "value"), kernel=assign_kernel, infer=_assign_infer,
     emit="assign_kernel(param, value)", helpers=(assign_kernel,), effects=True, writes=0,
-    same_object=True, grad=NO_GRAD)
+    same_object=True, grad=NO_GRAD, batch=LOOP_EFFECT)
 """Writes `value` into the array `param` in place (moving statistics) and returns `param`."""
 
 assign_add = OpDef(
     "assign_add", ("param", "value"), kernel=assign_add_kernel,
     infer=functools.partial(_assign_infer, op="assign_add"),
     emit="np.add(param, value, out=param)", effects=True, writes=0, same_object=True,
-    grad=NO_GRAD)
+    grad=NO_GRAD, batch=LOOP_EFFECT)
 """`param += value` in place (MindSpore AssignAdd): an optimizer's update, no temporary."""
 
 assign_sub = OpDef(
     "assign_sub", ("param", "value"), kernel=assign_sub_kernel,
     infer=functools.partial(_assign_infer, op="assign_sub"),
     emit="np.subtract(param, value, out=param)", effects=True, writes=0, same_object=True,
-    grad=NO_GRAD)
+    grad=NO_GRAD, batch=LOOP_EFFECT)
 """`param -= value` in place (MindSpore AssignSub)."""
 
 

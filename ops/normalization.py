@@ -7,6 +7,7 @@ from typing import Any
 import numpy as np
 
 from . import onnx as ox
+from .batch_rules import LOOP_ACROSS, along_axis_batch, folded, layer_norm_batch
 from .elementwise import helper_call
 from .nn_kernels import batch_norm_kernel, batch_norm_train_kernel, layer_norm_kernel
 from .opdef import GradContext, OpDef, OpFunction, Primitive
@@ -55,7 +56,7 @@ batch_norm = OpDef(
     "batch_norm", ("x", "mean", "variance", "gamma", "beta"), kernel=batch_norm_kernel,
     infer=_batch_norm_infer, attrs={"epsilon": 1e-5}, helpers=(batch_norm_kernel,), fresh=True,
     emit=helper_call(batch_norm_kernel, "x, mean, variance, gamma, beta", {"epsilon": 1e-5}),
-    grad=_batch_norm_grad, onnx=ox.batch_norm)
+    grad=_batch_norm_grad, onnx=ox.batch_norm, batch=folded())
 """Inference batch norm over axis 1 with given (moving) statistics."""
 
 
@@ -118,7 +119,8 @@ batch_norm_train = OpDef(
     "batch_norm_train", ("x", "gamma", "beta"), kernel=batch_norm_train_kernel,
     infer=_batch_norm_train_infer, attrs={"epsilon": 1e-5}, helpers=(batch_norm_train_kernel,),
     fresh=True, grad=_batch_norm_train_grad,
-    emit=helper_call(batch_norm_train_kernel, "x, gamma, beta", {"epsilon": 1e-5}))
+    emit=helper_call(batch_norm_train_kernel, "x, gamma, beta", {"epsilon": 1e-5}),
+    batch=LOOP_ACROSS)
 """Returns (y, batch_mean, unbiased batch_variance): MindSpore on Ascend and GPU updates
 moving_variance with the unbiased estimate (n / (n - 1), or 0 when n == 1)."""
 
@@ -152,7 +154,8 @@ def _layer_norm_grad(ad: GradContext) -> tuple[Any, ...]:
 layer_norm = OpDef(
     "layer_norm", ("x", "gamma", "beta"), kernel=layer_norm_kernel, infer=_layer_norm_infer,
     emit=helper_call(layer_norm_kernel, "x, gamma, beta", _LAYER_NORM), attrs=_LAYER_NORM,
-    helpers=(layer_norm_kernel,), fresh=True, grad=_layer_norm_grad, onnx=ox.layer_norm)
+    helpers=(layer_norm_kernel,), fresh=True, grad=_layer_norm_grad, onnx=ox.layer_norm,
+    batch=layer_norm_batch)
 """Layer norm over axes begin_norm_axis.. with gamma/beta of shape x.shape[begin_params_axis:]."""
 
 
@@ -186,7 +189,7 @@ l2_normalize = OpDef(
     "l2_normalize", ("x",), kernel=l2_normalize_kernel, infer=_l2_normalize_infer,
     emit=helper_call(l2_normalize_kernel, "x", {"axis": 0, "epsilon": 1e-4}),
     attrs={"axis": 0, "epsilon": 1e-4},
-    helpers=(l2_normalize_kernel,), fresh=True, grad=_l2_normalize_grad)
+    helpers=(l2_normalize_kernel,), fresh=True, grad=_l2_normalize_grad, batch=along_axis_batch)
 """x divided by its L2 norm over `axis` (an int or a tuple), the norm floored at sqrt(epsilon)."""
 
 

@@ -11,6 +11,7 @@ import numpy as np
 
 from . import onnx as ox
 from . import native
+from .batch_rules import LOOP_EFFECT, LOOP_INPUTLESS, LOOP_PYTHON, first_input_batch, whole_batch
 from .opdef import NO_GRAD, REQUIRED, Dyn, GradContext, OpDef, OpFunction, Primitive
 from .types import (AnyType, ListType, NoneType, Scalar, StrType, Tensor, TupleType, Type,
                     join_types, type_of)
@@ -202,33 +203,33 @@ def _extreme_grad(name: str) -> Callable[[GradContext], tuple[Any, ...]]:
 
 
 placeholder = OpDef("placeholder", (), kernel=lambda: None, infer=lambda: AnyType(), emit="None",
-                    grad=NO_GRAD)
+                    grad=NO_GRAD, batch=LOOP_INPUTLESS)
 """`None` standing for a value only the other arm of an If computes: autodiff exports values
 from one arm this way, and reads them only where that arm ran."""
 stop_gradient = OpDef("stop_gradient", ("x",), kernel=lambda x: x, infer=lambda x: x, emit="x",
-                      grad=NO_GRAD, numba="x", onnx=ox.identity)
+                      grad=NO_GRAD, numba="x", onnx=ox.identity, batch=whole_batch)
 """`x` itself, through which no gradient flows (MindSpore's `ops.stop_gradient`)."""
 constant = OpDef(
     "constant", (), kernel=lambda value: value, infer=lambda value: type_of(value),
-    emit="value", attrs={"value": REQUIRED}, grad=NO_GRAD)
+    emit="value", attrs={"value": REQUIRED}, grad=NO_GRAD, batch=LOOP_INPUTLESS)
 undefined = OpDef(
     "undefined", (), kernel=lambda name: None, infer=lambda name: AnyType(),
-    emit="None", attrs={"name": REQUIRED}, grad=NO_GRAD)
+    emit="None", attrs={"name": REQUIRED}, grad=NO_GRAD, batch=LOOP_INPUTLESS)
 """The value of a variable on a path that never bound it; codegen leaves the name unassigned, so
 reading it raises UnboundLocalError exactly as Python would."""
 make_tuple = OpDef(
     "make_tuple", ("*xs",), kernel=lambda *xs: tuple(xs),
-    infer=lambda *xs: TupleType(xs), emit="(*xs,)", grad=lambda ad: tuple(ad.gs))
+    infer=lambda *xs: TupleType(xs), emit="(*xs,)", grad=lambda ad: tuple(ad.gs), batch=LOOP_PYTHON)
 make_namedtuple = OpDef(
     "make_namedtuple", ("*xs",), kernel=lambda *xs, cls: cls._make(xs),
     infer=lambda *xs, cls: TupleType(xs, cls), emit="cls._make((*xs,))",
-    attrs={"cls": REQUIRED}, grad=lambda ad: tuple(ad.gs))
+    attrs={"cls": REQUIRED}, grad=lambda ad: tuple(ad.gs), batch=LOOP_PYTHON)
 """`cls(*xs)` for a namedtuple class `cls` (the field values in order): a tuple result that
 keeps its class."""
 tuple_getitem = OpDef(
     "tuple_getitem", ("t",), kernel=lambda t, index: t[index],
     infer=lambda t, index: t.elements[index], emit="t[index]", attrs={"index": REQUIRED},
-    grad=lambda ad: (ad.tuple_part(ad.attrs["index"], ad.g),))
+    grad=lambda ad: (ad.tuple_part(ad.attrs["index"], ad.g),), batch=LOOP_PYTHON)
 
 
 def _make_dict_emit(attrs: dict[str, Any]) -> str:
@@ -239,7 +240,8 @@ def _make_dict_emit(attrs: dict[str, Any]) -> str:
 make_dict = OpDef(
     "make_dict", ("*xs",), kernel=lambda *xs, keys: dict(zip(keys, xs)),
     infer=lambda *xs, keys: AnyType(), emit=_make_dict_emit, attrs={"keys": REQUIRED},
-    effects=True, grad=NO_GRAD)  # NOTE: effectful so CSE never merges two fresh dicts
+    effects=True, grad=NO_GRAD,
+    batch=LOOP_PYTHON)  # NOTE: effectful so CSE never merges two fresh dicts
 """`{keys[0]: xs[0], ...}`: a dict result (IR type any; its items are the inputs)."""
 def _depend_grad(ad: GradContext) -> tuple[Any, ...]:
     if len(ad.types) > 1:
@@ -252,60 +254,65 @@ def _depend_grad(ad: GradContext) -> tuple[Any, ...]:
 
 depend = OpDef(
     "depend", ("x", "*after"), kernel=lambda x, *after: x, infer=lambda x, *after: x,
-    emit="x", same_object=True, grad=_depend_grad, numba="x", onnx=ox.identity)
+    emit="x", same_object=True, grad=_depend_grad, numba="x", onnx=ox.identity,
+    batch=first_input_batch)
 """`x` itself, read after the `after` values exist: the frontend's new version of an array that
 an in-place write through an alias or a view (`after`) may have changed, so no pass moves or
 merges a read of it with a read from before the write."""
 list_new = OpDef(
     "list_new", ("*xs",), kernel=lambda *xs: list(xs),
     infer=lambda *xs: ListType(join_types(list(xs)) if xs else AnyType()), emit="[*xs]",
-    effects=True, grad=_list_new_grad)  # NOTE: effectful so CSE never merges two fresh lists
+    effects=True, grad=_list_new_grad,
+    batch=LOOP_PYTHON)  # NOTE: effectful so CSE never merges two fresh lists
 list_append = OpDef(
     "list_append", ("items", "x"), kernel=list_append_kernel, infer=_list_append_infer,
     emit="list_append_kernel(items, x)", helpers=(list_append_kernel,), effects=True,
-    writes=0, grad=_list_append_grad, inplace="out.append(x)")
+    writes=0, grad=_list_append_grad, inplace="out.append(x)", batch=LOOP_PYTHON)
 list_extend = OpDef(
     "list_extend", ("items", "more"), kernel=list_extend_kernel, infer=_list_extend_infer,
     emit="list_extend_kernel(items, more)", helpers=(list_extend_kernel,), effects=True,
-    writes=0, grad=_list_extend_grad)
+    writes=0, grad=_list_extend_grad, batch=LOOP_PYTHON)
 """`items.extend(more)` / `items += more` on a run-time list, in place."""
 list_concat = OpDef(
     "list_concat", ("a", "b"), kernel=lambda a, b: a + b, infer=_list_extend_infer,
-    emit="a + b", effects=True, grad=_list_concat_grad)  # NOTE: effectful: a fresh list
+    emit="a + b", effects=True, grad=_list_concat_grad,
+    batch=LOOP_PYTHON)  # NOTE: effectful: a fresh list
 """`a + b` for run-time lists: a new list."""
 list_delete = OpDef(
     "list_delete", ("items", "i"), kernel=list_delete_kernel, infer=_list_delete_infer,
     emit="list_delete_kernel(items, i)", helpers=(list_delete_kernel,), effects=True,
-    can_raise=True, writes=0, grad=_list_delete_grad)
+    can_raise=True, writes=0, grad=_list_delete_grad, batch=LOOP_PYTHON)
 """`del items[i]` on a run-time list, in place (`items.pop(i)` reads the item first)."""
 list_insert = OpDef(
     "list_insert", ("items", "i", "x"), kernel=list_insert_kernel, infer=_list_insert_infer,
     emit="list_insert_kernel(items, i, x)", helpers=(list_insert_kernel,), effects=True,
-    writes=0, grad=_list_insert_grad)
+    writes=0, grad=_list_insert_grad, batch=LOOP_PYTHON)
 """`items.insert(i, x)` on a run-time list, in place."""
 list_sum = OpDef(
     "list_sum", ("items", "start"), kernel=lambda items, start: sum(items, start),
     infer=_list_sum_infer, emit="sum(items, start)", can_raise=True,
-    grad=_list_sum_grad)
+    grad=_list_sum_grad, batch=LOOP_PYTHON)
 """`sum(items, start)` over a run-time list: `start` plus the items, in order (`start` itself
 when the list is empty)."""
 check_bound = OpDef(
     "check_bound", ("x",), kernel=lambda x: None, infer=lambda x: NoneType(), emit="x",
-    effects=True, reads_only=True, grad=NO_GRAD)
+    effects=True, reads_only=True, grad=NO_GRAD, batch=LOOP_EFFECT)
 """A read of `x` for Python's check alone: the variable is unbound on some paths, and reading
 it there raises UnboundLocalError even where nothing uses what was read."""
-length = OpDef("len", ("x",), kernel=len, infer=_len_infer, emit="len(x)", grad=NO_GRAD)
+length = OpDef("len", ("x",), kernel=len, infer=_len_infer, emit="len(x)", grad=NO_GRAD,
+               batch=LOOP_PYTHON)
 to_int = OpDef("int", ("x",), kernel=int, infer=_to_python(int), emit="int(x)", can_raise=True,
-               grad=NO_GRAD, numba=native.to_int_spelling, onnx=ox.to_python)
+               grad=NO_GRAD, numba=native.to_int_spelling, onnx=ox.to_python, batch=LOOP_PYTHON)
 to_float = OpDef(
     "float", ("x",), kernel=float, infer=_to_python(float), emit="float(x)", can_raise=True,
-    grad=lambda ad: (ad.g,), numba=native.numbers_only("float(x)"), onnx=ox.to_python)
+    grad=lambda ad: (ad.g,), numba=native.numbers_only("float(x)"), onnx=ox.to_python,
+    batch=LOOP_PYTHON)
 to_bool = OpDef("bool", ("x",), kernel=bool, infer=_to_python(bool), emit="bool(x)",
                 can_raise=True, grad=NO_GRAD, numba=native.numbers_only("bool(x)"),
-                onnx=ox.to_python)
+                onnx=ox.to_python, batch=LOOP_PYTHON)
 not_ = OpDef("not", ("x",), kernel=lambda x: not x, infer=_to_python(bool), emit="not x",
              operator="Not", can_raise=True, grad=NO_GRAD, numba=native.numbers_only("not x"),
-             onnx=ox.logical_not_python)
+             onnx=ox.logical_not_python, batch=LOOP_PYTHON)
 def _builtin_minmax(name: str):
     def infer(*xs: Type) -> Type:
         if len(xs) == 1 and isinstance(xs[0], ListType):  # min(items) of a run-time list
@@ -337,12 +344,13 @@ def _format_infer(*xs: Type, template: str) -> Type:
 
 format_ = OpDef(
     "format", ("*xs",), kernel=lambda *xs, template: template.format(*xs), infer=_format_infer,
-    emit="template.format(*xs)", attrs={"template": REQUIRED}, can_raise=True, grad=NO_GRAD)
+    emit="template.format(*xs)", attrs={"template": REQUIRED}, can_raise=True, grad=NO_GRAD,
+    batch=LOOP_PYTHON)
 """`template.format(*xs)`: f-strings and `str.format` of run-time values."""
 percent_format = OpDef(
     "percent_format", ("*xs",), kernel=lambda *xs, template: template % xs,
     infer=_format_infer, emit="template % xs", attrs={"template": REQUIRED}, can_raise=True,
-    grad=NO_GRAD)
+    grad=NO_GRAD, batch=LOOP_PYTHON)
 """`template % (x, ...)`: printf-style formatting of run-time values."""
 
 
@@ -355,41 +363,44 @@ def _print_emit(attrs: dict[str, Any]) -> str:
 
 builtin_min = OpDef("min", ("*xs",), kernel=min, infer=_builtin_minmax("min"), emit="min(*xs)",
                     can_raise=True, grad=_extreme_grad("min"),
-                    numba=native.extreme_spelling(native.py_min), onnx=ox.python_minmax("Min"))
+                    numba=native.extreme_spelling(native.py_min), onnx=ox.python_minmax("Min"),
+                    batch=LOOP_PYTHON)
 builtin_max = OpDef("max", ("*xs",), kernel=max, infer=_builtin_minmax("max"), emit="max(*xs)",
                     can_raise=True, grad=_extreme_grad("max"),
-                    numba=native.extreme_spelling(native.py_max), onnx=ox.python_minmax("Max"))
+                    numba=native.extreme_spelling(native.py_max), onnx=ox.python_minmax("Max"),
+                    batch=LOOP_PYTHON)
 """Python's `min`/`max` builtins (scalars, or the items of a 1-d sequence), not NumPy's."""
 print_ = OpDef(
     "print", ("*xs",), kernel=lambda *xs, sep, end: print(*xs, sep=sep, end=end),
     infer=lambda *xs, sep, end: NoneType(), emit=_print_emit,
-    attrs={"sep": " ", "end": "\n"}, effects=True, reads_only=True, grad=NO_GRAD)
+    attrs={"sep": " ", "end": "\n"}, effects=True, reads_only=True, grad=NO_GRAD, batch=LOOP_EFFECT)
 assert_ = OpDef(
     "assert", ("cond", "message"), kernel=assert_that, infer=lambda cond, message: NoneType(),
     emit="assert_that(cond, message)", helpers=(assert_that,), effects=True, can_raise=True,
-    reads_only=True, grad=NO_GRAD)
+    reads_only=True, grad=NO_GRAD, batch=LOOP_EFFECT)
 raise_ = OpDef(
     "raise", ("*args",), kernel=lambda *args, exc_type: raise_error(exc_type, *args),
     infer=lambda *args, exc_type: NoneType(), emit="raise_error(exc_type, *args)",
     attrs={"exc_type": REQUIRED}, helpers=(raise_error,), effects=True, can_raise=True,
-    grad=NO_GRAD)
+    grad=NO_GRAD, batch=LOOP_EFFECT)
 exc_matches = OpDef(
     "exc_matches", ("exc",), kernel=lambda exc, types: isinstance(exc, types),
     infer=lambda exc, types: Scalar(bool), emit="isinstance(exc, types)",
-    attrs={"types": REQUIRED}, grad=NO_GRAD)
+    attrs={"types": REQUIRED}, grad=NO_GRAD, batch=LOOP_PYTHON)
 """Whether the exception an except block caught is one of `types` (its `except` clauses)."""
 reraise_ = OpDef(
     "reraise", ("exc",), kernel=reraise, infer=lambda exc: NoneType(), emit="reraise(exc)",
-    helpers=(reraise,), effects=True, can_raise=True, grad=NO_GRAD)
+    helpers=(reraise,), effects=True, can_raise=True, grad=NO_GRAD, batch=LOOP_EFFECT)
 seterr = OpDef(
     "seterr", (), kernel=enter_errstate, infer=lambda settings: AnyType(),
     emit="enter_errstate(settings)", helpers=(enter_errstate,), attrs={"settings": REQUIRED},
-    effects=True, grad=NO_GRAD)
+    effects=True, grad=NO_GRAD, batch=LOOP_EFFECT)
 """Entering `with np.errstate(...)` (settings: sorted (key, value) pairs): NumPy's
 floating-point error handling set; the result is the handling it replaced."""
 restore_err = OpDef(
     "restore_err", ("old",), kernel=leave_errstate, infer=lambda old: NoneType(),
-    emit="leave_errstate(old)", helpers=(leave_errstate,), effects=True, grad=NO_GRAD)
+    emit="leave_errstate(old)", helpers=(leave_errstate,), effects=True, grad=NO_GRAD,
+    batch=LOOP_EFFECT)
 """Leaving `with np.errstate(...)`: the handling `seterr` replaced, back."""
 
 OPS = (constant, undefined, placeholder, stop_gradient, make_tuple, make_namedtuple,

@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from .batch_rules import LOOP_EFFECT
 from .opdef import NO_GRAD, REQUIRED, OpDef
 from .types import Type, type_of
 
@@ -45,7 +46,7 @@ def _emit(attrs: dict[str, Any]) -> str:
 global_random = OpDef(
     "global_random", (), kernel=_draw, infer=_infer, emit=_emit,
     attrs={"function": REQUIRED, "args": (), "keywords": ()}, effects=True, fresh=True,
-    can_raise=True, grad=NO_GRAD)
+    can_raise=True, grad=NO_GRAD, batch=LOOP_EFFECT)
 """`np.random.<function>(*args, **keywords)` on NumPy's global generator (arguments known when
 compiling; `keywords` as (name, value) pairs)."""
 

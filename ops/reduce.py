@@ -11,6 +11,7 @@ from typing import Any, Callable
 import numpy as np
 
 from . import onnx as ox
+from .batch_rules import along_axis_batch
 from .elementwise import (as_tensor, checked, dtype_or_none, np_call, on_tensor, primitive,
                           probe, spell)
 from . import native
@@ -52,7 +53,7 @@ def _reduction(name: str, fn: Callable[..., Any], emit: Any, method: Any, *,
     return OpDef(name, ("x",), kernel=checked(name, fn, infer), infer=infer, emit=emit,
                  attrs=attrs, fresh=True, specialize=on_tensor(method), grad=grad,
                  numba=native.reduction_spelling(name), onnx=onnx,
-                 batch=None if kw.get("single_axis") else reduce_batch)
+                 batch=along_axis_batch if kw.get("single_axis") else reduce_batch)
 
 
 def _np_reduce(func: str, grad: Grad = NO_GRAD, onnx: Any = None, **kw: bool) -> OpDef:
@@ -213,7 +214,8 @@ def _cumsum_grad(ad: GradContext) -> tuple[Any, ...]:
 cumsum = OpDef("cumsum", ("x",), kernel=checked("cumsum", lambda x, axis: np.cumsum(x, axis),
                                                 _cumsum_infer),
                infer=_cumsum_infer, emit=np_call("np.cumsum", "x", axis=None),
-               attrs={"axis": None}, fresh=True, grad=_cumsum_grad, onnx=ox.cumsum)
+               attrs={"axis": None}, fresh=True, grad=_cumsum_grad, onnx=ox.cumsum,
+               batch=along_axis_batch)
 """`np.cumsum(x, axis)`: the running sum (of the flattened array for axis=None)."""
 
 OPS = (sum_, mean, prod, reduce_max, reduce_min, argmax, argmin, all_, any_, cumsum)

@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from .batch_rules import folded
 from .elementwise import checked
 from .opdef import GradContext, OpDef, OpFunction, Primitive
 from .types import Tensor, Type, expect_tensor
@@ -97,7 +98,7 @@ resize_bilinear = OpDef(
     infer=_resize_infer,
     emit="resize_bilinear_kernel(x, size, align_corners, half_pixel_centers)",
     attrs={"size": (1, 1), **_ATTRS}, helpers=(interpolation_matrix, resize_bilinear_kernel),
-    fresh=True, grad=_resize_grad)
+    fresh=True, grad=_resize_grad, batch=folded())
 """NCHW images resized to `size` (height, width) by bilinear interpolation."""
 resize_bilinear_grad = OpDef(
     "resize_bilinear_grad", ("g",),
@@ -106,7 +107,7 @@ resize_bilinear_grad = OpDef(
     emit="resize_bilinear_grad_kernel(g, in_size, align_corners, half_pixel_centers)",
     attrs={"in_size": (1, 1), **_ATTRS},
     helpers=(interpolation_matrix, resize_bilinear_grad_kernel), fresh=True,
-    grad=_resize_grad_grad)
+    grad=_resize_grad_grad, batch=folded())
 """resize_bilinear's gradient: the adjoint spread back onto an image of `in_size`."""
 
 

@@ -12,6 +12,7 @@ import numpy as np
 
 from . import onnx as ox
 from . import native
+from .batch_rules import LOOP_INPUTLESS, LOOP_PYTHON, flatten_batch
 from .batching import (axis_batch, broadcast_batch, broadcast_to_batch, expand_dims_batch,
                        reshape_batch, transpose_batch)
 from .elementwise import as_tensor, checked, dtype_or_none, np_call, on_tensor, primitive, spell
@@ -468,7 +469,8 @@ squeeze = shape_op("squeeze", ("x",), lambda x, axis: np.squeeze(x, axis), _sque
               np_call("np.squeeze", "x", axis=None), {"axis": None}, grad=RESHAPED,
               onnx=ox.to_result_shape, batch=axis_batch)
 flatten = shape_op("flatten", ("x",), _flatten, _flatten_infer, _flatten_emit,
-              {"start_dim": 1, "end_dim": -1}, grad=RESHAPED, onnx=ox.to_result_shape)
+              {"start_dim": 1, "end_dim": -1}, grad=RESHAPED, onnx=ox.to_result_shape,
+              batch=flatten_batch)
 """MindSpore's flatten keeps dim 0 (`start_dim=1`); `x.flatten()` is `start_dim=0` (a copy)."""
 broadcast_to = shape_op("broadcast_to", ("x", "*dims"), _broadcast_to, _broadcast_to_infer,
                    _broadcast_to_emit, {"shape": REQUIRED}, grad=lambda ad: (ad.g,),
@@ -478,13 +480,13 @@ cast = OpDef("cast", ("x",), kernel=checked("cast", astype, _cast_infer), infer=
              grad=lambda ad: (ad.g,), numba=native.cast_spelling, onnx=ox.to_result_dtype,
              batch=broadcast_batch)
 shape_of = shape_op("shape", ("x",), np.shape, _shape_infer, "np.shape(x)", grad=NO_GRAD,
-                    static=_known_shape, onnx=ox.shape_of)
+                    static=_known_shape, onnx=ox.shape_of, batch=LOOP_PYTHON)
 size_of = shape_op("size", ("x",), np.size, _count_infer("size"), "np.size(x)", grad=NO_GRAD,
-                   static=_known_size)
+                   static=_known_size, batch=LOOP_PYTHON)
 ndim_of = shape_op("ndim", ("x",), np.ndim, _count_infer("ndim"), "np.ndim(x)", grad=NO_GRAD,
-                   static=_known_rank)
+                   static=_known_rank, batch=LOOP_PYTHON)
 dim_of = OpDef("dim", (), kernel=dim_value, infer=_dim_infer, emit="value",
-               attrs={"value": REQUIRED}, grad=NO_GRAD, onnx=ox.dim_value)
+               attrs={"value": REQUIRED}, grad=NO_GRAD, onnx=ox.dim_value, batch=LOOP_INPUTLESS)
 """A size as a run-time int: `x.shape[0]` of a symbolic dim is `dim(value=N)`, which generated
 code spells as the variable holding N (read from the arguments at the function's entry)."""
 

@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from .batch_rules import LOOP_PYTHON, along_axis_batch
 from .elementwise import as_tensor, checked, np_call, spell
 from .shaping import normalize_axis
 from .opdef import NO_GRAD, GradContext, OpDef, OpFunction, Primitive
@@ -53,7 +54,7 @@ def _topk_grad(ad: GradContext) -> tuple[Any, ...]:
 
 topk = OpDef("topk", ("x",), kernel=checked("topk", topk_kernel, _topk_infer), infer=_topk_infer,
              emit="topk_kernel(x, k, largest)", attrs={"k": 1, "largest": True},
-             helpers=(topk_kernel,), fresh=True, grad=_topk_grad)
+             helpers=(topk_kernel,), fresh=True, grad=_topk_grad, batch=LOOP_PYTHON)
 """(values, indices) of the k largest along the last axis (MindSpore's TopK, sorted)."""
 
 
@@ -114,12 +115,12 @@ def _sort_grad(ad: GradContext) -> tuple[Any, ...]:
 
 sort = OpDef("sort", ("x",), kernel=lambda x, axis, kind: np.sort(x, axis=axis, kind=kind),
              infer=_sorted_infer("sort", False), emit=np_call("np.sort", "x", axis=-1, kind=None),
-             attrs={"axis": -1, "kind": None}, fresh=True, grad=_sort_grad)
+             attrs={"axis": -1, "kind": None}, fresh=True, grad=_sort_grad, batch=along_axis_batch)
 """`np.sort(x, axis, kind)`: a sorted copy."""
 argsort = OpDef("argsort", ("x",), kernel=lambda x, axis, kind: np.argsort(x, axis=axis, kind=kind),
                 infer=_sorted_infer("argsort", True),
                 emit=np_call("np.argsort", "x", axis=-1, kind=None),
-                attrs={"axis": -1, "kind": None}, fresh=True, grad=NO_GRAD)
+                attrs={"axis": -1, "kind": None}, fresh=True, grad=NO_GRAD, batch=along_axis_batch)
 """`np.argsort(x, axis, kind)`: the indices that sort x (NumPy's intp)."""
 
 OPS = (topk, sort, argsort)

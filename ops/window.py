@@ -10,6 +10,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from . import onnx as ox
+from .batch_rules import LOOP_ACROSS, folded
 from .elementwise import helper_call, optional, unsupported
 from .conv_kernels import (conv2d_gemm, conv2d_grad_input, conv2d_grad_weight,
                            conv2d_grad_weight_rows, conv2d_kernel, conv2d_rows,
@@ -229,7 +230,7 @@ conv2d = OpDef(
     "conv2d", ("x", "weight", "*bias"), kernel=conv2d_kernel, infer=_conv2d_infer,
     emit=helper_call(conv2d_kernel, "x, weight, *bias", _CONV2D), attrs=_CONV2D,
     helpers=(window_pads, window_view, conv2d_kernel), fresh=True, specialize=_conv2d_static,
-    grad=_conv2d_grad, onnx=ox.conv2d)
+    grad=_conv2d_grad, onnx=ox.conv2d, batch=folded())
 """NCHW x OIHW convolution (optional bias [O]); attributes are canonical: stride/dilation pairs,
 padding (top, bottom, left, right), pad_mode 'valid' | 'same' | 'pad'."""
 
@@ -267,7 +268,7 @@ conv2d_grad_input = OpDef(
     emit=helper_call(conv2d_grad_input, "g, weight", {"x_shape": REQUIRED, **_CONV2D}),
     helpers=(window_pads, add_windows, image_block, pad_hw, im2col, conv2d_gemm, pixel_windows,
              row_band, conv2d_rows, conv_transpose_stride1, conv2d_grad_input), fresh=True,
-    grad=_conv2d_grad_input_grad, onnx=ox.conv2d_grad_input)
+    grad=_conv2d_grad_input_grad, onnx=ox.conv2d_grad_input, batch=folded((0,), "x_shape"))
 """conv2d's gradient with respect to its input (a transposed convolution)."""
 
 
@@ -285,7 +286,7 @@ conv2d_grad_weight = OpDef(
     emit=helper_call(conv2d_grad_weight, "x, g", {"w_shape": REQUIRED, **_CONV2D}),
     helpers=(window_pads, pad_hw, im2col, image_block, pixel_windows, row_band,
              conv2d_grad_weight_rows, conv2d_grad_weight), fresh=True,
-    grad=_conv2d_grad_weight_grad)
+    grad=_conv2d_grad_weight_grad, batch=LOOP_ACROSS)
 """conv2d's gradient with respect to its weight."""
 
 
@@ -332,7 +333,7 @@ max_pool2d = OpDef(
     helpers=(window_pads, window_view, window_reduce, max_pool2d_kernel), fresh=True,
     specialize=_max_pool2d_static,
     grad=lambda ad: (ad.op("max_pool2d_grad", ad.input(0), ad.out, ad.g, **ad.attrs),),
-    onnx=ox.max_pool2d)
+    onnx=ox.max_pool2d, batch=folded())
 """NCHW max pooling; kernel_size/stride/dilation pairs, padding a 4-tuple."""
 
 
@@ -342,7 +343,7 @@ max_pool2d_grad = OpDef(
     helpers=(window_pads, window_view, add_windows, scatter_windows, first_maxima,
              max_pool_blocks_grad, max_pool2d_grad),
     fresh=True, grad=lambda ad: (None, None, ad.op("max_pool2d_pick", ad.input(0), ad.input(1),
-                                                    ad.g, **ad.attrs)))
+                                                    ad.g, **ad.attrs)), batch=folded((0, 1, 2)))
 """max_pool2d's gradient: each window's adjoint at the element it chose."""
 
 
@@ -351,7 +352,7 @@ max_pool2d_pick = OpDef(
     attrs=_MAX_POOL, emit=helper_call(max_pool2d_pick, "x, out, u", _MAX_POOL),
     helpers=(window_pads, window_view, first_maxima, max_pool2d_pick), fresh=True,
     grad=lambda ad: (None, None, ad.op("max_pool2d_grad", ad.input(0), ad.input(1), ad.g,
-                                       **ad.attrs)))
+                                       **ad.attrs)), batch=folded((0, 1, 2)))
 """`u` read at the elements max pooling chose (the adjoint of max_pool2d_grad)."""
 
 
@@ -374,7 +375,7 @@ avg_pool2d = OpDef(
     emit=helper_call(avg_pool2d_kernel, "x", _AVG_POOL), attrs=_AVG_POOL,
     helpers=(window_pads, window_view, window_reduce, pool_divisor, avg_pool2d_kernel), fresh=True,
     grad=lambda ad: (ad.op("avg_pool2d_grad", ad.g, x_shape=_static("avg_pool2d", ad.types[0]),
-                           **ad.attrs),), onnx=ox.avg_pool2d)
+                           **ad.attrs),), onnx=ox.avg_pool2d, batch=folded())
 """NCHW average pooling; `count_include_pad=False` divides by the unpadded pixels and
 `divisor_override` (0 = none) replaces the divisor."""
 
@@ -386,7 +387,8 @@ avg_pool2d_grad = OpDef(
     helpers=(window_pads, pool_divisor, add_windows, scatter_windows, avg_pool2d_grad),
     fresh=True,
     grad=lambda ad: (ad.op("avg_pool2d", ad.g, **{k: v for k, v in ad.attrs.items()
-                                                  if k != "x_shape"}),))
+                                                  if k != "x_shape"}),),
+                                                  batch=folded((0,), "x_shape"))
 """avg_pool2d's gradient: each window's adjoint, divided as the forward divided, spread back."""
 
 

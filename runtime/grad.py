@@ -15,6 +15,7 @@ from typing import Any, Hashable, Iterable
 
 import numpy as np
 
+from ..common.markers import FIXED_CLOSURE_ATTR, GRADIENT_ATTR, TRANSFORM_ATTR, USER_CODE_ATTR
 from ..common.tensor import as_results
 from ..frontend.errors import CompileError
 from ..graph.gradient import ALL, COMPILE_TIME_ATTR, FIRST, GRADIENT_ATTR, GradRequest
@@ -184,11 +185,14 @@ class GradFunction(JitBase):
         # frontend differentiates in place (this function's own transform runs on the
         # result); a plain function reaching cells is called as a method of their root.
         if isinstance(forward, GradFunction):
-            forward = _calling(forward)
+            forward = with_user_code(fixed_closure(_calling(forward), forward),
+                                     user_code(self._function(instance)))
         if instance is None:
             return forward
         if isinstance(instance, Cell) and not isinstance(instance, FunctionRoot):
-            return types.MethodType(_calling_method(forward), instance)
+            method = fixed_closure(_calling_method(forward), forward)
+            return types.MethodType(with_user_code(method, user_code(self._function(instance))),
+                                    instance)
         return FunctionWithRoot(forward, instance)
 
     def _function(self, instance: Any) -> Any:
@@ -307,6 +311,32 @@ def _ones(t: Any) -> Any:
     if isinstance(t, Tensor) and t.is_static:
         return np.ones(t.shape, t.dtype)
     raise TypeError(f"cannot make an example sensitivity for an output of type {t}")
+
+
+def fixed_closure(wrapper: Any, function: Any) -> Any:
+    """`wrapper` (calling `function`) with its closure guarded in memory only
+    (FIXED_CLOSURE_ATTR) when the disk key names all that `function` holds: a chain of gradient
+    and transform functions ending at a plain function (its name and source) or a Cell (the
+    compiled instance). A bound method of another object, or a callable object, carries state
+    no key names: then the closure guard keeps the entry off the disk."""
+    inner = function
+    while hasattr(type(inner), GRADIENT_ATTR) or hasattr(type(inner), TRANSFORM_ATTR):
+        inner = inner.__wrapped__
+    if isinstance(inner, types.FunctionType | Cell):
+        setattr(wrapper, FIXED_CLOSURE_ATTR, True)
+    return wrapper
+
+
+def user_code(function: Any) -> Any:
+    """The code object of the user's function (through a bound method), or None (an op)."""
+    return getattr(getattr(function, "__func__", function), "__code__", None)
+
+
+def with_user_code(wrapper: Any, code: Any) -> Any:
+    """`wrapper` shown as the user's function `code` in generated code (USER_CODE_ATTR)."""
+    if code is not None:
+        setattr(wrapper, USER_CODE_ATTR, code)
+    return wrapper
 
 
 def _calling(function: Any) -> Any:

@@ -123,9 +123,21 @@ def target_source(func: Any) -> str | None:
     # spend ~10 ms compiling the tokenizer's regular expressions.
     last = max(_last_line(code), code.co_firstlineno)
     text = read_lines(code.co_filename, code.co_firstlineno, last - code.co_firstlineno + 1)
-    if text is None:
+    defaults = _defaults(func)
+    if text is None or defaults is None:
         return None
-    return f"{os.path.abspath(code.co_filename)}:{code.co_firstlineno}:{text_hash(text)}"
+    return f"{os.path.abspath(code.co_filename)}:{code.co_firstlineno}:{text_hash(text)}{defaults}"
+
+
+def _defaults(func: Any) -> str | None:
+    """The function's default argument values by `fingerprint` ("" when it has none): the
+    compiled code bakes them in, and one `def` run twice (a factory's `def f(x, k=k)`) gives
+    functions of one name and source with different defaults. None if one has no stable name."""
+    values = (getattr(func, "__defaults__", None), getattr(func, "__kwdefaults__", None))
+    if values == (None, None):
+        return ""
+    found = fingerprint([values[0] or (), sorted((values[1] or {}).items())])
+    return None if found is None else f" defaults={found}"
 
 
 def _last_line(code: types.CodeType) -> int:
@@ -202,7 +214,11 @@ def fingerprint(value: Any) -> str | None:
         return None if owner is None else f"method:{owner}.{value.__func__.__qualname__}"
     if isinstance(value, types.CodeType):  # NOTE: by place; the source records check its text
         return f"code:{value.co_filename}:{value.co_firstlineno}:{value.co_name}"
-    if isinstance(value, type | types.FunctionType | types.BuiltinFunctionType):
+    if isinstance(value, types.FunctionType):
+        defaults = _defaults(value)
+        return None if defaults is None else \
+            f"function:{value.__module__}.{value.__qualname__}{defaults}"
+    if isinstance(value, type | types.BuiltinFunctionType):
         return f"{type(value).__name__}:{value.__module__}.{value.__qualname__}"
     text = repr(value)
     if " at 0x" in text:

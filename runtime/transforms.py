@@ -20,7 +20,7 @@ from ..graph.jacobian import (DERIVATIVE, JACFWD, JACREV, JVP, VMAP, TransformRe
                               transform_graph)
 from ..nn.cell import Cell
 from .context import CompileOptions
-from .grad import GradFunction
+from .grad import GradFunction, fixed_closure, user_code, with_user_code
 from .jit import JitFunction
 from .roots import FunctionRoot, RootOf
 from .grad import _error
@@ -155,13 +155,15 @@ class TransformFunction(JitBase):
         return FunctionWithRoot(forward, instance)
 
     def _target(self, instance: Any) -> Any:
-        call = _calling(self)
+        call = fixed_closure(_calling(self), self)
         call.__name__ = call.__qualname__ = self._title(instance).replace(".", "_")
+        user = user_code(self._function(instance))
         if instance is None:
-            return call
+            return with_user_code(call, user)
         if isinstance(instance, Cell) and not isinstance(instance, FunctionRoot):
-            return types.MethodType(_calling_method(self), instance)
-        return FunctionWithRoot(call, instance)
+            method = fixed_closure(_calling_method(self), self)
+            return types.MethodType(with_user_code(method, user), instance)
+        return FunctionWithRoot(with_user_code(call, user), instance)
 
     def _function(self, instance: Any) -> Any:
         forward = self.__wrapped__

@@ -232,6 +232,25 @@ def test_compiled_once_and_readable():
     assert "for i in range(3)" not in code and code.count("np.sin(") <= 2, code
 
 
+def test_generated_code_names_only_the_users_lines():
+    """The comments of a transform's code name the user's file: a line of amber's own call
+    wrapper (`return function(*args)`) shows as the wrapped function's `def`."""
+    def squares(v):
+        return (v * v).sum()
+
+    def wave(v):
+        return ops.sin(v) * v
+
+    x = np.array([0.3, -0.5, 0.8])
+    made = [ops.vmap(branchy, in_axes=(0, None)), ops.jacfwd(amber.grad(squares)),
+            ops.jacfwd(ops.jacrev(wave))]
+    args = [(np.ones((2, 3)), x), (x,), (x,)]
+    for fn, a in zip(made, args):
+        fn(*a)
+        comments = [line.strip() for line in fn.code.splitlines() if line.strip().startswith("#")]
+        assert comments and all("test_transforms.py:" in c for c in comments), fn.code
+
+
 def test_refusals_name_the_users_line():
     def two_outputs(x):
         return x * 2.0

@@ -32,12 +32,21 @@ gradient_samples = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(gradient_samples)
 
 EXAMPLES = 3
-RULED = sorted(op.name for op in registry.OPS.values() if op.batch is not None)
+RULED = sorted(op.name for op in registry.OPS.values()
+               if op.batch is not None and not hasattr(op.batch, "loop_reason"))
+"""The ops with a batched form (the others' rule is the named per-example loop)."""
 _R = np.random.default_rng(0)
+_IMAGES = _R.standard_normal((2, 2, 4, 4))
+_POOL = registry.OPS["max_pool2d"].full_attrs({"kernel_size": (2, 2), "stride": (2, 2)})
 EXTRA = {"matmul": [((_R.standard_normal((1, 3)), _R.standard_normal((1, 4))),
                      {"transpose_a": True}),  # NOTE: outer products take a rule of their own
                     ((_R.standard_normal((3, 1)), _R.standard_normal((4, 1))),
-                     {"transpose_b": True})]}
+                     {"transpose_b": True})],
+         "nll_loss": [((_R.standard_normal((4, 3)), np.array([0, 2, 1, 1])), {"reduction": r})
+                      for r in ("none", "sum")],
+         **{name: [((_IMAGES, registry.OPS["max_pool2d"].kernel(_IMAGES, **_POOL),
+                     _R.standard_normal((2, 2, 2, 2))), _POOL)]
+            for name in ("max_pool2d_grad", "max_pool2d_pick")}}
 SAMPLES = {name: [*EXTRA.get(name, ()), *samples.SAMPLES.get(name, ()),
                   *gradient_samples.SAMPLES.get(name, ())] for name in RULED}
 CASES = [(name, i) for name in RULED for i in range(min(len(SAMPLES[name]), 2))]
@@ -52,6 +61,8 @@ def _arrays(inputs: tuple) -> list[int]:
 
 def _examples(v: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     """EXAMPLES variants of `v` stacked: its elements shuffled (the first is `v` itself)."""
+    if v.dtype.kind in "iu" and v.ndim > 1:  # NOTE: index rows (gather_nd) stay whole rows
+        return np.stack([v] + [rng.permutation(v) for _ in range(EXAMPLES - 1)])
     rows = [v] + [rng.permutation(v.reshape(-1)).reshape(v.shape) for _ in range(EXAMPLES - 1)]
     return np.stack(rows)
 
@@ -130,11 +141,19 @@ def _loops(graph: Graph) -> int:
 
 @pytest.mark.parametrize("name", ["add", "mul", "exp", "tanh", "gt", "select", "sum", "mean",
                                   "transpose", "matmul", "reshape", "dense", "softmax",
-                                  "expand_dims", "broadcast_to", "cast"])
+                                  "expand_dims", "broadcast_to", "cast", "argmax", "cumsum",
+                                  "sort", "one_hot", "flip", "flatten", "tile", "pad",
+                                  "getitem", "gather", "gather_nd", "copy", "embedding", "dot",
+                                  "layer_norm", "mse_loss", "nll_loss", "batch_norm", "conv2d",
+                                  "conv2d_nhwc", "max_pool2d", "avg_pool2d", "resize_bilinear",
+                                  "conv2d_grad_input", "max_pool2d_grad", "full_like",
+                                  "index_add", "index_add_into", "index_zero"])
 def test_rules_are_taken(name: str) -> None:
-    """With every array batched (dense: its input alone), these ops run on the whole batch,
-    no loop."""
-    pattern = 1 if name == "dense" else 0
+    """With every array batched (ops with shared weights or tables: their first input alone;
+    gather_nd: its indices alone), these ops run on the whole batch, no loop."""
+    pattern = 2 if name == "gather_nd" else 1 if name in (
+        "dense", "gather", "embedding", "dot", "layer_norm", "batch_norm", "conv2d", "conv2d_nhwc",
+        "conv2d_grad_input") else 0
     taken = [_loops(g) == 0 for i in range(len(SAMPLES[name]))
              for g in _run(name, i, symbolic=False)[pattern:pattern + 1]]
     assert taken and any(taken), name
@@ -144,3 +163,21 @@ def test_rules_exist_for_the_families() -> None:
     """The elementwise family shares one rule, so every elementwise op has it."""
     missing = [op.name for op in registry.OPS.values() if op.elementwise and op.batch is None]
     assert not missing, missing
+
+
+def test_every_op_has_a_rule() -> None:
+    """A batched form, or the named per-example loop with a documented reason."""
+    from amber.ops.batch_rules import LOOP_REASONS
+    missing = [op.name for op in registry.OPS.values() if op.batch is None]
+    assert not missing, f"ops without a batching rule: {missing}"
+    reasons = {op.name: getattr(op.batch, "loop_reason", None) for op in registry.OPS.values()}
+    assert all(r is None or r in LOOP_REASONS for r in reasons.values()), reasons
+
+
+def test_the_looped_ops_are_listed_in_the_docs() -> None:
+    """docs/transforms.md names every op whose rule is the per-example loop."""
+    docs = os.path.join(os.path.dirname(__file__), "..", "..", "docs", "transforms.md")
+    with open(docs, encoding="utf-8") as f:
+        text = f.read()
+    looped = [op.name for op in registry.OPS.values() if hasattr(op.batch, "loop_reason")]
+    assert looped and not [name for name in looped if f"`{name}`" not in text]
