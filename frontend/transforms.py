@@ -12,7 +12,7 @@ from typing import Any
 from ..common.markers import DIRECT_ATTR, TRANSFORM_ATTR
 from ..graph import Builder, InsertPoint, Tensor, Value
 from ..graph.autodiff import NotDifferentiable
-from ..graph.gradient import ALL, GradRequest, GradSpecError, position_groups
+from ..graph.gradient import ALL, GradRequest, GradSpecError, gradient_of, position_groups
 from ..graph.jacobian import DERIVATIVE, JVP, VMAP, TransformRequest, transform_values
 from ..nn.cell import Cell
 from .batching import call_vmap
@@ -101,8 +101,12 @@ def _vjp(f: Frame, args: list[Any], kwargs: dict[str, Any]) -> Any:
     if len(inputs) == 1 and isinstance(inputs[0], tuple | PyList):
         inputs = _items(inputs[0])
     inputs = [_own(f, a) for a in inputs]
+    block, start = f.builder.ip.block, len(f.builder.ip.block.nodes)
     result = f.call(fn, inputs, {})
+    out = f.materialise(result)
     vjp_fn = BoundTransform("vjp", fn, inputs, has_aux)
+    if f.builder.ip.block is block and f.builder.ip.anchor is None:
+        vjp_fn.forward = _Forward(block, tuple(block.nodes[start:]), out)
     if not has_aux:
         return result, vjp_fn
     if not isinstance(result, tuple) or len(result) < 2:
@@ -111,14 +115,40 @@ def _vjp(f: Frame, args: list[Any], kwargs: dict[str, Any]) -> Any:
     return result[0], vjp_fn, tuple(result[1:])
 
 
+class _Forward:
+    """The nodes `ops.vjp` built for the forward (in `block`, computing `out`)."""
+
+    def __init__(self, block: Any, nodes: tuple, out: Value) -> None:
+        self.block, self.nodes, self.out = block, nodes, out
+
+    def reusable(self, f: Frame) -> bool:
+        """True when `vjp_fn` is called in the forward's block with nothing since that could
+        change what it read: the block still holds those nodes and no effect (an in-place
+        write, caller state, a draw) ran after them."""
+        block = self.block
+        if f.builder.ip.block is not block or f.builder.ip.anchor is not None or not self.nodes:
+            return False
+        try:
+            start = block.nodes.index(self.nodes[0])
+        except ValueError:
+            return False
+        end = start + len(self.nodes)
+        return (tuple(block.nodes[start:end]) == self.nodes
+                and not any(n.effectful for n in block.nodes[end:]))
+
+
 class BoundTransform:
     """`vjp_fn` / `jvp_fn` made by ops.vjp / ops.linearize inside compiled code: a call
     compiles the gradient with the adjoint (the jvp along the tangents) at the inputs in place.
-    NOTE: that inlines the forward again; the passes merge what the two copies share."""
+    The first `vjp_fn(v)` in the block of its `ops.vjp` differentiates the forward's own nodes
+    (`forward`), so the backward reads the values the forward computed; any other call (after
+    an effect, in another block, a second call) inlines the forward again, which then runs on
+    the values as they are at that call."""
     __amber_transform__ = None  # NOTE: marks it for `call_transform`
 
     def __init__(self, kind: str, fn: Any, inputs: list[Any], has_aux: bool) -> None:
         self.kind, self.fn, self.inputs, self.has_aux = kind, fn, inputs, has_aux
+        self.forward: _Forward | None = None
 
     def call(self, f: Frame, args: list[Any], kwargs: dict[str, Any]) -> Any:
         if kwargs:
@@ -130,8 +160,32 @@ class BoundTransform:
         if len(args) != 1:
             raise f.error("vjp_fn takes one argument: the output's adjoint")
         request = GradRequest(ALL, len(self.inputs) == 1, None, self.has_aux, False, True)
-        found = call_gradient(f, _Gradient(self.fn, request), [*self.inputs, args[0]], {})
+        forward, self.forward = self.forward, None  # NOTE: its nodes are differentiated once
+        if forward is not None and forward.reusable(f):
+            found = _reverse(f, forward, request, self.inputs, f.materialise(args[0]))
+        else:
+            found = call_gradient(f, _Gradient(self.fn, request), [*self.inputs, args[0]], {})
         return found[0] if self.has_aux else found
+
+
+def _reverse(f: Frame, forward: _Forward, request: GradRequest, inputs: list[Any],
+             sens: Value) -> Any:
+    """The gradient of the recorded forward against `sens`, appended where the call is."""
+    out = forward.out
+    made = out.producer.loc if out.producer is not None else None
+    b = Builder(InsertPoint.at_end(forward.block), f.builder.loc)
+    try:
+        groups = position_groups(request, len(inputs), lambda p: _arrays(inputs[p]), None)
+        found = gradient_of(f.compiler.graph, b, out, request, groups, None, sens, made,
+                            forward.nodes)
+    except GradSpecError as err:
+        raise _error(f, str(err), err.loc, err.hint) from None
+    except NotDifferentiable as err:
+        raise _error(f, f"cannot differentiate this line: {err}", err.loc,
+                     "use ops.stop_gradient where no gradient should flow, or rewrite it with "
+                     "ops that have gradients") from None
+    _refresh_last_effect(f, forward.block)
+    return found
 
 
 class _Gradient:

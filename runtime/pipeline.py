@@ -36,6 +36,8 @@ class Artifact:
     writes the NumPy tier first and the kernels in the background)."""
     trace: dict[str, Any] | None = None
     """The stages as the compile report records them (None when no report is recorded)."""
+    backward_key: str | None = None
+    """The key of the backward half this forward half returns (vjp.py), stored beside it."""
 
     def regenerate(self, exclude: frozenset[int]) -> Any:
         """The code, generated again with the loop regions whose ids are in `exclude` written

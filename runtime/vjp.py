@@ -8,11 +8,15 @@ residuals of the call that made it, so a second `vjp_fn(v)` neither runs the for
 sees another call's residuals (each `vjp_fn` holds its own tuple; generated code never writes
 into its inputs).
 
-The backward half is generated beside the forward's specialization and kept in this process
-(the forward returns a key naming it), so these functions skip the disk cache.
+The backward half is generated beside the forward's specialization; the forward returns a key
+naming it (a digest of its code). Both halves go to the disk cache together (the backward as an
+entry of its own, under a key made from that digest, checked against the same sources), so a
+new process runs both without compiling; a backward evicted since is recompiled with its
+forward. With `weights` both stay in this process (which Parameters were chosen is in no key).
 """
 from __future__ import annotations
 
+import hashlib
 import itertools
 from typing import Any, Callable
 
@@ -21,9 +25,13 @@ import numpy as np
 from ..common.markers import DIRECT_ATTR
 from ..common.tensor import as_results
 from ..graph.jacobian import TransformRequest
+from . import context as _ctx
+from .compiled import CompiledFunction
 from .context import CompileOptions
+from .diskcache import DiskCache
 from .grad import _resolve_weights, _weights
 from .pipeline import Artifact, _stage_files, compile_target, generate, optimize
+from .specializations import Store, _source_file
 from .transforms import TransformFunction, _flag, _tuple, differentiation_errors
 
 VJP, LINEARIZE = "vjp", "linearize"
@@ -38,9 +46,9 @@ def vjp(fn: Any, *inputs: Any, weights: Any = None, has_aux: bool = False) -> tu
         inputs = tuple(inputs[0])
     found, single = (None, False) if weights is None else _weights(weights)
     program = _program(fn, TransformRequest(VJP, has_aux=_flag(has_aux)), found, single)
-    result, residuals, key = program(*inputs)
+    result, residuals, half = _run(program, inputs)
     out = result[0] if has_aux else result
-    backward = Backward(_BACKWARDS[key], residuals, out)
+    backward = Backward(half, residuals, out)
     if not has_aux:
         return out, backward
     return out, backward, tuple(result[1:])
@@ -51,8 +59,8 @@ def linearize(fn: Any, inputs: Any) -> tuple[Any, Callable[..., Any]]:
     or one tuple of them) gives J v at `inputs`, running only the tangent half."""
     inputs = _tuple(inputs)
     program = _program(fn, TransformRequest(LINEARIZE), None, False)
-    out, residuals, key = program(*inputs)
-    return out, Backward(_BACKWARDS[key], residuals, inputs, tangents=True)
+    out, residuals, half = _run(program, inputs)
+    return out, Backward(half, residuals, inputs, tangents=True)
 
 
 for _direct in (vjp, linearize):
@@ -62,8 +70,7 @@ for _direct in (vjp, linearize):
 def vjp_code(fn: Any, args: tuple) -> tuple[str, str]:
     """The generated code of `ops.vjp(fn, *args)`'s two halves (what `amber dump --vjp`
     prints): (forward, backward)."""
-    _, _, key = _program(fn, TransformRequest(VJP), None, False)(*args)
-    half = _BACKWARDS[key]
+    _, _, half = _run(_program(fn, TransformRequest(VJP), None, False), args)
     return half.forward_code, half.code
 
 
@@ -80,8 +87,8 @@ class Backward:
             v = v[0] if len(v) == 1 and isinstance(v[0], tuple | list) else v
             leaves = _leaves(v)
             like = _leaves(self._like)
-            if len(leaves) != len(self._half.arity):
-                raise ValueError(f"jvp_fn: {len(self._half.arity)} input array(s) but "
+            if len(leaves) != self._half.inputs:
+                raise ValueError(f"jvp_fn: {self._half.inputs} input array(s) but "
                                  f"{len(leaves)} tangent(s)")
             given = [_fitted(t, x, "jvp_fn") for t, x in zip(leaves, like)]
         else:
@@ -98,17 +105,68 @@ class Backward:
 
 
 class _Half:
-    """One compiled backward half: the function, its source, and the forward half's."""
+    """One compiled backward half: the function, its source, and the forward half's; `inputs`
+    is how many adjoint or tangent arrays it takes before the residuals; `generated` (codegen's
+    GeneratedCode) is kept to write it to the disk cache."""
 
     def __init__(self, fn: Callable[..., Any], code: str, forward_code: str, title: str,
-                 arity: tuple) -> None:
-        self.fn, self.code, self.forward_code, self.title, self.arity = \
-            fn, code, forward_code, title, arity
+                 inputs: int, generated: Any = None) -> None:
+        self.fn, self.code, self.forward_code, self.title, self.inputs = \
+            fn, code, forward_code, title, inputs
+        self.generated = generated
 
 
-_BACKWARDS: dict[int, _Half] = {}
-"""Backward halves by the key their forward half returns (one per specialization compiled)."""
+_BACKWARDS: dict[str, _Half] = {}
+"""Backward halves by the key their forward half returns: "<inputs>:<digest of the code>"."""
 _keys = itertools.count(1)
+
+
+def _run(program: SplitFunction, inputs: tuple) -> tuple[Any, tuple, _Half]:
+    """(output, residuals, backward half) of one forward call. A forward read from disk whose
+    backward is gone (evicted) is compiled again in this process, both halves."""
+    result, residuals, key = program(*inputs)
+    half = _BACKWARDS.get(key) or _half_from_disk(key)
+    if half is None:
+        program.memory_only = True
+        program.cache_clear()
+        result, residuals, key = program(*inputs)
+        half = _BACKWARDS[key]
+    half.forward_code = half.forward_code or program.code or ""  # NOTE: read from disk
+    return result, residuals, half
+
+
+def _disk() -> DiskCache | None:
+    ctx = _ctx.get_context()
+    if not ctx.disk_cache_enabled():
+        return None
+    disk = DiskCache(ctx.resolved_cache_dir())
+    return disk if disk.trusted() else None
+
+
+def _half_first_key(disk: DiskCache, key: str) -> str:
+    return disk.first_key(f"amber backward half {key}", key, "", "")
+
+
+def _half_from_disk(key: str) -> _Half | None:
+    disk = _disk()
+    entry = None if disk is None else disk.lookup(_half_first_key(disk, key), None, 0)
+    if entry is None:
+        return None
+    half = _Half(entry.fn, entry.source, "", entry.function_name, int(key.partition(":")[0]))
+    _BACKWARDS[key] = half
+    return half
+
+
+def _store_half(disk: DiskCache, key: str, half: _Half, artifact: Artifact, title: str,
+                signature: str, files: list) -> bool:
+    """Write the backward half under its own disk key, valid while the forward's sources are
+    unchanged; False if it cannot be kept (warned about under the forward's title)."""
+    code = half.generated
+    entry = CompiledFunction(fn=half.fn, source=code.source, filename="",
+                             function_name=code.function_name, line_map=dict(code.line_map),
+                             externals=dict(code.externals))
+    return disk.store(_half_first_key(disk, key), entry, artifact.sources, title, signature,
+                      files) is not None
 
 
 class SplitFunction(TransformFunction):
@@ -120,8 +178,26 @@ class SplitFunction(TransformFunction):
         super().__init__(fn, request)
         self._weights, self._single_weight = weights, single_weight
 
-    def _disk_slot(self, *args: Any) -> tuple[None, None]:
-        return None, None  # NOTE: the backward half lives in this process only
+        self.memory_only = weights is not None  # NOTE: the chosen weights are in no disk key
+
+    def _disk_slot(self, ctx: Any, *args: Any) -> tuple[DiskCache | None, str | None]:
+        if self.memory_only:
+            return None, None
+        return super()._disk_slot(ctx, *args)
+
+    def _store(self, disk: DiskCache, first: str, instance: Any, title: str,
+               signature: str) -> Store:
+        """Writes the backward half, then (if it could be kept) the forward half."""
+        forward = super()._store(disk, first, instance, title, signature)
+        files = [_source_file(self._function(instance))]
+
+        def store(entry: CompiledFunction, artifact: Artifact) -> str | None:
+            key = artifact.backward_key
+            if key is None or not _store_half(disk, key, _BACKWARDS[key], artifact, title,
+                                              signature, files):
+                return None
+            return forward(entry, artifact)
+        return store
 
     def _artifact(self, instance: Any, args: tuple, kwargs: dict, options: CompileOptions,
                   title: str, signature: str, interpret: bool = False,
@@ -132,8 +208,9 @@ class SplitFunction(TransformFunction):
             signature=signature, optimize_graph=not interpret, shapes=shapes,
             transform=lambda graph: made.update(self._split(graph, instance, len(args),
                                                             options, title, interpret)))
-        half = made["half"]
+        half = _BACKWARDS[made["key"]]
         half.forward_code = "" if artifact.code is None else artifact.code.source
+        artifact.backward_key = made["key"]
         return artifact
 
     def _split(self, graph: Any, instance: Any, nargs: int, options: CompileOptions,
@@ -143,21 +220,23 @@ class SplitFunction(TransformFunction):
         (result,) = graph.outputs
         with differentiation_errors(graph):
             back, results = self._differentiate(graph, instance, nargs)
-        arity = tuple(p.type for p in back.params)
+        inputs = len(back.params)
         residuals, backward = split_backward(graph, back, results)
-        key = next(_keys)
-        b = Builder(InsertPoint.at_end(graph.body))
-        graph.body.set_results([b.op("make_tuple", result, b.op("make_tuple", *residuals),
-                                     b.constant(key))])
         name = f"{title or self._title(instance)}_backward"
         backward.name = name.replace(".", "_")
         if interpret:
             from ..graph.interpreter import run_graph
-            half = _Half(lambda *a: run_graph(backward, *a), "", "", name, arity)
+            half = _Half(lambda *a: run_graph(backward, *a), "", "", name, inputs)
+            key = f"{inputs}:interpreted {next(_keys)}"
         else:
-            half = _Half(*_load(backward, options, name), "", name, arity)
+            fn, code = _load(backward, options, name)
+            half = _Half(fn, code.source, "", name, inputs, code)
+            key = f"{inputs}:{hashlib.sha256(code.source.encode()).hexdigest()[:40]}"
+        b = Builder(InsertPoint.at_end(graph.body))
+        graph.body.set_results([b.op("make_tuple", result, b.op("make_tuple", *residuals),
+                                     b.constant(key))])
         _BACKWARDS[key] = half
-        return {"half": half}
+        return {"key": key}
 
     def _differentiate(self, graph: Any, instance: Any, nargs: int) -> tuple[Any, list]:
         """Append the backward (reading params of a new block) to `graph`; returns that block
@@ -197,7 +276,7 @@ def _is_array(value: Any) -> bool:
     return isinstance(value.type, Tensor)
 
 
-def _load(backward: Any, options: CompileOptions, title: str) -> tuple[Callable[..., Any], str]:
+def _load(backward: Any, options: CompileOptions, title: str) -> tuple[Callable[..., Any], Any]:
     """The backward half optimized and generated as NumPy code (shown under save_graphs)."""
     from .loader import fake_filename, load_function
     optimize(backward, options)
@@ -208,7 +287,7 @@ def _load(backward: Any, options: CompileOptions, title: str) -> tuple[Callable[
         files.code(code.source)
     fn = load_function(code.source, code.function_name, fake_filename(title, code.source),
                        code.externals)
-    return fn, code.source
+    return fn, code
 
 
 _KEPT = 32
