@@ -289,3 +289,32 @@ def test_lists_appended_every_call_compile_once_more_at_most():
     _reset()
     same_state(got, want)
     assert logged.stats.compiles == 2
+
+
+def test_a_key_added_in_a_run_time_loop_is_refused_at_the_line():
+    """The code knows a dict's keys when compiling: keys the caller's dict gains in a loop
+    whose trips are decided at run time are refused at the line, the dict left untouched (a
+    key added in a run-time branch works while the code does not read the dict's keys)."""
+    def loop_keys(x, d):
+        i = 0
+        while i < 3:
+            if x[i % 2] > 0:
+                break
+            d[i] = 1.0
+            i += 1
+        return x
+
+    def branch_key(x, d):
+        if x.sum() > 0:
+            d["positive"] = float(x.sum())
+        return x
+
+    d = {}
+    with pytest.raises(amber.CompileError, match="dict with keys") as err:
+        amber.jit(loop_keys)(V[1], d)
+    assert "if x[i % 2] > 0" in str(err.value) and d == {}
+    for x in V:
+        compiled, eager = {}, {}
+        amber.jit(branch_key)(x, compiled)
+        branch_key(x, eager)
+        same_state(compiled, eager)
