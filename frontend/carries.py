@@ -12,6 +12,7 @@ import gast
 import numpy as np
 
 from ..graph import AnyType, Block, InsertPoint, Node, Tensor, TupleType, Type, Value
+from ..graph.analysis import writes_an_array
 from ..graph.types import tuple_class, tuple_of_class
 from . import aliases, names
 from .context import Frame, KindChanges, NeedsUnrolling, Scope, tuple_items
@@ -489,6 +490,7 @@ def after_loop(f: Frame, node: Node, carries: list[Carry], body: Branch, line: i
     f.builder.insert(node)
     if node.effectful:
         f.compiler.note_effect(node)
+    _check_vjp_reruns(f, node)
     yields = node.blocks[-1].results
     for leaf, out, end in zip(leaves(carries), node.outputs, yields):
         others = f.number_types([v for v in (leaf.param, end) if v is not None], out.type)
@@ -509,6 +511,16 @@ def after_loop(f: Frame, node: Node, carries: list[Carry], body: Branch, line: i
                                           f"loop at line {line}")
 
 
+
+
+def _check_vjp_reruns(f: Frame, loop: Node) -> None:
+    """A `vjp_fn` call in this loop whose `ops.vjp` is outside it runs the forward again on
+    each trip: refused if the loop writes an array in place (a later trip would see it)."""
+    inside = {id(b) for n in loop.walk() for b in n.blocks}
+    calls = [(made, error) for call, made, error in f.compiler.vjp_reruns if id(call) in inside]
+    if any(id(made) not in inside for made, _ in calls) and any(
+            writes_an_array(n) for n in loop.walk()):
+        raise next(error for made, error in calls if id(made) not in inside)()
 
 
 def hint(name: str) -> str:

@@ -12,6 +12,7 @@ import numpy as np
 
 from ..common.markers import USER_CODE_ATTR
 from ..graph import AnyType, Block, Builder, Graph, InsertPoint, Loc, Node, Value
+from ..graph.analysis import writes_an_array
 from ..graph.types import Type, type_of
 from ..nn.cell import Cell
 from . import names
@@ -71,6 +72,12 @@ class Compiler:
         self.loop_seeds: list[Any] = []
         """The `seeds.Seeds` of the loop regions being built, innermost last."""
         self.last_effect: dict[Block, Node] = {}
+        self.array_writes = 0
+        """How many in-place writes into arrays were built so far (program order)."""
+        self.vjp_reruns: list[tuple[Block, Block, Any]] = []
+        """(block of the call, block of its ops.vjp, the call's error maker) for each
+        `vjp_fn(v)` that runs the forward again: a loop around the call but not the `ops.vjp`
+        must not write arrays in place (frontend/carries.after_loop checks)."""
         self.failure: tuple[Frame, gast.AST] | None = None
         self.foreign: dict[int, tuple[Any, str]] = {}
         """id -> (object, where it comes from) for compile-time lists and dicts that belong to
@@ -254,6 +261,8 @@ class Compiler:
         if previous is not None and previous is not node and previous not in node.control_inputs:
             node.control_inputs.append(previous)
         self.last_effect[block] = node
+        if writes_an_array(node):
+            self.array_writes += 1
 
 
 def _method_name(cls: type, func: types.FunctionType) -> str | None:

@@ -17,6 +17,7 @@ from ..graph.jacobian import DERIVATIVE, JVP, VMAP, TransformRequest, transform_
 from ..nn.cell import Cell
 from .batching import call_vmap
 from .context import Frame
+from .errors import CompileError
 from .gradients import _arrays, _error, _own, _refresh_last_effect, call_gradient
 from .values import PyList, Ref
 
@@ -104,7 +105,7 @@ def _vjp(f: Frame, args: list[Any], kwargs: dict[str, Any]) -> Any:
     block, start = f.builder.ip.block, len(f.builder.ip.block.nodes)
     result = f.call(fn, inputs, {})
     out = f.materialise(result)
-    vjp_fn = BoundTransform("vjp", fn, inputs, has_aux)
+    vjp_fn = BoundTransform("vjp", fn, inputs, has_aux, f)
     if f.builder.ip.block is block and f.builder.ip.anchor is None:
         vjp_fn.forward = _Forward(block, tuple(block.nodes[start:]), out)
     if not has_aux:
@@ -146,9 +147,12 @@ class BoundTransform:
     the values as they are at that call."""
     __amber_transform__ = None  # NOTE: marks it for `call_transform`
 
-    def __init__(self, kind: str, fn: Any, inputs: list[Any], has_aux: bool) -> None:
+    def __init__(self, kind: str, fn: Any, inputs: list[Any], has_aux: bool,
+                 f: Frame | None = None) -> None:
         self.kind, self.fn, self.inputs, self.has_aux = kind, fn, inputs, has_aux
         self.forward: _Forward | None = None
+        self.block = None if f is None else f.builder.ip.block
+        self.writes = None if f is None else f.compiler.array_writes
 
     def call(self, f: Frame, args: list[Any], kwargs: dict[str, Any]) -> Any:
         if kwargs:
@@ -164,8 +168,27 @@ class BoundTransform:
         if forward is not None and forward.reusable(f):
             found = _reverse(f, forward, request, self.inputs, f.materialise(args[0]))
         else:
+            self._check_rerun(f)
             found = call_gradient(f, _Gradient(self.fn, request), [*self.inputs, args[0]], {})
         return found[0] if self.has_aux else found
+
+
+    def _check_rerun(self, f: Frame) -> None:
+        """A `vjp_fn` that runs the forward again must see what the forward saw: an array
+        written in place since `ops.vjp` (here, or in a loop around this call only) would give
+        another gradient than eager code's, whose residuals were saved before the write."""
+        if self.block is None:
+            return
+        if f.compiler.array_writes != self.writes:
+            raise _written_error(f)
+        f.compiler.vjp_reruns.append((f.builder.ip.block, self.block, lambda: _written_error(f)))
+
+
+def _written_error(f: Frame) -> CompileError:
+    return f.error("an array was written in place between ops.vjp and this vjp_fn call, so "
+                   "the forward it differentiates is not the one ops.vjp ran",
+                   "call vjp_fn before the write (in the block of its ops.vjp), or write a "
+                   "copy")
 
 
 def _reverse(f: Frame, forward: _Forward, request: GradRequest, inputs: list[Any],

@@ -31,6 +31,12 @@ def trip_count(loop: Node) -> int | None:
         return None
 
 
+def writes_an_array(node: Node) -> bool:
+    """An op writing one of its array inputs in place (`x[i] = v`, `assign`)."""
+    index = None if node.is_region else node.op.writes
+    return index is not None and isinstance(node.inputs[index].type, Tensor)
+
+
 def within_block(value: Value, block: Block) -> bool:
     """True if `value` is made inside `block` (a parameter of it, or an output of a node in it
     or in one of its nested regions)."""
