@@ -9,6 +9,7 @@ so the other ranks do not wait forever in a collective for a rank that is gone.
 from __future__ import annotations
 
 import sys
+import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -117,6 +118,7 @@ def _abort_on_uncaught_exceptions(job: World) -> None:
         sys.stderr.write(f"amber: rank {job.rank} of {job.size} failed with {exc_type.__name__};"
                          " aborting the MPI job on every rank\n")
         sys.stderr.flush()
+        time.sleep(0.5)  # NOTE: the launcher forwards output late under load; the abort drops it
         job.comm.Abort(1)
 
     sys.excepthook = abort
