@@ -11,7 +11,7 @@ are one graph.
 from __future__ import annotations
 
 import linecache
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -109,15 +109,26 @@ def call_gradient(f: Frame, func: Any, args: list[Any], kwargs: dict[str, Any]) 
     if f.builder.ip.block is not block or f.builder.ip.anchor is not None:
         raise f.error("internal error: the forward of this gradient call was not built in "
                       "one place", "please report it")
-    loc = f.builder.loc
+    found = differentiate_nodes(
+        f, block, out, tuple(block.nodes[start:]), request, args, sens,
+        lambda: [(_weight_values(f, w, known), np.shape(w), np.dtype(w.dtype))
+                 for w in request.weights] if request.weights is not None else None)
+    if request.value:
+        return result, found[1]  # NOTE: the output as the forward made it (with its aux)
+    return found
+
+
+def differentiate_nodes(f: Frame, block: Any, out: Value, nodes: tuple, request: GradRequest,
+                        args: list[Any], sens: Value | None,
+                        weights: Callable[[], Any] = lambda: None) -> Any:
+    """The gradient of `out`, computed by the forward `nodes` of `block` from `args`, against
+    `sens`, appended at the end of `block`; errors name the user's line."""
     try:
         groups = position_groups(request, len(args), lambda p: _arrays(args[p]), None)
-        weights = [(_weight_values(f, w, known), np.shape(w), np.dtype(w.dtype))
-                   for w in request.weights] if request.weights is not None else None
-        b = Builder(InsertPoint.at_end(block), loc)
+        b = Builder(InsertPoint.at_end(block), f.builder.loc)
         made = out.producer.loc if out.producer is not None else None  # the forward's line
-        found = gradient_of(f.compiler.graph, b, out, request, groups, weights, sens, made,
-                            block.nodes[start:])
+        found = gradient_of(f.compiler.graph, b, out, request, groups, weights(), sens, made,
+                            nodes)
     except GradSpecError as err:
         raise _error(f, str(err), err.loc, err.hint) from None
     except NotDifferentiable as err:
@@ -125,8 +136,6 @@ def call_gradient(f: Frame, func: Any, args: list[Any], kwargs: dict[str, Any]) 
                      "use ops.stop_gradient where no gradient should flow, or rewrite it with "
                      "ops that have gradients") from None
     _refresh_last_effect(f, block)
-    if request.value:
-        return result, found[1]  # NOTE: the output as the forward made it (with its aux)
     return found
 
 

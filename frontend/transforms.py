@@ -12,13 +12,14 @@ from typing import Any
 from ..common.markers import DIRECT_ATTR, TRANSFORM_ATTR
 from ..graph import Builder, InsertPoint, Tensor, Value
 from ..graph.autodiff import NotDifferentiable
-from ..graph.gradient import ALL, GradRequest, GradSpecError, gradient_of, position_groups
+from ..graph.gradient import ALL, GradRequest, GradSpecError, position_groups
 from ..graph.jacobian import DERIVATIVE, JVP, VMAP, TransformRequest, transform_values
 from ..nn.cell import Cell
 from .batching import call_vmap
 from .context import Frame
 from .errors import CompileError
-from .gradients import _arrays, _error, _own, _refresh_last_effect, call_gradient
+from .gradients import (_arrays, _error, _own, _refresh_last_effect, call_gradient,
+                        differentiate_nodes)
 from .values import PyList, Ref
 
 
@@ -194,21 +195,8 @@ def _written_error(f: Frame) -> CompileError:
 def _reverse(f: Frame, forward: _Forward, request: GradRequest, inputs: list[Any],
              sens: Value) -> Any:
     """The gradient of the recorded forward against `sens`, appended where the call is."""
-    out = forward.out
-    made = out.producer.loc if out.producer is not None else None
-    b = Builder(InsertPoint.at_end(forward.block), f.builder.loc)
-    try:
-        groups = position_groups(request, len(inputs), lambda p: _arrays(inputs[p]), None)
-        found = gradient_of(f.compiler.graph, b, out, request, groups, None, sens, made,
-                            forward.nodes)
-    except GradSpecError as err:
-        raise _error(f, str(err), err.loc, err.hint) from None
-    except NotDifferentiable as err:
-        raise _error(f, f"cannot differentiate this line: {err}", err.loc,
-                     "use ops.stop_gradient where no gradient should flow, or rewrite it with "
-                     "ops that have gradients") from None
-    _refresh_last_effect(f, forward.block)
-    return found
+    return differentiate_nodes(f, forward.block, forward.out, forward.nodes, request, inputs,
+                               sens)
 
 
 class _Gradient:
