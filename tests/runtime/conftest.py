@@ -1,10 +1,15 @@
 """Every runtime test gets its own disk cache directory and starts from default settings."""
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Iterator
 
 import pytest
+
+# NOTE: tests have no __init__.py (importlib import mode): test files reach this directory's
+# helper modules (fresh_process.py) as top-level modules
+sys.path.insert(0, str(Path(__file__).parent))
 
 import amber
 from amber.runtime import reset_context

@@ -4,15 +4,13 @@ edited or rebound wrapped function is a miss, never stale code (each later step 
 subprocess)."""
 from __future__ import annotations
 
-import json
-import os
-import subprocess
 import sys
 import warnings
 from pathlib import Path
 from types import ModuleType
 
 import numpy as np
+from fresh_process import imported, run_fresh
 
 import amber
 from amber import ops
@@ -68,30 +66,14 @@ def run_all(user: ModuleType) -> dict:
 
 
 def _run_fresh(folder: Path, module: str, cache_dir: Path) -> dict:
-    env = {**os.environ, "AMBER_CACHE_DIR": str(cache_dir)}
     script = SCRIPT.format(folder=str(folder), tests=str(Path(__file__).parent), module=module)
-    proc = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True,
-                          text=True)
-    assert proc.returncode == 0, proc.stderr
-    return json.loads(proc.stdout.splitlines()[-1])
-
-
-def _imported(folder: Path, module: str) -> ModuleType:
-    """The user module freshly imported; it stays in sys.modules (guards name its globals by
-    module) until the next import replaces it."""
-    sys.modules.pop(module, None)
-    sys.path.insert(0, str(folder))
-    try:
-        __import__(module)
-        return sys.modules[module]
-    finally:
-        sys.path.remove(str(folder))
+    return run_fresh(script, AMBER_CACHE_DIR=str(cache_dir))
 
 
 def _expected(folder: Path, module: str, second_derivative) -> list:
     """The three results worked out by hand: eager `f` per row, the Hessian of an elementwise
     function (its second derivative on the diagonal) and the loss's gradient in closed form."""
-    user = _imported(folder, module)
+    user = imported(folder, module)
     sys.modules.pop(module)
     x = np.linspace(-1.0, 1.0, 4)
     w = np.linspace(0.5, -0.5, 8).reshape(4, 2)
@@ -111,7 +93,7 @@ def test_a_new_process_reuses_transforms_and_misses_after_an_edit(tmp_path: Path
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         try:
-            first = run_all(_imported(tmp_path, module))  # NOTE: this process writes them
+            first = run_all(imported(tmp_path, module))  # NOTE: this process writes them
         finally:
             sys.modules.pop(module, None)
     assert first["compiles"] == [1, 1, 1]

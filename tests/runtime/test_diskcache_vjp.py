@@ -5,16 +5,14 @@ transform), a backward evicted since is recompiled, and a choice of weights stay
 (later steps in fresh subprocesses)."""
 from __future__ import annotations
 
-import json
-import os
 import shutil
-import subprocess
 import sys
 import warnings
 from pathlib import Path
 from types import ModuleType
 
 import numpy as np
+from fresh_process import imported, run_fresh
 
 from amber import nn, ops
 from amber.runtime import vjp as vjp_module
@@ -75,20 +73,7 @@ def run_both(user: ModuleType) -> dict:
 
 def _run_fresh(folder: Path, module: str) -> dict:
     script = SCRIPT.format(folder=str(folder), tests=str(Path(__file__).parent), module=module)
-    proc = subprocess.run([sys.executable, "-c", script], env=dict(os.environ),
-                          capture_output=True, text=True)
-    assert proc.returncode == 0, proc.stderr
-    return json.loads(proc.stdout.splitlines()[-1])
-
-
-def _imported(folder: Path, module: str) -> ModuleType:
-    sys.modules.pop(module, None)
-    sys.path.insert(0, str(folder))
-    try:
-        __import__(module)
-        return sys.modules[module]
-    finally:
-        sys.path.remove(str(folder))
+    return run_fresh(script)
 
 
 def _by_differences(fn, x: np.ndarray, y: np.ndarray) -> list:
@@ -113,7 +98,7 @@ def test_a_new_process_reuses_both_halves_and_misses_after_an_edit(tmp_path: Pat
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         try:
-            user = _imported(tmp_path, module)
+            user = imported(tmp_path, module)
             first = run_both(user)  # NOTE: this process writes them
             eager = _by_differences(user.f, np.linspace(-1.0, 1.0, 4),
                                     np.linspace(0.5, 1.5, 4))
