@@ -516,6 +516,8 @@ def after_loop(f: Frame, node: Node, carries: list[Carry], body: Branch, line: i
 def _check_vjp_reruns(f: Frame, loop: Node) -> None:
     """A `vjp_fn` call in this loop whose `ops.vjp` is outside it runs the forward again on
     each trip: refused if the loop writes an array in place (a later trip would see it)."""
+    if not f.compiler.vjp_reruns:
+        return  # NOTE: the common case: no walk of every loop built
     inside = {id(b) for n in loop.walk() for b in n.blocks}
     calls = [(made, error) for call, made, error in f.compiler.vjp_reruns if id(call) in inside]
     if any(id(made) not in inside for made, _ in calls) and any(
