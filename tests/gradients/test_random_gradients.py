@@ -185,6 +185,17 @@ def _inputs(seed: int) -> tuple[np.ndarray, np.ndarray]:
     return rng.standard_normal(3) * 0.8 + 0.1, rng.standard_normal(3) * 0.8 - 0.1
 
 
+def _differences(program, a: np.ndarray, b: np.ndarray, n: int) -> tuple:
+    """The gradients of `program` by positions 0 and 1 by finite differences; the example is
+    discarded (hypothesis `assume`) where they disagree with themselves at a tenth of the
+    step: a branch decided within the step of an input, or values so large (1e9 and up) that
+    float64 differences lose the digits."""
+    want = tuple(numeric.gradient(program, (a, b, n), k) for k in (0, 1))
+    finer = tuple(numeric.gradient(program, (a, b, n), k, eps=numeric.EPS / 10) for k in (0, 1))
+    assume(all(np.allclose(w, f, rtol=1e-4, atol=1e-4) for w, f in zip(want, finer)))
+    return want
+
+
 @pytest.mark.parametrize("flavor", sorted(FLAVORS))
 def test_random_program_gradient(flavor, program_dir):
     """value_and_grad of a random program equals the eager value and finite differences."""
@@ -198,13 +209,7 @@ def test_random_program_gradient(flavor, program_dir):
         program = load(source, program_dir)
         a, b = _inputs(seed)
         value = program(a.copy(), b.copy(), n)
-        want = (numeric.gradient(program, (a, b, n), 0), numeric.gradient(program, (a, b, n), 1))
-        # NOTE: no oracle where finite differences disagree with themselves at a tenth of the
-        # step: a branch decided within the step of an input, or values so large (1e9 and up)
-        # that float64 differences lose the digits
-        finer = tuple(numeric.gradient(program, (a, b, n), k, eps=numeric.EPS / 10)
-                      for k in (0, 1))
-        assume(all(np.allclose(w, f, rtol=1e-4, atol=1e-4) for w, f in zip(want, finer)))
+        want = _differences(program, a, b, n)
         for compiled in (True, False):
             amber.set_context(jit_enabled=compiled)
             got_value, got = amber.value_and_grad(program, (0, 1))(a.copy(), b.copy(), n)
@@ -233,10 +238,7 @@ def test_random_program_jvp_and_vjp(flavor, program_dir):
         note(source)
         program = load(source, program_dir)
         a, b = _inputs(seed)
-        want = (numeric.gradient(program, (a, b, n), 0), numeric.gradient(program, (a, b, n), 1))
-        finer = tuple(numeric.gradient(program, (a, b, n), k, eps=numeric.EPS / 10)
-                      for k in (0, 1))
-        assume(all(np.allclose(w, f, rtol=1e-4, atol=1e-4) for w, f in zip(want, finer)))
+        want = _differences(program, a, b, n)
         rng = np.random.default_rng(seed + 1)
         ta, tb = rng.standard_normal(3), rng.standard_normal(3)
         value, tangent = amber.ops.jvp(program, (a.copy(), b.copy(), n), (ta, tb, 0))
