@@ -1,5 +1,6 @@
-"""Gradient tests: `numeric.py` (float64 central finite differences) is importable as a
-top-level module, as tests have no packages; every test starts from default settings."""
+"""Gradient tests: `numeric.py` (float64 central finite differences) and `sample_programs.py`
+(programs several tests differentiate) are importable as top-level modules, as tests have no
+packages; every test starts from default settings."""
 from __future__ import annotations
 
 import os

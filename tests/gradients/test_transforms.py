@@ -8,6 +8,7 @@ import pytest
 
 import amber
 import numeric
+from sample_programs import looping
 from amber import nn, ops
 
 RNG = np.random.default_rng(3)
@@ -21,18 +22,6 @@ def branchy(x, y):
     else:
         s = s * s - x
     return s * 2.0
-
-
-def looping(x, y):
-    s = x * y
-    i = 0
-    while s.sum() < 6.0 and i < 12:
-        if s.mean() > 1.0:
-            s = s * 1.5 + ops.sin(x)
-        else:
-            s = s + 0.7 * y
-        i += 1
-    return s * y
 
 
 def counted(x, y):

@@ -9,21 +9,10 @@ import pytest
 
 import amber
 import numeric
+from sample_programs import looping
 from amber import nn, ops
 
 RNG = np.random.default_rng(31)
-
-
-def looping(x, y):
-    s = x * y
-    i = 0
-    while s.sum() < 6.0 and i < 12:
-        if s.mean() > 1.0:
-            s = s * 1.5 + ops.sin(x)
-        else:
-            s = s + 0.7 * y
-        i += 1
-    return s * y
 
 
 def _inputs(scale):
