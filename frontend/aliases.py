@@ -10,7 +10,7 @@ import itertools
 import math
 import warnings
 from dataclasses import dataclass, field
-from typing import Any, Callable, Protocol
+from typing import Any, Callable, Iterable, Protocol
 
 import numpy as np
 
@@ -437,6 +437,13 @@ def replace_object(f: Frame, old: Any, new: Any) -> None:
     """A compile-time dict is updated functionally (a branch or loop body never changes the one
     bound outside it): after `d[k] = v` built `new` from `old`, every name holding `old`, also
     inside tuples, lists and dicts, holds `new`, as every name of one Python dict sees a write."""
+    if any(_holds(item, old) for item in _items(new)):
+        kind = "a list" if isinstance(old, PyList) else "a dict" if isinstance(old, dict) \
+            else f"a {type(old).__name__}" if not isinstance(old, Instance) \
+            else f"a {old.cls.__name__} object"
+        raise f.error(f"this puts {kind} into itself, which compiled code cannot express (it "
+                      "would hold a copy made before the write)",
+                      "keep what you need from it instead (e.g. `items.append(list(items))`)")
     memo: dict[int, Any] = {id(old): new}
     for name, value in list(f.scope.vars.items()):
         changed = _replace(value, memo)
@@ -463,10 +470,19 @@ def own_array(f: Frame, array: np.ndarray) -> Value:
 def _arrays_in(v: Any) -> list[np.ndarray]:
     if isinstance(v, np.ndarray):
         return [v]
-    items = v.items if isinstance(v, PyList) else v.values() if isinstance(v, dict) else \
+    return [a for x in _items(v) for a in _arrays_in(x)]
+
+
+def _items(v: Any) -> Iterable[Any]:
+    """What compile-time container `v` holds (nothing for other values)."""
+    return v.items if isinstance(v, PyList) else v.values() if isinstance(v, dict) else \
         v.fields.values() if isinstance(v, Instance) else \
         v if isinstance(v, tuple) else ()
-    return [a for x in items for a in _arrays_in(x)]
+
+
+def _holds(v: Any, target: Any) -> bool:
+    """True if `v` is `target` or holds it, however deep."""
+    return v is target or any(_holds(x, target) for x in _items(v))
 
 
 def _replace(v: Any, memo: dict[int, Any]) -> Any:

@@ -386,12 +386,17 @@ class Frame:
         node = Node(pyops.undefined, (), {"name": name}, [AnyType()])
         return self.builder.insert(node).output
 
-    def materialise(self, v: Any, name: str = "") -> Value:
+    def materialise(self, v: Any, name: str = "", made: dict[int, Value] | None = None
+                    ) -> Value:
         """`v` as a run-time value: constants become nodes, tuples `make_tuple`, lists
         `list_new`, dicts with constant keys `make_dict`; CompileError for objects that exist
-        only at compile time."""
+        only at compile time. A list or dict found twice in `v` (`return a, a`) is made once:
+        both places hold one object, as in Python (`made`: id -> value, over one `v`)."""
         if isinstance(v, Value):
             return v
+        made = {} if made is None else made
+        if id(v) in made:
+            return made[id(v)]
         if v is PENDING:
             return self.constant(None)
         if isinstance(v, Unusable):
@@ -404,7 +409,7 @@ class Frame:
         if isinstance(v, tuple):
             if _plain(v):
                 return self.constant(v)
-            items = [self.materialise(x) for x in v]
+            items = [self.materialise(x, made=made) for x in v]
             if tuple_class(v) is not tuple:
                 return self.op("make_namedtuple", *items, name=name, cls=type(v))
             return self.op("make_tuple", *items, name=name)
@@ -413,10 +418,13 @@ class Frame:
             if view is not None:
                 return view  # NOTE: the caller's object itself, not a copy of its items
         if isinstance(v, PyList):
-            return self.op("list_new", *(self.materialise(x) for x in v.items), name=name)
+            items = [self.materialise(x, made=made) for x in v.items]
+            made[id(v)] = self.op("list_new", *items, name=name)
+            return made[id(v)]
         if isinstance(v, dict) and _plain(tuple(v)):
-            return self.op("make_dict", *(self.materialise(x) for x in v.values()), name=name,
-                           keys=tuple(v))
+            items = [self.materialise(x, made=made) for x in v.values()]
+            made[id(v)] = self.op("make_dict", *items, name=name, keys=tuple(v))
+            return made[id(v)]
         if isinstance(v, bool | int | float | str | type(None)):
             return self.constant(v)
         if isinstance(v, np.ndarray | np.generic) and v.dtype != object:
