@@ -118,6 +118,9 @@ def array_literal(array: np.ndarray) -> ast.expr:
         raise TypeError("codegen cannot write an array of Python objects into generated code")
     if array.size == 0:
         return py.call(py.attr("np", "zeros"), [literal(array.shape)], dtype=dtype)
+    if array.size > INLINE_ARRAY_SIZE and _uniform(array):  # e.g. a mean's folded gradient
+        return py.call(py.attr("np", "full"), [literal(array.shape), _scalar(array.flat[0].item())],
+                       dtype=dtype)
     if array.size > HEX_ARRAY_SIZE:
         data = py.call(py.attr("bytes", "fromhex"), [py.const(array.tobytes().hex())])
         flat = py.call(py.attr("np", "frombuffer"), [data],
@@ -125,6 +128,14 @@ def array_literal(array: np.ndarray) -> ast.expr:
         shaped = py.call(py.attr(flat, "reshape"), [literal(array.shape)])
         return py.call(py.attr(shaped, "copy"))
     return py.call(py.attr("np", "array"), [literal(array.tolist())], dtype=dtype)
+
+
+def _uniform(array: np.ndarray) -> bool:
+    """Every element of `array` has the bits of its first, a finite number `np.full` rebuilds
+    exactly from its Python value (the sign of a zero included)."""
+    first = array.flat[0]
+    return array.dtype.kind in "biuf" and bool(np.isfinite(first)) and \
+        array.tobytes() == array.flat[:1].tobytes() * array.size
 
 
 def dtype_literal(dtype: np.dtype) -> ast.expr:

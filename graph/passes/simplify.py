@@ -116,18 +116,39 @@ def _item_of_tuple(node: Node, scratch: Block) -> Value | None:
     return inner.inputs[index] if -len(inner.inputs) <= index < len(inner.inputs) else None
 
 
+def _uniform_operand(j: int) -> Rule:
+    """Input `j`, a constant array of one repeated value in the result's dtype, becomes that
+    value as a 0-d array when the other input alone has the result's type: the same numbers
+    without reading (or keeping) the whole array, e.g. a mean's gradient `g * full(1/n)`."""
+    def rule(node: Node, scratch: Block) -> Value | None:
+        c, other, t = constant_of(node.inputs[j]), node.inputs[1 - j], node.output.type
+        if not isinstance(c, np.ndarray) or c.size < 2 or other.type != t or \
+                not isinstance(t, Tensor) or c.dtype != t.dtype or \
+                c.tobytes() != c.flat[:1].tobytes() * c.size:
+            return None
+        scalar = Builder(InsertPoint.at_end(scratch), node.loc).op(
+            "constant", value=np.array(c.flat[0]))
+        inputs = (other, scalar) if j == 1 else (scalar, other)
+        return _build(node, scratch, node.op.name, *inputs, **node.attrs)
+    return rule
+
+
 def _lone_depend(node: Node, scratch: Block) -> Value | None:
     return node.inputs[0] if len(node.inputs) == 1 else None
 
+
+UNIFORM = (_uniform_operand(1), _uniform_operand(0))
 
 RULES: dict[OpDef, tuple[Rule, ...]] = {
     binary.add: (_keep(0, 1, 0, integer_only=True),   # x + 0 -> x   (integers only)
                  _keep(1, 0, 0, integer_only=True),   # 0 + x -> x   (integers only)
                  _keep(0, 1, -0.0),                   # x + -0.0 -> x
-                 _keep(1, 0, -0.0)),                  # -0.0 + x -> x
-    binary.sub: (_keep(0, 1, 0),),                    # x - 0 -> x   (+0 only: x - -0.0 is x + 0)
-    binary.mul: (_keep(0, 1, 1), _keep(1, 0, 1)),     # x * 1 -> x,  1 * x -> x
-    binary.div: (_keep(0, 1, 1),),                    # x / 1 -> x
+                 _keep(1, 0, -0.0),                   # -0.0 + x -> x
+                 *UNIFORM),                           # x + full(c) -> x + c
+    binary.sub: (_keep(0, 1, 0), *UNIFORM),           # x - 0 -> x   (+0 only: x - -0.0 is x + 0)
+    binary.mul: (_keep(0, 1, 1), _keep(1, 0, 1),      # x * 1 -> x,  1 * x -> x
+                 *UNIFORM),                           # x * full(c) -> x * c
+    binary.div: (_keep(0, 1, 1), *UNIFORM),           # x / 1 -> x
     binary.pow_: (_keep(0, 1, 1), _square),           # x ** 1 -> x,  x ** 2 -> x * x
     ew.neg: (_involution,),                           # -(-x) -> x
     ew.invert: (_involution,),                        # ~~x -> x

@@ -87,6 +87,22 @@ def test_array_constants_roundtrip_exactly(size: int, dtype) -> None:
     np.testing.assert_array_equal(namespace[code.function_name](value), value + value)
 
 
+@pytest.mark.parametrize("value, full", [
+    (np.full((16, 64), 1 / 1024, np.float32), True), (np.full(40, -0.0), True),
+    (np.full((3, 7), 7, np.int8), True), (np.ones(17, bool), True),
+    (np.full(20, 65504, np.float16), True), (np.full(20, np.nan, np.float32), False),
+    (np.concatenate([np.zeros(19), [-0.0]]), False), (np.r_[np.ones(30), 2.0], False)])
+def test_an_array_of_one_repeated_value_is_written_with_np_full(value, full) -> None:
+    """A module constant of one finite value repeated (a mean's folded gradient) is written as
+    `np.full(...)`, bits included: not when one element differs, if only in a zero's sign."""
+    code = generate(const_graph(value))
+    namespace: dict = {}
+    exec(code.source, namespace)  # noqa: S102
+    assert ("WEIGHT = np.full(" in code.source) == full
+    assert namespace["WEIGHT"].dtype == value.dtype and namespace["WEIGHT"].shape == value.shape
+    assert namespace["WEIGHT"].tobytes() == value.tobytes()
+
+
 def test_small_arrays_are_written_inline() -> None:
     value = np.array([1.0, -2.0, np.inf], np.float32)
     code = generate(const_graph(value))

@@ -312,3 +312,36 @@ def test_involutions_keep_their_type(check_pass):
           return %s, %t, %x2
         }
     """)
+
+
+def test_a_uniform_constant_operand_becomes_its_value(check_pass):
+    """x * full(c) -> x * c (a 0-d array of the dtype) where x alone has the result's type;
+    not where the constant's dtype or shape decides the result's (f32 x * f64 array is f64;
+    broadcasting x up to the constant's shape), nor for an array of several values."""
+    check_pass("simplify", """
+        graph @f(%x: f32[2,2], %v: f32[2]) {
+          %c = constant(value=array<f32[2,2]>[0.25, 0.25, 0.25, 0.25]) : f32[2,2]
+          %d = constant(value=array<f64[2,2]>[0.25, 0.25, 0.25, 0.25]) : f64[2,2]
+          %e = constant(value=array<f32[2,2]>[0.25, 0.5, 0.25, 0.25]) : f32[2,2]
+          %a = mul(%x, %c) : f32[2,2]
+          %b = sub(%c, %x) : f32[2,2]
+          %m = mul(%x, %d) : f64[2,2]
+          %n = add(%v, %c) : f32[2,2]
+          %o = div(%x, %e) : f32[2,2]
+          return %a, %b, %m, %n, %o
+        }
+    """, """
+        graph @f(%x: f32[2,2], %v: f32[2]) {
+          %c = constant(value=array<f32[2,2]>[0.25, 0.25, 0.25, 0.25]) : f32[2,2]
+          %d = constant(value=array<f64[2,2]>[0.25, 0.25, 0.25, 0.25]) : f64[2,2]
+          %e = constant(value=array<f32[2,2]>[0.25, 0.5, 0.25, 0.25]) : f32[2,2]
+          %0 = constant(value=array<f32[]>[0.25]) : f32[]
+          %a = mul(%x, %0) : f32[2,2]
+          %1 = constant(value=array<f32[]>[0.25]) : f32[]
+          %b = sub(%1, %x) : f32[2,2]
+          %m = mul(%x, %d) : f64[2,2]
+          %n = add(%v, %c) : f32[2,2]
+          %o = div(%x, %e) : f32[2,2]
+          return %a, %b, %m, %n, %o
+        }
+    """)
