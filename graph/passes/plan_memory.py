@@ -69,8 +69,50 @@ def _mark_rows(graph: Graph, rw: Rewriter) -> None:
             continue
         t, rows = value.type, stack.type
         if isinstance(t, Tensor) and t.is_symbolic and isinstance(rows, Tensor) and \
-                t.shape == rows.shape[1:] and t.dtype == rows.dtype:
+                t.shape == rows.shape[1:] and t.dtype == rows.dtype and _only_read(value, put):
             rw.set_attr(made, INTO_ROW_ATTR, True)
+
+
+def _only_read(value: Value, put: Node) -> bool:
+    """Besides `put`, only ops that neither write nor keep it read `value`, wherever it flows
+    (the next trip's carried value, the loop's result, an If's result): as a view of the row
+    it would otherwise write into the stack."""
+    seen: set[Value] = set()
+    work = [value]
+    while work:
+        current = work.pop()
+        if current in seen:
+            continue
+        seen.add(current)
+        for use in current.uses:
+            user = use.user
+            if user is put:
+                continue
+            if isinstance(user, Block):
+                region = user.owner_node
+                if region is None:
+                    continue  # NOTE: returned: the call is over, nothing reads the stack again
+                if region.op == IF:
+                    work.append(region.outputs[use.index])
+                elif region.op in (WHILE, FOR) and user is region.body:
+                    work.extend(_carried_on(region, use.index))
+                else:
+                    return False
+            elif user.is_region:
+                slot = use.index - (len(user.inputs) - len(user.inits)) \
+                    if user.op in (WHILE, FOR) else -1
+                if slot < 0:
+                    return False
+                work.extend(_carried_on(user, slot))
+            elif not (user.op.fresh or user.op.reads_only):
+                return False
+    return True
+
+
+def _carried_on(loop: Node, slot: int) -> list[Value]:
+    """Where a value entering `loop`'s carried `slot` is seen: each block's parameter, the
+    loop's result."""
+    return [*(loop.carried(block)[slot] for block in loop.blocks), loop.outputs[slot]]
 
 
 def _before(value: Value, node: Node) -> bool:

@@ -290,15 +290,10 @@ def _stack_for(loop: Node, plan: Plan, counter: Counter, stacks: dict[Value, Val
     value = plan.item if plan.state is None else body.results[loop.slot_of(plan.state)]
     at = InsertPoint.after(value.producer) if value.producer is not None and \
         value.producer.parent is body else InsertPoint.at_end(body)
-    copied = value.producer
-    if copied is None or copied.is_region or copied.op.name != "copy" or len(value.uses) != 1:
-        copied = None
-    else:
-        value = copied.inputs[0]  # NOTE: the row is a copy already (a snapshot of a view)
+    # NOTE: a snapshot `copy(v)` stays: autodiff copied v because something writes into it
+    # later, and memory planning may let v's producer compute into the row when it is put
     with b.at(at):
         put = b.op("stack_put", target, row, value, name=name)
-    if copied is not None and not copied.output.uses:
-        rw.erase(copied)
     body.set_result(len(body.results) - 1, put)
     stacks[key] = out
     return out

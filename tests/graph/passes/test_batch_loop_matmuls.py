@@ -300,7 +300,7 @@ def test_rows_of_an_array_written_later_come_from_the_tape():
         finally:
             amber.set_context(jit_enabled=True)
         np.testing.assert_allclose(g, want, rtol=1e-12, atol=1e-14)
-    recorded = "_tape.append(" in grad.code or "put_row(t_stack" in grad.code
+    recorded = "_tape.append(" in grad.code or re.search(r"put_row\(\w+_stack", grad.code)
     assert recorded and not re.search(r"x\[0:", grad.code), grad.code
 
 
