@@ -1,12 +1,15 @@
 """Tape stacks: a loop's autodiff tape (a list appended once per trip) becomes one array the loop
 fills a row per trip, allocated before it, when after the loop the tape is only read item by
-item by a backward loop replaying the trips, or joined whole (`concat`, reversed or not).
+item by a backward loop replaying the trips, or joined whole (`concat`, reversed or not), and
+a row costs no more than the list did: the tape is joined (a join copies every item anyway),
+or its items are states or results of elementwise ops (computed into their rows); a tape of
+views read item by item stays a list, which copies nothing.
 
-Rows: a For with constant bounds and step 1 writes row `k - start`; a For `range(s, -1, -1)`
-row `k`, so its tape's reversed join is the stack's first rows; a loop with a trips counter
-(init 0, +1 a trip: autodiff's, for a While) row `trips`. A For sizes its stack by its trip
-count; a While by the bound `t < N` its condition implies of a counter (a `break` stops it
-sooner), else it grows the stack by doubling when full (`stack_reserve`).
+Rows: a For with constant bounds and step 1 writes row `k` (rows below its start unused); a
+For `range(s, -1, -1)` row `k`, so its tape's reversed join is the stack's first rows; a loop
+with a trips counter (init 0, +1 a trip: autodiff's, for a While) row `trips`. A For sizes
+its stack by its trip count; a While by the bound `t < N` its condition implies of a counter
+(a `break` stops it sooner), else it grows the stack by doubling when full (`stack_reserve`).
 
 A tape of a carried value and one of its successor (`h` and the next `h`, what `tanh(W h)`'s
 backward saves) share one stack of the states: row 0 the loop's start, row j + 1 the value
@@ -15,7 +18,7 @@ the trip j hands on; the first tape reads row k, the second row k + 1.
 The join `concat(tape)` becomes the view `stack[lo:lo + n].reshape(-1, ...)`, no copy; a read
 `tape[k]` the view `stack[k]`. Only compiler tapes (TAPE_ATTR lists: their items are never
 written and the replay reads each trip once, in range) change; a user's list never does.
-memory planning then lets the op producing a row compute straight into it (`out=`).
+Memory planning then lets the elementwise op producing a row compute into it (`out=`).
 """
 from __future__ import annotations
 
@@ -186,6 +189,10 @@ def _plan(loop: Node, slot: int, counter: Counter) -> Plan | None:
             return None
     if joins and not all(type(d) is int for d in t.shape[1:]):
         return None  # NOTE: the joined rows' shape is spelled as constants
+    made = item.producer
+    if not joins and state is None and (made is None or made.is_region or
+                                        not made.op.elementwise or made.op.inplace is None):
+        return None  # NOTE: a list keeps views uncopied; a row costs a copy unless computed in
     return Plan(slot, item, state, offset, reads, joins)
 
 
