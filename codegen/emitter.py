@@ -137,6 +137,8 @@ class Emitter:
         low = self.st.lowered[node]
         hint = node.outputs[0].name or node.name
         out = None if low.inplace is None else py.name(self.st.name(node.inputs[low.inplace]))
+        if low.into_row is not None:  # NOTE: `out=stack[row]`: a view of the row
+            out = py.subscript(self.expr(low.into_row.inputs[0]), self.expr(low.into_row.inputs[1]))
         return low.form.fill([self.operand(node, v) for v in node.inputs],
                              lambda value: self.pool.ref(value, hint), out, self.size_names)
 
@@ -203,7 +205,10 @@ class Emitter:
         if kind is Kind.VAR and low is not None and low.inplace is not None:
             if low.augmented is not None:
                 return [py.aug_assign(self.st.name(out), low.augmented, self.render(node))]
-            return [py.expr_stmt(self.render(node))]
+            written = self.render(node)
+            if isinstance(written, ast.Name):
+                return []  # NOTE: the op was done already (a row its producer computed into)
+            return [py.expr_stmt(written)]
         if kind is Kind.VAR:
             name, value = self.st.name(out), self.render(node)
             if isinstance(value, ast.Name) and value.id == name:

@@ -131,7 +131,8 @@ class _Planner:
             return node in self.plan.ifs
         low = self.lowered[node]
         return len(node.outputs) == 1 and not node.effectful and low.inplace is None \
-            and not self.unbound.intersection(node.inputs) and node.output not in self.silent
+            and low.into_row is None and not self.unbound.intersection(node.inputs) \
+            and node.output not in self.silent
 
     def read_once(self, value: Value) -> bool:
         """One reader; the test of `c and e` also counts once though the If yields it."""

@@ -12,7 +12,9 @@ from typing import Callable
 
 from ..graph import FOR, WHILE, Graph, Node, Tensor
 from ..graph.ir import INPLACE_ATTR  # NOTE: node.attrs[INPLACE_ATTR] = k: write into input k
+from ..graph.ir import INTO_ROW_ATTR
 from ..ops import Spelling
+from ..ops.stacks import stack_put
 from .template import Form, operand, prepare
 
 INPLACE_MIN_ELEMENTS = 1024
@@ -33,6 +35,8 @@ class Lowered:
     """The input whose buffer receives the result (its variable is the result's)."""
     augmented: type[ast.operator] | None = None
     """`buffer op= operand` (`x += b`) instead of the in-place ufunc call."""
+    into_row: Node | None = None
+    """The `stack_put` whose row the op computes into (its in-place form, `out=stack[row]`)."""
 
 
 def lower(graph: Graph) -> dict[Node, Lowered]:
@@ -43,6 +47,15 @@ def lower(graph: Graph) -> dict[Node, Lowered]:
 def lower_node(node: Node) -> Lowered:
     """The op node as generated code computes it."""
     attrs = {k: v for k, v in node.attrs.items() if not k.startswith("__")}
+    if node.attrs.get(INTO_ROW_ATTR):
+        text = node.op.inplace_template(attrs)
+        helpers = tuple(h for h in node.op.helpers if h.__name__ in text)
+        spelling = Spelling(node.op.template(attrs), attrs, helpers)
+        return Lowered(prepare(node.op, spelling, len(node.inputs), inplace=True), helpers,
+                       into_row=row_write(node))
+    if node.op is stack_put and node.inputs[2].producer is not None and \
+            node.inputs[2].producer.attrs.get(INTO_ROW_ATTR):
+        return Lowered(operand(0), (), 0)  # NOTE: the row is written: `stack` is the result
     k = inplace_input(node)
     if k is None:
         spelling = node.op.spelling(tuple(v.type for v in node.inputs), attrs)
@@ -54,6 +67,14 @@ def lower_node(node: Node) -> Lowered:
     helpers = tuple(h for h in node.op.helpers if h.__name__ in text)  # NOTE: those it calls
     spelling = Spelling(node.op.template(attrs), attrs, helpers)
     return Lowered(prepare(node.op, spelling, len(node.inputs), inplace=True), helpers, k)
+
+
+def row_write(node: Node) -> Node:
+    """The `stack_put` writing `node`'s result into a row (see `INTO_ROW_ATTR`)."""
+    puts = [u.user for u in node.output.uses
+            if isinstance(u.user, Node) and u.user.op is stack_put and u.index == 2]
+    assert len(puts) == 1, f"codegen: {node.name} is marked {INTO_ROW_ATTR} but has {puts}"
+    return puts[0]
 
 
 def inplace_input(node: Node) -> int | None:

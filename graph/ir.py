@@ -537,5 +537,10 @@ INPLACE_ATTR = "__inplace__"
 Attributes starting with `__` are hints: the verifier and parser accept them; kernels never
 see them."""
 
+INTO_ROW_ATTR = "__into_row__"
+"""Codegen hint (set by plan_memory) on an elementwise op whose result one `stack_put` writes
+into a stack's row: the op computes straight into that row (`out=stack[row]`), and the
+`stack_put` then spells nothing."""
+
 INDEX_TYPE = Scalar(int)
 """The type of a For region's induction variable."""

@@ -13,12 +13,13 @@ from . import (activations, adjoint, binary, creation, division, elementwise, in
                losses, nn, normalization, python, randomness, reduce, resize, shaping, sorting,
                window)
 from . import caller, collective, conv_nhwc
+from . import stacks
 from .opdef import OpDef, OpFunction, Primitive
 
 FAMILIES: tuple[ModuleType, ...] = (python, elementwise, binary, division, activations, reduce,
                                     sorting, shaping, joining, indexing, creation, nn, window, resize,
                                     normalization, losses, adjoint, randomness, collective, caller,
-                                    conv_nhwc)
+                                    conv_nhwc, stacks)
 
 
 def _table(attr: str, key) -> dict:

@@ -163,6 +163,7 @@ def _batch_accumulations(loop: Node, written: set[Value], written_anywhere: set[
         if operand not in lists:
             steps_name = f"{_hint(operand)}_steps"
             start = Builder(InsertPoint.before(loop), loop.loc).op("list_new", name=steps_name)
+            start.producer.attrs[TAPE_ATTR] = True  # NOTE: its items are never written
             param, out = loop.add_carried(start, ListType(operand.type), steps_name)
             with_item = Builder(InsertPoint.at_end(body), loop.loc).op(
                 "list_append", param, operand, name=steps_name)

@@ -26,14 +26,16 @@ Assumes ops' `fresh` and `inplace` declarations are true, and that no pass runs 
 from __future__ import annotations
 
 from ..builder import InsertPoint
-from ..ir import FOR, IF, INPLACE_ATTR, WHILE, Block, Graph, Node, Value
+from ..ir import FOR, IF, INPLACE_ATTR, INTO_ROW_ATTR, WHILE, Block, Graph, Node, Value
 from ..rewriter import Rewriter
 from ..types import Tensor
 from ...ops import python as pyops
+from ...ops import stacks
 
 
 def run(graph: Graph, rw: Rewriter) -> bool:
     """Mark elementwise ops that may write into a dying input's buffer; True if any."""
+    _mark_rows(graph, rw)
     _mark(graph, rw)
     _mark_appends(graph, rw)
     if _copy_loop_starts(graph, rw):
@@ -45,9 +47,79 @@ def _mark_appends(graph: Graph, rw: Rewriter) -> None:
     """A list appended to and read by nothing else (a loop's tape) is appended as a statement,
     `items.append(x)`, its result sharing the list's variable (the same object)."""
     for node in graph.walk():
-        if not node.is_region and node.op is pyops.list_append and \
+        if not node.is_region and node.op in (pyops.list_append, stacks.stack_put) and \
                 INPLACE_ATTR not in node.attrs and len(node.inputs[0].uses) == 1:
             rw.set_attr(node, INPLACE_ATTR, 0)
+
+
+def _mark_rows(graph: Graph, rw: Rewriter) -> None:
+    """An elementwise op whose result a loop body writes into a stack's row right after (a
+    tape's row, graph/passes/stack_tapes.py) computes into the row instead (`out=`): no copy.
+    The stack and the row must exist before the op, and nothing else use that stack value."""
+    for put in graph.walk():
+        if put.is_region or put.op is not stacks.stack_put:
+            continue
+        stack, row, value = put.inputs
+        made = value.producer
+        block = put.parent
+        if made is None or made.is_region or made.parent is not block or \
+                made.op.inplace is None or not made.op.elementwise or \
+                len(stack.uses) != 1 or not _before(stack, made) or not _before(row, made) or \
+                block.owner_node is None or block.owner_node.op not in (WHILE, FOR):
+            continue
+        t, rows = value.type, stack.type
+        if isinstance(t, Tensor) and t.is_symbolic and isinstance(rows, Tensor) and \
+                t.shape == rows.shape[1:] and t.dtype == rows.dtype and _only_read(value, put):
+            rw.set_attr(made, INTO_ROW_ATTR, True)
+
+
+def _only_read(value: Value, put: Node) -> bool:
+    """Besides `put`, only ops that neither write nor keep it read `value`, wherever it flows
+    (the next trip's carried value, the loop's result, an If's result): as a view of the row
+    it would otherwise write into the stack."""
+    seen: set[Value] = set()
+    work = [value]
+    while work:
+        current = work.pop()
+        if current in seen:
+            continue
+        seen.add(current)
+        for use in current.uses:
+            user = use.user
+            if user is put:
+                continue
+            if isinstance(user, Block):
+                region = user.owner_node
+                if region is None:
+                    continue  # NOTE: returned: the call is over, nothing reads the stack again
+                if region.op == IF:
+                    work.append(region.outputs[use.index])
+                elif region.op in (WHILE, FOR) and user is region.body:
+                    work.extend(_carried_on(region, use.index))
+                else:
+                    return False
+            elif user.is_region:
+                slot = use.index - (len(user.inputs) - len(user.inits)) \
+                    if user.op in (WHILE, FOR) else -1
+                if slot < 0:
+                    return False
+                work.extend(_carried_on(user, slot))
+            elif not (user.op.fresh or user.op.reads_only):
+                return False
+    return True
+
+
+def _carried_on(loop: Node, slot: int) -> list[Value]:
+    """Where a value entering `loop`'s carried `slot` is seen: each block's parameter, the
+    loop's result."""
+    return [*(loop.carried(block)[slot] for block in loop.blocks), loop.outputs[slot]]
+
+
+def _before(value: Value, node: Node) -> bool:
+    """`value` exists where `node` runs: made outside `node`'s block or before it there."""
+    made = value.producer
+    return made is None or made.parent is not node.parent or \
+        node.parent.index(made) < node.parent.index(node)
 
 
 def _mark(graph: Graph, rw: Rewriter) -> None:
@@ -57,7 +129,8 @@ def _mark(graph: Graph, rw: Rewriter) -> None:
     while marked:
         marked = False
         for node in graph.walk():
-            if node.is_region or node.op.inplace is None or INPLACE_ATTR in node.attrs:
+            if node.is_region or node.op.inplace is None or INPLACE_ATTR in node.attrs or \
+                    INTO_ROW_ATTR in node.attrs:
                 continue
             k = _reusable_input(node)
             if k is not None:
