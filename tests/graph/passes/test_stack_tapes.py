@@ -145,3 +145,29 @@ def test_a_users_list_is_never_a_stack():
 
     code = _check(f, _args(4))
     assert "states.append(" in code or "states = [" in code, code
+
+
+@pytest.mark.parametrize("name, shapes, attrs", [
+    ("matmul", ((3, 4), (4, 5)), {}),
+    ("matmul", ((4, 3), (5, 4)), {"transpose_a": True, "transpose_b": True}),
+    ("dense", ((3, 4), (5, 4)), {"has_bias": False})])
+def test_into_forms_write_the_kernel_result_into_a_fresh_buffer(name, shapes, attrs):
+    """`OpDef.into`: what a row-producing matmul or dense spells (`out=stack[row]`)."""
+    from amber.ops import registry
+    op = registry.OPS[name]
+    rng = np.random.default_rng(0)
+    inputs = [rng.standard_normal(s) for s in shapes]
+    full = op.full_attrs(attrs)
+    want = op.kernel(*inputs, **full)
+    out = np.empty_like(want)
+    names = dict(zip(op.inputs, inputs))
+    got = eval(op.into_template(full), {"np": np, **names, "out": out})
+    assert got is out and np.array_equal(out, want)
+    assert registry.OPS["dense"].into_template({"has_bias": True}) is None
+
+
+def test_a_chain_of_in_place_ops_runs_in_its_row():
+    """The matmul starting `tanh(h @ u + x[t] @ w)` computes into the row; the add and tanh
+    follow in place there (the hand-written code's form)."""
+    code = _check(_for_rnn, _args(5))
+    assert re.search(r"= np\.matmul\(h, u, out=h_stack\[row\]\)", code), code
