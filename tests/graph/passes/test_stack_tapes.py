@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import amber
-from amber.graph.passes.stack_tapes import FIRST_CAPACITY
+from amber.graph.passes.stack_tapes import FIRST_CAPACITY, LARGEST_PLANNED
 
 
 def _args(steps, rows=3, seed=None):
@@ -105,6 +105,23 @@ def test_symbolic_sizes_give_a_stack_of_symbolic_rows():
             np.testing.assert_allclose(g, _finite_difference(_for_rnn, args, position),
                                        rtol=1e-6, atol=1e-8)
     assert re.search(r"np\.empty\(\(\w+, \w+, 5\)", grad.code), grad.code
+
+
+def _while_huge_bound(x, w, u):
+    """Bounded far above what it runs: it breaks after the sequence's rows."""
+    h = np.zeros((x.shape[1], u.shape[0]))
+    t = 0
+    while t < 10 * LARGEST_PLANNED:
+        h = np.tanh(x[t] @ w + h @ u)
+        t = t + 1
+        if t >= x.shape[0]:
+            break
+    return (h * h).sum()
+
+
+def test_a_bound_far_above_the_trips_grows_the_stack_instead():
+    code = _check(_while_huge_bound, _args(4))
+    assert "reserve_rows(" in code and str(10 * LARGEST_PLANNED) not in code.split("while")[0]
 
 
 def _early_return(x, w, u):
