@@ -12,6 +12,7 @@ from typing import Callable
 
 from ..graph import FOR, WHILE, Graph, Node, Tensor
 from ..graph.ir import INPLACE_ATTR  # NOTE: node.attrs[INPLACE_ATTR] = k: write into input k
+from ..graph.analysis import buffer_maker, row_put
 from ..graph.ir import INTO_ROW_ATTR
 from ..ops import Spelling
 from ..ops.stacks import stack_put
@@ -48,13 +49,14 @@ def lower_node(node: Node) -> Lowered:
     """The op node as generated code computes it."""
     attrs = {k: v for k, v in node.attrs.items() if not k.startswith("__")}
     if node.attrs.get(INTO_ROW_ATTR):
-        text = node.op.inplace_template(attrs)
+        text = node.op.into_template(attrs)
+        assert text is not None, f"codegen: {node.name} is marked {INTO_ROW_ATTR} but has no form"
         helpers = tuple(h for h in node.op.helpers if h.__name__ in text)
         spelling = Spelling(node.op.template(attrs), attrs, helpers)
-        return Lowered(prepare(node.op, spelling, len(node.inputs), inplace=True), helpers,
+        return Lowered(prepare(node.op, spelling, len(node.inputs), into=text), helpers,
                        into_row=row_write(node))
-    if node.op is stack_put and node.inputs[2].producer is not None and \
-            node.inputs[2].producer.attrs.get(INTO_ROW_ATTR):
+    maker = buffer_maker(node.inputs[2]) if node.op is stack_put else None
+    if maker is not None and maker.attrs.get(INTO_ROW_ATTR):
         return Lowered(operand(0), (), 0)  # NOTE: the row is written: `stack` is the result
     k = inplace_input(node)
     if k is None:
@@ -70,11 +72,10 @@ def lower_node(node: Node) -> Lowered:
 
 
 def row_write(node: Node) -> Node:
-    """The `stack_put` writing `node`'s result into a row (see `INTO_ROW_ATTR`)."""
-    puts = [u.user for u in node.output.uses
-            if isinstance(u.user, Node) and u.user.op is stack_put and u.index == 2]
-    assert len(puts) == 1, f"codegen: {node.name} is marked {INTO_ROW_ATTR} but has {puts}"
-    return puts[0]
+    """The `stack_put` whose row `node` computes into (see `INTO_ROW_ATTR`)."""
+    put = row_put(node)
+    assert put is not None, f"codegen: {node.name} is marked {INTO_ROW_ATTR} but puts no row"
+    return put
 
 
 def inplace_input(node: Node) -> int | None:

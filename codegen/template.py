@@ -90,15 +90,18 @@ def operand(i: int) -> Form:
     return Form(py.name(_INPUT.format(i)), (i,), frozenset({i}), ())
 
 
-def prepare(op: OpDef, spelling: Spelling, n_inputs: int, inplace: bool = False) -> Form:
-    """The spelling's expression (the op's in-place form writing into `out` when `inplace`)
-    over `n_inputs` placeholder inputs."""
+def prepare(op: OpDef, spelling: Spelling, n_inputs: int, inplace: bool = False,
+            into: str | None = None) -> Form:
+    """The spelling's expression (the op's in-place form writing into `out` when `inplace`;
+    `into`: the template of its form writing into a fresh `out`) over `n_inputs` placeholder
+    inputs."""
     assert not inplace or op.inplace is not None, f"{op.name} has no in-place form"
-    template = parse_template(op.inplace_template(spelling.attrs) if inplace
+    template = parse_template(into if into is not None else
+                              op.inplace_template(spelling.attrs) if inplace
                               else spelling.template)
     args = [py.name(_INPUT.format(i)) for i in range(n_inputs)]
     inputs, variadic = bind_inputs(op, args)
-    if inplace:
+    if inplace or into is not None:
         inputs["out"] = py.name(_OUT)
     constants: list[Any] = []
 

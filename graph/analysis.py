@@ -6,7 +6,8 @@ from typing import Any, Sequence
 
 from ..ops import python as pyops
 from ..ops.opdef import NO_GRAD
-from .ir import FOR, IF, TRY, Block, Graph, Node, Value
+from ..ops.stacks import stack_put
+from .ir import FOR, IF, INPLACE_ATTR, TRY, Block, Graph, Node, Value
 from .types import ListType, NoneType, Scalar, Tensor, TupleType, Type
 
 NOT_CONSTANT: Any = type("NotConstant", (), {"__repr__": lambda self: "NOT_CONSTANT"})()
@@ -240,3 +241,35 @@ def memory_roots(value: Value, seen: set[Value] | None = None) -> set[Value]:
     if node.op.same_object:
         return memory_roots(node.inputs[0], seen) | {value}
     return set().union({value}, *(memory_roots(v, seen) for v in node.inputs))
+
+
+def buffer_maker(value: Value) -> Node | None:
+    """The op whose result buffer `value` is: its producer, or for an op marked to run in place
+    (`INPLACE_ATTR` k), the maker of its input k's buffer, in the producer's block; None when
+    the buffer comes from elsewhere (a parameter, another block)."""
+    node = value.producer
+    while node is not None and not node.is_region and node.attrs.get(INPLACE_ATTR) is not None:
+        source = node.inputs[node.attrs[INPLACE_ATTR]].producer
+        if source is None or source.is_region or source.parent is not node.parent:
+            return None
+        node = source
+    return node
+
+
+def row_put(node: Node) -> Node | None:
+    """The `stack_put` whose row `node`'s result buffer ends in, through elementwise ops marked
+    to run in place over it, or None."""
+    value = node.output
+    while True:
+        following = None
+        for use in value.uses:
+            user = use.user
+            if not isinstance(user, Node) or user.is_region:
+                continue
+            if user.op is stack_put and use.index == 2:
+                return user
+            if user.op.elementwise and user.attrs.get(INPLACE_ATTR) == use.index:
+                following = user
+        if following is None:
+            return None
+        value = following.output

@@ -55,6 +55,12 @@ def _matmul_emit(attrs: Mapping[str, Any]) -> str:
     return f"{a} @ {b}"
 
 
+def _matmul_into(attrs: Mapping[str, Any]) -> str:
+    a = "np.swapaxes(x, -1, -2)" if attrs.get("transpose_a") else "x"
+    b = "np.swapaxes(y, -1, -2)" if attrs.get("transpose_b") else "y"
+    return f"np.matmul({a}, {b}, out=out)"
+
+
 def _matmul_grad(ad: GradContext) -> tuple[Any, ...]:
     """out = A @ B with A, B the (transposed) operands; 1-d operands get a unit axis so the
     2-d formulas dA = g @ B^T, dB = A^T @ g apply, and lose it again."""
@@ -86,7 +92,7 @@ def _matmul_grad(ad: GradContext) -> tuple[Any, ...]:
 matmul = OpDef(
     "matmul", ("x", "y"), kernel=_matmul_kernel, infer=_matmul_infer, emit=_matmul_emit,
     attrs={"transpose_a": False, "transpose_b": False}, operator="MatMult", fresh=True,
-    grad=_matmul_grad, numba=native.matmul_spelling, onnx=ox.matmul, batch=matmul_batch)
+    into=_matmul_into, grad=_matmul_grad, numba=native.matmul_spelling, onnx=ox.matmul, batch=matmul_batch)
 """`x @ y` with NumPy semantics (1-d operands, broadcast batches); the transposes swap the last
 two axes of an operand first (MindSpore MatMul/BatchMatMul)."""
 
@@ -156,6 +162,7 @@ dense = OpDef(
     "dense", ("x", "weight", "*bias"), kernel=_dense_kernel, infer=_dense_infer,
     emit=lambda attrs: "x @ weight.T + bias_0" if attrs.get("has_bias") else "x @ weight.T",
     attrs={"has_bias": False}, fresh=True, grad=_dense_grad, numba=native.dense_spelling,
+    into=lambda attrs: None if attrs.get("has_bias") else "np.matmul(x, weight.T, out=out)",
     onnx=ox.dense, batch=first_only_batch)
 """`x @ weight.T (+ bias)` with weight [out, in]; the optional bias is the variadic input and
 `has_bias` (set by the binder) says whether it is there, so the emitted code is one expression."""

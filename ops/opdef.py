@@ -65,6 +65,11 @@ class OpDef:
     (`"np.add(x, y, out=out)"`, or a function of the attributes as `emit` may be); set for ops
     fusion and memory planning may run in place. `out` is any input of an elementwise op, the
     first input of any other."""
+    into: Callable[[Mapping[str, Any]], str | None] | None = None
+    """`into(attrs)`: the op writing its result into a buffer `out` of the result's shape and
+    dtype that shares no memory with the inputs (`"np.matmul(x, y, out=out)"`), or None for
+    attributes without one; where memory planning may place a result (a stack's row).
+    Elementwise ops use their in-place form."""
     specialize: Callable[[tuple[Type, ...], Mapping[str, Any]], Spelling | None] | None = None
     """`specialize(input_types, attrs)`: a faster spelling for these static input types (conv2d
     with its window geometry fixed, `x.sum()` for a tensor), or None where `emit` serves."""
@@ -115,6 +120,12 @@ class OpDef:
     def template(self, attrs: Mapping[str, Any]) -> str:
         """The emit expression for these attribute values."""
         return self.emit if isinstance(self.emit, str) else self.emit(attrs)
+
+    def into_template(self, attrs: Mapping[str, Any]) -> str | None:
+        """The expression writing the result into a fresh buffer `out`, or None (see `into`)."""
+        if self.into is not None:
+            return self.into(attrs)
+        return self.inplace_template(attrs) if self.elementwise and self.inplace else None
 
     def inplace_template(self, attrs: Mapping[str, Any]) -> str:
         """The in-place expression for these attribute values."""

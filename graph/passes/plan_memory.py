@@ -25,6 +25,7 @@ Assumes ops' `fresh` and `inplace` declarations are true, and that no pass runs 
 """
 from __future__ import annotations
 
+from ..analysis import buffer_maker, row_put
 from ..builder import InsertPoint
 from ..ir import FOR, IF, INPLACE_ATTR, INTO_ROW_ATTR, WHILE, Block, Graph, Node, Value
 from ..rewriter import Rewriter
@@ -40,6 +41,7 @@ def run(graph: Graph, rw: Rewriter) -> bool:
     _mark_appends(graph, rw)
     if _copy_loop_starts(graph, rw):
         _mark(graph, rw)
+    _root_rows(graph, rw)
     return rw.changed
 
 
@@ -71,6 +73,28 @@ def _mark_rows(graph: Graph, rw: Rewriter) -> None:
         if isinstance(t, Tensor) and t.is_symbolic and isinstance(rows, Tensor) and \
                 t.shape == rows.shape[1:] and t.dtype == rows.dtype and _only_read(value, put):
             rw.set_attr(made, INTO_ROW_ATTR, True)
+
+
+def _root_rows(graph: Graph, rw: Rewriter) -> None:
+    """Move a row mark up a chain of in-place ops: when the op computing a row could run in
+    place over a dying input, it does, and the op that made that buffer (a matmul, or the first
+    elementwise op of the chain) computes into the row instead: the whole chain runs there."""
+    for last in graph.walk():
+        if last.is_region or not last.attrs.get(INTO_ROW_ATTR):
+            continue
+        put = row_put(last)
+        for k, value in enumerate(last.inputs if put is not None else ()):
+            root = buffer_maker(value)
+            if value.type != last.output.type or not _private(value) or \
+                    not _dies_at(value, last) or root is None or root.is_region or \
+                    root.parent is not last.parent or not root.op.fresh or \
+                    root.op.into_template(root.attrs) is None or \
+                    not (_before(put.inputs[0], root) and _before(put.inputs[1], root)):
+                continue
+            rw.set_attr(last, INTO_ROW_ATTR, False)
+            rw.set_attr(last, INPLACE_ATTR, k)
+            rw.set_attr(root, INTO_ROW_ATTR, True)
+            break
 
 
 def _only_read(value: Value, put: Node) -> bool:
@@ -130,7 +154,7 @@ def _mark(graph: Graph, rw: Rewriter) -> None:
         marked = False
         for node in graph.walk():
             if node.is_region or node.op.inplace is None or INPLACE_ATTR in node.attrs or \
-                    INTO_ROW_ATTR in node.attrs:
+                    node.attrs.get(INTO_ROW_ATTR):
                 continue
             k = _reusable_input(node)
             if k is not None:

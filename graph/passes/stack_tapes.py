@@ -35,6 +35,10 @@ from ..types import Tensor
 FIRST_CAPACITY = 16
 """Rows a While with no bound starts its stack with (doubled when full)."""
 
+LARGEST_PLANNED = 4096
+"""A bound or trip count known while compiling above this grows the stack instead: a loop
+bounded by `t < 10**6` that breaks after a few trips must not allocate a million rows."""
+
 
 def run(graph: Graph, rw: Rewriter) -> bool:
     """Turn every qualifying tape of every loop into a stack; True if any changed."""
@@ -275,6 +279,8 @@ def _stack_for(loop: Node, plan: Plan, counter: Counter, stacks: dict[Value, Val
     before = rw.builder(InsertPoint.before(loop), loop.loc)
     extra = (1 if plan.state is not None else 0) + counter.start  # NOTE: rows before trip 0's
     bound = counter.bound
+    if isinstance(bound, int) and bound > LARGEST_PLANNED:
+        bound = None
     capacity = FIRST_CAPACITY if bound is None else bound
     if isinstance(capacity, int):
         rows = before.constant(capacity + extra)

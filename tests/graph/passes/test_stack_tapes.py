@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import amber
-from amber.graph.passes.stack_tapes import FIRST_CAPACITY
+from amber.graph.passes.stack_tapes import FIRST_CAPACITY, LARGEST_PLANNED
 
 
 def _args(steps, rows=3, seed=None):
@@ -107,6 +107,23 @@ def test_symbolic_sizes_give_a_stack_of_symbolic_rows():
     assert re.search(r"np\.empty\(\(\w+, \w+, 5\)", grad.code), grad.code
 
 
+def _while_huge_bound(x, w, u):
+    """Bounded far above what it runs: it breaks after the sequence's rows."""
+    h = np.zeros((x.shape[1], u.shape[0]))
+    t = 0
+    while t < 10 * LARGEST_PLANNED:
+        h = np.tanh(x[t] @ w + h @ u)
+        t = t + 1
+        if t >= x.shape[0]:
+            break
+    return (h * h).sum()
+
+
+def test_a_bound_far_above_the_trips_grows_the_stack_instead():
+    code = _check(_while_huge_bound, _args(4))
+    assert "reserve_rows(" in code and str(10 * LARGEST_PLANNED) not in code.split("while")[0]
+
+
 def _early_return(x, w, u):
     h = np.zeros((x.shape[1], u.shape[0]))
     for t in range(x.shape[0]):
@@ -145,3 +162,29 @@ def test_a_users_list_is_never_a_stack():
 
     code = _check(f, _args(4))
     assert "states.append(" in code or "states = [" in code, code
+
+
+@pytest.mark.parametrize("name, shapes, attrs", [
+    ("matmul", ((3, 4), (4, 5)), {}),
+    ("matmul", ((4, 3), (5, 4)), {"transpose_a": True, "transpose_b": True}),
+    ("dense", ((3, 4), (5, 4)), {"has_bias": False})])
+def test_into_forms_write_the_kernel_result_into_a_fresh_buffer(name, shapes, attrs):
+    """`OpDef.into`: what a row-producing matmul or dense spells (`out=stack[row]`)."""
+    from amber.ops import registry
+    op = registry.OPS[name]
+    rng = np.random.default_rng(0)
+    inputs = [rng.standard_normal(s) for s in shapes]
+    full = op.full_attrs(attrs)
+    want = op.kernel(*inputs, **full)
+    out = np.empty_like(want)
+    names = dict(zip(op.inputs, inputs))
+    got = eval(op.into_template(full), {"np": np, **names, "out": out})
+    assert got is out and np.array_equal(out, want)
+    assert registry.OPS["dense"].into_template({"has_bias": True}) is None
+
+
+def test_a_chain_of_in_place_ops_runs_in_its_row():
+    """The matmul starting `tanh(h @ u + x[t] @ w)` computes into the row; the add and tanh
+    follow in place there (the hand-written code's form)."""
+    code = _check(_for_rnn, _args(5))
+    assert re.search(r"= np\.matmul\(h, u, out=h_stack\[row\]\)", code), code
