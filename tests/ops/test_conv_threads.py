@@ -13,7 +13,8 @@ import amber
 from amber import nn
 from amber.ops.conv_nhwc import (conv2d_nhwc_grad_input_kernel, conv2d_nhwc_grad_weight_kernel,
                                  conv2d_nhwc_kernel)
-from amber.ops.parallel import hold_blas, kernel_threads, run_parts, thread_ranges
+from amber.ops.parallel import (hold_blas, kernel_threads, one_blas_thread, run_parts,
+                                 thread_ranges)
 from amber.runtime.context import CompileOptions, default_threads
 
 sys.path.insert(0, os.path.dirname(__file__))
@@ -164,3 +165,46 @@ def test_a_residual_block_on_two_threads(restore_threads) -> None:
     loss, d, eps = Loss(net).construct, np.random.default_rng(1).standard_normal(x.shape), 1e-5
     np.testing.assert_allclose((dx * d).sum(), (loss(x + eps * d) - loss(x - eps * d)) / (2 * eps),
                                rtol=1e-6, atol=1e-8)
+
+
+@needs_blas_control
+def test_threaded_code_holds_blas_at_one_thread_for_the_whole_call(restore_threads) -> None:
+    """A GEMM on BLAS's own threads between two threaded kernels would leave OpenBLAS's
+    worker spinning on the core amber's pool needs: code with threaded kernels runs every
+    GEMM at one BLAS thread (`@one_blas_thread`), and puts the count back after, after an
+    error too; errors still name the user's line."""
+    get, set_count = kernel_threads().blas
+    before = get()
+    set_count(2)
+    try:
+        seen = []
+        held = one_blas_thread(lambda fail: seen.append(get()) or (1 / 0 if fail else 7))
+        assert held(False) == 7 and get() == 2
+        with pytest.raises(ZeroDivisionError):
+            held(True)
+        assert seen == [1, 1] and get() == 2 and kernel_threads().regions == 0
+
+        class Checked(nn.Cell):
+            def __init__(self) -> None:
+                super().__init__()
+                self.conv = nn.Conv2d(16, 16, 3, pad_mode="same", has_bias=True)
+
+            def construct(self, x: np.ndarray) -> np.ndarray:
+                y = self.conv(x)
+                if y.max() > 1e6:
+                    raise ValueError("activations too large")
+                return y
+
+        x = np.random.default_rng(0).standard_normal((8, 16, 16, 16)).astype(np.float32)
+        for threads in (1, 2):
+            amber.set_context(num_threads=threads)
+            fast = amber.jit(Checked())
+            fast(x)
+            assert ("@one_blas_thread\ndef " in fast.code) == (threads == 2)
+            with pytest.raises(ValueError, match="too large") as info:
+                fast(x * 1e9)
+            assert get() == 2 and kernel_threads().regions == 0
+            assert any("test_conv_threads.py" in note and "raise ValueError" in note
+                       for note in getattr(info.value, "__notes__", ()))
+    finally:
+        set_count(before)
