@@ -26,6 +26,7 @@ from .native import DECORATOR, HELPER_DECORATOR, Kernel, build_kernel, loop_regi
     select_regions
 from .native.types import region_kind
 from ..ops import native_kernels as _native_ops
+from ..ops.parallel import HELPERS as _PARALLEL_HELPERS, one_blas_thread
 
 NATIVE_HELPERS = tuple(v for v in vars(_native_ops).values()
                        if callable(v) and getattr(v, "__module__", "") == _native_ops.__name__)
@@ -84,7 +85,9 @@ def generate(graph: Graph, *, title: str = "", signature: str = "",
     namer = Namer()
     lowered = lower(graph)
     regions = select_regions(graph, backend, exclude)
-    helpers = collect_helpers(h for low in lowered.values() for h in low.helpers)
+    threaded = any(node.attrs.get("threads", 1) > 1 for node in graph.walk())
+    helpers = collect_helpers([*(h for low in lowered.values() for h in low.helpers),
+                               *((*_PARALLEL_HELPERS, one_blas_thread) if threaded else ())])
     for fn in [*helpers, *PRELUDE]:
         namer.reserve(fn.__name__)
     fn_name = namer.fresh(graph.name or "forward")
@@ -97,6 +100,8 @@ def generate(graph: Graph, *, title: str = "", signature: str = "",
     kernels = _kernels(kernel_names, namer, emitter, storage, helpers)
     emitter.kernels = {k.region: k for k in kernels}
     main = emitter.function(graph, fn_name)
+    if threaded:  # NOTE: no GEMM on BLAS's threads between the threaded kernels
+        main.decorator_list.append(py.name(one_blas_thread.__name__))
     function = py.to_source(py.module([k.function for k in kernels] + [main]))
     helpers += [fn for fn in PRELUDE if fn in emitter.helpers]
     native_helpers = collect_helpers(h for k in kernels for h in k.helpers)

@@ -7,13 +7,16 @@ from __future__ import annotations
 import numpy as np
 
 from .nn_kernels import add_windows, window_pads, window_view
+from .parallel import run_parts, thread_ranges
 
 
 def conv2d_kernel(x: np.ndarray, weight: np.ndarray, *bias: np.ndarray,
                   stride: tuple[int, int] = (1, 1),
                   padding: tuple[int, int, int, int] = (0, 0, 0, 0), pad_mode: str = "valid",
-                  dilation: tuple[int, int] = (1, 1), groups: int = 1) -> np.ndarray:
-    """2-D convolution of NCHW `x` with OIHW `weight`: im2col windows, then one batched GEMM."""
+                  dilation: tuple[int, int] = (1, 1), groups: int = 1,
+                  threads: int = 1) -> np.ndarray:
+    """2-D convolution of NCHW `x` with OIHW `weight`: im2col windows, then one batched GEMM
+    (`threads` is for the specialized spellings; this one runs on the caller)."""
     n, c, h, w = x.shape
     o, cg, kh, kw = weight.shape
     if c != cg * groups or o % groups:
@@ -59,15 +62,22 @@ def im2col(x: np.ndarray, kernel: tuple[int, int], out_size: tuple[int, int],
 def conv2d_gemm(x: np.ndarray, weight: np.ndarray, *bias: np.ndarray, kernel: tuple[int, int],
                 out_size: tuple[int, int], step: int, stride: tuple[int, int] = (1, 1),
                 dilation: tuple[int, int] = (1, 1),
-                pads: tuple[int, int, int, int] = (0, 0, 0, 0)) -> np.ndarray:
+                pads: tuple[int, int, int, int] = (0, 0, 0, 0), threads: int = 1) -> np.ndarray:
     """Convolution (one group) as im2col + GEMM, `step` images at a time so that the columns
-    of a step are still in cache when the GEMM reads them."""
+    of a step are still in cache when the GEMM reads them. With `threads`, ranges of whole
+    steps go to the threads (ops/parallel.py): the same GEMMs, the same result."""
     n, o, (oh, ow) = x.shape[0], weight.shape[0], out_size
     matrix = weight.reshape(o, -1)
     out = np.empty((n, o, oh * ow), np.result_type(x, weight))
-    for i in range(0, n, step):
-        cols = im2col(x[i:i + step], kernel, out_size, stride, dilation, pads)
-        np.matmul(matrix, cols, out=out[i:i + step])
+
+    def steps(start: int, stop: int) -> None:
+        for i in range(start, stop, step):
+            cols = im2col(x[i:min(i + step, stop)], kernel, out_size, stride, dilation, pads)
+            np.matmul(matrix, cols, out=out[i:min(i + step, stop)])
+    if threads == 1:
+        steps(0, n)
+    else:
+        run_parts(steps, thread_ranges(n, threads, out.size * matrix.shape[1], step), threads)
     for b in bias:
         b = b.reshape(-1, 1)
         out = np.add(out, b, out=out if out.dtype == np.result_type(out, b) else None)
@@ -159,8 +169,9 @@ def conv2d_grad_input(g: np.ndarray, weight: np.ndarray, *, x_shape: tuple[int, 
                       stride: tuple[int, int] = (1, 1),
                       padding: tuple[int, int, int, int] = (0, 0, 0, 0),
                       pad_mode: str = "valid", dilation: tuple[int, int] = (1, 1),
-                      groups: int = 1) -> np.ndarray:
-    """d conv2d / d x: each output's adjoint times the weights, added back over its window (a
+                      groups: int = 1, threads: int = 1) -> np.ndarray:
+    """d conv2d / d x (`threads` accepted; this one runs on the caller): each output's
+    adjoint times the weights, added back over its window (a
     block of images at a time). At stride 1 (one group) it is instead the convolution of the
     output adjoint with the flipped, transposed kernels: no scatter-add over the columns
     (1.6-1.9x faster measured at 8-32 pixels square, 16-64 channels; at stride 2 the zeros a
@@ -209,9 +220,11 @@ def conv2d_grad_weight(x: np.ndarray, g: np.ndarray, *, w_shape: tuple[int, ...]
                        stride: tuple[int, int] = (1, 1),
                        padding: tuple[int, int, int, int] = (0, 0, 0, 0),
                        pad_mode: str = "valid", dilation: tuple[int, int] = (1, 1),
-                       groups: int = 1) -> np.ndarray:
+                       groups: int = 1, threads: int = 1) -> np.ndarray:
     """d conv2d / d weight: the output adjoints against the input windows (im2col columns, a
-    block of images at a time), summed over the batch and the output positions."""
+    block of images at a time), summed over the batch and the output positions. With
+    `threads` (im2col columns only), ranges of whole blocks go to the threads and the
+    blocks' products are added in one thread's order: the same result, bit for bit."""
     n, c = x.shape[:2]
     o, cg, kh, kw = w_shape
     oh, ow = g.shape[2:]
@@ -224,8 +237,23 @@ def conv2d_grad_weight(x: np.ndarray, g: np.ndarray, *, w_shape: tuple[int, ...]
     out = np.zeros((groups, o // groups, k), dtype)
     grads = g.reshape(n, groups, o // groups, length)
     step = image_block(c * kh * kw * length * x.dtype.itemsize)
-    for i in range(0, n, step):
-        cols = im2col(x[i:i + step], (kh, kw), (oh, ow), stride, dilation, pads)
-        cols = cols.reshape(-1, groups, k, length).transpose(0, 1, 3, 2)
-        out += np.matmul(grads[i:i + step], cols).sum(axis=0)
+
+    def blocks(start: int, stop: int) -> list[np.ndarray]:
+        """The first range adds its blocks' products as it goes; later ones keep theirs."""
+        found = []
+        for i in range(start, stop, step):
+            cols = im2col(x[i:min(i + step, stop)], (kh, kw), (oh, ow), stride, dilation, pads)
+            cols = cols.reshape(-1, groups, k, length).transpose(0, 1, 3, 2)
+            product = np.matmul(grads[i:min(i + step, stop)], cols).sum(axis=0)
+            if start == 0:
+                np.add(out, product, out=out)
+            else:
+                found.append(product)
+        return found
+    if threads == 1:
+        blocks(0, n)
+        return out.reshape(w_shape)
+    for part in run_parts(blocks, thread_ranges(n, threads, n * o * k * length, step), threads):
+        for product in part:
+            out += product
     return out.reshape(w_shape)

@@ -129,5 +129,22 @@ def run_parts(task: Callable[[int, int], Any], parts: list[tuple[int, int]],
         hold_blas(shared, -1)
 
 
+def one_blas_thread(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """`fn` with BLAS held at one thread for the whole call: codegen decorates a function
+    whose kernels split work over threads with it. Between two threaded kernels, a GEMM on
+    BLAS's own threads (a stem convolution, a dense layer) would leave OpenBLAS's worker
+    spinning for its timeout (~0.1 s here), taking the core amber's pool worker needs: a
+    threaded convolution after one ran at 12 ms instead of 7."""
+    def call(*args):
+        shared = kernel_threads()
+        hold_blas(shared, 1)
+        try:
+            return fn(*args)
+        finally:
+            hold_blas(shared, -1)
+    call.__name__, call.__qualname__, call.__wrapped__ = fn.__name__, fn.__qualname__, fn
+    return call
+
+
 HELPERS = (blas_controls, kernel_threads, hold_blas, worker_pool, thread_ranges, run_parts)
 """The helpers a kernel that calls `run_parts` and `thread_ranges` lists in its OpDef."""

@@ -12,6 +12,7 @@ import numpy as np
 from . import onnx as ox
 from .batch_rules import LOOP_ACROSS, folded
 from .elementwise import helper_call, optional, unsupported
+from .parallel import HELPERS as PARALLEL_HELPERS
 from .conv_kernels import (conv2d_gemm, conv2d_grad_input, conv2d_grad_weight,
                            conv2d_grad_weight_rows, conv2d_kernel, conv2d_rows,
                            conv_transpose_stride1, im2col, image_block, pad_hw, pixel_windows,
@@ -133,7 +134,7 @@ _IM2COL = helper_call(im2col, "x, kernel, out_size", _WINDOW_DEFAULTS)
 
 _CONV2D_GEMM = helper_call(conv2d_gemm,
                            "x, weight, *bias, kernel=kernel, out_size=out_size, step=step",
-                           _WINDOW_DEFAULTS)
+                           {**_WINDOW_DEFAULTS, "threads": 1})
 
 
 _CONV2D_ROWS = helper_call(conv2d_rows,
@@ -149,14 +150,18 @@ the weight gradient."""
 
 
 _CONV2D = {"stride": (1, 1), "padding": (0, 0, 0, 0), "pad_mode": "valid", "dilation": (1, 1),
-           "groups": 1}
+           "groups": 1, "threads": 1}
+"""conv2d's attributes; `threads` (how the kernel runs, set by the layout pass) changes no
+value."""
 
 
 def _conv2d_infer(x: Type, weight: Type, *bias: Type, stride: tuple[int, int],
                   padding: tuple[int, int, int, int], pad_mode: str, dilation: tuple[int, int],
-                  groups: int) -> Tensor:
+                  groups: int, threads: int = 1) -> Tensor:
     _check_window_attrs("conv2d", stride=stride, dilation=dilation, pad_mode=pad_mode,
                         padding=padding)
+    if type(threads) is not int or threads < 1:
+        raise ValueError(f"conv2d: threads must be an int >= 1, got {threads!r}")
     (n, c, h, w) = expect_tensor("conv2d", "input (NCHW)", x, rank=4).shape
     (o, cg, kh, kw) = expect_tensor("conv2d", "weight (OIHW)", weight, rank=4).shape
     if not isinstance(groups, int) or groups < 1:
@@ -195,8 +200,8 @@ def _conv2d_static(types: tuple[Type, ...], attrs: Mapping[str, Any]) -> Spellin
         return Spelling(_CONV2D_ROWS(values), {**values, "step": step},
                         (pixel_windows, row_band, conv2d_rows))
     if groups == 1 and (isinstance(n, Sym) or step < n) and not pixels:
-        return Spelling(_CONV2D_GEMM(values), {**values, "step": step},
-                        (pad_hw, im2col, conv2d_gemm))
+        gemm = {**values, "step": step, "threads": attrs.get("threads", 1)}
+        return Spelling(_CONV2D_GEMM(gemm), gemm, (pad_hw, im2col, conv2d_gemm))
     if pixels:
         sh, sw = attrs["stride"]
         cols = "x.reshape(n, c, l)" if (sh, sw) == (1, 1) else \
@@ -266,8 +271,9 @@ conv2d_grad_input = OpDef(
     infer=_window_grad_infer("x_shape", batch_of_adjoint=True),
     attrs={"x_shape": REQUIRED, **_CONV2D},
     emit=helper_call(conv2d_grad_input, "g, weight", {"x_shape": REQUIRED, **_CONV2D}),
-    helpers=(window_pads, add_windows, image_block, pad_hw, im2col, conv2d_gemm, pixel_windows,
-             row_band, conv2d_rows, conv_transpose_stride1, conv2d_grad_input), fresh=True,
+    helpers=(window_pads, add_windows, image_block, pad_hw, im2col, *PARALLEL_HELPERS,
+             conv2d_gemm, pixel_windows, row_band, conv2d_rows, conv_transpose_stride1,
+             conv2d_grad_input), fresh=True,
     grad=_conv2d_grad_input_grad, onnx=ox.conv2d_grad_input, batch=folded((0,), "x_shape"))
 """conv2d's gradient with respect to its input (a transposed convolution)."""
 
@@ -285,7 +291,7 @@ conv2d_grad_weight = OpDef(
     infer=_window_grad_infer("w_shape"), attrs={"w_shape": REQUIRED, **_CONV2D},
     emit=helper_call(conv2d_grad_weight, "x, g", {"w_shape": REQUIRED, **_CONV2D}),
     helpers=(window_pads, pad_hw, im2col, image_block, pixel_windows, row_band,
-             conv2d_grad_weight_rows, conv2d_grad_weight), fresh=True,
+             *PARALLEL_HELPERS, conv2d_grad_weight_rows, conv2d_grad_weight), fresh=True,
     grad=_conv2d_grad_weight_grad, batch=LOOP_ACROSS)
 """conv2d's gradient with respect to its weight."""
 

@@ -97,7 +97,7 @@ class CompiledFunction:
         if self.load_line_map is not None:
             self.line_map, self.load_line_map = self.load_line_map(), None
         found = None
-        main_code = getattr(self.fn, "__code__", None)
+        main_code = getattr(getattr(self.fn, "__wrapped__", self.fn), "__code__", None)
         while tb is not None:
             code = tb.tb_frame.f_code
             if code.co_filename == self.filename:

@@ -40,11 +40,14 @@ _NHWC_OF = {window.conv2d: conv_nhwc.conv2d_nhwc,
 
 def run(graph: Graph, rw: Rewriter, threads: int = 1) -> bool:
     """Convolutions to NHWC, then transposes moved down and cancelled; True if anything.
-    `threads` > 1 (`set_context(num_threads=...)`) goes on each NHWC convolution: its kernel
-    may split its blocks over that many threads."""
+    `threads` > 1 (`set_context(num_threads=...)`) goes on each NHWC convolution, and on the
+    one-group convolutions left NCHW: their kernels may split their blocks over that many
+    threads."""
     for node in list(graph.walk()):
         if node.op in _NHWC_OF and node.parent is not None and _rows_conv(node):
             _to_nhwc(node, rw, threads)
+        elif node.op in _NHWC_OF and threads > 1 and node.attrs.get("groups", 1) == 1:
+            rw.set_attr(node, "threads", threads)  # NOTE: a 3-channel stem's column GEMMs
     for _ in range(MAX_ROUNDS):
         moved = False
         for node in list(graph.walk()):

@@ -13,7 +13,8 @@ import amber
 from amber import nn
 from amber.ops.conv_nhwc import (conv2d_nhwc_grad_input_kernel, conv2d_nhwc_grad_weight_kernel,
                                  conv2d_nhwc_kernel)
-from amber.ops.parallel import hold_blas, kernel_threads, run_parts, thread_ranges
+from amber.ops.parallel import (hold_blas, kernel_threads, one_blas_thread, run_parts,
+                                 thread_ranges)
 from amber.runtime.context import CompileOptions, default_threads
 
 sys.path.insert(0, os.path.dirname(__file__))
@@ -31,6 +32,7 @@ CASES = [
     ((6, 32, 14, 14), (32, 32, 1, 1), (2, 2), (0, 0, 0, 0), (1, 1)),  # one GEMM: one part
     ((1, 16, 40, 36), (16, 16, 3, 3), (1, 1), (2, 2, 2, 2), (2, 2)),
     ((1, 32, 33, 31), (32, 32, 3, 3), (2, 1), (1, 1, 1, 1), (1, 1)),
+    ((23, 16, 16, 16), (16, 16, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1)),  # blocks of 7 and the rest
 ]
 
 
@@ -164,3 +166,99 @@ def test_a_residual_block_on_two_threads(restore_threads) -> None:
     loss, d, eps = Loss(net).construct, np.random.default_rng(1).standard_normal(x.shape), 1e-5
     np.testing.assert_allclose((dx * d).sum(), (loss(x + eps * d) - loss(x - eps * d)) / (2 * eps),
                                rtol=1e-6, atol=1e-8)
+
+
+@needs_blas_control
+def test_threaded_code_holds_blas_at_one_thread_for_the_whole_call(restore_threads) -> None:
+    """A GEMM on BLAS's own threads between two threaded kernels would leave OpenBLAS's
+    worker spinning on the core amber's pool needs: code with threaded kernels runs every
+    GEMM at one BLAS thread (`@one_blas_thread`), and puts the count back after, after an
+    error too; errors still name the user's line."""
+    get, set_count = kernel_threads().blas
+    before = get()
+    set_count(2)
+    try:
+        seen = []
+        held = one_blas_thread(lambda fail: seen.append(get()) or (1 / 0 if fail else 7))
+        assert held(False) == 7 and get() == 2
+        with pytest.raises(ZeroDivisionError):
+            held(True)
+        assert seen == [1, 1] and get() == 2 and kernel_threads().regions == 0
+
+        class Checked(nn.Cell):
+            def __init__(self) -> None:
+                super().__init__()
+                self.conv = nn.Conv2d(16, 16, 3, pad_mode="same", has_bias=True)
+
+            def construct(self, x: np.ndarray) -> np.ndarray:
+                y = self.conv(x)
+                if y.max() > 1e6:
+                    raise ValueError("activations too large")
+                return y
+
+        x = np.random.default_rng(0).standard_normal((8, 16, 16, 16)).astype(np.float32)
+        for threads in (1, 2):
+            amber.set_context(num_threads=threads)
+            fast = amber.jit(Checked())
+            fast(x)
+            assert ("@one_blas_thread\ndef " in fast.code) == (threads == 2)
+            with pytest.raises(ValueError, match="too large") as info:
+                fast(x * 1e9)
+            assert get() == 2 and kernel_threads().regions == 0
+            assert any("test_conv_threads.py" in note and "raise ValueError" in note
+                       for note in getattr(info.value, "__notes__", ()))
+    finally:
+        set_count(before)
+
+
+@needs_blas_control
+@pytest.mark.parametrize("n, stride, pads", [(23, (1, 1), (1, 1, 1, 1)), (16, (2, 1), (0, 2, 1, 0))])
+def test_a_three_channel_stem_on_threads(n, stride, pads, restore_threads) -> None:
+    """The column kernels the layout pass leaves NCHW (a 3-channel stem) split whole blocks
+    over threads: forward and weight gradient equal one thread's bit for bit, and the
+    definition; compiled code passes `threads` to them."""
+    from amber.ops.conv_kernels import conv2d_gemm, conv2d_grad_weight
+    rng = np.random.default_rng(n)
+    x = rng.standard_normal((n, 3, 32, 30)).astype(np.float32)
+    w = rng.standard_normal((32, 3, 3, 3)).astype(np.float32)
+    bias = rng.standard_normal(32).astype(np.float32)
+    out_size = ((32 + pads[0] + pads[1] - 3) // stride[0] + 1, (30 + pads[2] + pads[3] - 3) //
+                stride[1] + 1)
+    assert len(thread_ranges(n, 2, n * 32 * out_size[0] * out_size[1] * 27, 3)) == 2
+    forward = {"kernel": (3, 3), "out_size": out_size, "step": 3, "stride": stride, "pads": pads}
+    attrs = {"stride": stride, "padding": pads, "pad_mode": "pad"}
+    hold_blas(kernel_threads(), 1)
+    try:
+        one = conv2d_gemm(x, w, bias, **forward)
+        g = rng.standard_normal(one.shape).astype(np.float32)
+        dw_one = conv2d_grad_weight(x, g, w_shape=w.shape, **attrs)
+    finally:
+        hold_blas(kernel_threads(), -1)
+    for threads in (2, 3, 4):
+        assert np.array_equal(conv2d_gemm(x, w, bias, threads=threads, **forward), one)
+        assert np.array_equal(conv2d_grad_weight(x, g, w_shape=w.shape, threads=threads,
+                                                 **attrs), dw_one)
+    np.testing.assert_allclose(one, conv_loops(x, w, stride, pads, (1, 1)) +
+                               bias[:, None, None], rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(dw_one, weight_grad_loops(x, g, w.shape, stride, pads, (1, 1)),
+                               rtol=1e-4, atol=1e-3)
+
+    class Stem(nn.Cell):
+        def __init__(self) -> None:
+            super().__init__()
+            self.conv = nn.Conv2d(3, 32, 3, pad_mode="same", has_bias=True)
+
+        def construct(self, x: np.ndarray) -> np.ndarray:
+            return (self.conv(x) ** 2).sum()
+    stem = Stem()
+    results = {}
+    for threads in (1, 2):
+        amber.set_context(num_threads=threads)
+        grad = amber.jit(amber.grad(stem, grad_position=None, weights=[stem.conv.weight]))
+        hold_blas(kernel_threads(), 1)
+        try:
+            results[threads] = grad(x)
+        finally:
+            hold_blas(kernel_threads(), -1)
+        assert ("threads=2" in grad.code) == (threads == 2)
+    assert all(np.array_equal(a, b) for a, b in zip(results[1], results[2]))

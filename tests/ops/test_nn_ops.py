@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from amber import ops
+from amber.codegen.helpers import helper_source
 from amber.ops import losses, nn, normalization, window
 
 FAMILIES = (nn, window, normalization, losses)
@@ -288,11 +289,12 @@ def copy(value):
 
 
 def run_emitted(op, inputs, attrs):
-    """Evaluate the emit template as generated code would: helpers copied in by source (without
-    `from __future__ import annotations`), only `np` besides, attributes as values."""
+    """Evaluate the emit template as generated code would: helpers copied in by source as
+    codegen copies them (without `from __future__ import annotations`, so annotations naming
+    what the module lacks are dropped), only `np` besides, attributes as values."""
     env = {"np": np}
     for helper in op.helpers:
-        exec(textwrap.dedent(inspect.getsource(helper)), env)
+        exec(helper_source(helper), env)
     fixed = [name for name in op.inputs if not name.startswith("*")]
     env.update(zip(fixed, inputs))
     for name in op.inputs:
