@@ -8,6 +8,7 @@ call and amber's time as a ratio of every other version's (below 1.00x: amber is
 """
 from __future__ import annotations
 
+import gc
 import os
 import statistics
 import time
@@ -65,10 +66,14 @@ def check(w: Workload) -> str | None:
 
 def time_interleaved(w: Workload, rounds: int) -> dict[str, float]:
     """Median CPU seconds per call of each version, sampled round-robin (so machine noise hits
-    every version alike)."""
+    every version alike). Each round starts one version later, and each version's calls start
+    from a fresh collection: no version always follows the same one into cold caches or pays
+    for the garbage (and collections) another left (eager makes the most)."""
     samples: dict[str, list[float]] = {label: [] for label in w.versions}
-    for _ in range(rounds):
-        for label, fn in w.versions.items():
+    order = list(w.versions.items())
+    for r in range(rounds):
+        for label, fn in order[r % len(order):] + order[:r % len(order)]:
+            gc.collect()
             start = CLOCK()
             for _ in range(w.calls):
                 fn(*w.inputs)
