@@ -20,7 +20,7 @@ from ...ops import python as pyops
 from ...ops import shaping
 from ..analysis import NOT_CONSTANT, constant_of, only_read, unwritten
 from ..builder import Builder, InsertPoint
-from ..ir import Block, Graph, Node, Value
+from ..ir import INPLACE_ATTR, INTO_ROW_ATTR, Block, Graph, Node, Value
 from ..rewriter import Rewriter
 from ..types import Scalar, Tensor
 
@@ -170,8 +170,9 @@ always views), so the aliasing guard does not apply to them."""
 def run(graph: Graph, rw: Rewriter) -> bool:
     """Apply the first matching rule of `RULES` to each op node; True if any applied."""
     for node in list(graph.walk()):
-        if node.parent is None or node.is_region:
-            continue
+        if node.parent is None or node.is_region or INPLACE_ATTR in node.attrs or \
+                INTO_ROW_ATTR in node.attrs:
+            continue  # NOTE: plan_memory placed its result: the buffer plan counts on it
         for rule in RULES.get(node.op, ()):
             scratch = Block()
             new = rule(node, scratch)
