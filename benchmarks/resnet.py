@@ -194,14 +194,8 @@ def measure(batch: int, threads: int, rounds: int, jax: bool = True) -> dict[str
     return results
 
 
-def profile_ops(batch: int = 32, calls: int = 10, top: int = 14) -> None:
-    """Where amber's forward and train step spend their time, per call: cProfile's own time
-    of each function of the generated code (its kernels, and the entry function, whose own
-    time is the inline NumPy expressions) and of the NumPy methods they call (`reshape` here
-    is mostly the copies that build convolution columns; a GEMM counts in its caller)."""
-    import cProfile
-    import pstats
-
+def _warmed_up(batch: int) -> tuple[dict[str, Any], dict[str, tuple]]:
+    """amber's versions of the seed-0 net and each kind's inputs (seed 0), each called once."""
     import numpy as np
 
     import amber
@@ -210,9 +204,22 @@ def profile_ops(batch: int = 32, calls: int = 10, top: int = 14) -> None:
     rng = np.random.default_rng(0)
     x = rng.standard_normal((batch, 3, 32, 32), dtype=np.float32)
     y = rng.integers(0, 10, batch).astype(np.int32)
-    for kind in ("forward", "train"):
-        args = (x,) if kind == "forward" else (x, y)
+    inputs = {"forward": (x,), "train": (x, y)}
+    for kind, args in inputs.items():
         fns[kind](*args)
+    return fns, inputs
+
+
+def profile_ops(batch: int = 32, calls: int = 10, top: int = 14) -> None:
+    """Where amber's forward and train step spend their time, per call: cProfile's own time
+    of each function of the generated code (its kernels, and the entry function, whose own
+    time is the inline NumPy expressions) and of the NumPy methods they call (`reshape` here
+    is mostly the copies that build convolution columns; a GEMM counts in its caller)."""
+    import cProfile
+    import pstats
+
+    fns, inputs = _warmed_up(batch)
+    for kind, args in inputs.items():
         profiler = cProfile.Profile(time.process_time)  # NOTE: CPU time: fair on a busy machine
         profiler.enable()
         for _ in range(calls):
@@ -238,18 +245,10 @@ def profile_lines(batch: int = 32, threads: int = 2, calls: int = 20, top: int =
     import ast
     import linecache
 
-    import numpy as np
-
     import amber
     amber.set_context(num_threads=threads)
-    amber.set_seed(0)
-    fns = amber_versions(build_net())
-    rng = np.random.default_rng(0)
-    x = rng.standard_normal((batch, 3, 32, 32), dtype=np.float32)
-    y = rng.integers(0, 10, batch).astype(np.int32)
-    for kind in ("forward", "train"):
-        args = (x,) if kind == "forward" else (x, y)
-        fns[kind](*args)
+    fns, inputs = _warmed_up(batch)
+    for kind, args in inputs.items():
         compiled = fns["jit"][kind]
         entry = [node for node in ast.parse(compiled.code).body
                  if isinstance(node, ast.FunctionDef)][-1]

@@ -1,7 +1,11 @@
 """Fixtures for pass tests: `run_in_place`, the reference interpreter honouring the in-place
-marks `plan_memory` sets, so an unsafe mark shows up as a wrong result."""
+marks `plan_memory` sets, so an unsafe mark shows up as a wrong result; `central_differences.py`
+(float64 finite differences of the loop passes' gradients) is importable as a top-level
+module, as tests have no packages."""
 from __future__ import annotations
 
+import os
+import sys
 from typing import Any, Callable
 
 import numpy as np
@@ -10,6 +14,8 @@ import pytest
 from amber.graph import Graph, Node
 from amber.graph.interpreter import _Interpreter
 from amber.graph.passes.plan_memory import INPLACE_ATTR
+
+sys.path.insert(0, os.path.dirname(__file__))
 
 
 class InPlaceInterpreter(_Interpreter):

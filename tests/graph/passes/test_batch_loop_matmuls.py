@@ -12,6 +12,8 @@ import amber
 from amber.graph import Rewriter
 from amber.graph.passes import PASSES
 
+from central_differences import finite_difference
+
 
 def _batch_then_dce(graph, rw: Rewriter) -> bool:
     changed = PASSES["batch_loop_matmuls"](graph, rw)
@@ -133,19 +135,6 @@ def _loss(x, w, u, b, limit):
     return (h * h).mean()
 
 
-def _finite_difference(fn, args, position, eps=1e-6):
-    x = np.array(args[position], np.float64)
-    out = np.zeros_like(x)
-    for idx in np.ndindex(x.shape):
-        values = []
-        for step in (eps, -eps):
-            moved = x.copy()
-            moved[idx] += step
-            values.append(fn(*args[:position], moved, *args[position + 1:]))
-        out[idx] = (values[0] - values[1]) / (2 * eps)
-    return out
-
-
 @pytest.mark.parametrize("steps, limit", [(5, 1e9), (5, 1.5), (0, 1e9)])
 def test_weight_gradients_are_one_gemm_after_the_loop(steps, limit):
     """dW += g[t].T @ x[t] and db += sum(g[t]) become one GEMM and one sum over the steps;
@@ -154,7 +143,7 @@ def test_weight_gradients_are_one_gemm_after_the_loop(steps, limit):
     args = _rnn_args(steps, limit)
     got = grad(*args)
     for position, g in zip((1, 2, 3), got):
-        np.testing.assert_allclose(g, _finite_difference(_loss, args, position),
+        np.testing.assert_allclose(g, finite_difference(_loss, args, position),
                                    rtol=1e-6, atol=1e-8)
     if steps:
         code = _statements(grad.code)
@@ -273,7 +262,7 @@ def test_recorded_rows_are_read_in_place_of_their_tape(fn, first):
     grad = amber.grad(fn, (1, 2))
     got = grad(*args, first)
     for position, g in zip((1, 2), got):
-        want = _finite_difference(lambda *a: fn(*a, first), args, position)
+        want = finite_difference(lambda *a: fn(*a, first), args, position)
         np.testing.assert_allclose(g, want, rtol=1e-6, atol=1e-8)
     code = _statements(grad.code)
     assert re.search(rf"x\[{first}:", code) and "x_tape" not in code, code

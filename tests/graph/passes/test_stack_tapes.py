@@ -12,6 +12,8 @@ import pytest
 import amber
 from amber.graph.passes.stack_tapes import FIRST_CAPACITY, LARGEST_PLANNED
 
+from central_differences import finite_difference
+
 
 def _args(steps, rows=3, seed=None):
     rng = np.random.default_rng(steps if seed is None else seed)
@@ -20,25 +22,12 @@ def _args(steps, rows=3, seed=None):
             rng.standard_normal((5, 5)) * 0.5)
 
 
-def _finite_difference(fn, args, position, eps=1e-6):
-    x = np.array(args[position], np.float64)
-    out = np.zeros_like(x)
-    for idx in np.ndindex(x.shape):
-        values = []
-        for step in (eps, -eps):
-            moved = x.copy()
-            moved[idx] += step
-            values.append(fn(*args[:position], moved, *args[position + 1:]))
-        out[idx] = (values[0] - values[1]) / (2 * eps)
-    return out
-
-
 def _check(fn, args, positions=(1, 2)):
     """The compiled gradient equals finite differences of the eager function; its code."""
     grad = amber.grad(fn, positions)
     got = grad(*args)
     for position, g in zip(positions, got if len(positions) > 1 else (got,)):
-        want = _finite_difference(fn, args, position)
+        want = finite_difference(fn, args, position)
         np.testing.assert_allclose(g, want, rtol=1e-6, atol=1e-8)
     return grad.code
 
@@ -102,7 +91,7 @@ def test_symbolic_sizes_give_a_stack_of_symbolic_rows():
             warnings.simplefilter("ignore", RuntimeWarning)  # NOTE: compiling once more
             got = grad(*args)
         for position, g in zip((1, 2), got):
-            np.testing.assert_allclose(g, _finite_difference(_for_rnn, args, position),
+            np.testing.assert_allclose(g, finite_difference(_for_rnn, args, position),
                                        rtol=1e-6, atol=1e-8)
     assert re.search(r"np\.empty\(\(\w+, \w+, 5\)", grad.code), grad.code
 
