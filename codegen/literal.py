@@ -135,6 +135,7 @@ def _uniform(array: np.ndarray) -> bool:
     exactly from its Python value (the sign of a zero included)."""
     first = array.flat[0]
     return array.dtype.kind in "biuf" and bool(np.isfinite(first)) and \
+        array.flat[-1:].tobytes() == array.flat[:1].tobytes() and \
         array.tobytes() == array.flat[:1].tobytes() * array.size
 
 

@@ -124,7 +124,8 @@ def _uniform_operand(j: int) -> Rule:
         c, other, t = constant_of(node.inputs[j]), node.inputs[1 - j], node.output.type
         if not isinstance(c, np.ndarray) or c.size < 2 or other.type != t or \
                 not isinstance(t, Tensor) or c.dtype != t.dtype or \
-                c.tobytes() != c.flat[:1].tobytes() * c.size:
+                c.flat[-1:].tobytes() != c.flat[:1].tobytes() or \
+                c.tobytes() != c.flat[:1].tobytes() * c.size:  # NOTE: most fail at the last
             return None
         scalar = Builder(InsertPoint.at_end(scratch), node.loc).op(
             "constant", value=np.array(c.flat[0]))
