@@ -51,10 +51,7 @@ def lower_node(node: Node) -> Lowered:
     if node.attrs.get(INTO_ROW_ATTR):
         text = node.op.into_template(attrs)
         assert text is not None, f"codegen: {node.name} is marked {INTO_ROW_ATTR} but has no form"
-        helpers = tuple(h for h in node.op.helpers if h.__name__ in text)
-        spelling = Spelling(node.op.template(attrs), attrs, helpers)
-        return Lowered(prepare(node.op, spelling, len(node.inputs), into=text), helpers,
-                       into_row=row_write(node))
+        return Lowered(*_writing_out(node, attrs, text), into_row=row_write(node))
     maker = buffer_maker(node.inputs[2]) if node.op is stack_put else None
     if maker is not None and maker.attrs.get(INTO_ROW_ATTR):
         return Lowered(operand(0), (), 0)  # NOTE: the row is written: `stack` is the result
@@ -65,10 +62,15 @@ def lower_node(node: Node) -> Lowered:
     augmented = _augmented(node, k)
     if augmented is not None:
         return Lowered(operand(1 - k), (), k, augmented)
-    text = node.op.inplace_template(attrs)
+    return Lowered(*_writing_out(node, attrs, node.op.inplace_template(attrs)), k)
+
+
+def _writing_out(node: Node, attrs: dict, text: str) -> tuple[Form, tuple]:
+    """The op's form from template `text`, which writes its result into `out`, and the
+    helpers that form calls."""
     helpers = tuple(h for h in node.op.helpers if h.__name__ in text)  # NOTE: those it calls
     spelling = Spelling(node.op.template(attrs), attrs, helpers)
-    return Lowered(prepare(node.op, spelling, len(node.inputs), inplace=True), helpers, k)
+    return prepare(node.op, spelling, len(node.inputs), out_template=text), helpers
 
 
 def row_write(node: Node) -> Node:

@@ -90,18 +90,15 @@ def operand(i: int) -> Form:
     return Form(py.name(_INPUT.format(i)), (i,), frozenset({i}), ())
 
 
-def prepare(op: OpDef, spelling: Spelling, n_inputs: int, inplace: bool = False,
-            into: str | None = None) -> Form:
-    """The spelling's expression (the op's in-place form writing into `out` when `inplace`;
-    `into`: the template of its form writing into a fresh `out`) over `n_inputs` placeholder
-    inputs."""
-    assert not inplace or op.inplace is not None, f"{op.name} has no in-place form"
-    template = parse_template(into if into is not None else
-                              op.inplace_template(spelling.attrs) if inplace
-                              else spelling.template)
+def prepare(op: OpDef, spelling: Spelling, n_inputs: int, out_template: str | None = None
+            ) -> Form:
+    """The spelling's expression over `n_inputs` placeholder inputs; or `out_template`, a form
+    of the op writing its result into `out` (its in-place form over an input, or its form
+    computing into a fresh buffer)."""
+    template = parse_template(spelling.template if out_template is None else out_template)
     args = [py.name(_INPUT.format(i)) for i in range(n_inputs)]
     inputs, variadic = bind_inputs(op, args)
-    if inplace or into is not None:
+    if out_template is not None:
         inputs["out"] = py.name(_OUT)
     constants: list[Any] = []
 
@@ -132,7 +129,8 @@ def render(op: OpDef, attrs: Mapping[str, Any], args: Sequence[ast.expr], hoist:
     Placeholders: input names (a variadic `*xs` splices its elements, `xs_0, xs_1, ...` name
     single ones, a bare `xs` is their tuple), attribute names, and `out`."""
     spelling = Spelling(op.template(attrs), attrs, op.helpers)
-    return prepare(op, spelling, len(args), out is not None).fill(args, hoist, out)
+    writing = None if out is None else op.inplace_template(attrs)
+    return prepare(op, spelling, len(args), writing).fill(args, hoist, out)
 
 
 def bind_inputs(op: OpDef, args: Sequence[ast.expr]

@@ -49,15 +49,19 @@ def _matmul_kernel(x: np.ndarray, y: np.ndarray, *, transpose_a: bool = False,
                      np.swapaxes(y, -1, -2) if transpose_b else y)
 
 
+def _matmul_operands(attrs: Mapping[str, Any]) -> tuple[str, str]:
+    """The two operands as generated code spells them, transposed where the attributes say."""
+    return ("np.swapaxes(x, -1, -2)" if attrs.get("transpose_a") else "x",
+            "np.swapaxes(y, -1, -2)" if attrs.get("transpose_b") else "y")
+
+
 def _matmul_emit(attrs: Mapping[str, Any]) -> str:
-    a = "np.swapaxes(x, -1, -2)" if attrs.get("transpose_a") else "x"
-    b = "np.swapaxes(y, -1, -2)" if attrs.get("transpose_b") else "y"
+    a, b = _matmul_operands(attrs)
     return f"{a} @ {b}"
 
 
 def _matmul_into(attrs: Mapping[str, Any]) -> str:
-    a = "np.swapaxes(x, -1, -2)" if attrs.get("transpose_a") else "x"
-    b = "np.swapaxes(y, -1, -2)" if attrs.get("transpose_b") else "y"
+    a, b = _matmul_operands(attrs)
     return f"np.matmul({a}, {b}, out=out)"
 
 
@@ -92,7 +96,8 @@ def _matmul_grad(ad: GradContext) -> tuple[Any, ...]:
 matmul = OpDef(
     "matmul", ("x", "y"), kernel=_matmul_kernel, infer=_matmul_infer, emit=_matmul_emit,
     attrs={"transpose_a": False, "transpose_b": False}, operator="MatMult", fresh=True,
-    into=_matmul_into, grad=_matmul_grad, numba=native.matmul_spelling, onnx=ox.matmul, batch=matmul_batch)
+    into=_matmul_into, grad=_matmul_grad, numba=native.matmul_spelling, onnx=ox.matmul,
+    batch=matmul_batch)
 """`x @ y` with NumPy semantics (1-d operands, broadcast batches); the transposes swap the last
 two axes of an operand first (MindSpore MatMul/BatchMatMul)."""
 
