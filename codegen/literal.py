@@ -10,6 +10,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from ..graph.analysis import repeats_one_value
 from ..ops import Dyn
 from ..ops.types import is_namedtuple_class
 from ..ops.symbolic import SYMBOL_NAME, Sym
@@ -133,10 +134,8 @@ def array_literal(array: np.ndarray) -> ast.expr:
 def _uniform(array: np.ndarray) -> bool:
     """Every element of `array` has the bits of its first, a finite number `np.full` rebuilds
     exactly from its Python value (the sign of a zero included)."""
-    first = array.flat[0]
-    return array.dtype.kind in "biuf" and bool(np.isfinite(first)) and \
-        array.flat[-1:].tobytes() == array.flat[:1].tobytes() and \
-        array.tobytes() == array.flat[:1].tobytes() * array.size
+    return array.dtype.kind in "biuf" and bool(np.isfinite(array.flat[0])) and \
+        repeats_one_value(array)
 
 
 def dtype_literal(dtype: np.dtype) -> ast.expr:

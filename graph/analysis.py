@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
+import numpy as np
+
 from ..ops import python as pyops
 from ..ops.opdef import NO_GRAD
 from ..ops.stacks import stack_put
@@ -273,3 +275,33 @@ def row_put(node: Node) -> Node | None:
         if following is None:
             return None
         value = following.output
+
+
+def defined_before(value: Value, node: Node) -> bool:
+    """`value` exists where `node` runs: a graph input or block parameter of an enclosing
+    region, made before `node` in its block, or made in a block enclosing it."""
+    producer = value.producer
+    if producer is None:
+        return True
+    block = node.parent
+    return producer.parent is block and block.index(producer) < block.index(node) or \
+        producer.parent is not block and _encloses(producer.parent, node)
+
+
+def _encloses(block: Block, node: Node) -> bool:
+    """`node` sits in `block` or in a region nested in it."""
+    parent = node.parent
+    while isinstance(parent, Block):
+        if parent is block:
+            return True
+        owner = parent.parent
+        parent = owner.parent if isinstance(owner, Node) else None
+    return False
+
+
+def repeats_one_value(array: np.ndarray) -> bool:
+    """Every element of `array` has the bits of its first (a zero's sign and a NaN's payload
+    included): the last is compared first, so most arrays fail before a whole copy."""
+    first = array.flat[:1].tobytes()
+    return array.size > 0 and array.flat[-1:].tobytes() == first and \
+        array.tobytes() == first * array.size

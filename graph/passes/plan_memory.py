@@ -25,7 +25,7 @@ Assumes ops' `fresh` and `inplace` declarations are true, and that no pass runs 
 """
 from __future__ import annotations
 
-from ..analysis import buffer_maker, row_put
+from ..analysis import buffer_maker, defined_before, row_put
 from ..builder import InsertPoint
 from ..ir import FOR, IF, INPLACE_ATTR, INTO_ROW_ATTR, WHILE, Block, Graph, Node, Value
 from ..rewriter import Rewriter
@@ -66,7 +66,8 @@ def _mark_rows(graph: Graph, rw: Rewriter) -> None:
         block = put.parent
         if made is None or made.is_region or made.parent is not block or \
                 made.op.inplace is None or not made.op.elementwise or \
-                len(stack.uses) != 1 or not _before(stack, made) or not _before(row, made) or \
+                len(stack.uses) != 1 or not defined_before(stack, made) or \
+                not defined_before(row, made) or \
                 block.owner_node is None or block.owner_node.op not in (WHILE, FOR):
             continue
         t, rows = value.type, stack.type
@@ -89,7 +90,7 @@ def _root_rows(graph: Graph, rw: Rewriter) -> None:
                     not _dies_at(value, last) or root is None or root.is_region or \
                     root.parent is not last.parent or not root.op.fresh or \
                     root.op.into_template(root.attrs) is None or \
-                    not (_before(put.inputs[0], root) and _before(put.inputs[1], root)):
+                    not all(defined_before(v, root) for v in put.inputs[:2]):
                 continue
             rw.set_attr(last, INTO_ROW_ATTR, False)
             rw.set_attr(last, INPLACE_ATTR, k)
@@ -137,13 +138,6 @@ def _carried_on(loop: Node, slot: int) -> list[Value]:
     """Where a value entering `loop`'s carried `slot` is seen: each block's parameter, the
     loop's result."""
     return [*(loop.carried(block)[slot] for block in loop.blocks), loop.outputs[slot]]
-
-
-def _before(value: Value, node: Node) -> bool:
-    """`value` exists where `node` runs: made outside `node`'s block or before it there."""
-    made = value.producer
-    return made is None or made.parent is not node.parent or \
-        node.parent.index(made) < node.parent.index(node)
 
 
 def _mark(graph: Graph, rw: Rewriter) -> None:

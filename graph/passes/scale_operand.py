@@ -16,8 +16,9 @@ import numpy as np
 
 from ...ops import binary
 from ...ops import nn as nn_ops
+from ..analysis import defined_before
 from ..builder import InsertPoint
-from ..ir import Block, Graph, Node, Value
+from ..ir import Graph, Node, Value
 from ..rewriter import Rewriter
 from ..types import Scalar, Tensor
 
@@ -62,7 +63,7 @@ def _rewrite(node: Node, scalar: Value, product: Value, rw: Rewriter) -> bool:
                                              for v in matmul.inputs):
         return False
     k = int(np.argmin(sizes))
-    if sizes[k] >= total or not _defined_before(scalar, matmul):
+    if sizes[k] >= total or not defined_before(scalar, matmul):
         return False
     b = rw.builder(InsertPoint.before(matmul), node.loc)
     scaled = b.op("mul", scalar, matmul.inputs[k], name=matmul.inputs[k].name)
@@ -72,25 +73,3 @@ def _rewrite(node: Node, scalar: Value, product: Value, rw: Rewriter) -> bool:
     rw.replace(node, [new])
     rw.erase(matmul)
     return True
-
-
-def _defined_before(value: Value, node: Node) -> bool:
-    """`value` exists where `node` runs: the product is computed where it was (moving it later
-    could carry a read of a parameter past an in-place update of it)."""
-    producer = value.producer
-    if producer is None:  # a graph input or a block parameter of an enclosing region
-        return True
-    block = node.parent
-    return producer.parent is block and block.index(producer) < block.index(node) or \
-        producer.parent is not block and _encloses(producer.parent, node)
-
-
-def _encloses(block: Block, node: Node) -> bool:
-    """`node` sits in `block` or in a region nested in it."""
-    parent = node.parent
-    while isinstance(parent, Block):
-        if parent is block:
-            return True
-        owner = parent.parent
-        parent = owner.parent if isinstance(owner, Node) else None
-    return False

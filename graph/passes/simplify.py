@@ -18,7 +18,7 @@ from ...ops import binary
 from ...ops import elementwise as ew
 from ...ops import python as pyops
 from ...ops import shaping
-from ..analysis import NOT_CONSTANT, constant_of, only_read, unwritten
+from ..analysis import NOT_CONSTANT, constant_of, only_read, repeats_one_value, unwritten
 from ..builder import Builder, InsertPoint
 from ..ir import INPLACE_ATTR, INTO_ROW_ATTR, Block, Graph, Node, Value
 from ..rewriter import Rewriter
@@ -123,9 +123,7 @@ def _uniform_operand(j: int) -> Rule:
     def rule(node: Node, scratch: Block) -> Value | None:
         c, other, t = constant_of(node.inputs[j]), node.inputs[1 - j], node.output.type
         if not isinstance(c, np.ndarray) or c.size < 2 or other.type != t or \
-                not isinstance(t, Tensor) or c.dtype != t.dtype or \
-                c.flat[-1:].tobytes() != c.flat[:1].tobytes() or \
-                c.tobytes() != c.flat[:1].tobytes() * c.size:  # NOTE: most fail at the last
+                not isinstance(t, Tensor) or c.dtype != t.dtype or not repeats_one_value(c):
             return None
         scalar = Builder(InsertPoint.at_end(scratch), node.loc).op(
             "constant", value=np.array(c.flat[0]))
