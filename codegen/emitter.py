@@ -19,6 +19,7 @@ from ..ops.symbolic import Sym
 from .literal import ConstantPool, dtype_literal, literal, size_expression
 from .native.types import may_be_0d_array
 from .prelude import unbound_local
+from .buffers import PARAMETER as BUFFERS
 from .lowering import in_loop
 from .storage import Kind, Storage
 
@@ -75,6 +76,8 @@ class Emitter:
         self.kernels: dict[Node, Any] = {}
         """Loop regions a Numba kernel computes (`native.Kernel`): each is one call."""
         self._scalars: dict[tuple[str, Any], np.ndarray] = {}
+        self.buffers: dict[Node, str] = {}
+        """Nodes computing into a buffer kept across calls -> its attribute (see buffers.py)."""
         """The 0-d arrays standing for typed numbers (see `operand`), one per dtype and value."""
 
     def function(self, graph: Graph, fn_name: str) -> ast.FunctionDef:
@@ -139,6 +142,8 @@ class Emitter:
         out = None if low.inplace is None else py.name(self.st.name(node.inputs[low.inplace]))
         if low.into_row is not None:  # NOTE: `out=stack[row]`: a view of the row
             out = py.subscript(self.expr(low.into_row.inputs[0]), self.expr(low.into_row.inputs[1]))
+        if low.into_buffer:  # NOTE: `out=buffers.x`, kept for the next call
+            out = py.attr(BUFFERS, self.buffers[node])
         return low.form.fill([self.operand(node, v) for v in node.inputs],
                              lambda value: self.pool.ref(value, hint), out, self.size_names)
 

@@ -38,16 +38,25 @@ class Lowered:
     """`buffer op= operand` (`x += b`) instead of the in-place ufunc call."""
     into_row: Node | None = None
     """The `stack_put` whose row the op computes into (its in-place form, `out=stack[row]`)."""
+    into_buffer: bool = False
+    """The op computes into its buffer kept across calls (its form writing into `out`,
+    `out=buffers.x`; see buffers.py)."""
 
 
-def lower(graph: Graph) -> dict[Node, Lowered]:
-    """Every op node of `graph` (region nodes excluded) as generated code computes it."""
-    return {node: lower_node(node) for node in graph.walk() if not node.is_region}
+def lower(graph: Graph, into_buffers: frozenset[Node] = frozenset()) -> dict[Node, Lowered]:
+    """Every op node of `graph` (region nodes excluded) as generated code computes it; those
+    in `into_buffers` compute into their kept buffers."""
+    return {node: lower_node(node, node in into_buffers) for node in graph.walk()
+            if not node.is_region}
 
 
-def lower_node(node: Node) -> Lowered:
-    """The op node as generated code computes it."""
+def lower_node(node: Node, into_buffer: bool = False) -> Lowered:
+    """The op node as generated code computes it (into its kept buffer if `into_buffer`)."""
     attrs = {k: v for k, v in node.attrs.items() if not k.startswith("__")}
+    if into_buffer:
+        text = node.op.into_template(attrs)
+        assert text is not None, f"codegen: {node.name} has no form writing into a buffer"
+        return Lowered(*_writing_out(node, attrs, text), into_buffer=True)
     if node.attrs.get(INTO_ROW_ATTR):
         text = node.op.into_template(attrs)
         assert text is not None, f"codegen: {node.name} is marked {INTO_ROW_ATTR} but has no form"

@@ -15,6 +15,7 @@ from ..graph import Graph, Loc, Node
 from . import pyast as py
 from ..graph.sizes import size_sources
 from .emitter import EntrySize, Emitter, return_loc
+from .buffers import PARAMETER as BUFFERS, buffers_class, reused_temporaries, reuses_buffers
 from .frees import plan_frees
 from .hazards import find_hazards
 from .helpers import collect_helpers, helper_source
@@ -32,7 +33,7 @@ NATIVE_HELPERS = tuple(v for v in vars(_native_ops).values()
                        if callable(v) and getattr(v, "__module__", "") == _native_ops.__name__)
 """Every function the ops' Numba spellings may call: no kernel variable takes their names."""
 from .prelude import PRELUDE
-from .storage import Storage
+from .storage import Kind, Storage
 
 
 
@@ -83,14 +84,19 @@ def generate(graph: Graph, *, title: str = "", signature: str = "",
         from .onnx.module import generate_onnxruntime
         return generate_onnxruntime(graph, title, signature, version or __version__)
     namer = Namer()
-    lowered = lower(graph)
+    buffered = reused_temporaries(graph)
+    lowered = lower(graph, frozenset(buffered))
     regions = select_regions(graph, backend, exclude)
     threaded = any(node.attrs.get("threads", 1) > 1 for node in graph.walk())
     helpers = collect_helpers([*(h for low in lowered.values() for h in low.helpers),
-                               *((*_PARALLEL_HELPERS, one_blas_thread) if threaded else ())])
+                               *((*_PARALLEL_HELPERS, one_blas_thread) if threaded else ()),
+                               *((reuses_buffers,) if buffered else ())])
     for fn in [*helpers, *PRELUDE]:
         namer.reserve(fn.__name__)
+    if buffered:
+        namer.reserve(BUFFERS)
     fn_name = namer.fresh(graph.name or "forward")
+    buffers_name = namer.fresh("Buffers") if buffered else ""
     kernel_names = {r: namer.fresh(f"{fn_name}_{region_kind(r)}") for r in regions}
     hidden = frozenset(v for r in regions for v in _inner_values(r))
     storage = _allocate(graph, lowered, namer, hidden)
@@ -99,15 +105,22 @@ def generate(graph: Graph, *, title: str = "", signature: str = "",
                       _entry_sizes(graph, lowered, namer))
     kernels = _kernels(kernel_names, namer, emitter, storage, helpers)
     emitter.kernels = {k.region: k for k in kernels}
+    emitter.buffers = _buffer_names(buffered, storage)
     main = emitter.function(graph, fn_name)
     if threaded:  # NOTE: no GEMM on BLAS's threads between the threaded kernels
         main.decorator_list.append(py.name(one_blas_thread.__name__))
+    if buffered:
+        main.args.args.append(ast.arg(arg=BUFFERS))
+        main.decorator_list.append(py.call(reuses_buffers.__name__, [py.name(buffers_name)]))
     function = py.to_source(py.module([k.function for k in kernels] + [main]))
     helpers += [fn for fn in PRELUDE if fn in emitter.helpers]
     native_helpers = collect_helpers(h for k in kernels for h in k.helpers)
     header = _header(graph, title, signature, version or __version__, pool, len(kernels))
     chunks = [header, *(helper_source(fn) for fn in helpers),
               *("@" + HELPER_DECORATOR + "\n" + helper_source(fn) for fn in native_helpers)]
+    if buffered:
+        chunks.append(buffers_class(buffers_name, [(emitter.buffers[n], n.output.type)
+                                                   for n in buffered]))
     prefix = "".join(chunk.rstrip("\n") + "\n\n\n" for chunk in chunks)
     body, line_map = _place_comments(function, emitter.markers, prefix.count("\n") + 1)
     source = prefix + body
@@ -115,6 +128,18 @@ def generate(graph: Graph, *, title: str = "", signature: str = "",
     return GeneratedCode(source, fn_name, tuple(storage.name(v) for v in graph.inputs),
                          line_map, pool.externals(),
                          tuple(_kernel_info(source, k, ids[k.region]) for k in kernels))
+
+
+def _buffer_names(buffered: list[Node], storage: Storage) -> dict[Node, str]:
+    """Each kept buffer's attribute: its value's variable, or for an expression inlined into
+    its reader, the op's name (`buffers.multiply`: no variable of that name to confuse)."""
+    names = Namer()
+    found = {}
+    for node in buffered:
+        value = node.output
+        name = storage.name(value) if storage.kind[value] is Kind.VAR else node.op.name
+        found[node] = names.fresh(name)
+    return found
 
 
 def _inner_values(region: Node) -> list:

@@ -97,7 +97,10 @@ class CompiledFunction:
         if self.load_line_map is not None:
             self.line_map, self.load_line_map = self.load_line_map(), None
         found = None
-        main_code = getattr(getattr(self.fn, "__wrapped__", self.fn), "__code__", None)
+        main = self.fn
+        while hasattr(main, "__wrapped__"):  # NOTE: under @one_blas_thread, @reuses_buffers
+            main = main.__wrapped__
+        main_code = getattr(main, "__code__", None)
         while tb is not None:
             code = tb.tb_frame.f_code
             if code.co_filename == self.filename:
