@@ -116,10 +116,12 @@ def worker(kind: str, passes: int, tight: bool) -> None:
     """One round in this process: the measurements as JSON on stdout."""
     sys.path.insert(0, str(HERE.parent / "samples"))
     calls, eager = versions(kind)
-    print(json.dumps(measure(calls, eager, passes, tight)))
+    import amber
+    print(json.dumps({"amber": str(Path(amber.__file__).parent),
+                      **measure(calls, eager, passes, tight)}))
 
 
-def run_round(root: str | None, kind: str, passes: int, tight: bool) -> dict[str, list[float]]:
+def run_round(root: str | None, kind: str, passes: int, tight: bool) -> dict[str, Any]:
     """One round of `kind` under the amber in `root` (None: this one), in a fresh process."""
     env = dict(os.environ)
     if root is not None:
@@ -148,16 +150,20 @@ def main() -> None:
     for kind in args.only:
         passes = args.calls if kind == "mlp" else max(args.calls // 10, 10)
         found: dict[tuple[str, str], list[list[float]]] = {}
-        loads = []
+        loads, where = [], {}
         for r in range(args.rounds):
             order = list(trees.items()) if r % 2 == 0 else list(trees.items())[::-1]
             for tree, root in order:
                 loads.append(os.getloadavg()[0])
-                for name, row in run_round(root, kind, passes, args.tight).items():
+                rows = run_round(root, kind, passes, args.tight)
+                where[tree] = rows.pop("amber")
+                for name, row in rows.items():
                     found.setdefault((tree, name), []).append(row)
         print(f"{kind}: {args.rounds} rounds of {passes} passes, load {min(loads):.1f}-"
               f"{max(loads):.1f}, " + ("tight loop" if args.tight else
                                         "an eager step and gc.collect() before each call"))
+        for tree, path in where.items():
+            print(f"    {tree}: {path}")
         for (tree, name), rows in found.items():
             us, ratio, faults = ([row[k] for row in rows] for k in range(3))
             print(f"    {tree:8s} {name:10s} {statistics.median(us) * 1e6:9.1f} us "
