@@ -20,7 +20,9 @@ A For loop that surely runs (constant bounds, one trip or more) and would write 
 a carried value starting from a buffer it may not overwrite (the caller's argument) starts
 from a copy of it instead: one copy per call instead of a new array per iteration.
 
-Every call allocates its own buffers, so compiled functions stay re-entrant and thread-safe.
+Every call allocates its own buffers, so compiled functions stay re-entrant and thread-safe
+(codegen then keeps the large top-level temporaries across calls, per running call:
+codegen/buffers.py).
 Assumes ops' `fresh` and `inplace` declarations are true, and that no pass runs after it.
 """
 from __future__ import annotations
