@@ -193,3 +193,15 @@ def test_calls_running_at_once_each_take_their_own_set() -> None:
     for t in threads:
         t.join()
     assert len(found) == 2 and found[0] is not found[1]
+
+
+def test_a_user_variable_named_buffers_keeps_its_value() -> None:
+    def f(buffers, w):
+        Buffers = np.tanh(buffers @ w)
+        return (Buffers * 2.0).sum(axis=0)
+
+    fast = amber.jit(f)
+    rng = np.random.default_rng(6)
+    x, w = rng.standard_normal((64, 128)), rng.standard_normal((128, 64))
+    np.testing.assert_allclose(fast(x, w), f(x, w), rtol=1e-12)
+    assert "out=buffers." in fast.code
