@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from .batch_rules import LOOP_ACROSS, folded
-from .conv_kernels import image_block
+from .conv_kernels import im2col, image_block, pad_hw
 from .elementwise import helper_call
 from .nn_kernels import add_windows, window_pads
 from .parallel import HELPERS as PARALLEL_HELPERS, run_parts, thread_ranges
@@ -123,6 +123,66 @@ def nhwc_band_rows(windows: np.ndarray, matrix: np.ndarray, bias: tuple[np.ndarr
             rows += b
 
 
+COLUMNS_MAX_CHANNELS = 15
+"""Up to this many input channels (window.ROWS_MIN_CHANNELS - 1) the NHWC kernels take im2col
+columns of the channels-first input: a window row of a 3-channel image is 3 floats long, and
+copying such short runs made the row form 1.5-2x slower on the ResNet's stem."""
+
+
+def nhwc_columns(x: np.ndarray, weight: np.ndarray, *bias: np.ndarray, kernel: tuple[int, int],
+                 out_size: tuple[int, int], stride: tuple[int, int], dilation: tuple[int, int],
+                 pads: tuple[int, int, int, int], threads: int = 1) -> np.ndarray:
+    """NHWC convolution of a few-channel NHWC `x` (usually a view of a user's NCHW input):
+    im2col columns of its channels-first order, a block of images at a time, and the GEMM
+    turned around (columns.T @ [K, O]) so that the pixels come out channels-last, bias added
+    in cache. With `threads`, ranges of whole blocks go to the threads: the same GEMMs."""
+    n, o, (oh, ow) = x.shape[0], weight.shape[0], out_size
+    matrix = weight.reshape(o, -1).T
+    out = np.empty((n, oh * ow, o), np.result_type(x, weight, *bias))
+    step = image_block(matrix.shape[0] * oh * ow * x.itemsize)
+    images = x.transpose(0, 3, 1, 2)
+
+    def blocks(start: int, stop: int) -> None:
+        for i in range(start, stop, step):
+            j = min(i + step, stop)
+            cols = im2col(images[i:j], kernel, out_size, stride, dilation, pads)
+            np.matmul(cols.transpose(0, 2, 1), matrix, out=out[i:j])
+            for b in bias:
+                out[i:j] += b
+    run_parts(blocks, thread_ranges(n, threads, out.size * matrix.shape[0], step), threads)
+    return out.reshape(n, oh, ow, o)
+
+
+def nhwc_columns_grad_weight(x: np.ndarray, g: np.ndarray, w_shape: tuple[int, ...],
+                             stride: tuple[int, int], dilation: tuple[int, int],
+                             pads: tuple[int, int, int, int], threads: int = 1) -> np.ndarray:
+    """The OIHW weight gradient of `nhwc_columns`: columns [K, pixels] @ the NHWC adjoint's
+    pixel rows [pixels, O], summed over blocks of images. With `threads`, workers compute the
+    blocks' products one thread would, added in one thread's order: the same result."""
+    n, (oh, ow), o = x.shape[0], g.shape[1:3], w_shape[0]
+    k = w_shape[1] * w_shape[2] * w_shape[3]
+    out = np.zeros((k, o), np.result_type(x, g))
+    step = image_block(k * oh * ow * x.itemsize)
+    images, rows = x.transpose(0, 3, 1, 2), g.reshape(n, oh * ow, o)
+
+    def blocks(start: int, stop: int) -> list[np.ndarray]:
+        found = []
+        for i in range(start, stop, step):
+            j = min(i + step, stop)
+            cols = im2col(images[i:j], w_shape[2:], (oh, ow), stride, dilation, pads)
+            product = np.matmul(cols, rows[i:j]).sum(axis=0)
+            if start == 0:  # NOTE: the first part adds as it goes, as one thread does
+                np.add(out, product, out=out)
+            else:
+                found.append(product)
+        return found
+    for part in run_parts(blocks, thread_ranges(n, threads, n * oh * ow * k * o, step),
+                          threads):
+        for product in part:
+            out += product
+    return np.ascontiguousarray(out.T).reshape(w_shape)
+
+
 def conv2d_nhwc_kernel(x: np.ndarray, weight: np.ndarray, *bias: np.ndarray,
                        stride: tuple[int, int] = (1, 1),
                        padding: tuple[int, int, int, int] = (0, 0, 0, 0),
@@ -134,6 +194,9 @@ def conv2d_nhwc_kernel(x: np.ndarray, weight: np.ndarray, *bias: np.ndarray,
     kernel = weight.shape[2:]
     pads = window_pads(x.shape[1:3], kernel, stride, dilation, pad_mode, padding)
     size = nhwc_out_size(x.shape[1:3], kernel, stride, dilation, pads)
+    if x.shape[3] <= 15:  # NOTE: COLUMNS_MAX_CHANNELS (generated code has no module constants)
+        return nhwc_columns(x, weight, *bias, kernel=kernel, out_size=size, stride=stride,
+                            dilation=dilation, pads=pads, threads=threads)
     return nhwc_rows(x, weight, *bias, kernel=kernel, out_size=size, stride=stride,
                      dilation=dilation, pads=pads, threads=threads)
 
@@ -154,6 +217,8 @@ def conv2d_nhwc_grad_weight_kernel(x: np.ndarray, g: np.ndarray, *, w_shape: tup
     oh, ow = g.shape[1:3]
     top, bottom, left, right = pads = window_pads((h, w), (kh, kw), stride, dilation, pad_mode,
                                                   padding)
+    if c <= 15:  # NOTE: COLUMNS_MAX_CHANNELS
+        return nhwc_columns_grad_weight(x, g, w_shape, stride, dilation, pads, threads)
     k, work = kh * kw * c, n * oh * ow * kh * kw * c * o
     if (kh, kw) == (1, 1) and not any(pads):  # NOTE: one GEMM over the pixels
         (out,) = run_parts(lambda start, stop: x[:, ::stride[0], ::stride[1]].reshape(-1, c).T @
@@ -309,7 +374,8 @@ def _onnx_conv2d_nhwc(e: Any, x: str, w: str, *bias: str) -> str:
 _NHWC = {**_CONV2D, "threads": 1}
 """conv2d's attributes, and the threads the kernel may split its blocks over."""
 _KERNEL_HELPERS = (window_pads, image_block, nhwc_out_size, nhwc_windows, nhwc_band_rows,
-                   *PARALLEL_HELPERS, nhwc_rows)
+                   *PARALLEL_HELPERS, nhwc_rows, pad_hw, im2col, nhwc_columns,
+                   nhwc_columns_grad_weight)
 
 conv2d_nhwc = OpDef(
     "conv2d_nhwc", ("x", "weight", "*bias"), kernel=conv2d_nhwc_kernel, infer=_conv2d_nhwc_infer,
