@@ -1,7 +1,8 @@
 """The channels-last convolution kernels the layout pass uses (ops/conv_nhwc.py): forward, weight
 gradient and input gradient (stride 1 as a flipped-kernel convolution, strided as a scatter of
 window rows) against float64 loops over the textbook definition, on NHWC arrays; padding
-modes, strides, dilation, odd sizes, one image in bands of output rows."""
+modes, strides, dilation, odd sizes, one image in bands of output rows, rows of pixel pairs
+(at most 16 output channels), im2col columns (fewer than 16 input channels)."""
 import os
 import sys
 
@@ -17,7 +18,15 @@ from test_conv_rows import CASES, conv_loops, weight_grad_loops  # noqa: E402
 NHWC, NCHW = (0, 2, 3, 1), (0, 3, 1, 2)
 
 
-@pytest.mark.parametrize("x_shape, w_shape, stride, pads, dilation, step", CASES)
+PAIRS = [  # at most 16 output channels, stride 1 across, even output width: pixel pairs
+    ((2, 16, 9, 10), (4, 16, 3, 3), (1, 1), (2, 2, 2, 2), (2, 2), 1),  # dilated pairs
+    ((3, 24, 6, 8), (16, 24, 3, 5), (2, 1), (1, 1, 2, 2), (1, 1), 2),  # strided down only
+    ((3, 16, 7, 7), (16, 16, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 1),  # odd width: no pairs
+    ((2, 16, 6, 6), (17, 16, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 1),  # 17 channels: no pairs
+]
+
+
+@pytest.mark.parametrize("x_shape, w_shape, stride, pads, dilation, step", CASES + PAIRS)
 def test_nhwc_kernels_match_the_definition(x_shape, w_shape, stride, pads, dilation,
                                            step) -> None:
     rng = np.random.default_rng(sum(x_shape) + 7 * sum(w_shape))
