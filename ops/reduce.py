@@ -79,7 +79,8 @@ def _sum_rows(method: Callable[[Any], str]) -> Callable[..., Spelling | None]:
 
     def specialize(types: tuple[Type, ...], attrs: Any) -> Spelling | None:
         x = types[0]
-        if not (isinstance(x, Tensor) and x.rank >= 2 and x.dtype in _GEMV_DTYPES) or \
+        if not (isinstance(x, Tensor) and x.rank >= 2 and x.is_symbolic and
+                x.dtype in _GEMV_DTYPES) or \
                 attrs["keepdims"] or attrs["dtype"] is not None:
             return plain(types, attrs)
         rows, c = dim_mul(*x.shape[:-1]), x.shape[-1]
