@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from .batch_rules import LOOP_ACROSS, folded
-from .conv_kernels import image_block
+from .conv_kernels import im2col, image_block, pad_hw
 from .elementwise import helper_call
 from .nn_kernels import add_windows, window_pads
 from .parallel import HELPERS as PARALLEL_HELPERS, run_parts, thread_ranges
@@ -52,7 +52,11 @@ def nhwc_rows(x: np.ndarray, weight: np.ndarray, *bias: np.ndarray, kernel: tupl
     one image) @ [KH*KW*C, O], written straight into the NHWC result, bias added in cache. With
     `threads`, each worker takes a range of images (of output rows, for one image) with its
     own padded block, cut where one thread's blocks (bands) are cut: every
-    GEMM is one thread's, so the result is the same bit for bit."""
+    GEMM is one thread's, so the result is the same bit for bit. At most 16 output channels
+    (stride 1 across, an even output width) a row holds the window of two neighbouring pixels
+    and the GEMM gives both (`paired_weights`): 4/3 of the multiply-adds, but BLAS ran
+    [pixels/2, 192] @ [192, 32] 1.25x faster than [pixels, 144] @ [144, 16], and the window
+    rows to copy are 2/3 as many floats."""
     n, h, w, c = x.shape
     o, (oh, ow), (top, bottom, left, right) = weight.shape[0], out_size, pads
     matrix = weight.transpose(2, 3, 1, 0).reshape(-1, o)
@@ -66,12 +70,19 @@ def nhwc_rows(x: np.ndarray, weight: np.ndarray, *bias: np.ndarray, kernel: tupl
                 rows += b
         run_parts(pixels, [(0, n)], threads)
         return out
+    target = out
+    if o <= 16 and stride[1] == 1 and ow % 2 == 0 and kernel[1] > 1:  # NOTE: PAIRED_MAX_OUT
+        # NOTE: a row is a pixel pair's window and gives both pixels' channels (NHWC order)
+        matrix, bias = paired_weights(weight, dilation[1]), tuple(np.tile(b, 2) for b in bias)
+        kernel, ow = (kernel[0], (kernel[1] - 1) * dilation[1] + 2), ow // 2
+        out_size, stride, dilation = (oh, ow), (stride[0], 2), (dilation[0], 1)
+        target = out.reshape(n, oh, ow, 2 * o)
     step = image_block(matrix.shape[0] * oh * ow * x.itemsize)
     if n == 1:  # NOTE: one image: its bands of output rows split over the threads
         band = max(1, (1 << 17) // (ow * matrix.shape[0] * x.itemsize))
         block = np.zeros((1, h + top + bottom, w + left + right, c), x.dtype)
         windows = nhwc_windows(x, block, kernel, out_size, stride, dilation, pads)
-        run_parts(lambda start, stop: nhwc_band_rows(windows, matrix, bias, out, start, stop),
+        run_parts(lambda start, stop: nhwc_band_rows(windows, matrix, bias, target, start, stop),
                   thread_ranges(oh, threads, work, band), threads)
         return out
 
@@ -82,7 +93,7 @@ def nhwc_rows(x: np.ndarray, weight: np.ndarray, *bias: np.ndarray, kernel: tupl
             part = x[i:min(i + step, stop)]
             windows = nhwc_windows(part, block[:len(part)], kernel, out_size, stride, dilation,
                                    pads)
-            nhwc_band_rows(windows, matrix, bias, out[i:i + len(part)], 0, oh)
+            nhwc_band_rows(windows, matrix, bias, target[i:i + len(part)], 0, oh)
     if threads == 1:
         images(0, n)
         return out
@@ -100,12 +111,25 @@ def nhwc_rows(x: np.ndarray, weight: np.ndarray, *bias: np.ndarray, kernel: tupl
             windows = nhwc_windows(part, block[:len(part)], kernel, out_size, stride, dilation,
                                    pads)
             np.copyto(rows[:windows.size // matrix.shape[0]].reshape(windows.shape), windows)
-            done = out[i:i + len(part)].reshape(-1, o)
+            done = target[i:i + len(part)].reshape(-1, matrix.shape[1])
             np.matmul(rows[:len(done)], matrix, out=done)
             for b in bias:
                 done += b
     run_parts(long_calls, thread_ranges(n, threads, work), threads)
     return out
+
+
+def paired_weights(weight: np.ndarray, dilation: int) -> np.ndarray:
+    """OIHW `weight` as the [KH * span * C, 2 * O] matrix of a pixel pair: its window is
+    span = (KW - 1) * dilation + 2 columns wide, pixel p of the pair reads columns p,
+    p + dilation, ...; the other entries are zero."""
+    o, c, kh, kw = weight.shape
+    width = (kw - 1) * dilation + 2
+    matrix = np.zeros((kh, width, c, 2, o), weight.dtype)
+    taps = weight.transpose(2, 3, 1, 0)
+    for p in range(2):
+        matrix[:, p:p + (kw - 1) * dilation + 1:dilation, :, p] = taps
+    return matrix.reshape(kh * width * c, 2 * o)
 
 
 def nhwc_band_rows(windows: np.ndarray, matrix: np.ndarray, bias: tuple[np.ndarray, ...],
@@ -123,6 +147,66 @@ def nhwc_band_rows(windows: np.ndarray, matrix: np.ndarray, bias: tuple[np.ndarr
             rows += b
 
 
+COLUMNS_MAX_CHANNELS = 15
+"""Up to this many input channels (window.ROWS_MIN_CHANNELS - 1) the NHWC kernels take im2col
+columns of the channels-first input: a window row of a 3-channel image is 3 floats long, and
+copying such short runs made the row form 1.5-2x slower on the ResNet's stem."""
+
+
+def nhwc_columns(x: np.ndarray, weight: np.ndarray, *bias: np.ndarray, kernel: tuple[int, int],
+                 out_size: tuple[int, int], stride: tuple[int, int], dilation: tuple[int, int],
+                 pads: tuple[int, int, int, int], threads: int = 1) -> np.ndarray:
+    """NHWC convolution of a few-channel NHWC `x` (usually a view of a user's NCHW input):
+    im2col columns of its channels-first order, a block of images at a time, and the GEMM
+    turned around (columns.T @ [K, O]) so that the pixels come out channels-last, bias added
+    in cache. With `threads`, ranges of whole blocks go to the threads: the same GEMMs."""
+    n, o, (oh, ow) = x.shape[0], weight.shape[0], out_size
+    matrix = weight.reshape(o, -1).T
+    out = np.empty((n, oh * ow, o), np.result_type(x, weight, *bias))
+    step = image_block(matrix.shape[0] * oh * ow * x.itemsize)
+    images = x.transpose(0, 3, 1, 2)
+
+    def blocks(start: int, stop: int) -> None:
+        for i in range(start, stop, step):
+            j = min(i + step, stop)
+            cols = im2col(images[i:j], kernel, out_size, stride, dilation, pads)
+            np.matmul(cols.transpose(0, 2, 1), matrix, out=out[i:j])
+            for b in bias:
+                out[i:j] += b
+    run_parts(blocks, thread_ranges(n, threads, out.size * matrix.shape[0], step), threads)
+    return out.reshape(n, oh, ow, o)
+
+
+def nhwc_columns_grad_weight(x: np.ndarray, g: np.ndarray, w_shape: tuple[int, ...],
+                             stride: tuple[int, int], dilation: tuple[int, int],
+                             pads: tuple[int, int, int, int], threads: int = 1) -> np.ndarray:
+    """The OIHW weight gradient of `nhwc_columns`: columns [K, pixels] @ the NHWC adjoint's
+    pixel rows [pixels, O], summed over blocks of images. With `threads`, workers compute the
+    blocks' products one thread would, added in one thread's order: the same result."""
+    n, (oh, ow), o = x.shape[0], g.shape[1:3], w_shape[0]
+    k = w_shape[1] * w_shape[2] * w_shape[3]
+    out = np.zeros((k, o), np.result_type(x, g))
+    step = image_block(k * oh * ow * x.itemsize)
+    images, rows = x.transpose(0, 3, 1, 2), g.reshape(n, oh * ow, o)
+
+    def blocks(start: int, stop: int) -> list[np.ndarray]:
+        found = []
+        for i in range(start, stop, step):
+            j = min(i + step, stop)
+            cols = im2col(images[i:j], w_shape[2:], (oh, ow), stride, dilation, pads)
+            product = np.matmul(cols, rows[i:j]).sum(axis=0)
+            if start == 0:  # NOTE: the first part adds as it goes, as one thread does
+                np.add(out, product, out=out)
+            else:
+                found.append(product)
+        return found
+    for part in run_parts(blocks, thread_ranges(n, threads, n * oh * ow * k * o, step),
+                          threads):
+        for product in part:
+            out += product
+    return np.ascontiguousarray(out.T).reshape(w_shape)
+
+
 def conv2d_nhwc_kernel(x: np.ndarray, weight: np.ndarray, *bias: np.ndarray,
                        stride: tuple[int, int] = (1, 1),
                        padding: tuple[int, int, int, int] = (0, 0, 0, 0),
@@ -134,6 +218,9 @@ def conv2d_nhwc_kernel(x: np.ndarray, weight: np.ndarray, *bias: np.ndarray,
     kernel = weight.shape[2:]
     pads = window_pads(x.shape[1:3], kernel, stride, dilation, pad_mode, padding)
     size = nhwc_out_size(x.shape[1:3], kernel, stride, dilation, pads)
+    if x.shape[3] <= 15:  # NOTE: COLUMNS_MAX_CHANNELS (generated code has no module constants)
+        return nhwc_columns(x, weight, *bias, kernel=kernel, out_size=size, stride=stride,
+                            dilation=dilation, pads=pads, threads=threads)
     return nhwc_rows(x, weight, *bias, kernel=kernel, out_size=size, stride=stride,
                      dilation=dilation, pads=pads, threads=threads)
 
@@ -143,7 +230,8 @@ def conv2d_nhwc_grad_weight_kernel(x: np.ndarray, g: np.ndarray, *, w_shape: tup
                             padding: tuple[int, int, int, int] = (0, 0, 0, 0),
                             pad_mode: str = "valid", dilation: tuple[int, int] = (1, 1),
                             groups: int = 1, threads: int = 1) -> np.ndarray:
-    """d conv2d_nhwc / d weight (OIHW): window rows.T @ the NHWC adjoint's pixel rows. With
+    """d conv2d_nhwc / d weight (OIHW): window rows.T @ the NHWC adjoint's pixel rows (pixel
+    pairs where `nhwc_rows` takes them: 1.1x faster on the ResNet's 16-channel stage). With
     `threads`, workers compute the products of the blocks (or bands) one thread would, and
     they are summed in the same order: the same result, bit for bit (the caller's first
     part sums as it goes; the other parts' products wait, their memory on top)."""
@@ -154,14 +242,23 @@ def conv2d_nhwc_grad_weight_kernel(x: np.ndarray, g: np.ndarray, *, w_shape: tup
     oh, ow = g.shape[1:3]
     top, bottom, left, right = pads = window_pads((h, w), (kh, kw), stride, dilation, pad_mode,
                                                   padding)
+    if c <= 15:  # NOTE: COLUMNS_MAX_CHANNELS
+        return nhwc_columns_grad_weight(x, g, w_shape, stride, dilation, pads, threads)
     k, work = kh * kw * c, n * oh * ow * kh * kw * c * o
     if (kh, kw) == (1, 1) and not any(pads):  # NOTE: one GEMM over the pixels
         (out,) = run_parts(lambda start, stop: x[:, ::stride[0], ::stride[1]].reshape(-1, c).T @
                            g.reshape(-1, o), [(0, n)], threads)
         return np.ascontiguousarray(out.reshape(kh, kw, c, o).transpose(3, 2, 0, 1))
-    step = image_block(k * oh * ow * x.itemsize)
-    band = oh if n > 1 else max(1, (1 << 17) // (ow * k * x.itemsize))
-    out = np.zeros((k, o), np.result_type(x, g))
+    geometry = ((kh, kw), (oh, ow), stride, dilation)
+    paired = o <= 16 and stride[1] == 1 and ow % 2 == 0 and kw > 1  # NOTE: as nhwc_rows
+    if paired:  # NOTE: pixel pairs' windows @ the adjoint's pairs of pixels, folded after
+        geometry = ((kh, (kw - 1) * dilation[1] + 2), (oh, ow // 2), (stride[0], 2),
+                    (dilation[0], 1))
+        g = g.reshape(n, oh, ow // 2, 2 * o)
+    k, cols, row = kh * geometry[0][1] * c, g.shape[3], geometry[1][1]
+    step = image_block(k * oh * row * x.itemsize)
+    band = oh if n > 1 else max(1, (1 << 17) // (row * k * x.itemsize))
+    out = np.zeros((k, cols), np.result_type(x, g))
 
     def add(found: list[np.ndarray], start: int, product: np.ndarray) -> None:
         """The first part adds its products at once, as one thread does; later parts keep
@@ -172,13 +269,13 @@ def conv2d_nhwc_grad_weight_kernel(x: np.ndarray, g: np.ndarray, *, w_shape: tup
             found.append(product)
     if n == 1:  # NOTE: one image, its bands of output rows split over the threads
         block = np.zeros((1, h + top + bottom, w + left + right, c), x.dtype)
-        windows = nhwc_windows(x, block, (kh, kw), (oh, ow), stride, dilation, pads)
+        windows = nhwc_windows(x, block, *geometry, pads)
 
         def bands(start: int, stop: int) -> list[np.ndarray]:
             found: list[np.ndarray] = []
             for r in range(start, stop, band):
                 add(found, start, windows[:, r:r + band].reshape(-1, k).T @
-                    g[:, r:r + band].reshape(-1, o))
+                    g[:, r:r + band].reshape(-1, cols))
             return found
         products = run_parts(bands, thread_ranges(oh, threads, work, band), threads)
     else:
@@ -188,14 +285,17 @@ def conv2d_nhwc_grad_weight_kernel(x: np.ndarray, g: np.ndarray, *, w_shape: tup
             found: list[np.ndarray] = []
             for i in range(start, stop, step):
                 part = x[i:i + step]
-                windows = nhwc_windows(part, block[:len(part)], (kh, kw), (oh, ow), stride,
-                                       dilation, pads)
-                add(found, start, windows.reshape(-1, k).T @ g[i:i + step].reshape(-1, o))
+                windows = nhwc_windows(part, block[:len(part)], *geometry, pads)
+                add(found, start, windows.reshape(-1, k).T @ g[i:i + step].reshape(-1, cols))
             return found
         products = run_parts(images, thread_ranges(n, threads, work, step), threads)
     for part in products:
         for product in part:
             out += product
+    if paired:  # NOTE: pixel p of a pair read its taps at columns p, p + dilation, ...
+        pairs, last = out.reshape(kh, -1, c, 2, o), (kw - 1) * dilation[1]
+        taps = pairs[:, 0:last + 1:dilation[1], :, 0] + pairs[:, 1:last + 2:dilation[1], :, 1]
+        return np.ascontiguousarray(taps.transpose(3, 2, 0, 1))
     return np.ascontiguousarray(out.reshape(kh, kw, c, o).transpose(3, 2, 0, 1))
 
 
@@ -309,7 +409,8 @@ def _onnx_conv2d_nhwc(e: Any, x: str, w: str, *bias: str) -> str:
 _NHWC = {**_CONV2D, "threads": 1}
 """conv2d's attributes, and the threads the kernel may split its blocks over."""
 _KERNEL_HELPERS = (window_pads, image_block, nhwc_out_size, nhwc_windows, nhwc_band_rows,
-                   *PARALLEL_HELPERS, nhwc_rows)
+                   *PARALLEL_HELPERS, paired_weights, nhwc_rows, pad_hw, im2col, nhwc_columns,
+                   nhwc_columns_grad_weight)
 
 conv2d_nhwc = OpDef(
     "conv2d_nhwc", ("x", "weight", "*bias"), kernel=conv2d_nhwc_kernel, infer=_conv2d_nhwc_infer,

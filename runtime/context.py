@@ -99,6 +99,10 @@ class Context:
     save_graphs_path: str = "."
     traceback_filtering: bool | None = None
     """None: on unless `AMBER_TRACEBACK_FILTERING=off` (see `runtime/tracebacks.py`)."""
+    retain_memory: int = 64 << 20
+    """Bytes of freed memory the process keeps for the next call instead of giving them back
+    to the OS (glibc's M_TOP_PAD, set when compiled code is loaded; see runtime/heap.py): a
+    call then reuses pages instead of faulting them in again. 0 leaves glibc's default."""
     jit_enabled: bool = field(default_factory=lambda: os.environ.get("MS_JIT", "").strip() != "0")
     """False runs everything as plain Python, in either mode (jit targets, GRAPH_MODE Cell
     calls; gradient functions through the reference interpreter): the eager oracle. Starts on
@@ -160,7 +164,7 @@ def get_context(attr_key: str | None = None) -> Any:
     if attr_key == "verify":
         return _context.options.verify
     if attr_key in ("mode", "jit_enabled", "opt_level", "cache_dir", "disk_cache", "save_graphs",
-                    "save_graphs_path", "traceback_filtering"):
+                    "save_graphs_path", "traceback_filtering", "retain_memory"):
         return getattr(_context, attr_key)
     if attr_key in MINDSPORE_OPTIONS:
         return None
@@ -191,7 +195,8 @@ def set_context(*, mode: int | str | None = None, opt_level: int | None = None,
                 save_graphs_path: str | os.PathLike | None = None,
                 traceback_filtering: bool | None = None, device_target: str | None = None,
                 backend: str | None = None, jit_enabled: bool | None = None,
-                num_threads: int | None = None, **mindspore_options: Any) -> Context:
+                num_threads: int | None = None, retain_memory: int | None = None,
+                **mindspore_options: Any) -> Context:
     """Change the process-wide settings; arguments left as None keep their value.
 
     `mode=PYNATIVE_MODE` (1, the default, as in MindSpore 2.x) compiles what `jit` wraps and
@@ -201,7 +206,8 @@ def set_context(*, mode: int | str | None = None, opt_level: int | None = None,
     (the eager oracle; MindSpore's `MS_JIT=0`). `backend` is "auto", "numpy" or
     "numba" (see `CompileOptions`); `num_threads` how many threads convolutions may use
     (default from `$OMP_NUM_THREADS`, `$NUMBA_NUM_THREADS` or the cores; see
-    `CompileOptions`). `save_graphs=True` writes
+    `CompileOptions`). `retain_memory`: bytes of freed memory kept for the next call (default
+    64 MiB; 0: glibc's default; see `Context`). `save_graphs=True` writes
     each compile's stages under `save_graphs_path` (default the current directory; see
     `Context`). `traceback_filtering=False` shows amber's own frames in the traceback of an
     uncaught CompileError (as `AMBER_TRACEBACK_FILTERING=off` does). `device_target` must be
@@ -239,6 +245,13 @@ def set_context(*, mode: int | str | None = None, opt_level: int | None = None,
         changes["traceback_filtering"] = bool(traceback_filtering)
     if jit_enabled is not None:
         changes["jit_enabled"] = bool(jit_enabled)
+    if retain_memory is not None:
+        if type(retain_memory) is not int or not 0 <= retain_memory < 1 << 31:
+            raise ValueError(f"retain_memory must be an int of bytes in [0, 2**31), not "
+                             f"{retain_memory!r}")
+        changes["retain_memory"] = retain_memory
+        from .heap import retain
+        retain(retain_memory)
     _context = replace(_context, **changes)
     _route_cell_calls(_context)
     return _context

@@ -11,6 +11,9 @@ import sys
 import types
 from typing import Any, Callable, Mapping
 
+from .context import get_context
+from .heap import retain
+
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.]+")
 
 
@@ -49,6 +52,7 @@ def load_function(source: str, function_name: str, filename: str,
     `externals` (codegen's `GeneratedCode.externals`: user exception classes the text can only
     define stand-ins for) replace those stand-ins before anything is called."""
     register_source(filename, source)
+    retain(get_context().retain_memory)  # NOTE: before compiled code runs (no-op once set)
     native = NATIVE_IMPORT in source
     code = compile(_without_file_cache(source) if native and not os.path.isfile(filename)
                    else source, filename, "exec")

@@ -14,9 +14,11 @@ chain does between convolutions, so that pairs meet and cancel:
 - `transpose(transpose(y))` that restores `y`'s order is `y`.
 
 What is left are transposes at the chain's boundaries: views (NumPy's transpose copies
-nothing), so the values the user sees keep their NCHW layout. Only convolutions that take
+nothing), so the values the user sees keep their NCHW layout. The convolutions that take
 window rows change (one group, static images of float dtype, from `ROWS_MIN_CHANNELS` input
-channels); a 3-channel stem keeps its column GEMM.
+channels); then a few-channel one (a 3-channel stem, its weight gradient) joins them when it
+borders the chain: its kernel keeps its im2col columns and turns the GEMM around to write
+NHWC, so the stem's transposes cancel too and no ReLU mask multiplies through a strided view.
 """
 from __future__ import annotations
 
@@ -46,8 +48,23 @@ def run(graph: Graph, rw: Rewriter, threads: int = 1) -> bool:
     for node in list(graph.walk()):
         if node.op in _NHWC_OF and node.parent is not None and _rows_conv(node):
             _to_nhwc(node, rw, threads)
-        elif node.op in _NHWC_OF and threads > 1 and node.attrs.get("groups", 1) == 1:
-            rw.set_attr(node, "threads", threads)  # NOTE: a 3-channel stem's column GEMMs
+    _sink_transposes(graph, rw)
+    joining = [node for node in graph.walk() if node.op in _NHWC_OF and
+               node.parent is not None and _joins_chain(node)]
+    for node in joining:
+        _to_nhwc(node, rw, threads)
+    if joining:
+        _sink_transposes(graph, rw)
+    for node in graph.walk():
+        if node.op in _NHWC_OF and threads > 1 and node.attrs.get("groups", 1) == 1:
+            rw.set_attr(node, "threads", threads)  # NOTE: column GEMMs left NCHW
+    for node in list(graph.walk()):  # NOTE: the transposes moved past, so the dump reads well
+        if node.op is shaping.transpose and not node.output.uses:
+            rw.erase(node)
+    return rw.changed
+
+
+def _sink_transposes(graph: Graph, rw: Rewriter) -> None:
     for _ in range(MAX_ROUNDS):
         moved = False
         for node in list(graph.walk()):
@@ -56,10 +73,38 @@ def run(graph: Graph, rw: Rewriter, threads: int = 1) -> bool:
             moved |= _cancel(node, rw) or _sink_elementwise(node, rw) or _sink_reduce(node, rw)
         if not moved:
             break
-    for node in list(graph.walk()):  # NOTE: the transposes moved past, so the dump reads well
-        if node.op is shaping.transpose and not node.output.uses:
-            rw.erase(node)
-    return rw.changed
+
+
+def _joins_chain(node: Node) -> bool:
+    """A few-channel convolution (a 3-channel stem, its weight gradient) whose NHWC form
+    only turns its column GEMM around, and that borders the NHWC chain: its result goes,
+    through elementwise ops, only into the chain's transposes, or (a weight gradient) its
+    adjoint comes out of the chain. Converted, its transposes cancel too, and nothing after
+    it reads a transposed view with strides (the backward's ReLU mask did, 4-5 ms of a
+    ResNet step)."""
+    if node.attrs.get("groups", 1) != 1:
+        return False
+    if node.op is window.conv2d_grad_weight:
+        return all(_image(v.type) for v in node.inputs) and \
+            _nchw_source(node.inputs[1]) is not None
+    return _image(node.inputs[0].type) and _image(node.output.type) and \
+        _feeds_only_chain(node.output, set())
+
+
+def _feeds_only_chain(value: Value, seen: set[int]) -> bool:
+    """Every use of `value`, followed through 4-d elementwise ops, is a transpose to NHWC."""
+    if id(value) in seen:
+        return True
+    seen.add(id(value))
+    for use in value.uses:
+        user = use.user
+        if not isinstance(user, Node) or user.control_inputs:
+            return False
+        if user.op is shaping.transpose and tuple(user.attrs.get("perm") or ()) == TO_NHWC:
+            continue
+        if not (_sinks(user) and _feeds_only_chain(user.output, seen)):
+            return False
+    return bool(value.uses)
 
 
 def _image(t: Any) -> bool:
@@ -125,24 +170,26 @@ def _cancel(node: Node, rw: Rewriter) -> bool:
 def _sink_elementwise(node: Node, rw: Rewriter) -> bool:
     """op(transpose(y), z) -> transpose(op(y, transpose(z)^-1)) for an elementwise op over
     4-d operands (0-d ones stay as they are)."""
-    op = node.op
-    if not getattr(op, "elementwise", False) or op.effects or len(node.outputs) != 1 or \
-            not (isinstance(node.output.type, Tensor) and node.output.type.rank == 4):
-        return False
     sources = [_nchw_source(v) for v in node.inputs]
-    if not any(s is not None for s in sources):
+    if not _sinks(node) or all(s is None for s in sources):
         return False
-    for v in node.inputs:
-        t = v.type
-        if isinstance(t, Tensor) and t.rank not in (0, 4):
-            return False
     b = rw.builder(InsertPoint.before(node), node.loc)
     inputs = [s if s is not None else _transpose(b, v, TO_NHWC)
               if isinstance(v.type, Tensor) and v.type.rank == 4 else v
               for v, s in zip(node.inputs, sources)]
-    out = b.op(op, *inputs, name=node.output.name, **node.attrs)
+    out = b.op(node.op, *inputs, name=node.output.name, **node.attrs)
     rw.replace(node, [_transpose(b, out, TO_NCHW)])
     return True
+
+
+def _sinks(node: Node) -> bool:
+    """An elementwise op a transpose moves through: one 4-d result, operands 4-d or 0-d."""
+    if not getattr(node.op, "elementwise", False) or node.op.effects or \
+            len(node.outputs) != 1 or node.control_inputs:
+        return False
+    t = node.output.type
+    return isinstance(t, Tensor) and t.rank == 4 and all(
+        not isinstance(v.type, Tensor) or v.type.rank in (0, 4) for v in node.inputs)
 
 
 def _sink_reduce(node: Node, rw: Rewriter) -> bool:

@@ -1,7 +1,8 @@
 """The channels-last convolution kernels the layout pass uses (ops/conv_nhwc.py): forward, weight
 gradient and input gradient (stride 1 as a flipped-kernel convolution, strided as a scatter of
 window rows) against float64 loops over the textbook definition, on NHWC arrays; padding
-modes, strides, dilation, odd sizes, one image in bands of output rows."""
+modes, strides, dilation, odd sizes, one image in bands of output rows, rows of pixel pairs
+(at most 16 output channels), im2col columns (fewer than 16 input channels)."""
 import os
 import sys
 
@@ -17,7 +18,15 @@ from test_conv_rows import CASES, conv_loops, weight_grad_loops  # noqa: E402
 NHWC, NCHW = (0, 2, 3, 1), (0, 3, 1, 2)
 
 
-@pytest.mark.parametrize("x_shape, w_shape, stride, pads, dilation, step", CASES)
+PAIRS = [  # at most 16 output channels, stride 1 across, even output width: pixel pairs
+    ((2, 16, 9, 10), (4, 16, 3, 3), (1, 1), (2, 2, 2, 2), (2, 2), 1),  # dilated pairs
+    ((3, 24, 6, 8), (16, 24, 3, 5), (2, 1), (1, 1, 2, 2), (1, 1), 2),  # strided down only
+    ((3, 16, 7, 7), (16, 16, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 1),  # odd width: no pairs
+    ((2, 16, 6, 6), (17, 16, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 1),  # 17 channels: no pairs
+]
+
+
+@pytest.mark.parametrize("x_shape, w_shape, stride, pads, dilation, step", CASES + PAIRS)
 def test_nhwc_kernels_match_the_definition(x_shape, w_shape, stride, pads, dilation,
                                            step) -> None:
     rng = np.random.default_rng(sum(x_shape) + 7 * sum(w_shape))
@@ -56,3 +65,44 @@ def test_nhwc_input_gradient_per_element(pad_mode, stride) -> None:
     expected = conv2d_grad_input(g.transpose(NCHW), w, x_shape=x_shape, stride=stride,
                                  pad_mode=pad_mode)
     np.testing.assert_allclose(got.transpose(NCHW), expected, rtol=1e-10, atol=1e-10)
+
+
+FEW_CHANNELS = [  # x_shape (NCHW), w_shape, stride, pads, dilation: im2col columns, NHWC out
+    ((5, 3, 9, 7), (4, 3, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1)),     # a stem
+    ((3, 1, 8, 11), (6, 1, 5, 4), (2, 3), (0, 2, 1, 0), (1, 1)),     # odd kernel, asymmetric
+    ((2, 8, 9, 9), (3, 8, 3, 2), (1, 2), (2, 2, 1, 0), (2, 1)),      # dilated
+    ((4, 15, 6, 5), (7, 15, 1, 1), (2, 2), (0, 0, 0, 0), (1, 1)),    # 1x1 strided
+    ((1, 3, 45, 47), (3, 3, 3, 3), (1, 1), (1, 0, 2, 1), (1, 1)),    # one large image
+    ((48, 3, 16, 16), (16, 3, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1)),  # two blocks of images
+]
+
+
+@pytest.mark.parametrize("x_shape, w_shape, stride, pads, dilation", FEW_CHANNELS)
+def test_few_channels_take_columns_and_write_nhwc(x_shape, w_shape, stride, pads,
+                                                  dilation) -> None:
+    """Below 16 input channels the forward and weight gradient read im2col columns of the
+    channels-first order: a transposed view of an NCHW input (the layout pass's stem) and a
+    channels-last array give the definition's values; on threads the same bits."""
+    from amber.ops.parallel import hold_blas, kernel_threads
+    rng = np.random.default_rng(sum(x_shape))
+    x = rng.standard_normal(x_shape).astype(np.float32)
+    w = rng.standard_normal(w_shape).astype(np.float32)
+    bias = rng.standard_normal(w_shape[0]).astype(np.float32)
+    attrs = {"stride": stride, "padding": pads, "pad_mode": "pad", "dilation": dilation}
+    expected = conv_loops(x, w, stride, pads, dilation) + bias[:, None, None]
+    g = rng.standard_normal(expected.shape).astype(np.float32)
+    dw_expected = weight_grad_loops(x, g, w_shape, stride, pads, dilation)
+    for xh in (x.transpose(NHWC), np.ascontiguousarray(x.transpose(NHWC))):
+        hold_blas(kernel_threads(), 1)  # NOTE: one thread's bits are at one BLAS thread
+        try:
+            got = conv2d_nhwc_kernel(xh, w, bias, **attrs)
+            dw = conv2d_nhwc_grad_weight_kernel(xh, g.transpose(NHWC), w_shape=w_shape, **attrs)
+        finally:
+            hold_blas(kernel_threads(), -1)
+        assert got.flags.c_contiguous and got.shape == expected.transpose(NHWC).shape
+        np.testing.assert_allclose(got.transpose(NCHW), expected, rtol=1e-4, atol=1e-4)
+        np.testing.assert_allclose(dw, dw_expected, rtol=1e-4, atol=1e-3)
+        assert dw.shape == w_shape and dw.flags.c_contiguous
+        assert np.array_equal(conv2d_nhwc_kernel(xh, w, bias, threads=2, **attrs), got)
+        assert np.array_equal(conv2d_nhwc_grad_weight_kernel(
+            xh, g.transpose(NHWC), w_shape=w_shape, threads=2, **attrs), dw)

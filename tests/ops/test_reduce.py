@@ -180,3 +180,29 @@ def test_emit_names_only_non_default_attrs():
         "np.sum(x, axis=axis, keepdims=keepdims)"
     assert rd.argmax.template(rd.argmax.full_attrs({"dtype": np.dtype(np.int32)})) == \
         "np.argmax(x).astype(dtype)"
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_a_sum_keeping_a_short_last_axis_is_a_vector_matrix_product(dtype):
+    """`x.sum(axis=(0, 1, 2))` over many rows of a few columns (a bias gradient over NHWC
+    images) compiles to `np.ones(rows) @ x.reshape(rows, c)`, static or symbolic rows; equal
+    to eager within rounding, NaN and infinities carried; other sums keep `x.sum(...)`."""
+    import amber
+
+    def bias_grad(x, y):
+        return x.sum(axis=(0, 1, 2)), y.sum(axis=(0, 1)), x.sum(axis=(0, 1, 2), keepdims=True)
+
+    rng = np.random.default_rng(0)
+    for dynamic in (None, {"x": 0}):
+        fast = amber.jit(bias_grad, dynamic=dynamic)
+        for batch in (2, 5):
+            x = rng.standard_normal((batch, 24, 25, 7)).astype(dtype)
+            y = rng.standard_normal((3, 5, 4)).astype(dtype)
+            x[1, 2, 3, 4], x[0, 0, 0, 5] = np.nan, np.inf
+            for got, want in zip(fast(x, y), bias_grad(x, y)):
+                assert got.dtype == want.dtype and got.shape == want.shape
+                tol = 1e-4 if dtype == np.float32 else 1e-12  # NOTE: 1200 terms a column
+                np.testing.assert_allclose(got, want, rtol=tol, atol=tol * 10)
+        code = fast.code
+        assert code.count("np.ones(") == 1 and "@ x.reshape(" in code
+        assert "y.sum(axis=(0, 1))" in code and "keepdims=True" in code
