@@ -9,7 +9,7 @@ import numpy as np
 from ..ops import python as pyops
 from ..ops.opdef import NO_GRAD
 from ..ops.stacks import stack_put
-from .ir import FOR, IF, INPLACE_ATTR, TRY, Block, Graph, Node, Value
+from .ir import FOR, IF, INPLACE_ATTR, TRY, WHILE, Block, Graph, Node, Value
 from .types import ListType, NoneType, Scalar, Tensor, TupleType, Type
 
 NOT_CONSTANT: Any = type("NotConstant", (), {"__repr__": lambda self: "NOT_CONSTANT"})()
@@ -97,24 +97,48 @@ def watched_by_try(node: Node) -> bool:
     return False
 
 
-def only_read(value: Value) -> bool:
+def only_read(value: Value, _seen: set[int] | None = None) -> bool:
     """True if nobody can write to `value` or hold on to it after the graph returns: every use
-    is an input of a pure, non-region op, an effect that only reads (`OpDef.reads_only`), or a
-    yield into an If output that is itself only read; and where a pure op's result may share
-    memory with its inputs (a view, a tuple: the op is not `fresh`), that result is only read
-    in turn."""
+    is an input of a pure, non-region op not marked to write over it (`INPLACE_ATTR`), an
+    effect that only reads (`OpDef.reads_only`), a yield into an If output that is itself only
+    read, or a loop's carried value (its start or next value) that each of the loop's blocks
+    and the loop's output only read; and where a pure op's result may share memory with its
+    inputs (a view, a tuple: the op is not `fresh`), that result is only read in turn."""
+    seen = set() if _seen is None else _seen
+    if id(value) in seen:  # NOTE: a carried value met again around its loop: checked there
+        return True
+    seen.add(id(value))
     for use in value.uses:
         user = use.user
         if isinstance(user, Block):
             region = user.owner_node
-            if region is None or region.op != IF or not only_read(region.outputs[use.index]):
+            if region is None:
                 return False
-        elif user.is_region or (user.effectful and not user.op.reads_only):
+            if region.op == IF:
+                if not only_read(region.outputs[use.index], seen):
+                    return False
+            elif region.op not in (FOR, WHILE) or user is not region.body or \
+                    not _carried_only_read(region, use.index, seen):
+                return False
+        elif user.is_region:
+            if user.op not in (FOR, WHILE):
+                return False
+            slot = use.index - 3 if user.op == FOR else use.index
+            if slot >= 0 and not _carried_only_read(user, slot, seen):
+                return False
+        elif (user.effectful and not user.op.reads_only) or \
+                user.attrs.get(INPLACE_ATTR) == use.index:
             return False
         elif not user.effectful and not user.op.fresh and \
-                not all(only_read(o) for o in user.outputs if _may_share(o)):
+                not all(only_read(o, seen) for o in user.outputs if _may_share(o)):
             return False
     return True
+
+
+def _carried_only_read(loop: Node, slot: int, seen: set[int]) -> bool:
+    """Carried slot `slot` of `loop` is only read in each of its blocks and after the loop."""
+    return all(only_read(loop.carried(block)[slot], seen) for block in loop.blocks) and \
+        only_read(loop.outputs[slot], seen)
 
 
 def unwritten(value: Value) -> bool:

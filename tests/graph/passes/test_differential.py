@@ -444,6 +444,35 @@ FOUND_BY_FUZZING = [
   return %f23_2, %f23_0
 }
 """, (np.array([[3, -3, -4], [3, -4, 0]]), np.array([2.1, -2.8, 1.4], np.float32), 0)),
+    # simplify turned pow(k, 1) -> k only once plan_memory's copy stood between it and the For
+    # carrying it (a carried start counted as written even where no block writes it): -O2 was
+    # not a fixed point
+    ("""graph @fuzz(%k: i64[2,3], %n: int) {
+  %v1 = neg(%k) : i64[2,3]
+  %v2 = neg(%v1) : i64[2,3]
+  %v5 = constant(value=1) : int
+  %v6 = pow(%v2, %v5) : i64[2,3]
+  %v10 = constant(value=0) : int
+  %w26_0 = while %v10 : int {
+    cond(%j: int) {
+      %v19 = lt(%j, %n) : bool
+      yield %v19
+    }
+    body(%j_1: int) {
+      %f24_0 = for %v10, %v5, %v5, %v6 : i64[2,3] {
+        body(%i: int, %c0: i64[2,3]) {
+          %v23 = neg(%c0) : i64[2,3]
+          %p24 = print(%v23) : none
+          yield %v23
+        }
+      }
+      %v26 = add(%j_1, %v5) : int
+      yield %v26
+    }
+  }
+  return %w26_0, %k
+}
+""", (np.array([[3, -3, -4], [3, -4, 0]]), 1)),
 ]
 
 
