@@ -107,6 +107,13 @@ def thread_ranges(count: int, threads: int, work: float, align: int = 1) -> list
     return [(a, b) for a, b in zip(bounds, bounds[1:]) if a < b]
 
 
+def splits(work: int, threads: int) -> bool:
+    """Whether `thread_ranges` may cut a kernel of `work` multiply-adds into more than one
+    part at `threads` (the rule `graph/passes/place_threads.py` reads at compile time, so a
+    kernel that would not split is spelled as one thread's). Tests keep the two in step."""
+    return threads > 1 and int(work) >> 21 >= 2
+
+
 def run_parts(task: Callable[[int, int], Any], parts: list[tuple[int, int]],
               threads: int) -> list[Any]:
     """`[task(start, stop) for start, stop in parts]` (results in the parts' order). With

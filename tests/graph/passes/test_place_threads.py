@@ -1,0 +1,72 @@
+"""The place_threads pass (graph/passes/place_threads.py): a convolution keeps `threads` only
+where its static work splits (the same rule as `thread_ranges` at run time); a function none
+of whose kernels split is the one-thread function, character for character; a symbolic batch
+keeps `threads`."""
+import numpy as np
+import pytest
+
+import amber
+from amber import nn
+from amber.ops.parallel import kernel_threads, splits, thread_ranges
+
+
+class Block(nn.Cell):
+    """A residual block of 16 channels on 16x16 images: 0.6M multiply-adds a convolution an
+    image, so one image is one part and eight are several."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.conv1 = nn.Conv2d(16, 16, 3, pad_mode="same", has_bias=True)
+        self.conv2 = nn.Conv2d(16, 16, 3, pad_mode="same", has_bias=True)
+        self.relu = nn.ReLU()
+
+    def construct(self, x: np.ndarray) -> np.ndarray:
+        return self.relu(self.conv2(self.relu(self.conv1(x))) + x)
+
+
+class Loss(nn.Cell):
+    def __init__(self, net: nn.Cell) -> None:
+        super().__init__()
+        self.net = net
+
+    def construct(self, x: np.ndarray) -> np.ndarray:
+        return (self.net(x) ** 2).sum()
+
+
+@pytest.fixture
+def restore_threads():
+    before = amber.get_context().options.num_threads
+    yield
+    amber.set_context(num_threads=before)
+
+
+def _codes(batch: int, threads: int, **jit_options) -> tuple[str, str]:
+    amber.set_context(num_threads=threads)
+    amber.set_seed(0)
+    net = Block()
+    x = np.random.default_rng(batch).standard_normal((batch, 16, 16, 16)).astype(np.float32)
+    forward = amber.jit(net, **jit_options)
+    grad = amber.jit(amber.grad(Loss(net), grad_position=0, weights=net.trainable_params()),
+                     **jit_options)
+    forward(x), grad(x)
+    return forward.code, grad.code
+
+
+def test_code_whose_kernels_would_not_split_is_the_one_thread_code(restore_threads) -> None:
+    one = _codes(1, 1)
+    assert _codes(1, 2) == one
+    for code in _codes(8, 2):  # NOTE: eight images split: threaded kernels, BLAS held
+        assert "threads=2" in code and "@one_blas_thread\ndef " in code
+
+
+def test_a_symbolic_batch_keeps_threads(restore_threads) -> None:
+    for code in _codes(1, 2, dynamic={"x": 0}):
+        assert "threads=2" in code
+
+
+@pytest.mark.skipif(kernel_threads().blas is None, reason="NumPy's BLAS is not an OpenBLAS "
+                    "amber can hold at one thread: kernels keep one part")
+def test_the_compile_time_rule_is_the_run_time_rule() -> None:
+    for work in (0, 1 << 20, (1 << 22) - 1, 1 << 22, 9 << 21, 1 << 30):
+        for threads in (1, 2, 3):
+            assert splits(work, threads) == (len(thread_ranges(64, threads, work)) > 1)
