@@ -12,7 +12,7 @@ from amber.ops.parallel import kernel_threads, splits, thread_ranges
 
 class Block(nn.Cell):
     """A residual block of 16 channels on 16x16 images: 0.6M multiply-adds a convolution an
-    image, so one image is one part and eight are several."""
+    image, so one image is one part and sixteen are several."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -66,7 +66,7 @@ def test_kernels_that_would_not_split_are_spelled_as_one_threads(restore_threads
     for a, b in zip(one, two):
         assert _entry(a) == _entry(b) and "threads=2" not in b
         assert "@one_blas_thread\ndef " in b and "@one_blas_thread" not in a
-    for code in _codes(8, 2):  # NOTE: eight images split
+    for code in _codes(16, 2):  # NOTE: sixteen images split
         assert "threads=2" in code and "@one_blas_thread\ndef " in code
 
 
