@@ -15,6 +15,7 @@ plus outputs, marked `XLA`).
     python benchmarks/resnet.py --lines [--threads N]   (wall time per generated line)
     python benchmarks/resnet.py --against DIR (amber from DIR/amber against this checkout)
     python benchmarks/resnet.py --against DIR --threads 2   (the same at 2 threads, wall time)
+    python benchmarks/resnet.py --pair DIR [--threads N]    (both in one process, call by call)
 """
 from __future__ import annotations
 
@@ -34,11 +35,13 @@ THREADS = (1, 2)
 BATCHES = (32, 1)
 
 
-def build_net() -> Any:
-    """The ResNet, seed 0 (amber's nn; MindSpore's weight layout: OIHW, Dense [out, in])."""
-    import numpy as np
+def build_net(package: str = "amber") -> Any:
+    """The ResNet, seed 0 (amber's nn, from `package`; MindSpore's weight layout: OIHW, Dense
+    [out, in])."""
+    import importlib
 
-    from amber import nn
+    import numpy as np
+    nn = importlib.import_module(f"{package}.nn")
 
     def conv(cin: int, cout: int, k: int, stride: int = 1) -> nn.Conv2d:
         return nn.Conv2d(cin, cout, k, stride=stride, pad_mode="same", has_bias=True,
@@ -75,11 +78,12 @@ def build_net() -> Any:
     return ResNet()
 
 
-def amber_versions(net: Any) -> dict[str, Callable[..., Any]]:
-    import numpy as np
+def amber_versions(net: Any, package: str = "amber") -> dict[str, Callable[..., Any]]:
+    import importlib
 
-    import amber
-    from amber import nn
+    import numpy as np
+    amber = importlib.import_module(package)
+    nn = importlib.import_module(f"{package}.nn")
     forward = amber.jit(net)
     loss = nn.WithLossCell(net, nn.SoftmaxCrossEntropyWithLogits(sparse=True, reduction="mean"))
     step = amber.jit(nn.TrainOneStepCell(loss, nn.SGD(net.trainable_params(), LR)))
@@ -360,6 +364,49 @@ def against(tree: str, rounds: int = 7, threads: int = 1) -> None:
             print(f"  {kind:<7} batch {batch:>2}: {'; '.join(cells)}")
 
 
+def pair(tree: str, threads: int = 1, rounds: int = 21) -> None:
+    """amber from `tree` (as `--against`) and this checkout in ONE process, imported as two
+    packages (`tree`'s as `amber_other`), called in interleaved rounds (the order alternating),
+    medians with quartiles: on a shared machine the spread between fresh processes (+-30% at
+    load 3) hides a 5% change that alternating calls in one process show. One thread: CPU
+    time, more: wall time. Both share the process's BLAS setting and kernel pool."""
+    import importlib
+    import tempfile
+
+    import numpy as np
+    link = Path(tempfile.mkdtemp()) / "amber_other"
+    link.symlink_to(Path(tree, "amber").resolve(), target_is_directory=True)
+    sys.path.insert(0, str(link.parent))
+    clock = time.process_time if threads == 1 else time.perf_counter
+    for batch in BATCHES:
+        rng = np.random.default_rng(0)
+        x = rng.standard_normal((batch, 3, 32, 32), dtype=np.float32)
+        y = rng.integers(0, 10, batch).astype(np.int32)
+        fns = {}
+        for name, package in (("other", "amber_other"), ("this", "amber")):
+            amber = importlib.import_module(package)
+            amber.set_context(num_threads=threads)
+            amber.set_seed(0)
+            fns[name] = amber_versions(build_net(package), package)
+        for kind, args in (("forward", (x,)), ("train", (x, y))):
+            first = [np.asarray(fn[kind](*args)[0] if kind == "train" else fn[kind](*args))
+                     for fn in fns.values()]
+            assert np.allclose(*first, rtol=2e-3, atol=2e-4), f"{kind}: the versions disagree"
+            samples: dict[str, list[float]] = {name: [] for name in fns}
+            calls = max(1, 8 // batch) * 3
+            for k in range(rounds):
+                for name in (list(fns) if k % 2 else list(fns)[::-1]):
+                    start = clock()
+                    for _ in range(calls):
+                        fns[name][kind](*args)
+                    samples[name].append((clock() - start) / calls * 1e3)
+            cells = [f"{name} {statistics.median(v):7.2f} ms ({np.percentile(v, 25):.2f}-"
+                     f"{np.percentile(v, 75):.2f})" for name, v in samples.items()]
+            ratio = statistics.median(samples["this"]) / statistics.median(samples["other"])
+            print(f"  {kind:<7} batch {batch:>2}: {'; '.join(cells)}; this/other {ratio:.3f} "
+                  f"(load {os.getloadavg()[0]:.1f})")
+
+
 if __name__ == "__main__":
     if "--profile" in sys.argv:  # NOTE: one BLAS thread, set before NumPy loads
         subprocess.run([sys.executable, "-c", f"import sys; sys.path.insert(0, {str(HERE)!r}); "
@@ -369,6 +416,11 @@ if __name__ == "__main__":
         subprocess.run([sys.executable, "-c", f"import sys; sys.path.insert(0, {str(HERE)!r}); "
                         f"import resnet; resnet.profile_lines(threads={threads})"],
                        env=thread_env(threads), check=True)
+    elif "--pair" in sys.argv:  # NOTE: thread counts set before NumPy loads
+        threads = int(sys.argv[sys.argv.index("--threads") + 1]) if "--threads" in sys.argv else 1
+        subprocess.run([sys.executable, "-c", f"import sys; sys.path.insert(0, {str(HERE)!r}); "
+                        f"import resnet; resnet.pair({sys.argv[sys.argv.index('--pair') + 1]!r}, "
+                        f"{threads})"], env=thread_env(threads), check=True)
     elif "--against" in sys.argv:
         threads = int(sys.argv[sys.argv.index("--threads") + 1]) if "--threads" in sys.argv else 1
         against(sys.argv[sys.argv.index("--against") + 1], threads=threads)

@@ -94,7 +94,8 @@ def _stages(target: Target, stage: str, options: CompileOptions, sink: Any,
     if stage in ("opt-ir", "all"):
         sink.graph("opt-ir", graph)
     if stage in ("code", "all"):
-        sink.code(pipeline.generate(graph, title, signature, options.codegen_backend).source)
+        sink.code(pipeline.generate(graph, title, signature, options.codegen_backend,
+                                    threads=options.num_threads).source)
 
 
 class _TextSink:

@@ -61,7 +61,8 @@ def run(ns: argparse.Namespace) -> int:
     result = pipeline.build(target.compiled, target.args, {}, shapes=target.shapes())
     options = compile_options(ns)
     graph = pipeline.optimize(result.graph, options) or result.graph
-    code = pipeline.generate(graph, title, signature, options.codegen_backend)
+    code = pipeline.generate(graph, title, signature, options.codegen_backend,
+                             threads=options.num_threads)
     params = graph.param_paths
     arrays = _gather_params(target.instance, params)
     inputs = [(name, value.type) for name, value in

@@ -27,6 +27,7 @@ from .native import DECORATOR, HELPER_DECORATOR, Kernel, build_kernel, loop_regi
     select_regions
 from .native.types import region_kind
 from ..ops import native_kernels as _native_ops
+from ..ops.opdef import OpDef
 from ..ops.parallel import HELPERS as _PARALLEL_HELPERS, one_blas_thread
 
 NATIVE_HELPERS = tuple(v for v in vars(_native_ops).values()
@@ -74,12 +75,14 @@ class KernelInfo:
 
 def generate(graph: Graph, *, title: str = "", signature: str = "",
              version: str | None = None, backend: str = "numpy",
-             exclude: frozenset[int] = frozenset()) -> GeneratedCode:
+             exclude: frozenset[int] = frozenset(), threads: int = 1) -> GeneratedCode:
     """Lower `graph` to a standalone, readable Python module (its docstring names amber
     `version`, by default the installed distribution's). With `backend` "numba" or "auto",
     loop regions (see `native.select_regions`; not those whose ids are in `exclude`) become
     Numba kernels the module defines and calls. With "onnxruntime", the module runs the
-    graph's ONNX model in an onnxruntime session (codegen/onnx/module.py)."""
+    graph's ONNX model in an onnxruntime session (codegen/onnx/module.py). `threads`: the
+    compile's `num_threads`; above 1, a function with convolutions amber threads holds BLAS at
+    one thread (`@one_blas_thread`), also where none of them splits (`place_threads`)."""
     if backend == "onnxruntime":
         from .onnx.module import generate_onnxruntime
         return generate_onnxruntime(graph, title, signature, version or __version__)
@@ -87,7 +90,9 @@ def generate(graph: Graph, *, title: str = "", signature: str = "",
     buffered = reused_temporaries(graph)
     lowered = lower(graph, frozenset(buffered))
     regions = select_regions(graph, backend, exclude)
-    threaded = any(node.attrs.get("threads", 1) > 1 for node in graph.walk())
+    threaded = any(node.attrs.get("threads", 1) > 1 or threads > 1 and
+                   isinstance(node.op, OpDef) and "threads" in node.op.attrs
+                   for node in graph.walk())
     helpers = collect_helpers([*(h for low in lowered.values() for h in low.helpers),
                                *((*_PARALLEL_HELPERS, one_blas_thread) if threaded else ()),
                                *((reuses_buffers,) if buffered else ())])

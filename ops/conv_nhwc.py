@@ -115,7 +115,8 @@ def nhwc_rows(x: np.ndarray, weight: np.ndarray, *bias: np.ndarray, kernel: tupl
             np.matmul(rows[:len(done)], matrix, out=done)
             for b in bias:
                 done += b
-    run_parts(long_calls, thread_ranges(n, threads, work), threads)
+    run_parts(long_calls, thread_ranges(n, threads, work, step), threads)  # NOTE: at one
+    # thread's block bounds: a GEMM of other rows may round its last rows differently
     return out
 
 

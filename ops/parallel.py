@@ -94,17 +94,25 @@ def worker_pool(shared: Any, workers: int) -> Any:
 def thread_ranges(count: int, threads: int, work: float, align: int = 1) -> list[tuple[int, int]]:
     """`range(count)` cut into contiguous (start, stop) parts, bounds at multiples of `align`:
     one part per thread, but no more parts than `work` (multiply-adds of the whole range) pays
-    for at about 2**21 a part (~0.1 ms of SGEMM here; handing a part over costs ~20 us; not
-    tuned on a quiet machine), and one part where amber cannot hold BLAS at one thread
-    (`blas_controls`)."""
+    for at 2**22 a part, and one part where amber cannot hold BLAS at one thread
+    (`blas_controls`). Measured (real-time priority, ResNet-like 3x3 layers at 2 threads;
+    docs/performance.md): 4.7M multiply-adds ran 0.70-1.13x one thread's speed split in two,
+    9.4M 0.93-1.36x, 18.9M 0.92-1.54x, 37.7M 1.28-1.68x, 75.5M 1.42-1.79x."""
     if threads == 1:  # NOTE: the common case, kept cheap: calls at batch 1 take ~0.1 ms
         return [(0, count)] if count > 0 else []
     units = -(-count // align)
-    parts = max(1, min(threads, units, int(work) >> 21))
+    parts = max(1, min(threads, units, int(work) >> 22))
     if parts > 1 and kernel_threads().blas is None:
         parts = 1
     bounds = [min(count, units * k // parts * align) for k in range(parts + 1)]
     return [(a, b) for a, b in zip(bounds, bounds[1:]) if a < b]
+
+
+def splits(work: int, threads: int) -> bool:
+    """Whether `thread_ranges` may cut a kernel of `work` multiply-adds into more than one
+    part at `threads` (the rule `graph/passes/place_threads.py` reads at compile time, so a
+    kernel that would not split is spelled as one thread's). Tests keep the two in step."""
+    return threads > 1 and int(work) >> 22 >= 2
 
 
 def run_parts(task: Callable[[int, int], Any], parts: list[tuple[int, int]],

@@ -71,13 +71,13 @@ def optimize(graph: Any, options: CompileOptions, on_pass: PassCallback | None =
 
 
 def generate(graph: Any, title: str = "", signature: str = "", backend: str = "numpy",
-             exclude: frozenset[int] = frozenset()) -> Any:
+             exclude: frozenset[int] = frozenset(), threads: int = 1) -> Any:
     """Codegen: graph -> GeneratedCode(source, function_name, arg_names, line_map); `backend`
-    as `CompileOptions.codegen_backend` gives it."""
+    as `CompileOptions.codegen_backend` gives it, `threads` as `num_threads`."""
     from ..codegen import generate as emit
     with PARSE_LOCK:  # NOTE: codegen builds and compiles `ast` trees, also on the kernel thread
         return emit(graph, title=title, signature=signature, version=__version__,
-                    backend=backend, exclude=exclude)
+                    backend=backend, exclude=exclude, threads=threads)
 
 
 def generate_onnx(graph: Any, title: str, signature: str) -> Any:
@@ -149,7 +149,8 @@ def compile_target(target: Any, args: tuple, kwargs: dict | None, options: Compi
     if backend == "onnxruntime":
         code = generate_onnx(graph, title, signature)
     else:
-        code = generate(graph, title=title, signature=signature, backend=backend)
+        code = generate(graph, title=title, signature=signature, backend=backend,
+                        threads=options.num_threads)
     seconds["codegen"] = time.perf_counter() - mid2
     if files is not None:
         files.graph("opt-ir", graph)
@@ -159,8 +160,10 @@ def compile_target(target: Any, args: tuple, kwargs: dict | None, options: Compi
         trace.finish(graph, code, seconds, options.backend)
     return Artifact(graph, code, tuple(result.guards), tuple(getattr(result, "sources", ())),
                     print_ir(graph), seconds,
-                    lambda exclude: generate(graph, title, signature, backend, exclude),
-                    lambda other, exclude: generate(graph, title, signature, other, exclude),
+                    lambda exclude: generate(graph, title, signature, backend, exclude,
+                                             options.num_threads),
+                    lambda other, exclude: generate(graph, title, signature, other, exclude,
+                                                    options.num_threads),
                     None if trace is None else trace.data)
 
 

@@ -280,7 +280,7 @@ def _load(backward: Any, options: CompileOptions, title: str) -> tuple[Callable[
     """The backward half optimized and generated as NumPy code (shown under save_graphs)."""
     from .loader import fake_filename, load_function
     optimize(backward, options)
-    code = generate(backward, title=title)
+    code = generate(backward, title=title, threads=options.num_threads)
     files = _stage_files(title)
     if files is not None:
         files.graph("opt-ir", backward)

@@ -9,7 +9,7 @@ import functools
 
 from .. import ir
 from . import (batch_loop_matmuls, cse, dce, fold_constants, fuse, fuse_loss_grad, layout, licm,
-               place_gradients, plan_memory, scale_operand, simplify, stack_tapes)
+               place_gradients, place_threads, plan_memory, scale_operand, simplify, stack_tapes)
 from .manager import Pass, PassError, PassHook, PassManager, PassReport, Step
 
 PASSES: dict[str, Pass] = {
@@ -23,6 +23,7 @@ PASSES: dict[str, Pass] = {
     "scale_operand": scale_operand.run,
     "fuse_loss_grad": fuse_loss_grad.run,
     "layout": layout.run,
+    "place_threads": place_threads.run,
     "stack_tapes": stack_tapes.run,
     "place_gradients": place_gradients.run,
     "plan_memory": plan_memory.run,
@@ -35,7 +36,7 @@ PIPELINES: dict[int, tuple[Step, ...]] = {
     1: (CLEANUPS,),  # a group: repeated until a round changes nothing
     # NOTE: plan_memory comes last: in-place marks assume no pass reorders nodes after it
     2: ((*CLEANUPS, "licm", "batch_loop_matmuls", "fuse", "scale_operand", "fuse_loss_grad",
-         "layout"), "stack_tapes", "place_gradients", "plan_memory"),
+         "layout"), "place_threads", "stack_tapes", "place_gradients", "plan_memory"),
 }
 
 DEFAULT_LEVEL = 2

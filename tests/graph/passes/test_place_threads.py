@@ -1,0 +1,91 @@
+"""The place_threads pass (graph/passes/place_threads.py): a convolution keeps `threads` only
+where its static work splits (the same rule as `thread_ranges` at run time); a function none
+of whose kernels split is the one-thread function, character for character; a symbolic batch
+keeps `threads`."""
+import numpy as np
+import pytest
+
+import amber
+from amber import nn
+from amber.ops.parallel import kernel_threads, splits, thread_ranges
+
+
+class Block(nn.Cell):
+    """A residual block of 16 channels on 16x16 images: 0.6M multiply-adds a convolution an
+    image, so one image is one part and sixteen are several."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.conv1 = nn.Conv2d(16, 16, 3, pad_mode="same", has_bias=True)
+        self.conv2 = nn.Conv2d(16, 16, 3, pad_mode="same", has_bias=True)
+        self.relu = nn.ReLU()
+
+    def construct(self, x: np.ndarray) -> np.ndarray:
+        return self.relu(self.conv2(self.relu(self.conv1(x))) + x)
+
+
+class Loss(nn.Cell):
+    def __init__(self, net: nn.Cell) -> None:
+        super().__init__()
+        self.net = net
+
+    def construct(self, x: np.ndarray) -> np.ndarray:
+        return (self.net(x) ** 2).sum()
+
+
+@pytest.fixture
+def restore_threads():
+    before = amber.get_context().options.num_threads
+    yield
+    amber.set_context(num_threads=before)
+
+
+def _codes(batch: int, threads: int, **jit_options) -> tuple[str, str]:
+    amber.set_context(num_threads=threads)
+    amber.set_seed(0)
+    net = Block()
+    x = np.random.default_rng(batch).standard_normal((batch, 16, 16, 16)).astype(np.float32)
+    forward = amber.jit(net, **jit_options)
+    grad = amber.jit(amber.grad(Loss(net), grad_position=0, weights=net.trainable_params()),
+                     **jit_options)
+    forward(x), grad(x)
+    return forward.code, grad.code
+
+
+def _entry(code: str) -> str:
+    """The generated entry function (the module's last), without its decorator."""
+    return code[code.rindex("\ndef "):]
+
+
+def test_kernels_that_would_not_split_are_spelled_as_one_threads(restore_threads) -> None:
+    """At batch 1 the entry function is the one-thread function, but for the BLAS hold it
+    keeps (BLAS's own threads, spinning and waiting for a core, made the ResNet's batch-1
+    forward 5.6 ms against 1.5 here without it)."""
+    one = _codes(1, 1)
+    two = _codes(1, 2)
+    for a, b in zip(one, two):
+        assert _entry(a) == _entry(b) and "threads=2" not in b
+        assert "@one_blas_thread\ndef " in b and "@one_blas_thread" not in a
+    for code in _codes(16, 2):  # NOTE: sixteen images split
+        assert "threads=2" in code and "@one_blas_thread\ndef " in code
+
+
+def test_code_without_convolutions_keeps_blas_threads(restore_threads) -> None:
+    """A dense network is not amber's to thread: its GEMMs stay on BLAS's threads."""
+    amber.set_context(num_threads=2)
+    dense = amber.jit(nn.Dense(64, 32))
+    dense(np.ones((4, 64), np.float32))
+    assert "one_blas_thread" not in dense.code
+
+
+def test_a_symbolic_batch_keeps_threads(restore_threads) -> None:
+    for code in _codes(1, 2, dynamic={"x": 0}):
+        assert "threads=2" in code
+
+
+@pytest.mark.skipif(kernel_threads().blas is None, reason="NumPy's BLAS is not an OpenBLAS "
+                    "amber can hold at one thread: kernels keep one part")
+def test_the_compile_time_rule_is_the_run_time_rule() -> None:
+    for work in (0, 1 << 20, (1 << 22) - 1, 1 << 22, 9 << 21, 1 << 30):
+        for threads in (1, 2, 3):
+            assert splits(work, threads) == (len(thread_ranges(64, threads, work)) > 1)
