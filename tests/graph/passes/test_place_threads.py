@@ -65,9 +65,9 @@ def test_kernels_that_would_not_split_are_spelled_as_one_threads(restore_threads
     two = _codes(1, 2)
     for a, b in zip(one, two):
         assert _entry(a) == _entry(b) and "threads=2" not in b
-        assert "@one_blas_thread\ndef " in b and "@one_blas_thread" not in a
-    for code in _codes(16, 2):  # NOTE: sixteen images split
-        assert "threads=2" in code and "@one_blas_thread\ndef " in code
+        assert "\n@one_blas_thread\n" in b and "@one_blas_thread" not in a
+    for code in _codes(16, 2):  # NOTE: sixteen images split (or pair)
+        assert "threads=2" in code and "\n@one_blas_thread\n" in code
 
 
 def test_code_without_convolutions_keeps_blas_threads(restore_threads) -> None:
