@@ -12,14 +12,14 @@ import numpy as np
 from . import (activations, adjoint, binary, creation, division, elementwise, indexing, joining,
                losses, nn, normalization, python, randomness, reduce, resize, shaping, sorting,
                window)
-from . import caller, collective, conv_nhwc
+from . import caller, collective, conv_nhwc, conv_pairs
 from . import stacks
 from .opdef import OpDef, OpFunction, Primitive
 
 FAMILIES: tuple[ModuleType, ...] = (python, elementwise, binary, division, activations, reduce,
                                     sorting, shaping, joining, indexing, creation, nn, window, resize,
                                     normalization, losses, adjoint, randomness, collective, caller,
-                                    conv_nhwc, stacks)
+                                    conv_nhwc, stacks, conv_pairs)
 
 
 def _table(attr: str, key) -> dict:

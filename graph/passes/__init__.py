@@ -9,7 +9,8 @@ import functools
 
 from .. import ir
 from . import (batch_loop_matmuls, cse, dce, fold_constants, fuse, fuse_loss_grad, layout, licm,
-               place_gradients, place_threads, plan_memory, scale_operand, simplify, stack_tapes)
+               pair_gradients, place_gradients, place_threads, plan_memory, scale_operand, simplify,
+               stack_tapes)
 from .manager import Pass, PassError, PassHook, PassManager, PassReport, Step
 
 PASSES: dict[str, Pass] = {
@@ -23,6 +24,7 @@ PASSES: dict[str, Pass] = {
     "scale_operand": scale_operand.run,
     "fuse_loss_grad": fuse_loss_grad.run,
     "layout": layout.run,
+    "pair_gradients": pair_gradients.run,
     "place_threads": place_threads.run,
     "stack_tapes": stack_tapes.run,
     "place_gradients": place_gradients.run,
@@ -36,7 +38,8 @@ PIPELINES: dict[int, tuple[Step, ...]] = {
     1: (CLEANUPS,),  # a group: repeated until a round changes nothing
     # NOTE: plan_memory comes last: in-place marks assume no pass reorders nodes after it
     2: ((*CLEANUPS, "licm", "batch_loop_matmuls", "fuse", "scale_operand", "fuse_loss_grad",
-         "layout"), "place_threads", "stack_tapes", "place_gradients", "plan_memory"),
+         "layout"), "pair_gradients", "place_threads", "stack_tapes", "place_gradients",
+        "plan_memory"),
 }
 
 DEFAULT_LEVEL = 2
@@ -55,5 +58,6 @@ def optimize(graph: ir.Graph, level: int = DEFAULT_LEVEL, verify_each: bool = Fa
     if level not in PIPELINES:
         raise ValueError(f"optimization level must be one of {sorted(PIPELINES)}, not {level!r}")
     table = PASSES if threads == 1 else {
-        **PASSES, "layout": functools.partial(layout.run, threads=threads)}
+        **PASSES, "layout": functools.partial(layout.run, threads=threads),
+        "pair_gradients": functools.partial(pair_gradients.run, threads=threads)}
     return PassManager(PIPELINES[level], table, verify_each, on_pass).run(graph)

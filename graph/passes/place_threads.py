@@ -26,13 +26,13 @@ def run(graph: Graph, rw: Rewriter) -> bool:
     """`threads` back to 1 on each convolution whose static work does not split."""
     for node in graph.walk():
         threads = node.attrs.get("threads", 1)
-        work = _work(node)
+        work = conv_work(node)
         if threads > 1 and work is not None and not splits(work, threads):
             rw.set_attr(node, "threads", 1)
     return rw.changed
 
 
-def _work(node: Node) -> int | None:
+def conv_work(node: Node) -> int | None:
     """The multiply-adds of the forward convolution behind `node` (its output pixels times
     the weight's C*KH*KW, which each of the three kernels does once), or None when a
     dimension is symbolic or `node` is no convolution."""
