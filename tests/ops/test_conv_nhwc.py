@@ -67,6 +67,37 @@ def test_nhwc_input_gradient_per_element(pad_mode, stride) -> None:
     np.testing.assert_allclose(got.transpose(NCHW), expected, rtol=1e-10, atol=1e-10)
 
 
+PHASE_RUNS = [  # x_shape, w_shape, stride, pads, dilation: strided across, dilation 1 across
+    ((3, 16, 9, 8), (5, 16, 3, 3), (2, 2), (1, 1, 1, 1), (1, 1)),   # the ResNet's geometry
+    ((2, 16, 11, 13), (4, 16, 5, 5), (3, 3), (2, 1, 0, 3), (1, 1)),  # zero taps past the kernel
+    ((2, 16, 8, 8), (3, 16, 2, 2), (2, 2), (0, 0, 0, 0), (1, 1)),   # stride == kernel: no overlap
+    ((2, 16, 10, 9), (3, 16, 3, 3), (1, 2), (2, 0, 1, 1), (2, 1)),  # dilated down, strided across
+    ((9, 16, 6, 7), (3, 16, 3, 2), (2, 2), (1, 1, 0, 1), (1, 1)),   # several blocks of images
+]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("x_shape, w_shape, stride, pads, dilation", PHASE_RUNS)
+def test_strided_input_gradient_in_runs_per_element(x_shape, w_shape, stride, pads, dilation,
+                                                    dtype) -> None:
+    """nhwc_phase_runs (one GEMM per kernel row and run of stride taps, added onto image rows)
+    against the NCHW scatter of window columns, each element, and the adjoint identity."""
+    from amber.ops.conv_kernels import conv2d_grad_input
+    rng = np.random.default_rng(sum(x_shape) + sum(w_shape))
+    attrs = {"stride": stride, "padding": pads, "pad_mode": "pad", "dilation": dilation}
+    x = rng.standard_normal(x_shape)
+    w = rng.standard_normal(w_shape)
+    g = rng.standard_normal(conv_loops(x, w, stride, pads, dilation).shape)
+    got = conv2d_nhwc_grad_input_kernel(g.transpose(NHWC).astype(dtype), w.astype(dtype),
+                                        x_shape=x_shape, **attrs)
+    assert got.shape == x.transpose(NHWC).shape and got.dtype == dtype
+    expected = conv2d_grad_input(g, w, x_shape=x_shape, **attrs)
+    tolerance = 1e-12 if dtype == np.float64 else 1e-4
+    np.testing.assert_allclose(got.transpose(NCHW), expected, rtol=tolerance, atol=tolerance)
+    np.testing.assert_allclose((conv_loops(x, w, stride, pads, dilation) * g).sum(),
+                               (x * expected).sum(), rtol=1e-10)
+
+
 FEW_CHANNELS = [  # x_shape (NCHW), w_shape, stride, pads, dilation: im2col columns, NHWC out
     ((5, 3, 9, 7), (4, 3, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1)),     # a stem
     ((3, 1, 8, 11), (6, 1, 5, 4), (2, 3), (0, 2, 1, 0), (1, 1)),     # odd kernel, asymmetric
