@@ -2,7 +2,8 @@
 gradient and input gradient (stride 1 as a flipped-kernel convolution, strided as a scatter of
 window rows) against float64 loops over the textbook definition, on NHWC arrays; padding
 modes, strides, dilation, odd sizes, one image in bands of output rows, rows of pixel pairs
-(at most 16 output channels), im2col columns (fewer than 16 input channels)."""
+(at most 16 output channels), im2col columns (fewer than 16 input channels), row taps (stride 1
+down), the strided input gradient in runs of stride taps."""
 import os
 import sys
 
@@ -65,6 +66,38 @@ def test_nhwc_input_gradient_per_element(pad_mode, stride) -> None:
     expected = conv2d_grad_input(g.transpose(NCHW), w, x_shape=x_shape, stride=stride,
                                  pad_mode=pad_mode)
     np.testing.assert_allclose(got.transpose(NCHW), expected, rtol=1e-10, atol=1e-10)
+
+
+ROW_TAPS = [  # x_shape, w_shape, stride, pads, dilation: stride 1 down, at most 32 channels
+    ((1, 32, 14, 200), (3, 32, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1)),  # bands of output rows
+    ((9, 24, 6, 7), (5, 24, 3, 2), (1, 1), (1, 0, 0, 1), (1, 1)),      # blocks, the last partial
+    ((2, 16, 12, 11), (4, 16, 4, 3), (1, 2), (3, 1, 2, 0), (3, 2)),    # dilated, strided across
+    ((2, 32, 3, 9), (3, 32, 3, 3), (1, 1), (0, 0, 1, 1), (1, 1)),      # one output row
+    ((2, 40, 6, 6), (3, 40, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1)),      # 40 channels: all taps
+]
+
+
+@pytest.mark.parametrize("x_shape, w_shape, stride, pads, dilation", ROW_TAPS)
+def test_row_taps_forward_and_input_gradient(x_shape, w_shape, stride, pads, dilation) -> None:
+    """nhwc_row_taps (each input row's windows across shared by the kernel rows) against
+    float64 loops over the definition; the stride-1 input gradient takes it too."""
+    rng = np.random.default_rng(sum(x_shape) + sum(w_shape))
+    x, w = rng.standard_normal(x_shape), rng.standard_normal(w_shape)
+    bias = rng.standard_normal(w_shape[0])
+    attrs = {"stride": stride, "padding": pads, "pad_mode": "pad", "dilation": dilation}
+    expected = conv_loops(x, w, stride, pads, dilation) + bias[:, None, None]
+    got = conv2d_nhwc_kernel(x.transpose(NHWC), w, bias, **attrs)
+    np.testing.assert_allclose(got.transpose(NCHW), expected, rtol=1e-10, atol=1e-10)
+    single = conv2d_nhwc_kernel(x.transpose(NHWC).astype(np.float32), w.astype(np.float32),
+                                bias.astype(np.float32), **attrs)
+    assert single.dtype == np.float32
+    np.testing.assert_allclose(single.transpose(NCHW), expected, rtol=1e-4, atol=1e-4)
+    if stride == (1, 1):
+        from amber.ops.conv_kernels import conv2d_grad_input
+        g = rng.standard_normal(expected.shape)
+        dx = conv2d_nhwc_grad_input_kernel(g.transpose(NHWC), w, x_shape=x_shape, **attrs)
+        np.testing.assert_allclose(dx.transpose(NCHW), conv2d_grad_input(
+            g, w, x_shape=x_shape, **attrs), rtol=1e-10, atol=1e-10)
 
 
 PHASE_RUNS = [  # x_shape, w_shape, stride, pads, dilation: strided across, dilation 1 across
