@@ -69,7 +69,7 @@ def test_nhwc_input_gradient_per_element(pad_mode, stride) -> None:
 
 
 ROW_TAPS = [  # x_shape, w_shape, stride, pads, dilation: stride 1 down, at most 32 channels
-    ((1, 32, 14, 200), (3, 32, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1)),  # bands of output rows
+    ((1, 32, 14, 199), (3, 32, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1)),  # bands of output rows
     ((9, 24, 6, 7), (5, 24, 3, 2), (1, 1), (1, 0, 0, 1), (1, 1)),      # blocks, the last partial
     ((2, 16, 12, 11), (4, 16, 4, 3), (1, 2), (3, 1, 2, 0), (3, 2)),    # dilated, strided across
     ((2, 32, 3, 9), (3, 32, 3, 3), (1, 1), (0, 0, 1, 1), (1, 1)),      # one output row
@@ -78,9 +78,10 @@ ROW_TAPS = [  # x_shape, w_shape, stride, pads, dilation: stride 1 down, at most
 
 
 @pytest.mark.parametrize("x_shape, w_shape, stride, pads, dilation", ROW_TAPS)
-def test_row_taps_forward_and_input_gradient(x_shape, w_shape, stride, pads, dilation) -> None:
-    """nhwc_row_taps (each input row's windows across shared by the kernel rows) against
-    float64 loops over the definition; the stride-1 input gradient takes it too."""
+def test_row_taps_forward_and_gradients(x_shape, w_shape, stride, pads, dilation) -> None:
+    """nhwc_row_taps (each input row's windows across shared by the kernel rows) and its
+    weight gradient against float64 loops over the definition; the stride-1 input gradient
+    takes row taps too."""
     rng = np.random.default_rng(sum(x_shape) + sum(w_shape))
     x, w = rng.standard_normal(x_shape), rng.standard_normal(w_shape)
     bias = rng.standard_normal(w_shape[0])
@@ -92,9 +93,13 @@ def test_row_taps_forward_and_input_gradient(x_shape, w_shape, stride, pads, dil
                                 bias.astype(np.float32), **attrs)
     assert single.dtype == np.float32
     np.testing.assert_allclose(single.transpose(NCHW), expected, rtol=1e-4, atol=1e-4)
+    g = rng.standard_normal(expected.shape)
+    dw = conv2d_nhwc_grad_weight_kernel(x.transpose(NHWC), g.transpose(NHWC), w_shape=w_shape,
+                                        **attrs)
+    np.testing.assert_allclose(dw, weight_grad_loops(x, g, w_shape, stride, pads, dilation),
+                               rtol=1e-10, atol=1e-10)
     if stride == (1, 1):
         from amber.ops.conv_kernels import conv2d_grad_input
-        g = rng.standard_normal(expected.shape)
         dx = conv2d_nhwc_grad_input_kernel(g.transpose(NHWC), w, x_shape=x_shape, **attrs)
         np.testing.assert_allclose(dx.transpose(NCHW), conv2d_grad_input(
             g, w, x_shape=x_shape, **attrs), rtol=1e-10, atol=1e-10)
