@@ -40,9 +40,9 @@ def nhwc_row_taps(x: np.ndarray, weight: np.ndarray, *bias: np.ndarray, out: np.
         for i in range(start, stop, step):
             b = min(i + step, stop) - i
             block[:b, top:top + h, left:left + w] = x[i:i + b]
-            windows = np.lib.stride_tricks.as_strided(
-                block, (b, oh + reach, ow, kw, c), (sn, sh, sw * stride, sw * dilation[1], sc),
-                writeable=False)
+            windows = np.ndarray((b, oh + reach, ow, kw, c), block.dtype, block, 0,
+                                 (sn, sh, sw * stride, sw * dilation[1], sc))  # NOTE: a view:
+            # as_strided took 5 us a call, 0.5 ms a ResNet forward
             taps = buffers[0][:b * per_image].reshape(b, oh + reach, ow, kw * c)
             np.copyto(taps.reshape(windows.shape), windows)
             done = out[i:i + b].reshape(b, oh * ow, o)
@@ -82,12 +82,11 @@ def nhwc_row_taps_grad_weight(x: np.ndarray, g: np.ndarray, w_shape: tuple[int, 
         """Rows first..last of image i (`image` [1, HP, WP, C], padded) into `out`, or kept
         in `found` (ky, product) for the caller."""
         count = last - first
-        sn, sh, sw, sc = image.strides
-        windows = np.lib.stride_tricks.as_strided(
-            image[:, first:], (1, count + reach, ow, kw, c),
-            (sn, sh, sw * stride, sw * dilation[1], sc), writeable=False)
+        _, sh, sw, sc = image.strides
+        windows = np.ndarray((count + reach, ow, kw, c), image.dtype, image, first * sh,
+                             (sh, sw * stride, sw * dilation[1], sc))
         taps = np.empty((count + reach, ow, kw * c), out.dtype)
-        np.copyto(taps.reshape(windows.shape[1:]), windows[0])
+        np.copyto(taps.reshape(windows.shape), windows)
         pixels = g[i, first:last].reshape(-1, o)
         for ky in range(kh):
             shift = ky * dilation[0]
