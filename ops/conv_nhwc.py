@@ -57,8 +57,8 @@ def nhwc_rows(x: np.ndarray, weight: np.ndarray, *bias: np.ndarray, kernel: tupl
     (stride 1 across, an even output width) a row holds the window of two neighbouring pixels
     and the GEMM gives both (`paired_weights`): 4/3 of the multiply-adds, but BLAS ran
     [pixels/2, 192] @ [192, 32] 1.25x faster than [pixels, 144] @ [144, 16], and the window
-    rows to copy are 2/3 as many floats. Several images at stride 1 down and at most 32 input
-    channels take row taps instead (`nhwc_row_taps`: 0.74-0.87x the time)."""
+    rows to copy are 2/3 as many floats. Several images of at most 32 input channels take row
+    taps instead where they copy fewer rows (`nhwc_row_taps`: 0.74-0.87x the time)."""
     n, h, w, c = x.shape
     o, (oh, ow), (top, bottom, left, right) = weight.shape[0], out_size, pads
     matrix = weight.transpose(2, 3, 1, 0).reshape(-1, o)
@@ -72,8 +72,9 @@ def nhwc_rows(x: np.ndarray, weight: np.ndarray, *bias: np.ndarray, kernel: tupl
                 rows += b
         run_parts(pixels, [(0, n)], threads)
         return out
-    if n > 1 and stride[0] == 1 and kernel[0] > 1 and dilation[0] <= oh and c <= 32:
-        return nhwc_row_taps(x, weight, *bias, out=out, stride=stride[1], dilation=dilation,
+    copied = stride[0] * (oh + (kernel[0] - 1) * dilation[0] // stride[0])  # NOTE: row taps
+    if n > 1 and kernel[0] > 1 and copied <= kernel[0] * oh and c <= 32:  # NOTE: rows copied
+        return nhwc_row_taps(x, weight, *bias, out=out, stride=stride, dilation=dilation,
                              pads=pads, threads=threads)
     target = out
     if o <= 16 and stride[1] == 1 and ow % 2 == 0 and kernel[1] > 1:  # NOTE: PAIRED_MAX_OUT
@@ -259,7 +260,7 @@ def conv2d_nhwc_grad_weight_kernel(x: np.ndarray, g: np.ndarray, *, w_shape: tup
         return np.ascontiguousarray(out.reshape(kh, kw, c, o).transpose(3, 2, 0, 1))
     paired = o <= 16 and stride[1] == 1 and ow % 2 == 0 and kw > 1  # NOTE: as nhwc_rows
     if not paired and n > 1 and stride[0] == 1 and kh > 1 and dilation[0] <= oh and c <= 32:
-        return nhwc_row_taps_grad_weight(x, g, w_shape, stride[1], dilation, pads, threads)
+        return nhwc_row_taps_grad_weight(x, g, w_shape, stride, dilation, pads, threads)
     geometry = ((kh, kw), (oh, ow), stride, dilation)
     if paired:  # NOTE: pixel pairs' windows @ the adjoint's pairs of pixels, folded after
         geometry = ((kh, (kw - 1) * dilation[1] + 2), (oh, ow // 2), (stride[0], 2),

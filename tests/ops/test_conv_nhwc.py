@@ -68,13 +68,16 @@ def test_nhwc_input_gradient_per_element(pad_mode, stride) -> None:
     np.testing.assert_allclose(got.transpose(NCHW), expected, rtol=1e-10, atol=1e-10)
 
 
-ROW_TAPS = [  # x_shape, w_shape, stride, pads, dilation: images, stride 1 down, <= 32 channels
+ROW_TAPS = [  # x_shape, w_shape, stride, pads, dilation: several images, <= 32 channels
     ((2, 32, 14, 199), (3, 32, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1)),  # weight gradient in bands
     ((1, 24, 7, 9), (5, 24, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1)),      # one image: all taps
     ((9, 24, 6, 7), (5, 24, 3, 2), (1, 1), (1, 0, 0, 1), (1, 1)),      # blocks, the last partial
     ((2, 16, 12, 11), (4, 16, 4, 3), (1, 2), (3, 1, 2, 0), (3, 2)),    # dilated, strided across
     ((2, 32, 3, 9), (3, 32, 3, 3), (1, 1), (0, 0, 1, 1), (1, 1)),      # one output row
     ((2, 40, 6, 6), (3, 40, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1)),      # 40 channels: all taps
+    ((3, 16, 9, 8), (5, 16, 3, 3), (2, 2), (1, 1, 1, 1), (1, 1)),      # stride 2 down: residues
+    ((2, 24, 13, 9), (4, 24, 5, 3), (3, 1), (2, 0, 1, 1), (2, 1)),     # stride 3, dilated down
+    ((2, 16, 9, 9), (3, 16, 2, 2), (3, 3), (0, 0, 0, 0), (1, 1)),      # stride 3 > 2: all taps
 ]
 
 
