@@ -14,6 +14,7 @@ import numpy as np
 
 from .batch_rules import LOOP_ACROSS, folded
 from .conv_kernels import im2col, image_block, pad_hw
+from .conv_row_taps import nhwc_row_taps, nhwc_row_taps_grad_weight
 from .elementwise import helper_call
 from .nn_kernels import add_windows, window_pads
 from .parallel import HELPERS as PARALLEL_HELPERS, run_parts, thread_ranges
@@ -56,7 +57,8 @@ def nhwc_rows(x: np.ndarray, weight: np.ndarray, *bias: np.ndarray, kernel: tupl
     (stride 1 across, an even output width) a row holds the window of two neighbouring pixels
     and the GEMM gives both (`paired_weights`): 4/3 of the multiply-adds, but BLAS ran
     [pixels/2, 192] @ [192, 32] 1.25x faster than [pixels, 144] @ [144, 16], and the window
-    rows to copy are 2/3 as many floats."""
+    rows to copy are 2/3 as many floats. Several images of at most 32 input channels take row
+    taps instead where they copy fewer rows (`nhwc_row_taps`: 0.74-0.87x the time)."""
     n, h, w, c = x.shape
     o, (oh, ow), (top, bottom, left, right) = weight.shape[0], out_size, pads
     matrix = weight.transpose(2, 3, 1, 0).reshape(-1, o)
@@ -70,6 +72,10 @@ def nhwc_rows(x: np.ndarray, weight: np.ndarray, *bias: np.ndarray, kernel: tupl
                 rows += b
         run_parts(pixels, [(0, n)], threads)
         return out
+    copied = stride[0] * (oh + (kernel[0] - 1) * dilation[0] // stride[0])  # NOTE: row taps
+    if n > 1 and kernel[0] > 1 and copied <= kernel[0] * oh and c <= 32:  # NOTE: rows copied
+        return nhwc_row_taps(x, weight, *bias, out=out, stride=stride, dilation=dilation,
+                             pads=pads, threads=threads)
     target = out
     if o <= 16 and stride[1] == 1 and ow % 2 == 0 and kernel[1] > 1:  # NOTE: PAIRED_MAX_OUT
         # NOTE: a row is a pixel pair's window and gives both pixels' channels (NHWC order)
@@ -232,7 +238,9 @@ def conv2d_nhwc_grad_weight_kernel(x: np.ndarray, g: np.ndarray, *, w_shape: tup
                             pad_mode: str = "valid", dilation: tuple[int, int] = (1, 1),
                             groups: int = 1, threads: int = 1) -> np.ndarray:
     """d conv2d_nhwc / d weight (OIHW): window rows.T @ the NHWC adjoint's pixel rows (pixel
-    pairs where `nhwc_rows` takes them: 1.1x faster on the ResNet's 16-channel stage). With
+    pairs where `nhwc_rows` takes them: 1.1x faster on the ResNet's 16-channel stage; row taps,
+    `nhwc_row_taps_grad_weight`, at stride 1 down, 17-32 output and at most 32 input
+    channels: 0.84x the time on the 32-channel stage, 1.03x at 16 and 1.15x at 64). With
     `threads`, workers compute the products of the blocks (or bands) one thread would, and
     they are summed in the same order: the same result, bit for bit (the caller's first
     part sums as it goes; the other parts' products wait, their memory on top)."""
@@ -250,8 +258,10 @@ def conv2d_nhwc_grad_weight_kernel(x: np.ndarray, g: np.ndarray, *, w_shape: tup
         (out,) = run_parts(lambda start, stop: x[:, ::stride[0], ::stride[1]].reshape(-1, c).T @
                            g.reshape(-1, o), [(0, n)], threads)
         return np.ascontiguousarray(out.reshape(kh, kw, c, o).transpose(3, 2, 0, 1))
-    geometry = ((kh, kw), (oh, ow), stride, dilation)
     paired = o <= 16 and stride[1] == 1 and ow % 2 == 0 and kw > 1  # NOTE: as nhwc_rows
+    if not paired and n > 1 and stride[0] == 1 and kh > 1 and dilation[0] <= oh and c <= 32:
+        return nhwc_row_taps_grad_weight(x, g, w_shape, stride, dilation, pads, threads)
+    geometry = ((kh, kw), (oh, ow), stride, dilation)
     if paired:  # NOTE: pixel pairs' windows @ the adjoint's pairs of pixels, folded after
         geometry = ((kh, (kw - 1) * dilation[1] + 2), (oh, ow // 2), (stride[0], 2),
                     (dilation[0], 1))
@@ -306,9 +316,10 @@ def conv2d_nhwc_grad_input_kernel(g: np.ndarray, weight: np.ndarray, *, x_shape:
                            pad_mode: str = "valid", dilation: tuple[int, int] = (1, 1),
                            groups: int = 1, threads: int = 1) -> np.ndarray:
     """d conv2d_nhwc / d x, NHWC (`x_shape` is the NCHW shape). Stride 1: the NHWC convolution
-    of the adjoint with the flipped, transposed kernels. Strided: pixel rows of the adjoint @
-    [O, KH*KW*C], each window added back where it was read (KH*KW strided adds), workers
-    taking ranges of images."""
+    of the adjoint with the flipped, transposed kernels. Strided across (stride up to the
+    kernel's width, dilation 1 across): `nhwc_phase_runs`. Otherwise pixel rows of the adjoint
+    @ [O, KH*KW*C], each window added back where it was read (KH*KW strided adds). Workers
+    take ranges of images."""
     n, oh, ow, o = g.shape
     _, c, kh, kw = weight.shape
     h, w = x_shape[2:]
@@ -327,6 +338,9 @@ def conv2d_nhwc_grad_input_kernel(g: np.ndarray, weight: np.ndarray, *, x_shape:
         return nhwc_rows(g, flipped, kernel=(kh, kw), out_size=(h, w), stride=(1, 1),
                          dilation=dilation, pads=(before[0], after[0], before[1], after[1]),
                          threads=threads)
+    if dilation[1] == 1 and 2 <= stride[1] <= kw:  # NOTE: runs of stride[1] pixels
+        return nhwc_phase_runs(g, weight, (h, w), stride, dilation[0],
+                               (top, bottom, left, right), threads)
     matrix = weight.transpose(0, 2, 3, 1).reshape(o, -1)
     out = np.zeros((n, h + top + bottom, w + left + right, c), np.result_type(g, weight))
     step = image_block(kh * kw * c * oh * ow * out.itemsize)
@@ -339,6 +353,43 @@ def conv2d_nhwc_grad_input_kernel(g: np.ndarray, weight: np.ndarray, *, x_shape:
                         stride, dilation)
     run_parts(images, thread_ranges(n, threads, n * oh * ow * matrix.size, step), threads)
     return out[:, top:top + h, left:left + w]
+
+
+def nhwc_phase_runs(g: np.ndarray, weight: np.ndarray, size: tuple[int, int],
+                    stride: tuple[int, int], dilation: int, pads: tuple[int, int, int, int],
+                    threads: int = 1) -> np.ndarray:
+    """The strided input gradient (dilation 1 across) added back in long contiguous runs. Taps
+    kx = j * sx .. j * sx + sx - 1 (zero weights past the kernel) land on sx neighbouring
+    pixels, channels-last: one [pixels, O] @ [O, sx * C] GEMM per (ky, j) gives rows that add
+    onto whole image rows of the padded result, ow * sx * C floats a run. The scatter of single
+    taps ran NumPy's inner loop C floats a call (16 on the ResNet's first strided layer: 1.3x
+    slower there, the same at 32 channels); the zero taps cost (ceil(KW / sx) * sx) / KW of the
+    multiply-adds."""
+    n, oh, ow, o = g.shape
+    _, c, kh, kw = weight.shape
+    (sy, sx), (top, bottom, left, right) = stride, pads
+    rows_y, runs_x = -(-(size[0] + top + bottom) // sy), -(-(size[1] + left + right) // sx)
+    groups = -(-kw // sx)
+    wide = np.zeros((o, kh, groups * sx, c), np.result_type(g, weight))
+    wide[:, :, :kw] = weight.transpose(0, 2, 3, 1)
+    matrices = np.ascontiguousarray(  # NOTE: [KH, groups, O, sx * C]
+        wide.reshape(o, kh, groups, sx * c).transpose(1, 2, 0, 3))
+    out = np.zeros((n, rows_y, sy, runs_x, sx * c), wide.dtype)
+    step = image_block(kh * groups * sx * c * oh * ow * out.itemsize)
+
+    def images(start: int, stop: int) -> None:
+        product = np.empty((min(step, stop - start) * oh * ow, sx * c), out.dtype)
+        for i in range(start, stop, step):
+            j = min(i + step, stop)
+            pixels, done = g[i:j].reshape(-1, o), product[:(j - i) * oh * ow]
+            for ky in range(kh):
+                py, qy = ky * dilation % sy, ky * dilation // sy
+                for q in range(groups):
+                    np.matmul(pixels, matrices[ky, q], out=done)
+                    out[i:j, qy:qy + oh, py, q:q + ow] += done.reshape(j - i, oh, ow, -1)
+    run_parts(images, thread_ranges(n, threads, n * oh * ow * kh * kw * c * o, step), threads)
+    full = out.reshape(n, rows_y * sy, runs_x * sx, c)
+    return full[:, top:top + size[0], left:left + size[1]]
 
 
 def _permuted(t: Type, perm: tuple[int, ...]) -> Type:
@@ -411,7 +462,8 @@ _NHWC = {**_CONV2D, "threads": 1}
 """conv2d's attributes, and the threads the kernel may split its blocks over."""
 _KERNEL_HELPERS = (window_pads, image_block, nhwc_out_size, nhwc_windows, nhwc_band_rows,
                    *PARALLEL_HELPERS, paired_weights, nhwc_rows, pad_hw, im2col, nhwc_columns,
-                   nhwc_columns_grad_weight)
+                   nhwc_columns_grad_weight, nhwc_phase_runs, nhwc_row_taps,
+                   nhwc_row_taps_grad_weight)
 
 conv2d_nhwc = OpDef(
     "conv2d_nhwc", ("x", "weight", "*bias"), kernel=conv2d_nhwc_kernel, infer=_conv2d_nhwc_infer,

@@ -2,7 +2,8 @@
 gradient and input gradient (stride 1 as a flipped-kernel convolution, strided as a scatter of
 window rows) against float64 loops over the textbook definition, on NHWC arrays; padding
 modes, strides, dilation, odd sizes, one image in bands of output rows, rows of pixel pairs
-(at most 16 output channels), im2col columns (fewer than 16 input channels)."""
+(at most 16 output channels), im2col columns (fewer than 16 input channels), row taps (stride 1
+down), the strided input gradient in runs of stride taps."""
 import os
 import sys
 
@@ -65,6 +66,78 @@ def test_nhwc_input_gradient_per_element(pad_mode, stride) -> None:
     expected = conv2d_grad_input(g.transpose(NCHW), w, x_shape=x_shape, stride=stride,
                                  pad_mode=pad_mode)
     np.testing.assert_allclose(got.transpose(NCHW), expected, rtol=1e-10, atol=1e-10)
+
+
+ROW_TAPS = [  # x_shape, w_shape, stride, pads, dilation: several images, <= 32 channels
+    ((2, 32, 14, 199), (3, 32, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1)),  # weight gradient in bands
+    ((1, 24, 7, 9), (5, 24, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1)),      # one image: all taps
+    ((9, 24, 6, 7), (5, 24, 3, 2), (1, 1), (1, 0, 0, 1), (1, 1)),      # blocks, the last partial
+    ((2, 16, 12, 11), (4, 16, 4, 3), (1, 2), (3, 1, 2, 0), (3, 2)),    # dilated, strided across
+    ((2, 32, 3, 9), (3, 32, 3, 3), (1, 1), (0, 0, 1, 1), (1, 1)),      # one output row
+    ((2, 40, 6, 6), (3, 40, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1)),      # 40 channels: all taps
+    ((3, 16, 9, 8), (5, 16, 3, 3), (2, 2), (1, 1, 1, 1), (1, 1)),      # stride 2 down: residues
+    ((2, 24, 13, 9), (4, 24, 5, 3), (3, 1), (2, 0, 1, 1), (2, 1)),     # stride 3, dilated down
+    ((2, 16, 9, 9), (3, 16, 2, 2), (3, 3), (0, 0, 0, 0), (1, 1)),      # stride 3 > 2: all taps
+]
+
+
+@pytest.mark.parametrize("x_shape, w_shape, stride, pads, dilation", ROW_TAPS)
+def test_row_taps_forward_and_gradients(x_shape, w_shape, stride, pads, dilation) -> None:
+    """nhwc_row_taps (each input row's windows across shared by the kernel rows) and its
+    weight gradient against float64 loops over the definition; the stride-1 input gradient
+    takes row taps too."""
+    rng = np.random.default_rng(sum(x_shape) + sum(w_shape))
+    x, w = rng.standard_normal(x_shape), rng.standard_normal(w_shape)
+    bias = rng.standard_normal(w_shape[0])
+    attrs = {"stride": stride, "padding": pads, "pad_mode": "pad", "dilation": dilation}
+    expected = conv_loops(x, w, stride, pads, dilation) + bias[:, None, None]
+    got = conv2d_nhwc_kernel(x.transpose(NHWC), w, bias, **attrs)
+    np.testing.assert_allclose(got.transpose(NCHW), expected, rtol=1e-10, atol=1e-10)
+    single = conv2d_nhwc_kernel(x.transpose(NHWC).astype(np.float32), w.astype(np.float32),
+                                bias.astype(np.float32), **attrs)
+    assert single.dtype == np.float32
+    np.testing.assert_allclose(single.transpose(NCHW), expected, rtol=1e-4, atol=1e-4)
+    g = rng.standard_normal(expected.shape)
+    dw = conv2d_nhwc_grad_weight_kernel(x.transpose(NHWC), g.transpose(NHWC), w_shape=w_shape,
+                                        **attrs)
+    np.testing.assert_allclose(dw, weight_grad_loops(x, g, w_shape, stride, pads, dilation),
+                               rtol=1e-10, atol=1e-10)
+    if stride == (1, 1):
+        from amber.ops.conv_kernels import conv2d_grad_input
+        dx = conv2d_nhwc_grad_input_kernel(g.transpose(NHWC), w, x_shape=x_shape, **attrs)
+        np.testing.assert_allclose(dx.transpose(NCHW), conv2d_grad_input(
+            g, w, x_shape=x_shape, **attrs), rtol=1e-10, atol=1e-10)
+
+
+PHASE_RUNS = [  # x_shape, w_shape, stride, pads, dilation: strided across, dilation 1 across
+    ((3, 16, 9, 8), (5, 16, 3, 3), (2, 2), (1, 1, 1, 1), (1, 1)),   # the ResNet's geometry
+    ((2, 16, 11, 13), (4, 16, 5, 5), (3, 3), (2, 1, 0, 3), (1, 1)),  # zero taps past the kernel
+    ((2, 16, 8, 8), (3, 16, 2, 2), (2, 2), (0, 0, 0, 0), (1, 1)),   # stride == kernel: no overlap
+    ((2, 16, 10, 9), (3, 16, 3, 3), (1, 2), (2, 0, 1, 1), (2, 1)),  # dilated down, strided across
+    ((9, 16, 6, 7), (3, 16, 3, 2), (2, 2), (1, 1, 0, 1), (1, 1)),   # several blocks of images
+]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("x_shape, w_shape, stride, pads, dilation", PHASE_RUNS)
+def test_strided_input_gradient_in_runs_per_element(x_shape, w_shape, stride, pads, dilation,
+                                                    dtype) -> None:
+    """nhwc_phase_runs (one GEMM per kernel row and run of stride taps, added onto image rows)
+    against the NCHW scatter of window columns, each element, and the adjoint identity."""
+    from amber.ops.conv_kernels import conv2d_grad_input
+    rng = np.random.default_rng(sum(x_shape) + sum(w_shape))
+    attrs = {"stride": stride, "padding": pads, "pad_mode": "pad", "dilation": dilation}
+    x = rng.standard_normal(x_shape)
+    w = rng.standard_normal(w_shape)
+    g = rng.standard_normal(conv_loops(x, w, stride, pads, dilation).shape)
+    got = conv2d_nhwc_grad_input_kernel(g.transpose(NHWC).astype(dtype), w.astype(dtype),
+                                        x_shape=x_shape, **attrs)
+    assert got.shape == x.transpose(NHWC).shape and got.dtype == dtype
+    expected = conv2d_grad_input(g, w, x_shape=x_shape, **attrs)
+    tolerance = 1e-12 if dtype == np.float64 else 1e-4
+    np.testing.assert_allclose(got.transpose(NCHW), expected, rtol=tolerance, atol=tolerance)
+    np.testing.assert_allclose((conv_loops(x, w, stride, pads, dilation) * g).sum(),
+                               (x * expected).sum(), rtol=1e-10)
 
 
 FEW_CHANNELS = [  # x_shape (NCHW), w_shape, stride, pads, dilation: im2col columns, NHWC out

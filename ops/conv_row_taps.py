@@ -1,0 +1,115 @@
+"""Row taps: channels-last convolutions whose copied windows span only the kernel's width.
+Each padded input row's windows across ([OW, KW*C]) are copied once and serve every kernel
+row ky, whose GEMM reads a contiguous run of them; the window rows of all taps
+(`conv_nhwc.nhwc_rows`' other forms) copy each input row about KH / stride times.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .parallel import run_parts, thread_ranges
+
+
+def nhwc_row_taps(x: np.ndarray, weight: np.ndarray, *bias: np.ndarray, out: np.ndarray,
+                  stride: tuple[int, int], dilation: tuple[int, int],
+                  pads: tuple[int, int, int, int], threads: int = 1) -> np.ndarray:
+    """NHWC convolution into `out` [N, OH, OW, O]: each padded input row's windows across
+    ([OW, KW*C], copied once) serve all KH kernel rows, and output row oy is the sum over ky
+    of input rows oy * sy + ky * dilation @ [KW*C, O]. The rows are copied grouped by their
+    index mod sy, so that each ky reads a contiguous run of them. The window rows of all
+    taps (`nhwc_rows`' other forms) copy each input row about KH / sy times: 9.4 MB a batch
+    of 32 on the ResNet's 32-channel stage, where this copies 3.5 MB: 0.74-0.87x the time at
+    16 and 32 input channels at stride 1, 0.77-0.78x at stride 2 (batch 32), but 1.03x at 64
+    channels and 1.4x at one 8x8 image (three GEMMs of K=192 instead of one of 576), and at
+    batch 1 nothing gained for more memory (bands of output rows small enough to keep one
+    image's peak ran 1.1-1.5x slower), so `nhwc_rows` takes it for several images of up to
+    32 channels. Blocks of images of about 512 KiB of rows stay in cache; with `threads`,
+    parts cut at their bounds run one thread's GEMMs."""
+    n, h, w, c = x.shape
+    o, _, kh, kw = weight.shape
+    _, oh, ow, _ = out.shape
+    (top, bottom, left, right), (sy, sx) = pads, stride
+    matrices = np.ascontiguousarray(weight.transpose(2, 3, 1, 0)).reshape(kh, kw * c, o)
+    runs = oh + (kh - 1) * dilation[0] // sy  # NOTE: rows of each residue mod sy
+    per_image = sy * runs * ow * kw * c  # NOTE: floats of an image's row windows
+    step = max(1, (1 << 19) // (per_image * x.itemsize))
+    height = max(h + top + bottom, sy * runs)  # NOTE: zero rows below: residues read past
+
+    def images(start: int, stop: int) -> None:
+        block = np.zeros((min(step, stop - start), height, w + left + right, c), x.dtype)
+        buffers = (np.empty(len(block) * per_image, out.dtype),
+                   np.empty(len(block) * oh * ow * o, out.dtype))
+        sn, sh, sw, sc = block.strides
+        for i in range(start, stop, step):
+            b = min(i + step, stop) - i
+            block[:b, top:top + h, left:left + w] = x[i:i + b]
+            windows = np.ndarray((b, sy, runs, ow, kw, c), block.dtype, block, 0,
+                                 (sn, sh, sh * sy, sw * sx, sw * dilation[1], sc))  # NOTE:
+            # a view: as_strided took 5 us a call, 0.5 ms a ResNet forward
+            taps = buffers[0][:b * per_image].reshape(b, sy, runs, ow, kw * c)
+            np.copyto(taps.reshape(windows.shape), windows)
+            done = out[i:i + b].reshape(b, oh * ow, o)
+            product = buffers[1][:done.size].reshape(done.shape)
+            for ky in range(kh):
+                first, residue = divmod(ky * dilation[0], sy)
+                rows = taps[:, residue, first:first + oh].reshape(b, -1, kw * c)
+                np.matmul(rows, matrices[ky], out=product if ky else done)
+                if ky:
+                    done += product
+            for add in bias:
+                done += add
+    run_parts(images, thread_ranges(n, threads, n * oh * ow * matrices.size, step), threads)
+    return out
+
+
+def nhwc_row_taps_grad_weight(x: np.ndarray, g: np.ndarray, w_shape: tuple[int, ...],
+                              stride: tuple[int, int], dilation: tuple[int, int],
+                              pads: tuple[int, int, int, int], threads: int = 1) -> np.ndarray:
+    """The OIHW weight gradient of `nhwc_row_taps` at stride 1 down: per image (band of output
+    rows of a large one), its row windows copied once, and for each kernel row ky the shifted
+    rows.T @ the adjoint's pixels ([KW*C, O]). Against all taps' window rows (or pixel
+    pairs): 0.84x the time at 32 channels, but 1.03x at 16 and 1.15x at 64 (ResNet, batch
+    32), so `conv_nhwc` takes it at 17-32 channels, for several images as the forward. With
+    `threads`, parts take ranges of images and the caller adds the products in one thread's
+    order: the same result, bit for bit."""
+    n, h, w, c = x.shape
+    o, _, kh, kw = w_shape
+    _, oh, ow, _ = g.shape
+    (top, bottom, left, right), reach = pads, (kh - 1) * dilation[0]
+    row = ow * kw * c * x.itemsize
+    band = max(1, (1 << 19) // row - reach)  # NOTE: output rows a GEMM (all, on small images)
+    out = np.zeros((kh, kw * c, o), np.result_type(x, g))
+
+    def products(image: np.ndarray, i: int, first: int, last: int, found: list,
+                 keep: bool) -> None:
+        """Rows first..last of image i (`image` [1, HP, WP, C], padded) into `out`, or kept
+        in `found` (ky, product) for the caller."""
+        count = last - first
+        _, sh, sw, sc = image.strides
+        windows = np.ndarray((count + reach, ow, kw, c), image.dtype, image, first * sh,
+                             (sh, sw * stride[1], sw * dilation[1], sc))
+        taps = np.empty((count + reach, ow, kw * c), out.dtype)
+        np.copyto(taps.reshape(windows.shape), windows)
+        pixels = g[i, first:last].reshape(-1, o)
+        for ky in range(kh):
+            shift = ky * dilation[0]
+            product = taps[shift:shift + count].reshape(-1, kw * c).T @ pixels
+            if keep:
+                found.append((ky, product))
+            else:
+                out[ky] += product
+
+    def images(start: int, stop: int) -> list:
+        found: list = []
+        image = np.zeros((1, h + top + bottom, w + left + right, c), x.dtype)
+        for i in range(start, stop):
+            image[:, top:top + h, left:left + w] = x[i]
+            for r in range(0, oh, band):
+                products(image, i, r, min(r + band, oh), found, start > 0)
+        return found
+    work = n * oh * ow * kh * kw * c * o
+    for part in run_parts(images, thread_ranges(n, threads, work), threads):  # NOTE: the
+        # first part added as it went, as one thread does
+        for ky, product in part:
+            out[ky] += product
+    return np.ascontiguousarray(out.reshape(kh, kw, c, o).transpose(3, 2, 0, 1))
