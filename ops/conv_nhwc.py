@@ -116,6 +116,9 @@ def nhwc_rows(x: np.ndarray, weight: np.ndarray, *bias: np.ndarray, kernel: tupl
             part = x[i:min(i + step, stop)]
             windows = nhwc_windows(part, block[:len(part)], kernel, out_size, stride, dilation,
                                    pads)
+            if len(part) == 1:  # NOTE: a lone image is banded at one thread: the same GEMMs
+                nhwc_band_rows(windows, matrix, bias, target[i:i + 1], 0, oh)
+                continue
             np.copyto(rows[:windows.size // matrix.shape[0]].reshape(windows.shape), windows)
             done = target[i:i + len(part)].reshape(-1, matrix.shape[1])
             np.matmul(rows[:len(done)], matrix, out=done)
