@@ -16,7 +16,7 @@ from .conv_nhwc import (_KERNEL_HELPERS, _NHWC, _grad_input_infer, _grad_weight_
                         conv2d_nhwc_grad_input_kernel, conv2d_nhwc_grad_weight_kernel)
 from .elementwise import helper_call
 from .nn_kernels import add_windows
-from .opdef import REQUIRED, OpDef
+from .opdef import NO_GRAD, REQUIRED, OpDef
 from .parallel import kernel_threads, run_parts
 from .types import TupleType, Type
 
@@ -58,9 +58,9 @@ conv2d_nhwc_grads = OpDef(
                                                       _PAIR),
     helpers=(*_KERNEL_HELPERS, add_windows, conv2d_nhwc_grad_input_kernel,
              conv2d_nhwc_grad_weight_kernel, conv2d_nhwc_grads_kernel),
-    fresh=True, fresh_items=True, batch=LOOP_ACROSS)
+    fresh=True, fresh_items=True, grad=NO_GRAD, batch=LOOP_ACROSS)
 """(input gradient, weight gradient) of conv2d_nhwc at once, on two threads at `threads=2`
-(in turn at 1); the attributes are both gradients' (`x_shape` NCHW, `w_shape` OIHW). No gradient rule:
-only the compile passes make it, after differentiation."""
+(in turn at 1); the attributes are both gradients' (`x_shape` NCHW, `w_shape` OIHW). No
+gradient (`NO_GRAD`): only the compile passes make it, after differentiation."""
 
 OPS = (conv2d_nhwc_grads,)
