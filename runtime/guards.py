@@ -98,8 +98,28 @@ class _Snapshot:
         if expr in self.checked:
             return self.checked[expr]
         name = self.checked[expr] = self.keep(value)
-        self.conditions.append(f"{self._rebase(expr)} is {name}")
+        if not self._fixed_item(expr):
+            self.conditions.append(f"{self._rebase(expr)} is {name}")
         return name
+
+    def _fixed_item(self, expr: str) -> bool:
+        """True if `expr` is `t[i]` with `t` a tuple already pinned by identity, whose items
+        cannot change (a subclass's: while it reads them with tuple's own `__getitem__`, one
+        condition per class): the optimizer's and the train step's parameter tuples."""
+        start = expr.rfind("[")
+        if not expr.endswith("]") or not expr[start + 1:-1].isdigit():
+            return False
+        holder = self.env.get(self.checked.get(expr[:start], ""))
+        if not isinstance(holder, tuple):
+            return False
+        cls = type(holder)
+        if cls is not tuple and (cls, "__getitem__") not in self.methods:
+            if cls.__getitem__ is not tuple.__getitem__:
+                return False
+            self.methods.add((cls, "__getitem__"))
+            self.conditions.append(f"{self.keep(cls)}.__getitem__ is "
+                                   f"{self.keep(tuple.__getitem__)}")
+        return True
 
     def _rebase(self, expr: str) -> str:
         for end in range(len(expr) - 1, 0, -1):

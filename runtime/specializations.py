@@ -106,6 +106,10 @@ class JitBase:
         """The specialization the last call ran (what `.code`, `.graph`, `.ir` show)."""
         self._cache: dict[Hashable, list[CompiledFunction]] = {}
         self._states: dict[int, _InstanceState] = {}
+        self._last_binding: tuple[_InstanceState, Hashable, _Binding] | None = None
+        """(state, call key, binding) of the last call whose guards held: a call of the same
+        instance with an equal key takes its binding without the two dict lookups (its guards
+        are still checked)."""
         self._history: list[dict[str, str]] = []
         self._reason = ""
         """Why the next specialization is made, when the call key alone does not say."""
@@ -135,10 +139,16 @@ class JitBase:
         if not _ctx._context.jit_enabled:
             return self._eager(instance, args, kwargs)
         key = call_key(args, kwargs)
-        state = self._states.get(id(instance))
-        binding = None
-        if state is not None and state.ref() is instance:
-            binding = state.bindings.get(key)
+        last = self._last_binding  # NOTE: the common case, one instance called with one key
+        if last is not None and last[1] == key and last[0].ref() is instance:
+            binding = last[2]
+        else:
+            state = self._states.get(id(instance))
+            binding = None
+            if state is not None and state.ref() is instance:
+                binding = state.bindings.get(key)
+                if binding is not None:
+                    self._last_binding = (state, key, binding)
         if binding is None or not binding.plan.holds(instance):
             binding = self._bind(instance, key, args, kwargs)
             if self._tiers.holding:  # NOTE: kernels compile after the call that made them
@@ -181,10 +191,11 @@ class JitBase:
                 binding = self._find(instance, skey)
             if binding is None:
                 binding = self._new_binding(instance, key, skey, shapes, args, kwargs)
-            bindings = self._state(instance).bindings
-            if len(bindings) >= MAX_BINDINGS:
-                bindings.clear()
-            bindings[key] = binding
+            state = self._state(instance)
+            if len(state.bindings) >= MAX_BINDINGS:
+                state.bindings.clear()
+            state.bindings[key] = binding
+            self._last_binding = (state, key, binding)
             return binding
 
     def _signature(self, instance: Any, key: Hashable, args: tuple,
@@ -278,6 +289,9 @@ class JitBase:
         state = self._states.get(ident)
         if state is not None and state.ref is ref:
             del self._states[ident]
+        last = self._last_binding
+        if last is not None and last[0].ref is ref:  # NOTE: not keeping its parameters alive
+            self._last_binding = None
 
     # -- specializing ------------------------------------------------------------------------
     def _specialize(self, instance: Any, key: Hashable, args: tuple, kwargs: dict,
@@ -483,6 +497,7 @@ class JitBase:
         with self._lock:
             self._cache.clear()
             self._states.clear()
+            self._last_binding = None
             self._history.clear()
             self.last = None
 
