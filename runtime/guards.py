@@ -12,12 +12,14 @@ know are re-checked in full each call.
 from __future__ import annotations
 
 import operator
+import os
+import sys
 from types import FunctionType
 from typing import Any, Callable, Protocol, Sequence
 
 
 from ..frontend.guards import (AttrReader, CodeReader, ItemsReader, MethodReader,
-                               NamespaceReader, SameObjectReader)
+                               NamespaceReader, PlaceReader, SameObjectReader)
 from ..ops import Primitive
 from .paths import access
 
@@ -190,6 +192,8 @@ class _Snapshot:
                 self.conditions.append(f"{self.keep(read.function)}.__code__ is "
                                        f"{self.keep(read(instance))}")
                 return True
+            if type(read) is PlaceReader:
+                return self.place(read)
             if type(read) is NamespaceReader:
                 slot = self.keep(read.namespace)
                 if read.is_cell:
@@ -198,6 +202,32 @@ class _Snapshot:
         except (AttributeError, LookupError, ValueError, TypeError):
             return False
         return False
+
+    def place(self, read: PlaceReader) -> bool:
+        """Where `module.qualname`'s function is defined stays put while the module, the objects
+        bound to the name and unwrapped from it (`__wrapped__` kept in an instance's own dict,
+        as amber.jit wrappers keep it) and the function's code are the same ones: a code
+        object's file and first line cannot change. Only an absolute file name is spelled so
+        (`abspath` of a relative one follows the working directory)."""
+        parts = read.qualname.split(".")
+        chain = [sys.modules.get(read.module)]
+        for part in parts:
+            chain.append(getattr(chain[-1], part, None))
+        while type(chain[-1]) is not FunctionType:
+            obj = chain[-1]
+            if hasattr(type(obj), "__wrapped__") or "__wrapped__" not in vars(obj):
+                return False
+            chain.append(vars(obj)["__wrapped__"])
+        found = chain[-1]
+        if not all(map(str.isidentifier, parts)) or "__wrapped__" in vars(found) or \
+                not os.path.isabs(found.__code__.co_filename):
+            return False
+        name = self.same(f"{self.keep(sys)}.modules.get({read.module!r})", chain[0])
+        for step, obj in zip(parts + ["__wrapped__"] * len(chain), chain[1:]):
+            name = self.same(f"{name}.{step}", obj)
+        self.conditions.append(f"'__wrapped__' not in {name}.__dict__ and "
+                               f"{name}.__code__ is {self.keep(found.__code__)}")
+        return True
 
     def function(self) -> Callable[[Any], bool]:
         """`s -> bool` testing every condition (False if reading one fails); the objects it

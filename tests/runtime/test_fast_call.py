@@ -138,3 +138,36 @@ def test_a_train_step_sees_its_optimizer_replaced() -> None:
                        amber.Parameter(np.array(0.0, np.float32), name="learning_rate"))
     step(x, y)
     np.testing.assert_array_equal(backbone.weight.asnumpy(), before)  # rate 0: no update
+
+
+def test_a_helper_rebound_or_given_new_code_is_seen_by_the_place_check(tmp_path) -> None:
+    """The guard on where an inlined helper is defined is spelled as identities (the module,
+    the name's object, its code); every way to change that place still recompiles."""
+    import importlib
+    import sys
+
+    (tmp_path / "placed_helpers.py").write_text(
+        "import amber\n\n\ndef helper(x):\n    return x * 2\n\n\n"
+        "def other(x):\n    return x * 3\n\n\n"
+        "@amber.jit\ndef run(x):\n    return helper(x) + 1\n")
+    sys.path.insert(0, str(tmp_path))
+    try:
+        mod = importlib.import_module("placed_helpers")
+        x = np.ones(2, np.float32)
+
+        def check(expected: float) -> None:
+            np.testing.assert_array_equal(mod.run(x), np.full(2, expected, np.float32))
+            np.testing.assert_array_equal(mod.run(x), np.full(2, expected, np.float32))
+        check(3.0)
+        assert not any(b.plan.checks for s in mod.run._states.values()
+                       for b in s.bindings.values())  # NOTE: read by the plan, not in full
+        original = mod.helper
+        mod.helper = mod.other  # the name bound to another def
+        check(4.0)
+        mod.helper = original
+        check(3.0)
+        original.__code__ = mod.other.__code__  # the same function, other code
+        check(4.0)
+    finally:
+        sys.path.remove(str(tmp_path))
+        sys.modules.pop("placed_helpers", None)
