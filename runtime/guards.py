@@ -215,7 +215,8 @@ class _Snapshot:
             chain.append(getattr(chain[-1], part, None))
         while type(chain[-1]) is not FunctionType:
             obj = chain[-1]
-            if hasattr(type(obj), "__wrapped__") or "__wrapped__" not in vars(obj):
+            if hasattr(type(obj), "__wrapped__") or "__wrapped__" not in vars(obj) or \
+                    len(chain) > 64:  # NOTE: a wrapper cycle (inspect.unwrap refuses one too)
                 return False
             chain.append(vars(obj)["__wrapped__"])
         found = chain[-1]
