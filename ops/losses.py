@@ -9,9 +9,10 @@ import numpy as np
 from . import onnx as ox
 from .batch_rules import LOOP_PYTHON, mse_loss_batch, nll_loss_batch
 from .elementwise import helper_call, optional, unsupported
-from .nn_kernels import (check_class_ids, log_softmax_kernel, nll_loss_kernel,
-                         softmax_cross_entropy_grad_kernel, softmax_cross_entropy_kernel,
-                         softmax_cross_entropy_with_grad_kernel, softmax_kernel)
+from .nn_kernels import (check_class_ids, label_index, log_softmax_kernel, nll_loss_kernel,
+                         pick_labels, softmax_cross_entropy_grad_kernel,
+                         softmax_cross_entropy_kernel, softmax_cross_entropy_with_grad_kernel,
+                         softmax_kernel)
 from .batching import axis_batch, broadcast_like, per_sample_axes
 from .opdef import BatchContext, Dyn, GradContext, OpDef, OpFunction, Primitive
 from .types import (UNKNOWN, Dim, Scalar, Tensor, TupleType, Type, broadcast_shapes, check_axis,
@@ -153,7 +154,8 @@ softmax_cross_entropy = OpDef(
     "softmax_cross_entropy", ("logits", "labels"), kernel=softmax_cross_entropy_kernel,
     infer=_softmax_cross_entropy_infer, attrs=_XENT, can_raise=True, fresh=True,
     emit=helper_call(softmax_cross_entropy_kernel, "logits, labels", _XENT),
-    helpers=(log_softmax_kernel, check_class_ids, softmax_cross_entropy_kernel),
+    helpers=(log_softmax_kernel, check_class_ids, label_index, pick_labels,
+             softmax_cross_entropy_kernel),
     grad=_softmax_cross_entropy_grad, batch=_softmax_cross_entropy_batch)
 """MindSpore SoftmaxCrossEntropyWithLogits(sparse, reduction) on logits [..., C]."""
 
@@ -185,7 +187,8 @@ softmax_cross_entropy_grad = OpDef(
     emit=helper_call(softmax_cross_entropy_grad_kernel, "logits, labels, g",
                      {"reduction": "none"}),
     attrs={"reduction": "none"},
-    helpers=(check_class_ids, softmax_cross_entropy_grad_kernel), can_raise=True,
+    helpers=(check_class_ids, label_index, pick_labels, softmax_cross_entropy_grad_kernel),
+    can_raise=True,
     fresh=True, expand=_xent_grad_expand, batch=_xent_grad_batch)
 """d softmax_cross_entropy(sparse=True) / d logits for the loss's adjoint `g`, in one kernel."""
 
@@ -209,7 +212,8 @@ softmax_cross_entropy_with_grad = OpDef(
     emit=helper_call(softmax_cross_entropy_with_grad_kernel, "logits, labels, g",
                      {"reduction": "none"}),
     attrs={"reduction": "none"},
-    helpers=(check_class_ids, softmax_cross_entropy_with_grad_kernel), can_raise=True,
+    helpers=(check_class_ids, label_index, pick_labels,
+             softmax_cross_entropy_with_grad_kernel), can_raise=True,
     fresh=True, expand=_xent_with_grad_expand, batch=LOOP_PYTHON)
 """(sparse softmax cross entropy, its gradient) from one softmax: what a train step needs; made
 by the `fuse_loss_grad` pass from the loss and its gradient."""
@@ -255,8 +259,8 @@ def _nll_loss_grad(ad: GradContext) -> tuple[Any, ...]:
     # d loss / d weight[c]: each kept sample of class c adds its -log_prob (and, for the mean,
     # the divisor's share)
     kept_f = ad.op("cast", kept, dtype=ad.out_type.dtype)
-    picked = ad.op("sum", ad.input(0) * hot, axis=1)
-    per = -picked * kept_f * g
+    pick_labels = ad.op("sum", ad.input(0) * hot, axis=1)
+    per = -pick_labels * kept_f * g
     if mean:
         per = per - ad.out * kept_f * g
     return dlog_probs, None, ad.op("index_add", ad.input(2), per, safe, index=(Dyn(0),))

@@ -172,19 +172,42 @@ def check_class_ids(labels: np.ndarray, classes: int) -> None:
                          f"[0, {classes}), got values in [{labels.min()}, {labels.max()}]")
 
 
+def label_index(labels: np.ndarray, classes: int) -> tuple[np.ndarray, np.ndarray]:
+    """(row numbers, class ids) picking each label's class from logits viewed as [rows,
+    classes], checked as `check_class_ids` checks them. Below 64 bits the ids are viewed as
+    unsigned, where a negative id is larger than any class: the gather itself then raises
+    IndexError for every bad label (`pick_labels` turns it into the check's error), and no
+    reduction is spent on good ones. 64-bit ids (which the index cast would wrap) are checked
+    first."""
+    ids = labels.reshape(-1)
+    if ids.dtype.itemsize < 8:
+        ids = ids.view(f"u{ids.dtype.itemsize}")
+    else:
+        check_class_ids(labels, classes)
+    return np.arange(ids.size), ids
+
+
+def pick_labels(rows: np.ndarray, at: tuple[np.ndarray, np.ndarray],
+                labels: np.ndarray) -> np.ndarray:
+    """`rows[at]` (see `label_index`), raising the class-id error for a label out of range."""
+    try:
+        return rows[at]
+    except IndexError:
+        check_class_ids(labels, rows.shape[-1])
+        raise
+
+
 def softmax_cross_entropy_kernel(logits: np.ndarray, labels: np.ndarray, *, sparse: bool = False,
                                  reduction: str = "none") -> np.ndarray:
     """Cross entropy of softmax(logits) against one-hot/probability labels, or class ids when
     `sparse`; classes on the last axis."""
     if sparse:
         classes = logits.shape[-1]
-        check_class_ids(labels, classes)
+        at = label_index(labels, classes)
         # NOTE: -log_softmax at the label is lse - shifted[label]: no whole log-softmax needed
         shifted = logits - logits.max(axis=-1, keepdims=True)
-        lse = np.log(np.exp(shifted).sum(axis=-1))
-        rows = shifted.reshape(-1, classes)
-        picked = rows[np.arange(rows.shape[0]), labels.reshape(-1)].reshape(labels.shape)
-        loss = lse - picked
+        label_logit = pick_labels(shifted.reshape(-1, classes), at, labels).reshape(labels.shape)
+        loss = np.log(np.exp(shifted, out=shifted).sum(axis=-1)) - label_logit
     else:
         loss = -(labels * log_softmax_kernel(logits, axis=-1)).sum(axis=-1)
     return loss if reduction == "none" else loss.sum() if reduction == "sum" else loss.mean()
@@ -196,12 +219,12 @@ def softmax_cross_entropy_grad_kernel(logits: np.ndarray, labels: np.ndarray, g:
     with one taken off at each label, times each sample's adjoint (divided by the number of
     samples for 'mean'); class ids checked as the loss checks them."""
     classes = logits.shape[-1]
-    check_class_ids(labels, classes)
+    at = label_index(labels, classes)
     probs = np.exp(logits - logits.max(axis=-1, keepdims=True))
     probs = probs.astype(np.result_type(probs, g), copy=False)
     probs /= probs.sum(axis=-1, keepdims=True)
     rows = probs.reshape(-1, classes)
-    rows[np.arange(rows.shape[0]), labels.reshape(-1)] -= 1
+    rows[at] = pick_labels(rows, at, labels) - 1
     if reduction == "none":
         probs *= np.expand_dims(g, -1)
     else:
@@ -215,16 +238,16 @@ def softmax_cross_entropy_with_grad_kernel(logits: np.ndarray, labels: np.ndarra
     """(softmax_cross_entropy(sparse=True), its gradient for the adjoint `g`) from one softmax:
     the same numbers the two kernels give apart."""
     classes = logits.shape[-1]
-    check_class_ids(labels, classes)
+    at = label_index(labels, classes)
     shifted = logits - logits.max(axis=-1, keepdims=True)
-    probs = np.exp(shifted)
+    label_logit = pick_labels(shifted.reshape(-1, classes), at, labels).reshape(labels.shape)
+    probs = np.exp(shifted, out=shifted)  # NOTE: the shifted logits are not read again
     total = probs.sum(axis=-1, keepdims=True)
-    rows, ids = np.arange(labels.size), labels.reshape(-1)
-    loss = np.log(total[..., 0]) - shifted.reshape(-1, classes)[rows, ids].reshape(labels.shape)
+    loss = np.log(total[..., 0]) - label_logit
     loss = loss if reduction == "none" else loss.sum() if reduction == "sum" else loss.mean()
     probs = probs.astype(np.result_type(probs, g), copy=False)
     probs /= total
-    probs.reshape(-1, classes)[rows, ids] -= 1
+    probs.reshape(-1, classes)[at] -= 1
     if reduction == "none":
         probs *= np.expand_dims(g, -1)
     else:

@@ -12,12 +12,14 @@ know are re-checked in full each call.
 from __future__ import annotations
 
 import operator
+import os
+import sys
 from types import FunctionType
 from typing import Any, Callable, Protocol, Sequence
 
 
 from ..frontend.guards import (AttrReader, CodeReader, ItemsReader, MethodReader,
-                               NamespaceReader, SameObjectReader)
+                               NamespaceReader, PlaceReader, SameObjectReader)
 from ..ops import Primitive
 from .paths import access
 
@@ -98,8 +100,28 @@ class _Snapshot:
         if expr in self.checked:
             return self.checked[expr]
         name = self.checked[expr] = self.keep(value)
-        self.conditions.append(f"{self._rebase(expr)} is {name}")
+        if not self._fixed_item(expr):
+            self.conditions.append(f"{self._rebase(expr)} is {name}")
         return name
+
+    def _fixed_item(self, expr: str) -> bool:
+        """True if `expr` is `t[i]` with `t` a tuple already pinned by identity, whose items
+        cannot change (a subclass's: while it reads them with tuple's own `__getitem__`, one
+        condition per class): the optimizer's and the train step's parameter tuples."""
+        start = expr.rfind("[")
+        if not expr.endswith("]") or not expr[start + 1:-1].isdigit():
+            return False
+        holder = self.env.get(self.checked.get(expr[:start], ""))
+        if not isinstance(holder, tuple):
+            return False
+        cls = type(holder)
+        if cls is not tuple and (cls, "__getitem__") not in self.methods:
+            if cls.__getitem__ is not tuple.__getitem__:
+                return False
+            self.methods.add((cls, "__getitem__"))
+            self.conditions.append(f"{self.keep(cls)}.__getitem__ is "
+                                   f"{self.keep(tuple.__getitem__)}")
+        return True
 
     def _rebase(self, expr: str) -> str:
         for end in range(len(expr) - 1, 0, -1):
@@ -170,6 +192,8 @@ class _Snapshot:
                 self.conditions.append(f"{self.keep(read.function)}.__code__ is "
                                        f"{self.keep(read(instance))}")
                 return True
+            if type(read) is PlaceReader:
+                return self.place(read)
             if type(read) is NamespaceReader:
                 slot = self.keep(read.namespace)
                 if read.is_cell:
@@ -178,6 +202,33 @@ class _Snapshot:
         except (AttributeError, LookupError, ValueError, TypeError):
             return False
         return False
+
+    def place(self, read: PlaceReader) -> bool:
+        """Where `module.qualname`'s function is defined stays put while the module, the objects
+        bound to the name and unwrapped from it (`__wrapped__` kept in an instance's own dict,
+        as amber.jit wrappers keep it) and the function's code are the same ones: a code
+        object's file and first line cannot change. Only an absolute file name is spelled so
+        (`abspath` of a relative one follows the working directory)."""
+        parts = read.qualname.split(".")
+        chain = [sys.modules.get(read.module)]
+        for part in parts:
+            chain.append(getattr(chain[-1], part, None))
+        while type(chain[-1]) is not FunctionType:
+            obj = chain[-1]
+            if hasattr(type(obj), "__wrapped__") or "__wrapped__" not in vars(obj) or \
+                    len(chain) > 64:  # NOTE: a wrapper cycle (inspect.unwrap refuses one too)
+                return False
+            chain.append(vars(obj)["__wrapped__"])
+        found = chain[-1]
+        if not all(map(str.isidentifier, parts)) or "__wrapped__" in vars(found) or \
+                not os.path.isabs(found.__code__.co_filename):
+            return False
+        name = self.same(f"{self.keep(sys)}.modules.get({read.module!r})", chain[0])
+        for step, obj in zip(parts + ["__wrapped__"] * len(chain), chain[1:]):
+            name = self.same(f"{name}.{step}", obj)
+        self.conditions.append(f"'__wrapped__' not in {name}.__dict__ and "
+                               f"{name}.__code__ is {self.keep(found.__code__)}")
+        return True
 
     def function(self) -> Callable[[Any], bool]:
         """`s -> bool` testing every condition (False if reading one fails); the objects it

@@ -12,10 +12,8 @@ call does.
 """
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import functools
-import inspect
 import threading
 import time
 import weakref
@@ -32,11 +30,10 @@ from .guards import GuardPlan
 from .dynamic import DynamicShapes, Shapes, symbolic_note
 from .keys import (call_key, describe_key, holds_wide_int, key_components, persistable,
                    what_changed)
-from .loader import fake_filename, load_function
-from .native import compile_with_fallback, load_native
+from .entries import Store, _eager_marker, _has_entries, _source_file, entry_from_artifact
 from .paths import access
 from .pipeline import Artifact, compile_target
-from .tiers import NativeTiers, native_generator, tiered
+from .tiers import NativeTiers, tiered
 from . import log, recorder
 from .warn import warn_user
 
@@ -109,6 +106,10 @@ class JitBase:
         """The specialization the last call ran (what `.code`, `.graph`, `.ir` show)."""
         self._cache: dict[Hashable, list[CompiledFunction]] = {}
         self._states: dict[int, _InstanceState] = {}
+        self._last_binding: tuple[_InstanceState, Hashable, _Binding] | None = None
+        """(state, call key, binding) of the last call whose guards held: a call of the same
+        instance with an equal key takes its binding without the two dict lookups (its guards
+        are still checked)."""
         self._history: list[dict[str, str]] = []
         self._reason = ""
         """Why the next specialization is made, when the call key alone does not say."""
@@ -138,10 +139,16 @@ class JitBase:
         if not _ctx._context.jit_enabled:
             return self._eager(instance, args, kwargs)
         key = call_key(args, kwargs)
-        state = self._states.get(id(instance))
-        binding = None
-        if state is not None and state.ref() is instance:
-            binding = state.bindings.get(key)
+        last = self._last_binding  # NOTE: the common case, one instance called with one key
+        if last is not None and last[1] == key and last[0].ref() is instance:
+            binding = last[2]
+        else:
+            state = self._states.get(id(instance))
+            binding = None
+            if state is not None and state.ref() is instance:
+                binding = state.bindings.get(key)
+                if binding is not None:
+                    self._last_binding = (state, key, binding)
         if binding is None or not binding.plan.holds(instance):
             binding = self._bind(instance, key, args, kwargs)
             if self._tiers.holding:  # NOTE: kernels compile after the call that made them
@@ -184,10 +191,11 @@ class JitBase:
                 binding = self._find(instance, skey)
             if binding is None:
                 binding = self._new_binding(instance, key, skey, shapes, args, kwargs)
-            bindings = self._state(instance).bindings
-            if len(bindings) >= MAX_BINDINGS:
-                bindings.clear()
-            bindings[key] = binding
+            state = self._state(instance)
+            if len(state.bindings) >= MAX_BINDINGS:
+                state.bindings.clear()
+            state.bindings[key] = binding
+            self._last_binding = (state, key, binding)
             return binding
 
     def _signature(self, instance: Any, key: Hashable, args: tuple,
@@ -281,6 +289,9 @@ class JitBase:
         state = self._states.get(ident)
         if state is not None and state.ref is ref:
             del self._states[ident]
+        last = self._last_binding
+        if last is not None and last[0].ref is ref:  # NOTE: not keeping its parameters alive
+            self._last_binding = None
 
     # -- specializing ------------------------------------------------------------------------
     def _specialize(self, instance: Any, key: Hashable, args: tuple, kwargs: dict,
@@ -486,6 +497,7 @@ class JitBase:
         with self._lock:
             self._cache.clear()
             self._states.clear()
+            self._last_binding = None
             self._history.clear()
             self.last = None
 
@@ -507,10 +519,6 @@ def _code_of(entry: CompiledFunction) -> dict[str, Any] | None:
     return recorder.describe_code(entry.source, line_map)
 
 
-def _eager_marker(*args: Any) -> Any:
-    raise AssertionError("the eager-fallback marker entry is never called")
-
-
 def _try_binding(entry: CompiledFunction, instance: Any) -> _Binding | None:
     """A binding of `entry` to `instance` if its guards hold and its parameters fit."""
     if entry.guards_hold is not None and not entry.guards_hold(instance):
@@ -521,71 +529,3 @@ def _try_binding(entry: CompiledFunction, instance: Any) -> _Binding | None:
         return None
     arrays = tuple(map(as_plain_array, raw))
     return _Binding(entry, instance, arrays) if entry.params_fit(arrays) else None
-
-
-Store = Callable[[CompiledFunction, Artifact], "str | None"]
-"""Writes an entry to the disk cache before it is loaded (so Numba caches its kernels beside
-it); returns the module's path, or None."""
-
-
-def entry_from_artifact(artifact: Artifact, title: str, nargs: int, store: Store | None = None,
-                        native: Callable[[str], Any] | None = None,
-                        tiers: tuple[NativeTiers, Store | None] | None = None
-                        ) -> CompiledFunction:
-    """Load the artifact's generated code and wrap it as a ready-to-call entry; `store` (the
-    disk cache) gets it first, and `native(path)` (the disk cache's) is the context its Numba
-    kernels are compiled and cached in. A Numba kernel that fails to compile has its loop
-    generated as NumPy code instead (`native.compile_with_fallback`, one warning). With `tiers`
-    (the jit's background compiles, and the store of the NumPy tier) the artifact's code is
-    NumPy; when `auto` compiles loops of it, that code is loaded at once (and stored as the
-    NumPy tier) and the code with kernels is written, compiled and promoted in the
-    background."""
-    params = artifact.param_paths
-    sig = tuple((tuple(v.type.shape), v.type.dtype) if hasattr(v.type, "shape") else (None, None)
-                for v in artifact.graph.inputs[:len(params)])
-
-    def load(code: Any, store: Store | None = store) -> CompiledFunction:
-        externals = dict(getattr(code, "externals", {}))
-        entry = CompiledFunction(
-            fn=_eager_marker, source=code.source, filename=fake_filename(title, code.source),
-            function_name=code.function_name, line_map=dict(code.line_map), param_paths=params,
-            param_sig=sig, input_paths=artifact.input_paths, guards=tuple(artifact.guards),
-            graph=artifact.graph, ir=artifact.ir, origin="compiled",
-            seconds=sum(artifact.seconds.values()), externals=externals, trace=artifact.trace)
-        path = store(entry, artifact) if store is not None else None
-        entry.cache_path = path
-        if path is not None and code.kernels:  # NOTE: Numba caches kernels beside their file
-            entry.filename = path
-        kept = native(path) if native is not None and path is not None and code.kernels \
-            else contextlib.nullcontext()
-        with kept:
-            entry.fn = load_native(lambda: load_function(code.source, code.function_name,
-                                                         entry.filename, externals),
-                                   code, entry.filename)
-        return entry
-
-    with_kernels = None if tiers is None else native_generator(artifact)
-    if with_kernels is not None:  # NOTE: the artifact's code is NumPy; the kernels come later
-        background, numpy_store = tiers
-        entry = load(artifact.code, numpy_store)
-        entry.prepare(nargs)
-        background.start(entry, lambda: compile_with_fallback(with_kernels, load, title)[1],
-                         title)
-        return entry
-    code, entry = compile_with_fallback(artifact.regenerate, load, title)
-    artifact.code = code
-    entry.prepare(nargs)
-    return entry
-
-
-def _has_entries(disk: DiskCache, first: str) -> bool:
-    """Whether the disk cache holds any entry under the key `first` (without reading one)."""
-    try:
-        return any((disk.root / first).glob("*.json"))
-    except OSError:
-        return False
-
-
-def _source_file(func: Any) -> str:
-    code = getattr(inspect.unwrap(getattr(func, "__func__", func)), "__code__", None)
-    return "" if code is None else code.co_filename

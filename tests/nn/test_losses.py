@@ -93,6 +93,47 @@ def test_sparse_labels_out_of_range_are_an_error_not_a_wrap(labels):
         amber.jit(loss)(logits, labels)
 
 
+class LossStep(nn.Cell):
+    """The loss and its gradient in one compiled function: `fuse_loss_grad` makes them the
+    fused kernel, whose gather checks the labels."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.loss = nn.SoftmaxCrossEntropyWithLogits(sparse=True, reduction="mean")
+        self.grad = amber.ops.GradOperation()
+
+    def construct(self, logits, labels):
+        return self.loss(logits, labels), self.grad(self.loss)(logits, labels)
+
+
+LABEL_CASES = [(dtype, bad) for dtype in ("int8", "int16", "int32", "int64", "uint8", "uint32")
+               for bad in (3, 127, -1, -128)
+               if np.iinfo(dtype).min <= bad <= np.iinfo(dtype).max]
+
+
+@pytest.mark.parametrize("dtype, bad", LABEL_CASES)
+def test_sparse_labels_of_every_width_are_checked(dtype, bad):
+    """Below 64 bits the gather itself checks the class ids (viewed as unsigned); 64-bit ids
+    take the reduction. Either way a bad id raises at the user's line, in the loss alone, its
+    gradient alone and the fused pair; good ids of the same width give the float64 values."""
+    logits = LOGITS[:3].astype(np.float64)
+    good = np.array([0, 2, 1], dtype)
+    step = amber.jit(LossStep())
+    loss, grad = step(logits, good)
+    probs = np.exp(logits - logits.max(-1, keepdims=True))
+    probs /= probs.sum(-1, keepdims=True)
+    np.testing.assert_allclose(loss, -np.log(probs[[0, 1, 2], [0, 2, 1]]).mean(), rtol=1e-12)
+    np.testing.assert_allclose(grad, (probs - np.eye(3)[[0, 2, 1]]) / 3, rtol=1e-12)
+    labels = np.array([0, bad, 1], dtype)
+    alone = nn.SoftmaxCrossEntropyWithLogits(sparse=True, reduction="sum")
+    for compiled in (step, amber.jit(alone), amber.jit(amber.grad(alone))):
+        with pytest.raises(ValueError, match=r"sparse labels must be class ids in \[0, 3\)") \
+                as info:
+            compiled(logits, labels)
+        assert any("(compiled by amber)" in note and ".py:" in note
+                   for note in getattr(info.value, "__notes__", ())), info.value
+
+
 @pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
 def test_sparse_cross_entropy_gradient_and_its_derivative(reduction):
     """The fused gradient kernel equals softmax minus one-hot (times the adjoint), and
