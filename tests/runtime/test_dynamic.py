@@ -46,7 +46,9 @@ def test_set_inputs_compiles_lenet_once_for_every_batch_size() -> None:
     fast = amber.jit(net)
     for n in (1, 2, 7, 13, 14, 64):
         x = images(n, n)
-        np.testing.assert_array_equal(fast(x), net.construct(x))
+        # NOTE: equal to float rounding: at several BLAS threads a GEMM's bits depend on its
+        # row count, and the compiled code multiplies blocks of images where eager takes all
+        np.testing.assert_allclose(fast(x), net.construct(x), rtol=1e-5, atol=1e-9)
     assert fast.stats.specializations == 1
     assert "Input signature: (f32[N,1,32,32])" in fast.code
     body = fast.code[fast.code.index("def LeNet5_construct"):]
