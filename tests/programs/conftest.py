@@ -132,7 +132,10 @@ def compile_mode(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
     if native and not HAS_NUMBA:
         pytest.skip("the Numba backend needs numba (pip install -e '.[native]')")
     base = mode.removeprefix(NATIVE_MODE).lstrip("-") or "O2"
-    amber.set_context(**MODES[base], backend="numba" if native else before.options.backend)
+    # NOTE: the plain modes run NumPy code: under "auto" each looped program would start Numba
+    # compiles in the background, which queued on Numba's compiler lock and stalled later tests
+    # for minutes (the tiers have their own tests in tests/native)
+    amber.set_context(**MODES[base], backend="numba" if native else "numpy")
     if base == "disk":
         monkeypatch.setenv("AMBER_CACHE", "1")
         monkeypatch.setenv("AMBER_CACHE_DIR", disk_cache_dir)
