@@ -1,6 +1,20 @@
 """Float64 central finite differences of a scalar function of its argument at `position`: the
-oracle of the loop passes' gradient tests (importable as a top-level module, like conftest)."""
+oracle of the passes' gradient tests (importable as a top-level module, like conftest); and
+`SquaredSum`, the scalar loss those tests differentiate a network through."""
 import numpy as np
+
+from amber import nn
+
+
+class SquaredSum(nn.Cell):
+    """sum(net(x) ** 2): a scalar that every output element reaches."""
+
+    def __init__(self, net: nn.Cell) -> None:
+        super().__init__()
+        self.net = net
+
+    def construct(self, x: np.ndarray) -> np.ndarray:
+        return (self.net(x) ** 2).sum()
 
 
 def finite_difference(fn, args, position, eps=1e-6):

@@ -1,7 +1,7 @@
 """Fixtures for pass tests: `run_in_place`, the reference interpreter honouring the in-place
 marks `plan_memory` sets, so an unsafe mark shows up as a wrong result; `central_differences.py`
 (float64 finite differences of the loop passes' gradients) is importable as a top-level
-module, as tests have no packages."""
+module, as tests have no packages; `restore_threads`."""
 from __future__ import annotations
 
 import os
@@ -11,6 +11,7 @@ from typing import Any, Callable
 import numpy as np
 import pytest
 
+import amber
 from amber.graph import Graph, Node
 from amber.graph.interpreter import _Interpreter
 from amber.graph.passes.plan_memory import INPLACE_ATTR
@@ -53,3 +54,11 @@ def _run_in_place(graph: Graph, *args: Any) -> list[Any]:
 def run_in_place() -> Callable[..., list[Any]]:
     """`run_in_place(graph, *args)`: run_graph that writes where plan_memory said it may."""
     return _run_in_place
+
+
+@pytest.fixture
+def restore_threads():
+    """Put `num_threads` back after a test that sets it."""
+    before = amber.get_context().options.num_threads
+    yield
+    amber.set_context(num_threads=before)

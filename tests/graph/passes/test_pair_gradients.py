@@ -7,6 +7,8 @@ import pytest
 
 import amber
 from amber import nn
+
+from central_differences import SquaredSum  # noqa: E402 (conftest puts it on the path)
 from amber.graph.passes.pair_gradients import PAIR_MIN_WORK
 from amber.ops.conv_nhwc import conv2d_nhwc_grad_input_kernel, conv2d_nhwc_grad_weight_kernel
 from amber.ops.conv_pairs import conv2d_nhwc_grads_kernel
@@ -65,25 +67,9 @@ class Block(nn.Cell):
         return self.conv2(self.relu(self.conv1(x)))
 
 
-class Loss(nn.Cell):
-    def __init__(self, net: nn.Cell) -> None:
-        super().__init__()
-        self.net = net
-
-    def construct(self, x: np.ndarray) -> np.ndarray:
-        return (self.net(x) ** 2).sum()
-
-
-@pytest.fixture
-def restore_threads():
-    before = amber.get_context().options.num_threads
-    yield
-    amber.set_context(num_threads=before)
-
-
 def _compiled_gradients(net: nn.Cell, x: np.ndarray, threads: int) -> tuple[str, tuple]:
     amber.set_context(num_threads=threads)
-    grad = amber.jit(amber.grad(Loss(net), grad_position=0, weights=net.trainable_params()))
+    grad = amber.jit(amber.grad(SquaredSum(net), grad_position=0, weights=net.trainable_params()))
     hold_blas(kernel_threads(), 1)
     try:
         result = grad(x)
@@ -104,7 +90,7 @@ def test_compiled_pairs_equal_one_thread_and_finite_differences(restore_threads)
     assert code_two.count("= conv2d_nhwc_grads_kernel(") == 1  # NOTE: conv1's dx is not needed
     assert np.array_equal(dx_one, dx_two)
     assert all(np.array_equal(a, b) for a, b in zip(dws_one, dws_two))
-    loss, rng, eps = Loss(net).construct, np.random.default_rng(1), 1e-6
+    loss, rng, eps = SquaredSum(net).construct, np.random.default_rng(1), 1e-6
     d = rng.standard_normal(x.shape)
     np.testing.assert_allclose((dx_two * d).sum(),
                                (loss(x + eps * d) - loss(x - eps * d)) / (2 * eps), rtol=1e-6)

@@ -7,6 +7,8 @@ import pytest
 
 import amber
 from amber import nn
+
+from central_differences import SquaredSum  # noqa: E402 (conftest puts it on the path)
 from amber.ops.parallel import kernel_threads, splits, thread_ranges
 
 
@@ -24,29 +26,13 @@ class Block(nn.Cell):
         return self.relu(self.conv2(self.relu(self.conv1(x))) + x)
 
 
-class Loss(nn.Cell):
-    def __init__(self, net: nn.Cell) -> None:
-        super().__init__()
-        self.net = net
-
-    def construct(self, x: np.ndarray) -> np.ndarray:
-        return (self.net(x) ** 2).sum()
-
-
-@pytest.fixture
-def restore_threads():
-    before = amber.get_context().options.num_threads
-    yield
-    amber.set_context(num_threads=before)
-
-
 def _codes(batch: int, threads: int, **jit_options) -> tuple[str, str]:
     amber.set_context(num_threads=threads)
     amber.set_seed(0)
     net = Block()
     x = np.random.default_rng(batch).standard_normal((batch, 16, 16, 16)).astype(np.float32)
     forward = amber.jit(net, **jit_options)
-    grad = amber.jit(amber.grad(Loss(net), grad_position=0, weights=net.trainable_params()),
+    grad = amber.jit(amber.grad(SquaredSum(net), grad_position=0, weights=net.trainable_params()),
                      **jit_options)
     forward(x), grad(x)
     return forward.code, grad.code
