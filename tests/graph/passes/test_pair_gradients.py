@@ -7,12 +7,11 @@ import pytest
 
 import amber
 from amber import nn
-
-from central_differences import SquaredSum  # noqa: E402 (conftest puts it on the path)
 from amber.graph.passes.pair_gradients import PAIR_MIN_WORK
 from amber.ops.conv_nhwc import conv2d_nhwc_grad_input_kernel, conv2d_nhwc_grad_weight_kernel
 from amber.ops.conv_pairs import conv2d_nhwc_grads_kernel
 from amber.ops.parallel import hold_blas, kernel_threads
+from central_differences import SquaredSum  # conftest puts it on the path
 
 needs_blas_control = pytest.mark.skipif(
     kernel_threads().blas is None,

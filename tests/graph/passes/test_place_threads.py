@@ -7,9 +7,8 @@ import pytest
 
 import amber
 from amber import nn
-
-from central_differences import SquaredSum  # noqa: E402 (conftest puts it on the path)
 from amber.ops.parallel import kernel_threads, splits, thread_ranges
+from central_differences import SquaredSum  # conftest puts it on the path
 
 
 class Block(nn.Cell):
