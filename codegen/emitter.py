@@ -76,9 +76,9 @@ class Emitter:
         self.kernels: dict[Node, Any] = {}
         """Loop regions a Numba kernel computes (`native.Kernel`): each is one call."""
         self._scalars: dict[tuple[str, Any], np.ndarray] = {}
+        """The 0-d arrays standing for typed numbers (see `operand`), one per dtype and value."""
         self.buffers: dict[Node, str] = {}
         """Nodes computing into a buffer kept across calls -> its attribute (see buffers.py)."""
-        """The 0-d arrays standing for typed numbers (see `operand`), one per dtype and value."""
 
     def function(self, graph: Graph, fn_name: str) -> ast.FunctionDef:
         """`def fn_name(<inputs>): <body>; return <results>`; the return statement is

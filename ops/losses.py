@@ -259,8 +259,8 @@ def _nll_loss_grad(ad: GradContext) -> tuple[Any, ...]:
     # d loss / d weight[c]: each kept sample of class c adds its -log_prob (and, for the mean,
     # the divisor's share)
     kept_f = ad.op("cast", kept, dtype=ad.out_type.dtype)
-    pick_labels = ad.op("sum", ad.input(0) * hot, axis=1)
-    per = -pick_labels * kept_f * g
+    picked = ad.op("sum", ad.input(0) * hot, axis=1)
+    per = -picked * kept_f * g
     if mean:
         per = per - ad.out * kept_f * g
     return dlog_probs, None, ad.op("index_add", ad.input(2), per, safe, index=(Dyn(0),))

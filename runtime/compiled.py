@@ -4,6 +4,7 @@ exception raised in generated code back at the user's line."""
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import linecache
 import re
 from dataclasses import dataclass, field
@@ -97,10 +98,8 @@ class CompiledFunction:
         if self.load_line_map is not None:
             self.line_map, self.load_line_map = self.load_line_map(), None
         found = None
-        main = self.fn
-        while hasattr(main, "__wrapped__"):  # NOTE: under @one_blas_thread, @reuses_buffers
-            main = main.__wrapped__
-        main_code = getattr(main, "__code__", None)
+        # NOTE: the entry sits under @one_blas_thread, @reuses_buffers
+        main_code = getattr(inspect.unwrap(self.fn), "__code__", None)
         while tb is not None:
             code = tb.tb_frame.f_code
             if code.co_filename == self.filename:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from ...ops.conv_nhwc import conv2d_nhwc_grad_input, conv2d_nhwc_grad_weight
 from ...ops.conv_pairs import conv2d_nhwc_grads
+from ..analysis import defined_before
 from ..builder import InsertPoint
 from ..ir import Graph, Node
 from ..rewriter import Rewriter
@@ -37,7 +38,11 @@ def run(graph: Graph, rw: Rewriter, threads: int = 1) -> bool:
         if node.is_region or node.op is not conv2d_nhwc_grad_input or node.parent is None:
             continue
         partner = _partner(node)
-        if partner is not None and _defined_before(node, partner):
+        if partner is None:
+            continue
+        first = min(node, partner, key=node.parent.index)  # NOTE: a transpose the layout
+        # pass made for the later one may stand between them: then they stay apart
+        if all(defined_before(v, first) for v in (*node.inputs, *partner.inputs)):
             _pair(node, partner, rw)
     return rw.changed
 
@@ -57,18 +62,6 @@ def _partner(grad_input: Node) -> Node | None:
                 tuple(user.attrs["w_shape"]) == tuple(grad_input.inputs[1].type.shape):
             return user
     return None
-
-
-def _defined_before(a: Node, b: Node) -> bool:
-    """Every input of `a` and `b` is defined before the earlier of the two (a transpose the
-    layout pass made for the later one may stand between them: then they stay apart)."""
-    block = a.parent
-    first = min(block.index(a), block.index(b))
-    for value in (*a.inputs, *b.inputs):
-        producer = value.producer  # NOTE: one in another block is in an enclosing one
-        if producer is not None and producer.parent is block and block.index(producer) >= first:
-            return False
-    return True
 
 
 def _pair(grad_input: Node, grad_weight: Node, rw: Rewriter) -> None:
