@@ -1,6 +1,6 @@
 """The small CIFAR ResNet of issue 28 (3x3 stem, three residual stages of 16/32/64 channels,
 stride-2 down-sampling with 1x1 projections, global average pooling, Dense 64->10, no BatchNorm):
-forward and SGD train step at batch 32 and 1, amber beside JAX (and torch) where installed.
+forward and SGD train step at batch 32 and 1, amber beside JAX and PyTorch where installed.
 
 Each (threads, batch) cell runs in a fresh process, so the BLAS / XLA thread count is set before
 anything loads: at one thread the clock is the process's CPU time, at more the wall time (CPU
@@ -148,9 +148,60 @@ def jax_versions(net: Any) -> dict[str, Callable[..., Any]] | None:
     return {"forward": run_forward, "train": train, "peak": peak}
 
 
-def measure(batch: int, threads: int, rounds: int, jax: bool = True) -> dict[str, Any]:
-    """One cell of the table, in this process (threads already set by the caller); amber
-    alone without `jax`."""
+def torch_versions(net: Any, threads: int) -> dict[str, Callable[..., Any]] | None:
+    """The same net in eager PyTorch (CPU, `threads` intra-op threads; its training step is
+    autograd then an in-place SGD update), or None where torch is not installed. PyTorch's
+    allocator is not traced: its peak shows as n/a."""
+    if importlib.util.find_spec("torch") is None:
+        return None
+    import numpy as np
+    import torch
+    import torch.nn.functional as F
+    torch.set_num_threads(threads)
+    params = {name: torch.tensor(np.array(v), requires_grad=True)
+              for name, v in net.parameters_and_names()}
+
+    def conv(x: Any, name: str, stride: int) -> Any:
+        weight = params[f"{name}.weight"]
+        if stride == 1:
+            return F.conv2d(x, weight, params[f"{name}.bias"], padding="same")
+        # NOTE: 'same' at stride 2 pads the bottom/right (TF/MindSpore), as JAX's "SAME" does
+        pad = max(weight.shape[-1] - stride, 0)
+        x = F.pad(x, (pad // 2, pad - pad // 2, pad // 2, pad - pad // 2))
+        return F.conv2d(x, weight, params[f"{name}.bias"], stride=stride)
+
+    def block(x: Any, name: str, stride: int, project: bool) -> Any:
+        out = conv(F.relu(conv(x, f"{name}.conv1", stride)), f"{name}.conv2", 1)
+        shortcut = conv(x, f"{name}.project", stride) if project else x
+        return F.relu(out + shortcut)
+
+    def forward(x: Any) -> Any:
+        x = F.relu(conv(x, "stem", 1))
+        x = block(x, "stage1", 1, False)
+        x = block(x, "stage2", 2, True)
+        x = block(x, "stage3", 2, True)
+        return x.mean(dim=(2, 3)) @ params["fc.weight"].T + params["fc.bias"]
+
+    def run_forward(x: np.ndarray) -> np.ndarray:
+        with torch.no_grad():
+            return forward(torch.from_numpy(x)).numpy()
+
+    def train(x: np.ndarray, y: np.ndarray) -> tuple[Any, np.ndarray]:
+        loss = F.cross_entropy(forward(torch.from_numpy(x)), torch.from_numpy(y).long())
+        loss.backward()
+        with torch.no_grad():
+            for p in params.values():
+                p -= LR * p.grad
+                p.grad = None
+        return loss.item(), params["stem.weight"].detach().numpy()
+    return {"forward": run_forward, "train": train, "peak": lambda kind, *args: "n/a"}
+
+
+def measure(batch: int, threads: int, rounds: int, jax: bool = True,
+            torch: bool = False) -> dict[str, Any]:
+    """One cell of the table, in this process (threads already set by the caller): amber beside
+    JAX (`jax`) or PyTorch (`torch`, where installed), or alone. PyTorch gets a process of its
+    own: its OpenMP threads spin after each op, taking the core the next peer's call needs."""
     import tracemalloc
 
     import numpy as np
@@ -170,6 +221,9 @@ def measure(batch: int, threads: int, rounds: int, jax: bool = True) -> dict[str
         jax_fns = jax_versions(net) if jax else None
         if jax_fns is not None:
             peers["jax"] = jax_fns
+        torch_fns = torch_versions(net, threads) if torch else None
+        if torch_fns is not None:
+            peers["torch"] = torch_fns
         args = (x,) if kind == "forward" else (x, y)
         first = {name: fns[kind](*args) for name, fns in peers.items()}
         ref = first["amber"]
@@ -186,7 +240,7 @@ def measure(batch: int, threads: int, rounds: int, jax: bool = True) -> dict[str
                     fns[kind](*args)
                 samples[name].append((clock() - start) / calls)
         for name, fns in peers.items():
-            if name == "jax":
+            if "peak" in fns:
                 peak = fns["peak"](kind, *args)
             else:
                 tracemalloc.start()
@@ -314,10 +368,10 @@ def thread_env(threads: int) -> dict[str, str]:
 
 
 def fresh(batch: int, threads: int, rounds: int, jax: bool = True,
-          tree: str | None = None) -> dict[str, Any]:
+          tree: str | None = None, torch: bool = False) -> dict[str, Any]:
     """`measure` in a fresh process; `tree`: a directory whose `amber` package it imports."""
     code = (f"import sys, json; sys.path.insert(0, {str(HERE)!r}); import resnet; "
-            f"print(json.dumps(resnet.measure({batch}, {threads}, {rounds}, {jax})))")
+            f"print(json.dumps(resnet.measure({batch}, {threads}, {rounds}, {jax}, {torch})))")
     env = thread_env(threads)
     if tree is not None:
         env["PYTHONPATH"] = tree
@@ -331,9 +385,12 @@ def report(quick: bool = False) -> None:
     rounds = 3 if quick else 7
     print(f"\n## ResNet (CIFAR, 16/32/64, no BN): ms per call, medians of {rounds} interleaved "
           "rounds; 1 thread = CPU time, 2 threads = wall time; peak memory of one call")
+    with_torch = importlib.util.find_spec("torch") is not None
     for threads in THREADS:
         for batch in BATCHES:
             cell = fresh(batch, threads, rounds)
+            if with_torch:  # NOTE: amber again, beside PyTorch in a process of their own
+                beside = fresh(batch, threads, rounds, jax=False, torch=True)
             for kind in ("forward", "train"):
                 amber_time = cell[f"{kind}/amber"][0]
                 parts = [f"{name} {t * 1e3:7.2f} ms ({peak})" for key, (t, peak) in cell.items()
@@ -341,6 +398,11 @@ def report(quick: bool = False) -> None:
                 ratio = "".join(f", amber/{key.split('/')[1]} {amber_time / t:.2f}x"
                                 for key, (t, _) in cell.items()
                                 if key.startswith(kind) and not key.endswith("/amber"))
+                if with_torch:
+                    mine, theirs = beside[f"{kind}/amber"][0], beside[f"{kind}/torch"][0]
+                    parts.append(f"torch {theirs * 1e3:7.2f} ms (beside amber's "
+                                 f"{mine * 1e3:.2f} ms)")
+                    ratio += f", amber/torch {mine / theirs:.2f}x"
                 print(f"  {kind:<7} batch {batch:>2}, {threads} thread{'s' if threads > 1 else ''}"
                       f": {'; '.join(parts)}{ratio}")
 
