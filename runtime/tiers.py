@@ -192,35 +192,48 @@ class CompileQueue:
     def _tell(self, event: str, title: str) -> None:
         listener = self.listener
         if listener is not None:
-            listener(event, title)
+            try:
+                listener(event, title)
+            except Exception as err:  # NOTE: a hook must not stop the worker
+                log.debug("amber: the compile queue's listener failed: %r", err)
 
     def _work(self) -> None:
-        while True:
-            self.gate.wait_clear()  # NOTE: a compile-first compile goes before the next one
+        try:
+            while self._run_next():
+                pass
+        finally:  # NOTE: also when something escaped, so that the next submit starts a worker
             with self._cond:
-                if not self._jobs:
+                if self._worker is threading.current_thread():
                     self._worker = None
-                    self._cond.notify_all()
-                    return
-                job = self._jobs.popleft()
-                entry = job.wanted()
-                if entry is not None:
-                    self._running = job
-            if entry is None:
-                self._drop([job])
-                continue
-            threading.current_thread().name = f"amber-native:{job.title}"
-            try:
-                self._tell("start", job.title)
-                assert job.make_native is not None
-                _promote_when_ready(entry, job.make_native, job.title, job.wanted)
-            finally:
-                del entry
-                with self._cond:
-                    self._running = None
-                    self._cond.notify_all()
-                job.finish()
-                self._tell("done", job.title)
+                self._cond.notify_all()
+
+    def _run_next(self) -> bool:
+        """Run (or drop) the next job; False when the queue is empty."""
+        self.gate.wait_clear()  # NOTE: a compile-first compile goes before the next one
+        with self._cond:
+            if not self._jobs:
+                self._worker = None  # NOTE: in this lock, so a submit from now on starts one
+                return False
+            job = self._jobs.popleft()
+            entry = job.wanted()
+            if entry is not None:
+                self._running = job
+        if entry is None:
+            self._drop([job])
+            return True
+        threading.current_thread().name = f"amber-native:{job.title}"
+        try:
+            self._tell("start", job.title)
+            assert job.make_native is not None
+            _promote_when_ready(entry, job.make_native, job.title, job.wanted)
+        finally:
+            del entry
+            with self._cond:
+                self._running = None
+                self._cond.notify_all()
+            job.finish()
+            self._tell("done", job.title)
+        return True
 
 
 QUEUE = CompileQueue()

@@ -5,17 +5,15 @@ except the last test, which runs real ones."""
 from __future__ import annotations
 
 import gc
-import subprocess
-import sys
-import textwrap
 import threading
 import warnings
 
 import numpy as np
 
 import amber
+from amber.runtime import entries
 from amber.runtime.compiled import CompiledFunction
-from amber.runtime.tiers import QUEUE, CompileQueue, ForegroundGate, NativeTiers
+from amber.runtime.tiers import FOREGROUND, QUEUE, CompileQueue, ForegroundGate, NativeTiers
 
 
 def _entry(label: str) -> CompiledFunction:
@@ -117,30 +115,22 @@ def test_a_failed_compile_warns_keeps_numpy_and_the_queue_goes_on() -> None:
         "made (RuntimeError: LLVM said no)"]
 
 
-_EXIT = """
-import threading
-from amber.runtime.compiled import CompiledFunction
-from amber.runtime.tiers import QUEUE, NativeTiers
-entries = [CompiledFunction(fn=len, source="", filename="", function_name="f", line_map={})
-           for _ in range(3)]
-started = threading.Event()
-def forever():
-    started.set()
-    threading.Event().wait()
-tiers = NativeTiers()
-QUEUE.listener = lambda event, title: print(event, title, flush=True)
-for entry, title in zip(entries, ["forever", "b", "c"]):
-    tiers.start(entry, forever if title == "forever" else (lambda: None), title)
-tiers.release()
-started.wait()
-print("exiting", flush=True)
-"""
-
-
-def test_the_process_exits_without_waiting_for_the_queue() -> None:
-    out = subprocess.run([sys.executable, "-c", textwrap.dedent(_EXIT)], capture_output=True,
-                         text=True, timeout=120, check=True)
-    assert out.stdout.split("\n") == ["start forever", "exiting", "dropped b", "dropped c", ""]
+def test_at_exit_the_queue_is_dropped_and_the_worker_does_not_hold_the_process() -> None:
+    queue = CompileQueue(ForegroundGate())
+    heard, tiers, go = Heard(queue), NativeTiers(queue), threading.Event()
+    entries = [_entry("numpy") for _ in range(3)]
+    for entry, title in zip(entries, "abc"):
+        tiers.start(entry, _native(title, go if title == "a" else None), title)
+    tiers.release()
+    _started(heard, "a")
+    assert queue._worker is not None and queue._worker.daemon  # NOTE: exit does not join it
+    queue.close()  # what atexit does with the process's queue
+    assert heard.of("dropped") == ["b", "c"] and queue.queued == []
+    tiers.start(_entry("numpy"), _native("late"), "late")
+    tiers.release()
+    assert heard.of("dropped") == ["b", "c", "late"]
+    go.set()
+    assert queue.wait_idle(30) and heard.of("start") == ["a"] and entries[0].fn() == "a"
 
 
 def count_to(x):
@@ -155,24 +145,45 @@ def count_further(x):
     return x
 
 
-def test_auto_functions_then_a_numba_compile_waits_for_one_background_compile(numba) -> None:
+def test_auto_functions_then_a_numba_compile_waits_for_one_background_compile(
+        numba, monkeypatch) -> None:
     x = np.linspace(-1.0, 1.0, 16, dtype=np.float32)
-    heard = Heard(QUEUE)
+    events: list[tuple[str, str]] = []
+    go, first_done = threading.Event(), threading.Event()
+
+    def listener(event: str, title: str) -> None:
+        events.append((event, title))
+        if event == "start" and not go.is_set():
+            go.wait(60)  # NOTE: the first compile stays in progress until the numba compile
+        if event == "done":
+            first_done.set()
+    compile_with_fallback = entries.compile_with_fallback
+
+    def compile_first(*args):  # NOTE: the numba compile lets the first one run and end first
+        if not threading.current_thread().name.startswith("amber-native:"):
+            assert FOREGROUND.active
+            go.set()
+            assert first_done.wait(60)
+        return compile_with_fallback(*args)
+    monkeypatch.setattr(entries, "compile_with_fallback", compile_first)
+    QUEUE.listener = listener
     try:
         first = amber.jit(count_to, backend="auto")
         first(x)
-        _started(heard, "count_to")
-        queued = [amber.jit(count_to, backend="auto") for _ in range(3)]
+        queued = [amber.jit(count_to, backend="auto") for _ in range(2)]
         for fn in queued:
             fn(x)  # NOTE: a new jit object each: a new specialization, its own compile queued
-        assert QUEUE.queued == ["count_to"] * 3
+        assert QUEUE.running == "count_to" and QUEUE.queued == ["count_to"] * 2
         compiled_first = amber.jit(count_further, backend="numba")
         compiled_first(x)
-        assert "@numba.njit(" in compiled_first.code
-        assert heard.of("start") == ["count_to"]  # NOTE: the queue waited for the numba compile
+        events.append(("numba", "done"))
+        assert "@numba.njit(" in compiled_first.code and "@numba.njit(" in first.code
         for fn in queued:
             fn.cache_clear()
-        assert first.wait_kernels(120) and "@numba.njit(" in first.code
-        assert QUEUE.wait_idle(120) and heard.of("dropped") == ["count_to"] * 3
+        assert QUEUE.wait_idle(120)
+        assert [e for e in events if e[0] != "dropped"] == [
+            ("start", "count_to"), ("done", "count_to"), ("numba", "done")]
+        assert [e for e in events if e[0] == "dropped"] == [("dropped", "count_to")] * 2
     finally:
+        go.set()
         QUEUE.listener = None
