@@ -10,7 +10,7 @@ Peak memory: tracemalloc's peak during one call for amber (NumPy's allocations);
 allocator is not traced, so JAX's figure is its compiled call's memory analysis (temporaries
 plus outputs, marked `XLA`).
 
-    python benchmarks/resnet.py [--quick]     (also: python benchmarks/run.py --only resnet)
+    python benchmarks/resnet.py [--quick] [--threads N]   (also: benchmarks/run.py --only resnet)
     python benchmarks/resnet.py --profile     (amber's time per op of the generated code)
     python benchmarks/resnet.py --lines [--threads N]   (wall time per generated line)
     python benchmarks/resnet.py --against DIR (amber from DIR/amber against this checkout)
@@ -19,6 +19,7 @@ plus outputs, marked `XLA`).
 """
 from __future__ import annotations
 
+import argparse
 import importlib.util
 import json
 import os
@@ -381,16 +382,17 @@ def fresh(batch: int, threads: int, rounds: int, jax: bool = True,
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def report(quick: bool = False) -> None:
+def report(quick: bool = False, threads: tuple[int, ...] | None = None) -> None:
+    """The table: each thread count of `threads` (default `THREADS`) and batch."""
     rounds = 3 if quick else 7
     print(f"\n## ResNet (CIFAR, 16/32/64, no BN): ms per call, medians of {rounds} interleaved "
           "rounds; 1 thread = CPU time, 2 threads = wall time; peak memory of one call")
     with_torch = importlib.util.find_spec("torch") is not None
-    for threads in THREADS:
+    for count in THREADS if threads is None else threads:
         for batch in BATCHES:
-            cell = fresh(batch, threads, rounds)
+            cell = fresh(batch, count, rounds)
             if with_torch:  # NOTE: amber again, beside PyTorch in a process of their own
-                beside = fresh(batch, threads, rounds, jax=False, torch=True)
+                beside = fresh(batch, count, rounds, jax=False, torch=True)
             for kind in ("forward", "train"):
                 amber_time = cell[f"{kind}/amber"][0]
                 parts = [f"{name} {t * 1e3:7.2f} ms ({peak})" for key, (t, peak) in cell.items()
@@ -403,7 +405,7 @@ def report(quick: bool = False) -> None:
                     parts.append(f"torch {theirs * 1e3:7.2f} ms (beside amber's "
                                  f"{mine * 1e3:.2f} ms)")
                     ratio += f", amber/torch {mine / theirs:.2f}x"
-                print(f"  {kind:<7} batch {batch:>2}, {threads} thread{'s' if threads > 1 else ''}"
+                print(f"  {kind:<7} batch {batch:>2}, {count} thread{'s' if count > 1 else ''}"
                       f": {'; '.join(parts)}{ratio}")
 
 
@@ -470,22 +472,44 @@ def pair(tree: str, threads: int = 1, rounds: int = 21) -> None:
                   f"(load {os.getloadavg()[0]:.1f})")
 
 
-if __name__ == "__main__":
-    if "--profile" in sys.argv:  # NOTE: one BLAS thread, set before NumPy loads
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(
+        description="The small CIFAR ResNet of issue 28: amber beside JAX (and torch), or "
+                    "amber against another version of amber.")
+    mode = parser.add_mutually_exclusive_group()
+    mode.add_argument("--profile", action="store_true",
+                      help="amber's time per op of the generated code (one BLAS thread)")
+    mode.add_argument("--lines", action="store_true",
+                      help="wall time per generated line (at --threads, default 2)")
+    mode.add_argument("--against", metavar="DIR",
+                      help="amber from DIR/amber against this checkout, a fresh process per "
+                           "version and round (at --threads, default 1)")
+    mode.add_argument("--pair", metavar="DIR",
+                      help="amber from DIR/amber and this checkout in one process, call by call "
+                           "(at --threads, default 1)")
+    parser.add_argument("--threads", type=int, metavar="N",
+                        help="thread count (the table: only N threads, default 1 and 2)")
+    parser.add_argument("--quick", action="store_true", help="the table: 3 rounds, not 7")
+    args = parser.parse_args(argv)
+    if args.threads is not None and args.threads < 1:
+        parser.error("--threads must be 1 or more")
+    if args.profile:  # NOTE: one BLAS thread, set before NumPy loads
         subprocess.run([sys.executable, "-c", f"import sys; sys.path.insert(0, {str(HERE)!r}); "
                         "import resnet; resnet.profile_ops()"], env=thread_env(1), check=True)
-    elif "--lines" in sys.argv:  # NOTE: thread counts set before NumPy loads
-        threads = int(sys.argv[sys.argv.index("--threads") + 1]) if "--threads" in sys.argv else 2
+    elif args.lines:  # NOTE: thread counts set before NumPy loads
+        threads = args.threads or 2
         subprocess.run([sys.executable, "-c", f"import sys; sys.path.insert(0, {str(HERE)!r}); "
                         f"import resnet; resnet.profile_lines(threads={threads})"],
                        env=thread_env(threads), check=True)
-    elif "--pair" in sys.argv:  # NOTE: thread counts set before NumPy loads
-        threads = int(sys.argv[sys.argv.index("--threads") + 1]) if "--threads" in sys.argv else 1
+    elif args.pair is not None:  # NOTE: thread counts set before NumPy loads
         subprocess.run([sys.executable, "-c", f"import sys; sys.path.insert(0, {str(HERE)!r}); "
-                        f"import resnet; resnet.pair({sys.argv[sys.argv.index('--pair') + 1]!r}, "
-                        f"{threads})"], env=thread_env(threads), check=True)
-    elif "--against" in sys.argv:
-        threads = int(sys.argv[sys.argv.index("--threads") + 1]) if "--threads" in sys.argv else 1
-        against(sys.argv[sys.argv.index("--against") + 1], threads=threads)
+                        f"import resnet; resnet.pair({args.pair!r}, {args.threads or 1})"],
+                       env=thread_env(args.threads or 1), check=True)
+    elif args.against is not None:
+        against(args.against, threads=args.threads or 1)
     else:
-        report(quick="--quick" in sys.argv)
+        report(quick=args.quick, threads=None if args.threads is None else (args.threads,))
+
+
+if __name__ == "__main__":
+    main()

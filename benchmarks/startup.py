@@ -30,7 +30,10 @@ if {stages}:  # the compiler's own modules, which the first compile would import
     import importlib, pkgutil
     for package in ("amber.frontend", "amber.graph.passes", "amber.codegen"):
         for module in pkgutil.iter_modules(importlib.import_module(package).__path__):
-            importlib.import_module(f"{{package}}.{{module.name}}")
+            try:
+                importlib.import_module(f"{{package}}.{{module.name}}")
+            except ImportError:  # NOTE: a backend of an extra that is not installed (onnx)
+                pass
 stages = clock() - t
 t = clock(); net(x); first = clock() - t
 times = []
@@ -78,6 +81,7 @@ def report() -> None:
           "it is set, every import compiles its module from source)")
     if importlib.util.find_spec("numba") is not None:
         report_rnn()
+        report_queue()
 
 
 _RNN_PROBE = """
@@ -143,3 +147,58 @@ def report_rnn(rounds: int = 3) -> None:
               f"{med['first_cpu'] * 1e3:6.1f} CPU{kernels}; steady call "
               f"{med['steady'] * 1e6:6.1f} us; result after vs first: "
               f"{max(r['diff'] for r in runs):.1e}")
+
+
+_QUEUE_PROBE = """
+import json, sys, time
+sys.path.insert(0, {folder!r})
+import numpy as np
+import amber
+from amber.runtime.tiers import wait_all
+import looped
+x = np.linspace(-1.0, 1.0, 16, dtype=np.float32)
+kept = [amber.jit(getattr(looped, f"f{{i}}"), backend="auto") for i in range({count})]
+for fn in kept:
+    fn(x)  # NOTE: NumPy code at once; each queues a background compile of its kernels
+time.sleep(0.2)
+wall = time.perf_counter()
+amber.jit(looped.last, backend="numba")(x)
+numba_wall = time.perf_counter() - wall
+wait_all()
+print(json.dumps({{"numba_wall": numba_wall, "all_wall": time.perf_counter() - wall}}))
+"""
+
+
+def queued_then_numba(count: int, folder: str) -> dict[str, float]:
+    """In a fresh process without a disk cache: `count` auto functions each make their first
+    call (their kernels compile in the background), then one backend="numba" function makes
+    its first call (compile-first); wall seconds of that call and until everything compiled."""
+    loops = "".join(f"def {name}(x):\n    while np.sum(np.abs(x)) > 1e-3:\n"
+                    f"        x = np.tanh(x * {0.5 + 0.01 * i})\n    return x\n\n\n"
+                    for i, name in enumerate([f"f{i}" for i in range(count)] + ["last"]))
+    Path(folder, "looped.py").write_text("import numpy as np\n\n\n" + loops)
+    env = {**os.environ, "AMBER_CACHE": "0"}
+    code = _QUEUE_PROBE.format(folder=folder, count=count)
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                         check=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def report_queue(count: int = 8, rounds: int = 3) -> None:
+    """Print how long a backend="numba" first call waits when `count` background compiles
+    were queued before it, against none; medians of interleaved rounds (min-max)."""
+    results: dict[int, list[dict[str, float]]] = {}
+    for _ in range(rounds):
+        for n in (0, count):
+            with tempfile.TemporaryDirectory() as folder:
+                results.setdefault(n, []).append(queued_then_numba(n, folder))
+    print(f"\n## Start-up: a backend=\"numba\" first call after N auto functions' first calls "
+          f"(their kernels compiling in the background), fresh process, no disk cache; wall s, "
+          f"medians of {rounds} interleaved rounds (min-max)")
+    for n, runs in results.items():
+        spans = {}
+        for key in ("numba_wall", "all_wall"):
+            values = sorted(r[key] for r in runs)
+            spans[key] = f"{values[len(values) // 2]:6.2f} ({values[0]:.2f}-{values[-1]:.2f})"
+        print(f"  N={n:<2}: numba first call {spans['numba_wall']}; until every kernel "
+              f"compiled {spans['all_wall']}")

@@ -23,7 +23,7 @@ from ..version import __version__
 from .literal import ConstantPool
 from .lowering import Lowered, lower
 from .namer import Namer
-from .native import DECORATOR, HELPER_DECORATOR, Kernel, build_kernel, loop_regions, \
+from .native import HELPER_DECORATOR, Kernel, build_kernel, loop_regions, \
     select_regions
 from .native.types import region_kind
 from ..ops import native_kernels as _native_ops

@@ -16,7 +16,7 @@ from .nn_kernels import (check_class_ids, label_index, log_softmax_kernel, nll_l
 from .batching import axis_batch, broadcast_like, per_sample_axes
 from .opdef import BatchContext, Dyn, GradContext, OpDef, OpFunction, Primitive
 from .types import (UNKNOWN, Dim, Scalar, Tensor, TupleType, Type, broadcast_shapes, check_axis,
-                    dim_mul, expect_integer, expect_tensor, float_dtype, known, may_equal,
+                    dim_mul, expect_integer, expect_tensor, float_dtype, may_equal,
                     mean_dtype, result_dtype)
 
 

@@ -12,7 +12,7 @@ from .elementwise import helper_call
 from .nn_kernels import batch_norm_kernel, batch_norm_train_kernel, layer_norm_kernel
 from .opdef import GradContext, OpDef, OpFunction, Primitive
 from .types import (UNKNOWN, Dim, Scalar, Tensor, TupleType, Type, broadcast_shapes, check_axis,
-                    dim_mul, expect_tensor, known, may_equal, mean_dtype, result_dtype)
+                    dim_mul, expect_tensor, may_equal, mean_dtype, result_dtype)
 
 
 def _channel_params(op: str, x: Tensor, **params: Type) -> tuple[Dim, ...]:

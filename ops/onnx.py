@@ -13,7 +13,7 @@ from typing import Any, Callable, Mapping, Protocol, Sequence
 
 import numpy as np
 
-from .types import NoneType, Scalar, Tensor, TupleType, Type
+from .types import Scalar, Tensor, TupleType, Type
 
 Rule = Callable[..., Any]
 
@@ -228,10 +228,6 @@ def python_minmax(op_type: str) -> Rule:
             return e.refuse("min/max of one sequence (pass two or more values)")
         return inner(e, *xs)
     return rule
-
-
-def none_type(t: Type) -> bool:
-    return isinstance(t, NoneType)
 
 
 def tuple_type(t: Type) -> bool:

@@ -15,7 +15,7 @@ from typing import Any, Hashable, Iterable
 
 import numpy as np
 
-from ..common.markers import FIXED_CLOSURE_ATTR, GRADIENT_ATTR, TRANSFORM_ATTR, USER_CODE_ATTR
+from ..common.markers import FIXED_CLOSURE_ATTR, TRANSFORM_ATTR, USER_CODE_ATTR
 from ..common.tensor import as_results
 from ..frontend.errors import CompileError
 from ..graph.gradient import ALL, COMPILE_TIME_ATTR, FIRST, GRADIENT_ATTR, GradRequest

@@ -12,6 +12,7 @@ call does.
 """
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import threading
@@ -33,7 +34,7 @@ from .keys import (call_key, describe_key, holds_wide_int, key_components, persi
 from .entries import Store, _eager_marker, _has_entries, _source_file, entry_from_artifact
 from .paths import access
 from .pipeline import Artifact, compile_target
-from .tiers import NativeTiers, tiered
+from .tiers import FOREGROUND, NativeTiers, tiered
 from . import log, recorder
 from .warn import warn_user
 
@@ -304,25 +305,28 @@ class JitBase:
         if options.backend != "numpy" and holds_wide_int(key):
             options = dataclasses.replace(options, backend="numpy")  # NOTE: see holds_wide_int
         title, signature = self._title(instance), describe_key(key)
-        disk, first = self._disk_slot(ctx, instance, key, options, signature)
-        # NOTE: save_graphs asks to see the stages, so it compiles even when disk has the code
-        if disk is None or first is None or ctx.save_graphs:
-            entry = self._compile_and_store(None, None, instance, args, kwargs, options, title,
-                                            signature, shapes)
-        else:
-            entry = self._warm_tier(disk, first, instance, options, title, signature,
-                                    len(args)) if tiered(options.backend) else None
-            if entry is None:
-                entry = disk.lookup(first, instance, len(args))
-            if entry is None:
-                self.stats.disk_misses += 1
-                with disk.compile_lock(first):  # NOTE: one process compiles, the others wait
-                    entry = disk.lookup(first, instance, len(args))  # ... and find its entry
-                    if entry is None:
-                        entry = self._compile_and_store(disk, first, instance, args, kwargs,
-                                                        options, title, signature, shapes)
-            if entry.origin == "disk":
-                self.stats.disk_hits += 1
+        # NOTE: compile-first: the background compiles queued meanwhile wait (tiers.py)
+        gate = FOREGROUND.held() if options.backend == "numba" else contextlib.nullcontext()
+        with gate:
+            disk, first = self._disk_slot(ctx, instance, key, options, signature)
+            # NOTE: save_graphs asks to see the stages, so it compiles even when disk has the code
+            if disk is None or first is None or ctx.save_graphs:
+                entry = self._compile_and_store(None, None, instance, args, kwargs, options, title,
+                                                signature, shapes)
+            else:
+                entry = self._warm_tier(disk, first, instance, options, title, signature,
+                                        len(args)) if tiered(options.backend) else None
+                if entry is None:
+                    entry = disk.lookup(first, instance, len(args))
+                if entry is None:
+                    self.stats.disk_misses += 1
+                    with disk.compile_lock(first):  # NOTE: one process compiles, the others wait
+                        entry = disk.lookup(first, instance, len(args))  # ... and find its entry
+                        if entry is None:
+                            entry = self._compile_and_store(disk, first, instance, args, kwargs,
+                                                            options, title, signature, shapes)
+                if entry.origin == "disk":
+                    self.stats.disk_hits += 1
         self._count(instance, key, entry, title)
         self.stats.seconds += time.perf_counter() - start
         return entry
@@ -496,6 +500,7 @@ class JitBase:
         """Forget every in-memory specialization (the disk cache is untouched)."""
         with self._lock:
             self._cache.clear()
+            self._tiers.cancel()  # NOTE: kernels of forgotten entries are no longer wanted
             self._states.clear()
             self._last_binding = None
             self._history.clear()

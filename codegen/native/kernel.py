@@ -24,8 +24,7 @@ from ..literal import literal
 from ..namer import Namer
 from ..template import prepare
 from . import elements as el
-from .types import (NotNative, elements, fits_kernel_constant, is_array, kernel_type,
-                    region_kind)
+from .types import NotNative, fits_kernel_constant, is_array, kernel_type
 
 Marker = Callable[[Loc], ast.stmt]
 
