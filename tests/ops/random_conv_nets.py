@@ -164,7 +164,8 @@ def _draw_spec(rng: np.random.Generator, seed: int, dtype: Any) -> Spec:
             mode = str(rng.choice(("same", "valid")))
             out = (_out_size(hw[0], k, s, 1, mode, (0, 0)), _out_size(hw[1], k, s, 1, mode, (0, 0)))
             if min(out) >= 1:
-                spec.layers.append(("pool", str(rng.choice(("MaxPool2d", "AvgPool2d"))), k, s, mode))
+                kind = str(rng.choice(("MaxPool2d", "AvgPool2d")))
+                spec.layers.append(("pool", kind, k, s, mode))
                 hw = out
         else:
             spec.layers.append(("relu",))

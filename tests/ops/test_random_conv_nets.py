@@ -113,9 +113,13 @@ def check_gradients(spec: Spec, threads: int) -> None:
     grad = amber.grad(loss, grad_position=0, weights=weights)
     fast = amber.jit(grad, dynamic={"x": 0})
     rng = np.random.default_rng(spec.seed)
+    held = []
     for batch in spec.batches[:2]:
         x = inputs(spec, batch, 1)
         dx, dws = fast(x)
+        for before, kept in held:
+            np.testing.assert_array_equal(before, kept, err_msg="an earlier gradient changed")
+        held += [(g, np.array(g, copy=True)) for g in (dx, *dws)]
         want_dx, want_dws = eager(grad, x)
         assert_close(dx, want_dx, np.float64, f"input gradient, batch {batch}")
         for w, got, want in zip(weights, dws, want_dws):
