@@ -1,0 +1,219 @@
+"""Random convolution nets (`random_conv_nets.py`) compiled against eager: every lowering path
+(channels-last chains, the few-channel stem, pixel pairs, row taps, strided input gradients,
+bias sums, threads, gradient pairs, kept buffers) where the generator makes two rules meet.
+
+For each net:
+- the forward compiled with a symbolic batch at `num_threads` 1 and 2 equals `net.construct`
+  at the dtype's tolerance on three batch sizes; with BLAS held at one thread the two thread
+  counts agree bit for bit (the promise of `test_conv_threads.py`); a result the caller holds
+  is not changed by the next call;
+- (float64) `amber.grad` of a loss through the net, compiled, equals the eager gradient and
+  central differences along random directions of the input and of all weights together;
+- a compiled `TrainOneStepCell` (SGD with momentum, symbolic batch, one compile) stepped three
+  times on different batch sizes leaves the parameters eager stepping leaves, and the losses
+  it returned stay as returned.
+
+CI checks a fixed sample of small nets. The long run (nice it; about 1-3 s a net):
+    AMBER_CONV_FUZZ=2000 nice python -m pytest tests/ops/test_random_conv_nets.py -q
+draws that many nets from `AMBER_CONV_FUZZ_SEED` (default 0) on, with larger convolutions
+(`AMBER_CONV_FUZZ_WORK` multiply-adds a batch, default 3e7, enough to split over threads),
+one test per net (`-x` stops at the first failure, `-k 'net[1234]'` reruns one). A failure's
+net prints as the layers a user writes; each one fixed becomes a case of `FOUND_BY_FUZZING`.
+"""
+from __future__ import annotations
+
+import copy
+import os
+import sys
+
+import numpy as np
+import pytest
+
+import amber
+from amber import nn
+from amber.ops.parallel import hold_blas, kernel_threads
+
+sys.path.insert(0, os.path.dirname(__file__))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(__file__)), "graph", "passes"))
+from central_differences import SquaredSum, finite_difference  # noqa: E402
+from random_conv_nets import Spec, build, random_spec  # noqa: E402
+
+LONG_RUN = int(os.environ.get("AMBER_CONV_FUZZ", "0"))
+FIRST_SEED = int(os.environ.get("AMBER_CONV_FUZZ_SEED", "0"))
+LONG_WORK = int(float(os.environ.get("AMBER_CONV_FUZZ_WORK", "3e7")))
+SEEDS = range(FIRST_SEED, FIRST_SEED + LONG_RUN) if LONG_RUN else range(1000, 1012)
+WORK = LONG_WORK if LONG_RUN else 400_000
+"""CI's sample: a dozen nets of at most 0.4M multiply-adds a batch."""
+EPS = 1e-8
+"""Central differences' step: float64 rounding stays near 1e-7 relative, and a step this small
+seldom moves a ReLU's or a max's input across its kink (1e-6 did, in 1 of 20 nets)."""
+BLAS_HELD = kernel_threads().blas is not None
+
+
+def tolerance(dtype) -> float:
+    return 1e-9 if dtype == np.float64 else 2e-4
+
+
+def assert_close(got, want, dtype, what: str) -> None:
+    got, want = np.asarray(got, np.float64), np.asarray(want, np.float64)
+    assert got.shape == want.shape, f"{what}: shape {got.shape}, eager {want.shape}"
+    tol = tolerance(dtype)
+    scale = max(1.0, float(np.abs(want).max(initial=0.0)))
+    np.testing.assert_allclose(got, want, rtol=tol, atol=tol * scale, err_msg=what)
+
+
+def inputs(spec: Spec, batch: int, salt: int = 0) -> np.ndarray:
+    rng = np.random.default_rng([spec.seed, batch, salt])
+    return rng.standard_normal((batch, *spec.in_shape)).astype(spec.dtype)
+
+
+def eager(fn, *args):
+    amber.set_context(jit_enabled=False)
+    try:
+        return fn(*args)
+    finally:
+        amber.set_context(jit_enabled=True)
+
+
+def check_forward(spec: Spec) -> None:
+    """Symbolic batch over three sizes, then a static one: each equal to eager, at 1 and 2
+    threads; bit for bit across the thread counts with BLAS at one thread."""
+    net = build(spec)
+    results = {}
+    for threads in (1, 2):
+        amber.set_context(num_threads=threads)
+        symbolic, static = amber.jit(net, dynamic={"x": 0}), amber.jit(net)
+        held = []
+        runs = [(symbolic, batch) for batch in spec.batches] + [(static, spec.batches[-1])]
+        for fast, batch in runs:
+            x = inputs(spec, batch)
+            got = fast(x)
+            assert_close(got, net.construct(x), spec.dtype, f"forward, {threads} threads, "
+                         f"batch {batch}{'' if fast is symbolic else ' (static)'}")
+            for before, kept in held:
+                np.testing.assert_array_equal(before, kept, err_msg="an earlier result changed")
+            held.append((got, np.array(got, copy=True)))
+        if BLAS_HELD:
+            hold_blas(kernel_threads(), 1)  # NOTE: one thread's bits are at one BLAS thread
+            try:
+                results[threads] = [fast(inputs(spec, batch)) for fast, batch in runs]
+            finally:
+                hold_blas(kernel_threads(), -1)
+    for one, two in zip(results.get(1, ()), results.get(2, ())):
+        np.testing.assert_array_equal(one, two, err_msg="2 threads differ from 1 in bits")
+
+
+def check_gradients(spec: Spec, threads: int) -> None:
+    """float64: compiled gradients == eager ones == central differences along directions."""
+    spec = as_float64(spec)
+    net = build(spec)
+    weights = net.trainable_params()
+    loss = SquaredSum(net)
+    amber.set_context(num_threads=threads)
+    grad = amber.grad(loss, grad_position=0, weights=weights)
+    fast = amber.jit(grad, dynamic={"x": 0})
+    rng = np.random.default_rng(spec.seed)
+    held = []
+    for batch in spec.batches[:2]:
+        x = inputs(spec, batch, 1)
+        dx, dws = fast(x)
+        for before, kept in held:
+            np.testing.assert_array_equal(before, kept, err_msg="an earlier gradient changed")
+        held += [(g, np.array(g, copy=True)) for g in (dx, *dws)]
+        want_dx, want_dws = eager(grad, x)
+        assert_close(dx, want_dx, np.float64, f"input gradient, batch {batch}")
+        for w, got, want in zip(weights, dws, want_dws):
+            assert_close(got, want, np.float64, f"gradient of {w.name}, batch {batch}")
+        scale = max(1.0, abs(float(loss.construct(x))))
+        d = rng.standard_normal(x.shape)
+        along = finite_difference(lambda t: loss.construct(x + t[0] * d), (np.zeros(1),), 0, EPS)
+        np.testing.assert_allclose((dx * d).sum(), along[0], rtol=1e-5, atol=1e-6 * scale,
+                                   err_msg="input gradient against central differences")
+        starts = [np.array(w, copy=True) for w in weights]
+        moves = [rng.standard_normal(s.shape) for s in starts]
+
+        def moved(t):
+            for w, s, m in zip(weights, starts, moves):
+                w[...] = s + t[0] * m
+            return loss.construct(x)
+        try:
+            along = finite_difference(moved, (np.zeros(1),), 0, EPS)
+        finally:
+            for w, s in zip(weights, starts):
+                w[...] = s
+        np.testing.assert_allclose(sum((g * m).sum() for g, m in zip(dws, moves)), along[0],
+                                   rtol=1e-5, atol=1e-6 * scale,
+                                   err_msg="weight gradients against central differences")
+
+
+def train_step(net: nn.Cell) -> nn.Cell:
+    return nn.TrainOneStepCell(nn.WithLossCell(net, nn.MSELoss()),
+                               nn.Momentum(net.trainable_params(), 0.002, 0.9))
+
+
+def as_float64(spec: Spec) -> Spec:
+    spec = copy.copy(spec)
+    spec.dtype = np.float64
+    return spec
+
+
+def assert_float32_close(got, want, truth, what: str) -> None:
+    """float32 compiled against float32 eager; where they part, compiled must be as near the
+    float64 eager run as float32 eager is (twice its error): a step that drives the loss up
+    grows float32's rounding, eager's own too (seen 1e-7 -> 1e-2 in three steps)."""
+    got, want, truth = (np.asarray(a, np.float64) for a in (got, want, truth))
+    tol = tolerance(np.float32) * max(1.0, float(np.abs(truth).max(initial=0.0)))
+    if np.allclose(got, want, rtol=tolerance(np.float32), atol=tol):
+        return
+    error, eager_error = np.abs(got - truth).max(), np.abs(want - truth).max()
+    assert error <= max(2 * eager_error, tol), \
+        f"{what}: compiled float32 is {error:.3g} off float64, eager float32 {eager_error:.3g}"
+
+
+def check_train_steps(spec: Spec, threads: int) -> None:
+    """Three compiled steps (one compile, three batch sizes) against eager steps."""
+    nets = [build(spec), build(spec), build(as_float64(spec))]
+    step, reference, exact = (train_step(net) for net in nets)
+    dtype = amber.float32 if spec.dtype == np.float32 else amber.float64
+    step.set_inputs(amber.Tensor(shape=[None, *spec.in_shape], dtype=dtype),
+                    amber.Tensor(shape=[None, *spec.out_shape], dtype=dtype))
+    amber.set_context(num_threads=threads)
+    fast = amber.jit(step)
+    held = []
+    for k, batch in enumerate(spec.batches):
+        x = inputs(spec, batch, 2)
+        y = np.random.default_rng([spec.seed, k]).standard_normal((batch, *spec.out_shape))
+        got = fast(x, y.astype(spec.dtype))
+        want = eager(reference, x, y.astype(spec.dtype))
+        truth = eager(exact, x.astype(np.float64), y)
+        values = [[loss, *net.trainable_params()] for loss, net in zip((got, want, truth), nets)]
+        for name, a, b, c in zip(["loss"] + [p.name for p in nets[0].trainable_params()],
+                                 *values):
+            what = f"{name} after step {k}, batch {batch}"
+            if spec.dtype == np.float32:
+                assert_float32_close(a, b, c, what)
+            else:
+                assert_close(a, b, spec.dtype, what)
+        for before, kept in held:
+            np.testing.assert_array_equal(before, kept, err_msg="an earlier loss changed")
+        held.append((got, np.array(got, copy=True)))
+    assert fast.stats.specializations == 1
+
+
+def check_net(spec: Spec) -> None:
+    before = amber.get_context().options.num_threads
+    try:
+        check_forward(spec)
+        check_gradients(spec, 1 + spec.seed % 2)
+        check_train_steps(spec, 2 - spec.seed % 2)
+    finally:
+        amber.set_context(num_threads=before)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_random_conv_net(seed: int) -> None:
+    spec = random_spec(np.random.default_rng(seed), seed, WORK)
+    try:
+        check_net(spec)
+    except AssertionError as error:
+        raise AssertionError(f"{spec.source()}\n{error}") from None
