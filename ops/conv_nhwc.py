@@ -378,24 +378,26 @@ def nhwc_phase_rows(g: np.ndarray, weight: np.ndarray, size: tuple[int, int],
     groups, reach = -(-kw // sx), (kh - 1) * dilation // sy
     wide = np.zeros((o, kh, groups * sx, c), np.result_type(g, weight))
     wide[:, :, :kw] = weight.transpose(0, 2, 3, 1)
-    phases = []  # NOTE: per py: (first adjoint row, kernel rows, their gap, matrix) or None
+    phases = []  # NOTE: per py: (its taps' slice of the window rows, matrix) or None
     for py in range(sy):
         kys = [ky for ky in range(kh) if ky * dilation % sy == py][::-1]
         if not kys:  # NOTE: a stride past the kernel: rows no window reads
             phases.append(None)
             continue
         taps = wide[:, kys].reshape(o, len(kys), groups, sx * c)[:, :, ::-1]
-        gap = (kys[0] - kys[1]) * dilation // sy if len(kys) > 1 else 0
-        phases.append((reach - kys[0] * dilation // sy, len(kys), gap, np.ascontiguousarray(
+        first, last = reach - kys[0] * dilation // sy, reach - kys[-1] * dilation // sy
+        gap = (kys[0] - kys[1]) * dilation // sy if len(kys) > 1 else 1
+        phases.append((slice(first, last + 1, gap), np.ascontiguousarray(
             taps.transpose(1, 2, 0, 3)).reshape(-1, sx * c)))
     out = np.empty((n, rows_y, sy, runs_x, sx * c), wide.dtype)
-    per_image = rows_y * runs_x * kh * groups * o
+    per_image = rows_y * runs_x * (reach + 1) * groups * o
     step = image_block(per_image * out.itemsize)
 
     def images(start: int, stop: int) -> None:
         """A block of images at a time: the adjoint inside a zero border (adjoint pixels
-        before the first and past the last), each phase's window rows copied, multiplied,
-        and their product copied into the phase's rows."""
+        before the first and past the last), the window rows of all its kernel rows copied
+        once, each phase's GEMM reading its taps' columns of them (without a copy where they
+        are contiguous: at dilation 1 down), its product copied into the phase's rows."""
         count = min(step, stop - start)
         block = np.zeros((count, reach + rows_y, groups - 1 + runs_x, o), out.dtype)
         rows = np.empty(count * per_image, out.dtype)
@@ -404,17 +406,16 @@ def nhwc_phase_rows(g: np.ndarray, weight: np.ndarray, size: tuple[int, int],
         for i in range(start, stop, step):
             b = min(i + step, stop) - i
             block[:b, reach:reach + oh, groups - 1:groups - 1 + ow] = g[i:i + b]
+            windows = np.ndarray((b, rows_y, runs_x, reach + 1, groups, o), block.dtype,
+                                 block, 0, (sn, sh, sw, sh, sw, sc))  # NOTE: tap t: row Y + t
+            flat = rows[:windows.size].reshape(windows.shape)
+            np.copyto(flat, windows)
             done = product[:b * rows_y * runs_x]
             for py, phase in enumerate(phases):
                 if phase is None:
                     out[i:i + b, :, py] = 0
                     continue
-                first, taps, gap, matrix = phase
-                windows = np.ndarray((b, rows_y, runs_x, taps, groups, o), block.dtype, block,
-                                     first * sh, (sn, sh, sw, gap * sh, sw, sc))
-                flat = rows[:windows.size].reshape(windows.shape)
-                np.copyto(flat, windows)
-                np.matmul(flat.reshape(len(done), -1), matrix, out=done)
+                np.matmul(flat[:, :, :, phase[0]].reshape(len(done), -1), phase[1], out=done)
                 out[i:i + b, :, py] = done.reshape(windows.shape[:3] + (-1,))
     run_parts(images, thread_ranges(n, threads, n * oh * ow * kh * kw * c * o, step), threads)
     full = out.reshape(n, rows_y * sy, runs_x * sx, c)
