@@ -17,7 +17,7 @@ from .conv_kernels import im2col, image_block, pad_hw
 from .conv_row_taps import nhwc_row_taps, nhwc_row_taps_grad_weight
 from .elementwise import helper_call
 from .nn_kernels import add_windows, window_pads
-from .parallel import HELPERS as PARALLEL_HELPERS, run_parts, thread_ranges
+from .parallel import HELPERS as PARALLEL_HELPERS, even_step, run_parts, thread_ranges
 from .opdef import REQUIRED, GradContext, OpDef
 from .types import Tensor, Type, expect_tensor
 from .window import _CONV2D, _conv2d_infer, _window_grad_infer
@@ -83,7 +83,7 @@ def nhwc_rows(x: np.ndarray, weight: np.ndarray, *bias: np.ndarray, kernel: tupl
         kernel, ow = (kernel[0], (kernel[1] - 1) * dilation[1] + 2), ow // 2
         out_size, stride, dilation = (oh, ow), (stride[0], 2), (dilation[0], 1)
         target = out.reshape(n, oh, ow, 2 * o)
-    step = image_block(matrix.shape[0] * oh * ow * x.itemsize)
+    step = even_step(n, image_block(matrix.shape[0] * oh * ow * x.itemsize))
     if n == 1:  # NOTE: one image: its bands of output rows split over the threads
         band = max(1, (1 << 17) // (ow * matrix.shape[0] * x.itemsize))
         block = np.zeros((1, h + top + bottom, w + left + right, c), x.dtype)
@@ -173,7 +173,7 @@ def nhwc_columns(x: np.ndarray, weight: np.ndarray, *bias: np.ndarray, kernel: t
     n, o, (oh, ow) = x.shape[0], weight.shape[0], out_size
     matrix = weight.reshape(o, -1).T
     out = np.empty((n, oh * ow, o), np.result_type(x, weight, *bias))
-    step = image_block(matrix.shape[0] * oh * ow * x.itemsize)
+    step = even_step(n, image_block(matrix.shape[0] * oh * ow * x.itemsize))
     images = x.transpose(0, 3, 1, 2)
 
     def blocks(start: int, stop: int) -> None:
@@ -196,7 +196,7 @@ def nhwc_columns_grad_weight(x: np.ndarray, g: np.ndarray, w_shape: tuple[int, .
     n, (oh, ow), o = x.shape[0], g.shape[1:3], w_shape[0]
     k = w_shape[1] * w_shape[2] * w_shape[3]
     out = np.zeros((k, o), np.result_type(x, g))
-    step = image_block(k * oh * ow * x.itemsize)
+    step = even_step(n, image_block(k * oh * ow * x.itemsize))
     images, rows = x.transpose(0, 3, 1, 2), g.reshape(n, oh * ow, o)
 
     def blocks(start: int, stop: int) -> list[np.ndarray]:
@@ -270,7 +270,7 @@ def conv2d_nhwc_grad_weight_kernel(x: np.ndarray, g: np.ndarray, *, w_shape: tup
                     (dilation[0], 1))
         g = g.reshape(n, oh, ow // 2, 2 * o)
     k, cols, row = kh * geometry[0][1] * c, g.shape[3], geometry[1][1]
-    step = image_block(k * oh * row * x.itemsize)
+    step = even_step(n, image_block(k * oh * row * x.itemsize))
     band = oh if n > 1 else max(1, (1 << 17) // (row * k * x.itemsize))
     out = np.zeros((k, cols), np.result_type(x, g))
 
@@ -346,7 +346,7 @@ def conv2d_nhwc_grad_input_kernel(g: np.ndarray, weight: np.ndarray, *, x_shape:
                                (top, bottom, left, right), threads)
     matrix = weight.transpose(0, 2, 3, 1).reshape(o, -1)
     out = np.zeros((n, h + top + bottom, w + left + right, c), np.result_type(g, weight))
-    step = image_block(kh * kw * c * oh * ow * out.itemsize)
+    step = even_step(n, image_block(kh * kw * c * oh * ow * out.itemsize))
 
     def images(start: int, stop: int) -> None:
         for i in range(start, stop, step):
@@ -391,7 +391,7 @@ def nhwc_phase_rows(g: np.ndarray, weight: np.ndarray, size: tuple[int, int],
             taps.transpose(1, 2, 0, 3)).reshape(-1, sx * c)))
     out = np.empty((n, rows_y, sy, runs_x, sx * c), wide.dtype)
     per_image = rows_y * runs_x * (reach + 1) * groups * o
-    step = image_block(per_image * out.itemsize)
+    step = even_step(n, image_block(per_image * out.itemsize))
 
     def images(start: int, stop: int) -> None:
         """A block of images at a time: the adjoint inside a zero border (adjoint pixels

@@ -13,8 +13,8 @@ import amber
 from amber import nn
 from amber.ops.conv_nhwc import (conv2d_nhwc_grad_input_kernel, conv2d_nhwc_grad_weight_kernel,
                                  conv2d_nhwc_kernel)
-from amber.ops.parallel import (hold_blas, kernel_threads, one_blas_thread, run_parts, splits,
-                                 thread_ranges)
+from amber.ops.parallel import (even_step, hold_blas, kernel_threads, one_blas_thread, run_parts,
+                                 splits, thread_ranges)
 from amber.runtime.context import CompileOptions, default_threads
 
 sys.path.insert(0, os.path.dirname(__file__))
@@ -87,6 +87,25 @@ def test_thread_ranges_cover_the_range_once() -> None:
         assert [i for a, b in parts for i in range(a, b)] == list(range(count))
         assert all(a % align == 0 for a, _ in parts) and len(parts) <= threads
     assert thread_ranges(32, 2, 1000) == [(0, 32)]  # NOTE: too little work to hand over
+
+
+def test_even_step_halves_the_images_at_block_bounds() -> None:
+    """even_step: at most `step` images a block and at least half of it; two threads' parts
+    never less even than `step`'s blocks gave, within a block's slack of half."""
+    def longest(count: int, step: int) -> int:
+        parts = thread_ranges(count, 2, 1 << 30, step)
+        return max(b - a for a, b in parts)
+    assert even_step(32, 9) == 8 and longest(32, 8) == 16  # NOTE: 18 + 14 at blocks of 9
+    assert longest(32, even_step(32, 7)) == 17 and longest(32, 7) == 18
+    for count in range(1, 70):
+        for step in range(1, 40):
+            size = even_step(count, step)
+            if count <= step:
+                assert size == step
+                continue
+            assert max(1, (step + 1) // 2, step - 15) <= size <= step
+            assert longest(count, size) <= longest(count, step)
+            assert longest(count, size) <= -(-count // 2) + max(count // 32, size)
 
 
 @needs_blas_control
