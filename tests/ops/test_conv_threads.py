@@ -14,7 +14,7 @@ from amber import nn
 from amber.ops.conv_nhwc import (conv2d_nhwc_grad_input_kernel, conv2d_nhwc_grad_weight_kernel,
                                  conv2d_nhwc_kernel)
 from amber.ops.parallel import (even_step, hold_blas, kernel_threads, one_blas_thread, run_parts,
-                                 splits, thread_ranges)
+                                 splits, thread_ranges, worker_pool)
 from amber.runtime.context import CompileOptions, default_threads
 
 sys.path.insert(0, os.path.dirname(__file__))
@@ -121,6 +121,48 @@ def test_an_error_in_a_worker_reaches_the_caller_and_blas_is_put_back() -> None:
         run_parts(task, [(0, 1), (1, 2)], 2)
     assert kernel_threads().blas[0]() == before and kernel_threads().regions == 0
     assert run_parts(lambda a, b: a * 10 + b, [(0, 1), (1, 2), (2, 3)], 3) == [1, 12, 23]
+
+
+@needs_blas_control
+def test_run_parts_takes_the_parts_a_busy_worker_has_not() -> None:
+    """The caller and the workers take the parts in order, each the next one not taken: with
+    every worker busy elsewhere the caller takes them all and returns without waiting."""
+    import threading
+    shared = kernel_threads()
+    pool = worker_pool(shared, 1)
+    release = threading.Event()
+    busy = [pool.submit(release.wait, 30) for _ in range(shared.workers)]
+    caller, ran = threading.get_ident(), []
+
+    def task(start: int, stop: int) -> int:
+        ran.append(threading.get_ident())
+        return start * 10 + stop
+    try:
+        assert run_parts(task, [(k, k + 1) for k in range(6)], 2) == [11 * k + 1 for k in range(6)]
+        assert ran == [caller] * 6
+    finally:
+        release.set()
+    assert all(future.result() for future in busy) and shared.regions == 0
+    ran.clear()
+    assert run_parts(task, [(k, k + 1) for k in range(40)], 2) == [11 * k + 1 for k in range(40)]
+    assert len(ran) == 40  # NOTE: who took which depends on when the worker woke
+
+
+@needs_blas_control
+def test_a_thread_marked_fine_cuts_up_to_four_parts_a_thread() -> None:
+    """`kernel_threads().local.fine` (set by a gradient pair around its longer gradient): up
+    to 4 parts a thread at block bounds, still no more than the work pays for."""
+    local = kernel_threads().local
+    assert thread_ranges(64, 2, 1 << 30, 4) == [(0, 32), (32, 64)]
+    local.fine = True
+    try:
+        parts = thread_ranges(64, 2, 1 << 30, 4)
+        fewer = thread_ranges(64, 2, 5 << 22, 4)
+    finally:
+        local.fine = False
+    assert parts == [(k * 8, k * 8 + 8) for k in range(8)]
+    assert len(fewer) == 5 and [i for a, b in fewer for i in range(a, b)] == list(range(64))
+    assert all(a % 4 == 0 for a, _ in fewer)
 
 
 def test_the_thread_count_setting(monkeypatch) -> None:
