@@ -374,22 +374,24 @@ def nhwc_phase_rows(g: np.ndarray, weight: np.ndarray, size: tuple[int, int],
     n, oh, ow, o = g.shape
     _, c, kh, kw = weight.shape
     (sy, sx), (top, bottom, left, right) = stride, pads
-    rows_y, runs_x = -(-(size[0] + top + bottom) // sy), -(-(size[1] + left + right) // sx)
+    rows_y, runs_x = -(-(top + size[0]) // sy), -(-(left + size[1]) // sx)  # NOTE: rows
+    # and runs in the bottom and right padding are cropped: not computed
     groups, reach = -(-kw // sx), (kh - 1) * dilation // sy
-    wide = np.zeros((o, kh, groups * sx, c), np.result_type(g, weight))
-    wide[:, :, :kw] = weight.transpose(0, 2, 3, 1)
+    wide = np.zeros((kh, groups * sx, o, c), np.result_type(g, weight))
+    wide[:, :kw] = weight.transpose(2, 3, 0, 1)
+    taps = np.ascontiguousarray(  # NOTE: [KH, groups (last first), O, sx, C]
+        wide.reshape(kh, groups, sx, o, c)[:, ::-1].transpose(0, 1, 3, 2, 4))
     phases = []  # NOTE: per py: (its taps' slice of the window rows, matrix) or None
     for py in range(sy):
         kys = [ky for ky in range(kh) if ky * dilation % sy == py][::-1]
         if not kys:  # NOTE: a stride past the kernel: rows no window reads
             phases.append(None)
             continue
-        taps = wide[:, kys].reshape(o, len(kys), groups, sx * c)[:, :, ::-1]
         first, last = reach - kys[0] * dilation // sy, reach - kys[-1] * dilation // sy
         gap = (kys[0] - kys[1]) * dilation // sy if len(kys) > 1 else 1
-        phases.append((slice(first, last + 1, gap), np.ascontiguousarray(
-            taps.transpose(1, 2, 0, 3)).reshape(-1, sx * c)))
+        phases.append((slice(first, last + 1, gap), taps[kys].reshape(-1, sx * c)))
     out = np.empty((n, rows_y, sy, runs_x, sx * c), wide.dtype)
+    oh, ow = min(oh, rows_y), min(ow, runs_x)  # NOTE: later adjoint rows only reach the crop
     per_image = rows_y * runs_x * (reach + 1) * groups * o
     step = even_step(n, image_block(per_image * out.itemsize))
 
@@ -405,7 +407,7 @@ def nhwc_phase_rows(g: np.ndarray, weight: np.ndarray, size: tuple[int, int],
         sn, sh, sw, sc = block.strides
         for i in range(start, stop, step):
             b = min(i + step, stop) - i
-            block[:b, reach:reach + oh, groups - 1:groups - 1 + ow] = g[i:i + b]
+            block[:b, reach:reach + oh, groups - 1:groups - 1 + ow] = g[i:i + b, :oh, :ow]
             windows = np.ndarray((b, rows_y, runs_x, reach + 1, groups, o), block.dtype,
                                  block, 0, (sn, sh, sw, sh, sw, sc))  # NOTE: tap t: row Y + t
             flat = rows[:windows.size].reshape(windows.shape)
@@ -417,7 +419,8 @@ def nhwc_phase_rows(g: np.ndarray, weight: np.ndarray, size: tuple[int, int],
                     continue
                 np.matmul(flat[:, :, :, phase[0]].reshape(len(done), -1), phase[1], out=done)
                 out[i:i + b, :, py] = done.reshape(windows.shape[:3] + (-1,))
-    run_parts(images, thread_ranges(n, threads, n * oh * ow * kh * kw * c * o, step), threads)
+    run_parts(images, thread_ranges(n, threads, n * g.shape[1] * g.shape[2] * kh * kw * c * o,
+                                    step), threads)
     full = out.reshape(n, rows_y * sy, runs_x * sx, c)
     return full[:, top:top + size[0], left:left + size[1]]
 

@@ -118,6 +118,7 @@ PHASE_RUNS = [  # x_shape, w_shape, stride, pads, dilation: strided across, dila
     ((1, 16, 13, 11), (4, 16, 2, 3), (3, 3), (1, 0, 2, 1), (1, 1)),  # one image, rows no tap reads
     ((3, 16, 9, 10), (5, 16, 3, 3), (2, 2), (1, 1, 1, 1), (2, 1)),   # dilation = stride: odd rows 0
     ((5, 16, 10, 9), (3, 16, 4, 3), (3, 2), (0, 2, 1, 1), (2, 1)),   # a phase's rows 2 apart
+    ((2, 16, 9, 8), (3, 16, 3, 3), (2, 2), (0, 4, 0, 3), (1, 1)),    # adjoint past the crop
 ]
 
 
