@@ -17,7 +17,7 @@ from .conv_kernels import im2col, image_block, pad_hw
 from .conv_row_taps import nhwc_row_taps, nhwc_row_taps_grad_weight
 from .elementwise import helper_call
 from .nn_kernels import add_windows, window_pads
-from .parallel import HELPERS as PARALLEL_HELPERS, run_parts, thread_ranges
+from .parallel import HELPERS as PARALLEL_HELPERS, even_step, run_parts, thread_ranges
 from .opdef import REQUIRED, GradContext, OpDef
 from .types import Tensor, Type, expect_tensor
 from .window import _CONV2D, _conv2d_infer, _window_grad_infer
@@ -83,7 +83,7 @@ def nhwc_rows(x: np.ndarray, weight: np.ndarray, *bias: np.ndarray, kernel: tupl
         kernel, ow = (kernel[0], (kernel[1] - 1) * dilation[1] + 2), ow // 2
         out_size, stride, dilation = (oh, ow), (stride[0], 2), (dilation[0], 1)
         target = out.reshape(n, oh, ow, 2 * o)
-    step = image_block(matrix.shape[0] * oh * ow * x.itemsize)
+    step = even_step(n, image_block(matrix.shape[0] * oh * ow * x.itemsize))
     if n == 1:  # NOTE: one image: its bands of output rows split over the threads
         band = max(1, (1 << 17) // (ow * matrix.shape[0] * x.itemsize))
         block = np.zeros((1, h + top + bottom, w + left + right, c), x.dtype)
@@ -173,7 +173,7 @@ def nhwc_columns(x: np.ndarray, weight: np.ndarray, *bias: np.ndarray, kernel: t
     n, o, (oh, ow) = x.shape[0], weight.shape[0], out_size
     matrix = weight.reshape(o, -1).T
     out = np.empty((n, oh * ow, o), np.result_type(x, weight, *bias))
-    step = image_block(matrix.shape[0] * oh * ow * x.itemsize)
+    step = even_step(n, image_block(matrix.shape[0] * oh * ow * x.itemsize))
     images = x.transpose(0, 3, 1, 2)
 
     def blocks(start: int, stop: int) -> None:
@@ -196,7 +196,7 @@ def nhwc_columns_grad_weight(x: np.ndarray, g: np.ndarray, w_shape: tuple[int, .
     n, (oh, ow), o = x.shape[0], g.shape[1:3], w_shape[0]
     k = w_shape[1] * w_shape[2] * w_shape[3]
     out = np.zeros((k, o), np.result_type(x, g))
-    step = image_block(k * oh * ow * x.itemsize)
+    step = even_step(n, image_block(k * oh * ow * x.itemsize))
     images, rows = x.transpose(0, 3, 1, 2), g.reshape(n, oh * ow, o)
 
     def blocks(start: int, stop: int) -> list[np.ndarray]:
@@ -270,7 +270,7 @@ def conv2d_nhwc_grad_weight_kernel(x: np.ndarray, g: np.ndarray, *, w_shape: tup
                     (dilation[0], 1))
         g = g.reshape(n, oh, ow // 2, 2 * o)
     k, cols, row = kh * geometry[0][1] * c, g.shape[3], geometry[1][1]
-    step = image_block(k * oh * row * x.itemsize)
+    step = even_step(n, image_block(k * oh * row * x.itemsize))
     band = oh if n > 1 else max(1, (1 << 17) // (row * k * x.itemsize))
     out = np.zeros((k, cols), np.result_type(x, g))
 
@@ -320,7 +320,7 @@ def conv2d_nhwc_grad_input_kernel(g: np.ndarray, weight: np.ndarray, *, x_shape:
                            groups: int = 1, threads: int = 1) -> np.ndarray:
     """d conv2d_nhwc / d x, NHWC (`x_shape` is the NCHW shape). Stride 1: the NHWC convolution
     of the adjoint with the flipped, transposed kernels. Strided across (stride up to the
-    kernel's width, dilation 1 across): `nhwc_phase_runs`. Otherwise pixel rows of the adjoint
+    kernel's width, dilation 1 across): `nhwc_phase_rows`. Otherwise pixel rows of the adjoint
     @ [O, KH*KW*C], each window added back where it was read (KH*KW strided adds). Workers
     take ranges of images."""
     n, oh, ow, o = g.shape
@@ -342,11 +342,11 @@ def conv2d_nhwc_grad_input_kernel(g: np.ndarray, weight: np.ndarray, *, x_shape:
                          dilation=dilation, pads=(before[0], after[0], before[1], after[1]),
                          threads=threads)
     if dilation[1] == 1 and 2 <= stride[1] <= kw:  # NOTE: runs of stride[1] pixels
-        return nhwc_phase_runs(g, weight, (h, w), stride, dilation[0],
+        return nhwc_phase_rows(g, weight, (h, w), stride, dilation[0],
                                (top, bottom, left, right), threads)
     matrix = weight.transpose(0, 2, 3, 1).reshape(o, -1)
     out = np.zeros((n, h + top + bottom, w + left + right, c), np.result_type(g, weight))
-    step = image_block(kh * kw * c * oh * ow * out.itemsize)
+    step = even_step(n, image_block(kh * kw * c * oh * ow * out.itemsize))
 
     def images(start: int, stop: int) -> None:
         for i in range(start, stop, step):
@@ -358,39 +358,71 @@ def conv2d_nhwc_grad_input_kernel(g: np.ndarray, weight: np.ndarray, *, x_shape:
     return out[:, top:top + h, left:left + w]
 
 
-def nhwc_phase_runs(g: np.ndarray, weight: np.ndarray, size: tuple[int, int],
+def nhwc_phase_rows(g: np.ndarray, weight: np.ndarray, size: tuple[int, int],
                     stride: tuple[int, int], dilation: int, pads: tuple[int, int, int, int],
                     threads: int = 1) -> np.ndarray:
-    """The strided input gradient (dilation 1 across) added back in long contiguous runs. Taps
-    kx = j * sx .. j * sx + sx - 1 (zero weights past the kernel) land on sx neighbouring
-    pixels, channels-last: one [pixels, O] @ [O, sx * C] GEMM per (ky, j) gives rows that add
-    onto whole image rows of the padded result, ow * sx * C floats a run. The scatter of single
-    taps ran NumPy's inner loop C floats a call (16 on the ResNet's first strided layer: 1.3x
-    slower there, the same at 32 channels); the zero taps cost (ceil(KW / sx) * sx) / KW of the
-    multiply-adds."""
+    """The strided input gradient (dilation 1 across, stride up to the kernel's width) as one
+    stride-1 product per row phase, written straight into its rows of the result. Padded
+    input row sy * Y + py only reads kernel rows ky with ky * dilation % sy == py, at adjoint
+    rows Y - ky * dilation // sy; across, taps kx = q * sx .. q * sx + sx - 1 (zero weights
+    past the kernel) land on the sx neighbouring pixels sx * X + px from adjoint pixel X - q.
+    So a phase's window rows (its kernel rows x ceil(KW / sx) adjoint pixels x O) @ a
+    [taps * O, sx * C] matrix give whole padded rows of the result, channels-last. Against
+    one GEMM of K = O per (ky, q) added onto the result (`out[...] +=` of every product):
+    0.64-0.69x the time on the ResNet's 16 -> 32 stride-2 layer, 0.81-0.84x on 32 -> 64
+    (1.5-1.6x the forward); the zero taps cost (ceil(KW / sx) * sx) / KW of the
+    multiply-adds (4/3 at 3x3, stride 2). Workers take ranges of blocks of images."""
     n, oh, ow, o = g.shape
     _, c, kh, kw = weight.shape
     (sy, sx), (top, bottom, left, right) = stride, pads
-    rows_y, runs_x = -(-(size[0] + top + bottom) // sy), -(-(size[1] + left + right) // sx)
-    groups = -(-kw // sx)
-    wide = np.zeros((o, kh, groups * sx, c), np.result_type(g, weight))
-    wide[:, :, :kw] = weight.transpose(0, 2, 3, 1)
-    matrices = np.ascontiguousarray(  # NOTE: [KH, groups, O, sx * C]
-        wide.reshape(o, kh, groups, sx * c).transpose(1, 2, 0, 3))
-    out = np.zeros((n, rows_y, sy, runs_x, sx * c), wide.dtype)
-    step = image_block(kh * groups * sx * c * oh * ow * out.itemsize)
+    rows_y, runs_x = -(-(top + size[0]) // sy), -(-(left + size[1]) // sx)  # NOTE: rows
+    # and runs in the bottom and right padding are cropped: not computed
+    groups, reach = -(-kw // sx), (kh - 1) * dilation // sy
+    wide = np.zeros((kh, groups * sx, o, c), np.result_type(g, weight))
+    wide[:, :kw] = weight.transpose(2, 3, 0, 1)
+    taps = np.ascontiguousarray(  # NOTE: [KH, groups (last first), O, sx, C]
+        wide.reshape(kh, groups, sx, o, c)[:, ::-1].transpose(0, 1, 3, 2, 4))
+    phases = []  # NOTE: per py: (its taps' slice of the window rows, matrix) or None
+    for py in range(sy):
+        kys = [ky for ky in range(kh) if ky * dilation % sy == py][::-1]
+        if not kys:  # NOTE: a stride past the kernel: rows no window reads
+            phases.append(None)
+            continue
+        first, last = reach - kys[0] * dilation // sy, reach - kys[-1] * dilation // sy
+        gap = (kys[0] - kys[1]) * dilation // sy if len(kys) > 1 else 1
+        phases.append((slice(first, last + 1, gap), taps[kys].reshape(-1, sx * c)))
+    out = np.empty((n, rows_y, sy, runs_x, sx * c), wide.dtype)
+    oh, ow = min(oh, rows_y), min(ow, runs_x)  # NOTE: later adjoint rows only reach the crop
+    per_image = rows_y * runs_x * (reach + 1) * groups * o
+    step = even_step(n, image_block(per_image * out.itemsize, 1 << 19))  # NOTE: 512 KiB of
+    # window rows ran 0.93-0.97x 1 MiB's time at batch 32 and made twice the parts to share
 
     def images(start: int, stop: int) -> None:
-        product = np.empty((min(step, stop - start) * oh * ow, sx * c), out.dtype)
+        """A block of images at a time: the adjoint inside a zero border (adjoint pixels
+        before the first and past the last), the window rows of all its kernel rows copied
+        once, each phase's GEMM reading its taps' columns of them (without a copy where they
+        are contiguous: at dilation 1 down), its product copied into the phase's rows."""
+        count = min(step, stop - start)
+        block = np.zeros((count, reach + rows_y, groups - 1 + runs_x, o), out.dtype)
+        rows = np.empty(count * per_image, out.dtype)
+        product = np.empty((count * rows_y * runs_x, sx * c), out.dtype)
+        sn, sh, sw, sc = block.strides
         for i in range(start, stop, step):
-            j = min(i + step, stop)
-            pixels, done = g[i:j].reshape(-1, o), product[:(j - i) * oh * ow]
-            for ky in range(kh):
-                py, qy = ky * dilation % sy, ky * dilation // sy
-                for q in range(groups):
-                    np.matmul(pixels, matrices[ky, q], out=done)
-                    out[i:j, qy:qy + oh, py, q:q + ow] += done.reshape(j - i, oh, ow, -1)
-    run_parts(images, thread_ranges(n, threads, n * oh * ow * kh * kw * c * o, step), threads)
+            b = min(i + step, stop) - i
+            block[:b, reach:reach + oh, groups - 1:groups - 1 + ow] = g[i:i + b, :oh, :ow]
+            windows = np.ndarray((b, rows_y, runs_x, reach + 1, groups, o), block.dtype,
+                                 block, 0, (sn, sh, sw, sh, sw, sc))  # NOTE: tap t: row Y + t
+            flat = rows[:windows.size].reshape(windows.shape)
+            np.copyto(flat, windows)
+            done = product[:b * rows_y * runs_x]
+            for py, phase in enumerate(phases):
+                if phase is None:
+                    out[i:i + b, :, py] = 0
+                    continue
+                np.matmul(flat[:, :, :, phase[0]].reshape(len(done), -1), phase[1], out=done)
+                out[i:i + b, :, py] = done.reshape(windows.shape[:3] + (-1,))
+    run_parts(images, thread_ranges(n, threads, n * g.shape[1] * g.shape[2] * kh * kw * c * o,
+                                    step), threads)
     full = out.reshape(n, rows_y * sy, runs_x * sx, c)
     return full[:, top:top + size[0], left:left + size[1]]
 
@@ -465,7 +497,7 @@ _NHWC = {**_CONV2D, "threads": 1}
 """conv2d's attributes, and the threads the kernel may split its blocks over."""
 _KERNEL_HELPERS = (window_pads, image_block, nhwc_out_size, nhwc_windows, nhwc_band_rows,
                    *PARALLEL_HELPERS, paired_weights, nhwc_rows, pad_hw, im2col, nhwc_columns,
-                   nhwc_columns_grad_weight, nhwc_phase_runs, nhwc_row_taps,
+                   nhwc_columns_grad_weight, nhwc_phase_rows, nhwc_row_taps,
                    nhwc_row_taps_grad_weight)
 
 conv2d_nhwc = OpDef(

@@ -1,9 +1,10 @@
-"""A channels-last convolution's two gradients at once, one on each of two threads: the input
-gradient and the weight gradient read the same adjoint but neither needs the other, so the
-calling thread runs one while a pool worker runs the other (`ops/parallel.run_parts`, BLAS at
-one thread meanwhile). Each runs exactly the one-thread kernel, so both results equal
-`num_threads=1`'s bit for bit. The `pair_gradients` pass (graph/passes/pair_gradients.py) makes
-this op where both gradients are big enough to pay for the hand-off; users never write it.
+"""A channels-last convolution's two gradients at once, on two threads: the input gradient and
+the weight gradient read the same adjoint but neither needs the other, so a pool worker runs
+the weight gradient while the calling thread runs the input gradient, whose parts the worker
+then shares where it is the longer (`ops/parallel.run_parts`, BLAS at one thread meanwhile).
+Every GEMM is one thread's, so both results equal `num_threads=1`'s bit for bit. The
+`pair_gradients` pass (graph/passes/pair_gradients.py) makes this op where both gradients are
+big enough to pay for the hand-off; users never write it.
 """
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from .conv_nhwc import (_KERNEL_HELPERS, _NHWC, _grad_input_infer, _grad_weight_
 from .elementwise import helper_call
 from .nn_kernels import add_windows
 from .opdef import NO_GRAD, REQUIRED, OpDef
-from .parallel import kernel_threads, run_parts
+from .parallel import hold_blas, kernel_threads, worker_pool
 from .types import TupleType, Type
 
 
@@ -27,20 +28,46 @@ def conv2d_nhwc_grads_kernel(x: np.ndarray, g: np.ndarray, weight: np.ndarray, *
                              padding: tuple[int, int, int, int] = (0, 0, 0, 0),
                              pad_mode: str = "valid", dilation: tuple[int, int] = (1, 1),
                              groups: int = 1, threads: int = 1) -> tuple[np.ndarray, np.ndarray]:
-    """(conv2d_nhwc_grad_input(g, weight), conv2d_nhwc_grad_weight(x, g)): the input gradient
-    on the calling thread, the weight gradient on a pool worker, each as one thread computes
-    it. Where amber cannot hold BLAS at one thread (`blas_controls`), one after the other."""
+    """(conv2d_nhwc_grad_input(g, weight), conv2d_nhwc_grad_weight(x, g)): the weight
+    gradient on a pool worker at one thread, the input gradient on the calling thread. A
+    strided convolution's input gradient is the longer (`nhwc_phase_rows`: 4/3 of the
+    multiply-adds, 1.3-1.5x the weight gradient on the ResNet), so it runs at `threads`
+    with its blocks cut into up to 4 parts a thread (`kernel_threads().local.fine`): its
+    `run_parts` helper waits in the pool behind the weight gradient, then takes the parts
+    the caller has not, and the two threads end together. At stride 1 the weight gradient
+    is the longer, by less (1.05-1.2x), and sharing its parts kept more products for the
+    caller to add after (row taps keep one an image and kernel row): 1.02-1.14x slower on
+    the 32-channel layer, so both run at one thread. Every part starts at one thread's block
+    bounds: the same GEMMs, the same bits. Where amber cannot hold BLAS at one thread
+    (`blas_controls`), one after the other."""
     geometry = {"stride": stride, "padding": padding, "pad_mode": pad_mode,
                 "dilation": dilation, "groups": groups}
-
-    def gradient(which: int, _: int) -> np.ndarray:
-        if which == 0:
-            return conv2d_nhwc_grad_input_kernel(g, weight, x_shape=x_shape, **geometry)
-        return conv2d_nhwc_grad_weight_kernel(x, g, w_shape=w_shape, **geometry)
-    if threads > 1 and kernel_threads().blas is None:
-        threads = 1  # NOTE: two GEMMs on BLAS's own threads would wait for each other
-    dx, dw = run_parts(gradient, [(0, 1), (1, 2)], threads)
-    return dx, dw
+    shared = kernel_threads() if threads > 1 else None
+    if shared is None or shared.blas is None:  # NOTE: two GEMMs on BLAS's own threads
+        threads = 1  # would wait for each other
+    if threads == 1:
+        return (conv2d_nhwc_grad_input_kernel(g, weight, x_shape=x_shape, **geometry),
+                conv2d_nhwc_grad_weight_kernel(x, g, w_shape=w_shape, **geometry))
+    share = max(stride) > 1
+    local = getattr(shared, "local", None) if share else None
+    hold_blas(shared, 1)
+    try:
+        weights = worker_pool(shared, threads - 1).submit(
+            conv2d_nhwc_grad_weight_kernel, x, g, w_shape=w_shape, **geometry)
+        try:
+            if local is not None:
+                local.fine = True
+            try:
+                dx = conv2d_nhwc_grad_input_kernel(g, weight, x_shape=x_shape,
+                                                   threads=threads if share else 1, **geometry)
+            finally:
+                if local is not None:
+                    local.fine = False
+        finally:
+            weights.exception()  # NOTE: waits; the caller's error, if any, wins
+        return dx, weights.result()
+    finally:
+        hold_blas(shared, -1)
 
 
 def _grads_infer(x: Type, g: Type, weight: Type, **attrs: Any) -> TupleType:

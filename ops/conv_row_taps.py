@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .parallel import run_parts, thread_ranges
+from .parallel import even_step, run_parts, thread_ranges
 
 
 def nhwc_row_taps(x: np.ndarray, weight: np.ndarray, *bias: np.ndarray, out: np.ndarray,
@@ -32,7 +32,7 @@ def nhwc_row_taps(x: np.ndarray, weight: np.ndarray, *bias: np.ndarray, out: np.
     matrices = np.ascontiguousarray(weight.transpose(2, 3, 1, 0)).reshape(kh, kw * c, o)
     runs = oh + (kh - 1) * dilation[0] // sy  # NOTE: rows of each residue mod sy
     per_image = sy * runs * ow * kw * c  # NOTE: floats of an image's row windows
-    step = max(1, (1 << 19) // (per_image * x.itemsize))
+    step = even_step(n, max(1, (1 << 19) // (per_image * x.itemsize)))  # NOTE: halves
     height = max(h + top + bottom, sy * runs)  # NOTE: zero rows below: residues read past
 
     def images(start: int, stop: int) -> None:

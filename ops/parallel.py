@@ -25,6 +25,7 @@ def kernel_threads() -> Any:
         fresh = types.ModuleType("_amber_kernel_threads")
         fresh.pid, fresh.lock, fresh.pool, fresh.workers = os.getpid(), threading.Lock(), None, 0
         fresh.regions, fresh.saved, fresh.blas = 0, 1, blas_controls()
+        fresh.local = threading.local()  # NOTE: `.fine`: this thread's kernels cut finer
         if shared is None:
             shared = sys.modules.setdefault("_amber_kernel_threads", fresh)
         else:
@@ -97,15 +98,40 @@ def thread_ranges(count: int, threads: int, work: float, align: int = 1) -> list
     for at 2**22 a part, and one part where amber cannot hold BLAS at one thread
     (`blas_controls`). Measured (real-time priority, ResNet-like 3x3 layers at 2 threads;
     docs/performance.md): 4.7M multiply-adds ran 0.70-1.13x one thread's speed split in two,
-    9.4M 0.93-1.36x, 18.9M 0.92-1.54x, 37.7M 1.28-1.68x, 75.5M 1.42-1.79x."""
+    9.4M 0.93-1.36x, 18.9M 0.92-1.54x, 37.7M 1.28-1.68x, 75.5M 1.42-1.79x. Where the calling
+    thread has set `kernel_threads().local.fine` (a gradient pair's longer gradient,
+    ops/conv_pairs.py), up to 4 parts a thread instead, for `run_parts`' threads to share."""
     if threads == 1:  # NOTE: the common case, kept cheap: calls at batch 1 take ~0.1 ms
         return [(0, count)] if count > 0 else []
     units = -(-count // align)
     parts = max(1, min(threads, units, int(work) >> 22))
-    if parts > 1 and kernel_threads().blas is None:
-        parts = 1
+    if parts > 1:
+        shared = kernel_threads()
+        if shared.blas is None:
+            parts = 1
+        elif getattr(getattr(shared, "local", None), "fine", False):
+            parts = min(4 * threads, units, int(work) >> 22)
     bounds = [min(count, units * k // parts * align) for k in range(parts + 1)]
     return [(a, b) for a, b in zip(bounds, bounds[1:]) if a < b]
+
+
+def even_step(count: int, step: int) -> int:
+    """Images a block: at most `step`, chosen so that `thread_ranges`, cutting at block bounds,
+    parts `count` images into two halves within about 3% of equal. It does not read the
+    thread count, so one thread runs the same blocks (the same GEMMs, the same bits). At 32
+    images, blocks of 9 split 18 + 14 and of 7 split 14 + 18 (the longer part 1.125x half:
+    the stem's forward, the stride-2 layers); 8 and 5 split 16 + 16 and 15 + 17. The largest
+    size down to half of `step` that does is taken, else the most even."""
+    if count <= step:  # NOTE: one block: nothing to even (and no split)
+        return step
+    best, longest, fair = step, count, -(-count // 2) + count // 32
+    for size in range(step, max(1, (step + 1) // 2, step - 15) - 1, -1):
+        cut = -(-count // size) // 2 * size
+        if max(cut, count - cut) <= fair:
+            return size
+        if max(cut, count - cut) < longest:
+            best, longest = size, max(cut, count - cut)
+    return best
 
 
 def splits(work: int, threads: int) -> bool:
@@ -118,21 +144,36 @@ def splits(work: int, threads: int) -> bool:
 def run_parts(task: Callable[[int, int], Any], parts: list[tuple[int, int]],
               threads: int) -> list[Any]:
     """`[task(start, stop) for start, stop in parts]` (results in the parts' order). With
-    `threads` > 1, BLAS runs at one thread meanwhile, and the caller takes the first part while
-    the pool's workers take the others."""
+    `threads` > 1, BLAS runs at one thread meanwhile, and the caller and up to `threads` - 1
+    pool workers take the parts in order, each the next one not taken, until none is left.
+    A worker still busy elsewhere when the caller has taken the last part is not waited for
+    (its task is cancelled before it starts: it would find nothing left)."""
     if threads == 1 or not parts:
         return [task(start, stop) for start, stop in parts]
     shared = kernel_threads()
     hold_blas(shared, 1)
     try:
-        pool = worker_pool(shared, threads - 1) if len(parts) > 1 else None
-        futures = [pool.submit(task, start, stop) for start, stop in parts[1:]]
+        if len(parts) == 1:
+            return [task(*parts[0])]
+        found = [None] * len(parts)
+        order = iter(range(len(parts)))  # NOTE: a range iterator's next is atomic: each part
+        # goes to one thread
+
+        def take() -> None:
+            for k in order:
+                found[k] = task(*parts[k])
+        pool = worker_pool(shared, threads - 1)
+        helpers = [pool.submit(take) for _ in range(min(threads, len(parts)) - 1)]
         try:
-            first = [task(*parts[0])]
+            take()
         finally:
-            for future in futures:
-                future.exception()  # NOTE: waits; the caller's error, if any, wins
-        return first + [future.result() for future in futures]
+            for helper in helpers:
+                if not helper.cancel():
+                    helper.exception()  # NOTE: waits; the caller's error, if any, wins
+        for helper in helpers:
+            if not helper.cancelled():
+                helper.result()
+        return found
     finally:
         hold_blas(shared, -1)
 
@@ -154,5 +195,7 @@ def one_blas_thread(fn: Callable[..., Any]) -> Callable[..., Any]:
     return call
 
 
-HELPERS = (blas_controls, kernel_threads, hold_blas, worker_pool, thread_ranges, run_parts)
-"""The helpers a kernel that calls `run_parts` and `thread_ranges` lists in its OpDef."""
+HELPERS = (blas_controls, kernel_threads, hold_blas, worker_pool, thread_ranges, run_parts,
+           even_step)
+"""The helpers a kernel that calls `run_parts`, `thread_ranges` and `even_step` lists in its
+OpDef."""

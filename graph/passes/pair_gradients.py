@@ -1,9 +1,10 @@
 """A convolution's input and weight gradients on two threads at once: where both read the same
 adjoint in the same block, with the same geometry, the pass puts one `conv2d_nhwc_grads` node
 in place of the two (ops/conv_pairs.py), its two items taken out for their users. The caller
-runs the input gradient while a pool worker runs the weight gradient, each at one thread, so
-the results are `num_threads=1`'s bit for bit; one hand-off per pair instead of one per split
-kernel, no products kept for a later sum, and no balance lost to one thread's block bounds.
+runs the input gradient while a pool worker runs the weight gradient (then, at a stride, the
+input gradient's parts the caller has not reached), every part at one thread's block bounds,
+so the results are `num_threads=1`'s bit for bit; one hand-off per pair instead of one per
+split kernel, and no weight-gradient products kept for a later sum.
 
 Only at `num_threads=2` (with more threads, a kernel split over all of them keeps them all
 busy; not measured, two cores here), and only where each gradient's static work (the forward's

@@ -3,7 +3,7 @@ gradient and input gradient (stride 1 as a flipped-kernel convolution, strided a
 window rows) against float64 loops over the textbook definition, on NHWC arrays; padding
 modes, strides, dilation, odd sizes, one image in bands of output rows, rows of pixel pairs
 (at most 16 output channels), im2col columns (fewer than 16 input channels), row taps (stride 1
-down), the strided input gradient in runs of stride taps."""
+down), the strided input gradient in row phases."""
 import os
 import sys
 
@@ -115,15 +115,19 @@ PHASE_RUNS = [  # x_shape, w_shape, stride, pads, dilation: strided across, dila
     ((2, 16, 8, 8), (3, 16, 2, 2), (2, 2), (0, 0, 0, 0), (1, 1)),   # stride == kernel: no overlap
     ((2, 16, 10, 9), (3, 16, 3, 3), (1, 2), (2, 0, 1, 1), (2, 1)),  # dilated down, strided across
     ((9, 16, 6, 7), (3, 16, 3, 2), (2, 2), (1, 1, 0, 1), (1, 1)),   # several blocks of images
+    ((1, 16, 13, 11), (4, 16, 2, 3), (3, 3), (1, 0, 2, 1), (1, 1)),  # one image, rows no tap reads
+    ((3, 16, 9, 10), (5, 16, 3, 3), (2, 2), (1, 1, 1, 1), (2, 1)),   # dilation = stride: odd rows 0
+    ((5, 16, 10, 9), (3, 16, 4, 3), (3, 2), (0, 2, 1, 1), (2, 1)),   # a phase's rows 2 apart
+    ((2, 16, 9, 8), (3, 16, 3, 3), (2, 2), (0, 4, 0, 3), (1, 1)),    # adjoint past the crop
 ]
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("x_shape, w_shape, stride, pads, dilation", PHASE_RUNS)
-def test_strided_input_gradient_in_runs_per_element(x_shape, w_shape, stride, pads, dilation,
-                                                    dtype) -> None:
-    """nhwc_phase_runs (one GEMM per kernel row and run of stride taps, added onto image rows)
-    against the NCHW scatter of window columns, each element, and the adjoint identity."""
+def test_strided_input_gradient_in_phase_rows_per_element(x_shape, w_shape, stride, pads,
+                                                          dilation, dtype) -> None:
+    """nhwc_phase_rows (one window-row GEMM per row phase, written into its rows) against the
+    NCHW scatter of window columns, each element, and the adjoint identity."""
     from amber.ops.conv_kernels import conv2d_grad_input
     rng = np.random.default_rng(sum(x_shape) + sum(w_shape))
     attrs = {"stride": stride, "padding": pads, "pad_mode": "pad", "dilation": dilation}

@@ -13,8 +13,8 @@ import amber
 from amber import nn
 from amber.ops.conv_nhwc import (conv2d_nhwc_grad_input_kernel, conv2d_nhwc_grad_weight_kernel,
                                  conv2d_nhwc_kernel)
-from amber.ops.parallel import (hold_blas, kernel_threads, one_blas_thread, run_parts, splits,
-                                 thread_ranges)
+from amber.ops.parallel import (even_step, hold_blas, kernel_threads, one_blas_thread, run_parts,
+                                 splits, thread_ranges, worker_pool)
 from amber.runtime.context import CompileOptions, default_threads
 
 sys.path.insert(0, os.path.dirname(__file__))
@@ -37,6 +37,7 @@ CASES = [
     ((2, 32, 40, 41), (24, 32, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1)),  # row taps, two images
     ((10, 24, 16, 15), (20, 24, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1)),  # row taps, images
     ((8, 64, 8, 8), (64, 64, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1)),  # blocks of 7 and a lone one
+    ((19, 16, 24, 27), (40, 16, 3, 3), (2, 3), (1, 1, 0, 2), (2, 1)),  # phase rows, 16 + 3
 ]
 
 
@@ -88,6 +89,25 @@ def test_thread_ranges_cover_the_range_once() -> None:
     assert thread_ranges(32, 2, 1000) == [(0, 32)]  # NOTE: too little work to hand over
 
 
+def test_even_step_halves_the_images_at_block_bounds() -> None:
+    """even_step: at most `step` images a block and at least half of it; two threads' parts
+    never less even than `step`'s blocks gave, within a block's slack of half."""
+    def longest(count: int, step: int) -> int:
+        parts = thread_ranges(count, 2, 1 << 30, step)
+        return max(b - a for a, b in parts)
+    assert even_step(32, 9) == 8 and longest(32, 8) == 16  # NOTE: 18 + 14 at blocks of 9
+    assert longest(32, even_step(32, 7)) == 17 and longest(32, 7) == 18
+    for count in range(1, 70):
+        for step in range(1, 40):
+            size = even_step(count, step)
+            if count <= step:
+                assert size == step
+                continue
+            assert max(1, (step + 1) // 2, step - 15) <= size <= step
+            assert longest(count, size) <= longest(count, step)
+            assert longest(count, size) <= -(-count // 2) + max(count // 32, size)
+
+
 @needs_blas_control
 def test_an_error_in_a_worker_reaches_the_caller_and_blas_is_put_back() -> None:
     before = kernel_threads().blas[0]()
@@ -101,6 +121,48 @@ def test_an_error_in_a_worker_reaches_the_caller_and_blas_is_put_back() -> None:
         run_parts(task, [(0, 1), (1, 2)], 2)
     assert kernel_threads().blas[0]() == before and kernel_threads().regions == 0
     assert run_parts(lambda a, b: a * 10 + b, [(0, 1), (1, 2), (2, 3)], 3) == [1, 12, 23]
+
+
+@needs_blas_control
+def test_run_parts_takes_the_parts_a_busy_worker_has_not() -> None:
+    """The caller and the workers take the parts in order, each the next one not taken: with
+    every worker busy elsewhere the caller takes them all and returns without waiting."""
+    import threading
+    shared = kernel_threads()
+    pool = worker_pool(shared, 1)
+    release = threading.Event()
+    busy = [pool.submit(release.wait, 30) for _ in range(shared.workers)]
+    caller, ran = threading.get_ident(), []
+
+    def task(start: int, stop: int) -> int:
+        ran.append(threading.get_ident())
+        return start * 10 + stop
+    try:
+        assert run_parts(task, [(k, k + 1) for k in range(6)], 2) == [11 * k + 1 for k in range(6)]
+        assert ran == [caller] * 6
+    finally:
+        release.set()
+    assert all(future.result() for future in busy) and shared.regions == 0
+    ran.clear()
+    assert run_parts(task, [(k, k + 1) for k in range(40)], 2) == [11 * k + 1 for k in range(40)]
+    assert len(ran) == 40  # NOTE: who took which depends on when the worker woke
+
+
+@needs_blas_control
+def test_a_thread_marked_fine_cuts_up_to_four_parts_a_thread() -> None:
+    """`kernel_threads().local.fine` (set by a gradient pair around its longer gradient): up
+    to 4 parts a thread at block bounds, still no more than the work pays for."""
+    local = kernel_threads().local
+    assert thread_ranges(64, 2, 1 << 30, 4) == [(0, 32), (32, 64)]
+    local.fine = True
+    try:
+        parts = thread_ranges(64, 2, 1 << 30, 4)
+        fewer = thread_ranges(64, 2, 5 << 22, 4)
+    finally:
+        local.fine = False
+    assert parts == [(k * 8, k * 8 + 8) for k in range(8)]
+    assert len(fewer) == 5 and [i for a, b in fewer for i in range(a, b)] == list(range(64))
+    assert all(a % 4 == 0 for a, _ in fewer)
 
 
 def test_the_thread_count_setting(monkeypatch) -> None:
