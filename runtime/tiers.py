@@ -57,7 +57,7 @@ class ForegroundGate:
             yield
         finally:
             with self._cond:
-                self._active -= 1
+                self._active = max(0, self._active - 1)  # NOTE: 0 already in a forked child
                 self._cond.notify_all()
 
     @property
@@ -120,10 +120,9 @@ class CompileQueue:
             if self._closed:
                 dropped = jobs
             else:
-                for job in list(self._jobs):
-                    if job.wanted() is None:
-                        self._jobs.remove(job)
-                        dropped.append(job)
+                dropped = [job for job in self._jobs if job.wanted() is None]
+                if dropped:
+                    self._jobs = collections.deque(j for j in self._jobs if j not in dropped)
                 self._jobs.extend(jobs)
                 if self._worker is None and self._jobs:
                     self._worker = threading.Thread(target=self._work, name="amber-native:",
@@ -215,19 +214,18 @@ class CompileQueue:
                 self._worker = None  # NOTE: in this lock, so a submit from now on starts one
                 return False
             job = self._jobs.popleft()
-            entry = job.wanted()
-            if entry is not None:
+            entry, make_native = job.wanted(), job.make_native
+            if entry is not None and make_native is not None:
                 self._running = job
-        if entry is None:
+        if entry is None or make_native is None:
             self._drop([job])
             return True
         threading.current_thread().name = f"amber-native:{job.title}"
         try:
             self._tell("start", job.title)
-            assert job.make_native is not None
-            _promote_when_ready(entry, job.make_native, job.title, job.wanted)
+            _promote_when_ready(entry, make_native, job.title, job.wanted)
         finally:
-            del entry
+            del entry, make_native
             with self._cond:
                 self._running = None
                 self._cond.notify_all()

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import replace
-from typing import Any, Callable, Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -133,6 +133,3 @@ def broadcast_index(shape: Sequence[int], loop_shape: Sequence[int],
     offset = len(loop_shape) - len(shape)
     return [py.const(0) if n == 1 and loop_shape[offset + j] != 1 else py.copy_expr(index[offset + j])
             for j, n in enumerate(shape)]
-
-
-Emit = Callable[[Node], list[ast.stmt]]

@@ -36,9 +36,6 @@ class Undefined:
 
 UNDEFINED = Undefined()
 
-STRUCTURAL = {"make_tuple", "make_namedtuple", "tuple_getitem", "constant", "undefined"}
-"""Ops that only build or take apart Python structure: no ONNX node."""
-
 
 def leaf_types(t: Type, where: str = "value") -> list[Type]:
     """The tensor and scalar types of a structure's leaves, depth-first."""

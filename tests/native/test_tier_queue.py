@@ -139,51 +139,43 @@ def count_to(x):
     return x
 
 
-def count_further(x):
-    while np.sum(np.abs(x)) > 1e-3:
-        x = np.tanh(x * 0.25)
+def scale_often(x):
+    for _ in range(100):
+        x = x * 0.5 + 1.0
     return x
 
 
 def test_auto_functions_then_a_numba_compile_waits_for_one_background_compile(
         numba, monkeypatch) -> None:
     x = np.linspace(-1.0, 1.0, 16, dtype=np.float32)
-    events: list[tuple[str, str]] = []
-    go, first_done = threading.Event(), threading.Event()
-
-    def listener(event: str, title: str) -> None:
-        events.append((event, title))
-        if event == "start" and not go.is_set():
-            go.wait(60)  # NOTE: the first compile stays in progress until the numba compile
-        if event == "done":
-            first_done.set()
+    heard, go, running = Heard(QUEUE), threading.Event(), NativeTiers()
     compile_with_fallback = entries.compile_with_fallback
 
-    def compile_first(*args):  # NOTE: the numba compile lets the first one run and end first
-        if not threading.current_thread().name.startswith("amber-native:"):
-            assert FOREGROUND.active
-            go.set()
-            assert first_done.wait(60)
+    def compile_first(*args):  # NOTE: the numba compile lets the one in progress end first
+        assert FOREGROUND.active and QUEUE.running == "in progress"
+        go.set()
+        assert running.wait(60)
         return compile_with_fallback(*args)
     monkeypatch.setattr(entries, "compile_with_fallback", compile_first)
-    QUEUE.listener = listener
     try:
-        first = amber.jit(count_to, backend="auto")
-        first(x)
-        queued = [amber.jit(count_to, backend="auto") for _ in range(2)]
+        stand_in = _entry("numpy")  # NOTE: for a background compile in progress
+        running.start(stand_in, _native("in progress", go), "in progress")
+        running.release()
+        _started(heard, "in progress")
+        queued = [amber.jit(count_to, backend="auto") for _ in range(3)]
         for fn in queued:
             fn(x)  # NOTE: a new jit object each: a new specialization, its own compile queued
-        assert QUEUE.running == "count_to" and QUEUE.queued == ["count_to"] * 2
-        compiled_first = amber.jit(count_further, backend="numba")
-        compiled_first(x)
-        events.append(("numba", "done"))
-        assert "@numba.njit(" in compiled_first.code and "@numba.njit(" in first.code
+        assert QUEUE.queued == ["count_to"] * 3
+        compiled_first = amber.jit(scale_often, backend="numba")
+        np.testing.assert_allclose(compiled_first(x), scale_often(x), rtol=1e-6)
+        heard.events.append(("numba", "done"))
+        assert "@numba.njit(" in compiled_first.code
         for fn in queued:
             fn.cache_clear()
         assert QUEUE.wait_idle(120)
-        assert [e for e in events if e[0] != "dropped"] == [
-            ("start", "count_to"), ("done", "count_to"), ("numba", "done")]
-        assert [e for e in events if e[0] == "dropped"] == [("dropped", "count_to")] * 2
+        assert stand_in.fn() == "in progress"
+        assert heard.events == [("start", "in progress"), ("done", "in progress"),
+                                ("numba", "done")] + [("dropped", "count_to")] * 3
     finally:
         go.set()
         QUEUE.listener = None
