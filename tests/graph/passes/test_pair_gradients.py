@@ -18,7 +18,8 @@ needs_blas_control = pytest.mark.skipif(
     reason="NumPy's BLAS is not an OpenBLAS amber can hold at one thread: the pair runs in turn")
 
 # (x NHWC, w OIHW, stride, pads, dilation): one image, strided, dilated, a 1x1 projection;
-# strided ones whose input gradient is cut into parts the worker shares
+# strided ones whose input gradient, and a 16-channel one whose weight gradient, the worker
+# shares in parts
 CASES = [
     ((1, 20, 18, 16), (16, 16, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1)),
     ((5, 15, 17, 16), (24, 16, 3, 3), (2, 2), (1, 0, 1, 2), (1, 1)),
@@ -26,6 +27,7 @@ CASES = [
     ((4, 9, 9, 16), (32, 16, 1, 1), (2, 2), (0, 0, 0, 0), (1, 1)),
     ((23, 32, 32, 16), (32, 16, 3, 3), (2, 2), (0, 1, 0, 1), (1, 1)),  # shared: 4 parts
     ((15, 64, 64, 16), (64, 16, 3, 3), (3, 3), (1, 1, 1, 1), (1, 1)),  # shared: 2 parts
+    ((11, 24, 24, 16), (16, 16, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1)),  # weights shared: 3
 ]
 
 
