@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .conv_kernels import add_bias
 from .parallel import even_step, run_parts, thread_ranges
 
 
@@ -58,7 +59,7 @@ def nhwc_row_taps(x: np.ndarray, weight: np.ndarray, *bias: np.ndarray, out: np.
                 if ky:
                     done += product
             for add in bias:
-                done += add
+                add_bias(done, add)
     run_parts(images, thread_ranges(n, threads, n * oh * ow * matrices.size, step), threads)
     return out
 
