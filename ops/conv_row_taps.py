@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from .conv_kernels import add_bias
 from .parallel import even_step, run_parts, thread_ranges
 
 
@@ -59,7 +58,7 @@ def nhwc_row_taps(x: np.ndarray, weight: np.ndarray, *bias: np.ndarray, out: np.
                 if ky:
                     done += product
             for add in bias:
-                add_bias(done, add)
+                done += add
     run_parts(images, thread_ranges(n, threads, n * oh * ow * matrices.size, step), threads)
     return out
 

@@ -184,20 +184,3 @@ def test_few_channels_take_columns_and_write_nhwc(x_shape, w_shape, stride, pads
         assert np.array_equal(conv2d_nhwc_kernel(xh, w, bias, threads=2, **attrs), got)
         assert np.array_equal(conv2d_nhwc_grad_weight_kernel(
             xh, g.transpose(NHWC), w_shape=w_shape, threads=2, **attrs), dw)
-
-
-@pytest.mark.parametrize("shape, channels_last", [((6, 5, 16), True), ((3, 7, 32), True),
-                                                  ((2, 3, 3, 24), True), ((5, 2000), True),
-                                                  ((4, 16, 6), False)])
-def test_add_bias_equals_broadcast_add(shape, channels_last) -> None:
-    """add_bias over tiled rows (odd row counts, more channels than a row, a strided view)
-    gives the bits of `rows += bias`."""
-    from amber.ops.conv_kernels import add_bias
-    rng = np.random.default_rng(len(shape))
-    rows = rng.standard_normal(shape).astype(np.float32)
-    if not channels_last:
-        rows = rows.transpose(0, 2, 1)
-    bias = rng.standard_normal(rows.shape[-1]).astype(np.float32)
-    expected = rows + bias
-    add_bias(rows, bias)
-    assert np.array_equal(rows, expected)
