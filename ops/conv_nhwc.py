@@ -58,10 +58,9 @@ def nhwc_rows(x: np.ndarray, weight: np.ndarray, *bias: np.ndarray, kernel: tupl
     and the GEMM gives both (`paired_weights`): 4/3 of the multiply-adds, but BLAS ran
     [pixels/2, 192] @ [192, 32] 1.25x faster than [pixels, 144] @ [144, 16], and the window
     rows to copy are 2/3 as many floats. Several images take row taps instead where they copy
-    fewer rows, at most 32 input channels or at least 8 output pixels across (`nhwc_row_taps`:
-    0.74-0.87x the time at 16-32 channels; 0.94x at 64 channels 8x8, 0.67-0.80x at 16-32
-    pixels, 0.31x at 256 channels 8x8, where one image's GEMM repacked the 2.4 MB weight;
-    1.0x at 64 channels 4x4 and 1.33x at 256)."""
+    fewer rows, at most 32 input channels or at least 16 output pixels across (`nhwc_row_taps`:
+    0.74-0.87x the time at 16-32 channels; 0.66-0.81x at 64-128 channels 16-32 pixels across;
+    at 8 across 0.86-1.01x at 64 channels, 1.05-1.10x at 128, at 4 across 1.0-1.33x)."""
     n, h, w, c = x.shape
     o, (oh, ow), (top, bottom, left, right) = weight.shape[0], out_size, pads
     matrix = weight.transpose(2, 3, 1, 0).reshape(-1, o)
@@ -76,8 +75,8 @@ def nhwc_rows(x: np.ndarray, weight: np.ndarray, *bias: np.ndarray, kernel: tupl
         run_parts(pixels, [(0, n)], threads)
         return out
     copied = stride[0] * (oh + (kernel[0] - 1) * dilation[0] // stride[0])  # NOTE: row taps
-    if n > 1 and kernel[0] > 1 and copied <= kernel[0] * oh and (c <= 32 or ow >= 8):  # NOTE:
-        # past 32 channels 0.31-0.94x the time from 8 pixels across, 1.0-1.3x at 4 (batch 32)
+    if n > 1 and kernel[0] > 1 and copied <= kernel[0] * oh and (c <= 32 or ow >= 16):  # NOTE:
+        # past 32 channels 0.66-0.81x the time from 16 pixels across; 0.86-1.10x at 8 (batch 32)
         return nhwc_row_taps(x, weight, *bias, out=out, stride=stride, dilation=dilation,
                              pads=pads, threads=threads)
     target = out
