@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from .batch_rules import LOOP_ACROSS, folded
-from .conv_kernels import im2col, image_block, pad_hw
+from .conv_kernels import add_bias, im2col, image_block, pad_hw, wide_bias
 from .conv_row_taps import nhwc_row_taps, nhwc_row_taps_grad_weight
 from .elementwise import helper_call
 from .nn_kernels import add_windows, window_pads
@@ -70,8 +70,8 @@ def nhwc_rows(x: np.ndarray, weight: np.ndarray, *bias: np.ndarray, kernel: tupl
         def pixels(start: int, stop: int) -> None:
             rows = out.reshape(-1, o)
             np.matmul(x[:, ::stride[0], ::stride[1]].reshape(-1, c), matrix, out=rows)
-            for b in bias:
-                rows += b
+            for b in wide_bias(bias, oh * ow, out.size):
+                add_bias(rows, b)
         run_parts(pixels, [(0, n)], threads)
         return out
     copied = stride[0] * (oh + (kernel[0] - 1) * dilation[0] // stride[0])  # NOTE: row taps
@@ -86,6 +86,7 @@ def nhwc_rows(x: np.ndarray, weight: np.ndarray, *bias: np.ndarray, kernel: tupl
         kernel, ow = (kernel[0], (kernel[1] - 1) * dilation[1] + 2), ow // 2
         out_size, stride, dilation = (oh, ow), (stride[0], 2), (dilation[0], 1)
         target = out.reshape(n, oh, ow, 2 * o)
+    bias = wide_bias(bias, ow if n == 1 else oh * ow, out.size)  # NOTE: bands: rows of ow
     step = even_step(n, image_block(matrix.shape[0] * oh * ow * x.itemsize))
     if n == 1:  # NOTE: one image: its bands of output rows split over the threads
         band = max(1, (1 << 17) // (ow * matrix.shape[0] * x.itemsize))
@@ -126,7 +127,7 @@ def nhwc_rows(x: np.ndarray, weight: np.ndarray, *bias: np.ndarray, kernel: tupl
             done = target[i:i + len(part)].reshape(-1, matrix.shape[1])
             np.matmul(rows[:len(done)], matrix, out=done)
             for b in bias:
-                done += b
+                add_bias(done, b)
     run_parts(long_calls, thread_ranges(n, threads, work, step), threads)  # NOTE: at one
     # thread's block bounds: a GEMM of other rows may round its last rows differently
     return out
@@ -156,8 +157,8 @@ def nhwc_band_rows(windows: np.ndarray, matrix: np.ndarray, bias: tuple[np.ndarr
         rows = out[:, r:min(r + band, stop)].reshape(-1, o)
         np.matmul(windows[:, r:min(r + band, stop)].reshape(-1, matrix.shape[0]), matrix,
                   out=rows)
-        for b in bias:
-            rows += b
+        for b in bias:  # NOTE: a bias repeated over rows (`wide_bias`) or not
+            add_bias(rows, b)
 
 
 COLUMNS_MAX_CHANNELS = 15
@@ -177,7 +178,7 @@ def nhwc_columns(x: np.ndarray, weight: np.ndarray, *bias: np.ndarray, kernel: t
     matrix = weight.reshape(o, -1).T
     out = np.empty((n, oh * ow, o), np.result_type(x, weight, *bias))
     step = even_step(n, image_block(matrix.shape[0] * oh * ow * x.itemsize))
-    images = x.transpose(0, 3, 1, 2)
+    images, bias = x.transpose(0, 3, 1, 2), wide_bias(bias, oh * ow, out.size)
 
     def blocks(start: int, stop: int) -> None:
         for i in range(start, stop, step):
@@ -185,7 +186,7 @@ def nhwc_columns(x: np.ndarray, weight: np.ndarray, *bias: np.ndarray, kernel: t
             cols = im2col(images[i:j], kernel, out_size, stride, dilation, pads)
             np.matmul(cols.transpose(0, 2, 1), matrix, out=out[i:j])
             for b in bias:
-                out[i:j] += b
+                add_bias(out[i:j], b)
     run_parts(blocks, thread_ranges(n, threads, out.size * matrix.shape[0], step), threads)
     return out.reshape(n, oh, ow, o)
 
@@ -501,7 +502,7 @@ _NHWC = {**_CONV2D, "threads": 1}
 _KERNEL_HELPERS = (window_pads, image_block, nhwc_out_size, nhwc_windows, nhwc_band_rows,
                    *PARALLEL_HELPERS, paired_weights, nhwc_rows, pad_hw, im2col, nhwc_columns,
                    nhwc_columns_grad_weight, nhwc_phase_rows, nhwc_row_taps,
-                   nhwc_row_taps_grad_weight)
+                   nhwc_row_taps_grad_weight, wide_bias, add_bias)
 
 conv2d_nhwc = OpDef(
     "conv2d_nhwc", ("x", "weight", "*bias"), kernel=conv2d_nhwc_kernel, infer=_conv2d_nhwc_infer,

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .conv_kernels import add_bias, wide_bias
 from .parallel import even_step, run_parts, thread_ranges
 
 
@@ -34,6 +35,7 @@ def nhwc_row_taps(x: np.ndarray, weight: np.ndarray, *bias: np.ndarray, out: np.
     runs = oh + (kh - 1) * dilation[0] // sy  # NOTE: rows of each residue mod sy
     per_image = sy * runs * ow * kw * c  # NOTE: floats of an image's row windows
     step = even_step(n, max(1, (1 << 19) // (per_image * x.itemsize)))  # NOTE: halves
+    bias = wide_bias(bias, oh * ow, out.size)
     height = max(h + top + bottom, sy * runs)  # NOTE: zero rows below: residues read past
 
     def images(start: int, stop: int) -> None:
@@ -58,7 +60,7 @@ def nhwc_row_taps(x: np.ndarray, weight: np.ndarray, *bias: np.ndarray, out: np.
                 if ky:
                     done += product
             for add in bias:
-                done += add
+                add_bias(done, add)
     run_parts(images, thread_ranges(n, threads, n * oh * ow * matrices.size, step), threads)
     return out
 

@@ -184,3 +184,24 @@ def test_few_channels_take_columns_and_write_nhwc(x_shape, w_shape, stride, pads
         assert np.array_equal(conv2d_nhwc_kernel(xh, w, bias, threads=2, **attrs), got)
         assert np.array_equal(conv2d_nhwc_grad_weight_kernel(
             xh, g.transpose(NHWC), w_shape=w_shape, threads=2, **attrs), dw)
+
+
+@pytest.mark.parametrize("shape, unit", [((64, 32, 16), 32), ((2, 96, 24), 96),
+                                         ((1024, 64, 3), 64), ((4, 16, 6), 1)])
+def test_a_wide_bias_adds_the_bits_of_a_broadcast_add(shape, unit) -> None:
+    """wide_bias repeats a bias over rows (a power of two dividing `unit`, up to 1024 floats)
+    and add_bias adds it, also to a strided view: the bits of `rows + bias`."""
+    from amber.ops.conv_kernels import add_bias, wide_bias
+    rng = np.random.default_rng(len(shape))
+    rows = rng.standard_normal(shape).astype(np.float32)
+    bias = rng.standard_normal(shape[-1]).astype(np.float32)
+    (wide,) = wide_bias((bias,), unit, 1 << 16)
+    assert wide.size % bias.size == 0 and unit % (wide.size // bias.size) == 0
+    assert wide.size > bias.size or unit == 1
+    expected = rows + bias
+    add_bias(rows, wide)
+    assert np.array_equal(rows, expected)
+    strided = rng.standard_normal(shape[::-1]).astype(np.float32).transpose(2, 1, 0)
+    expected = strided + bias
+    add_bias(strided, wide)
+    assert np.array_equal(strided, expected)
