@@ -186,7 +186,9 @@ def wide_bias(bias: tuple[np.ndarray, ...], unit: int, size: int) -> tuple[np.nd
 def add_bias(rows: np.ndarray, bias: np.ndarray) -> None:
     """`rows` [..., O] += `bias` in place, `bias` [O] or repeated by `wide_bias` (whose first O
     are the bias)."""
-    if rows.flags.c_contiguous:
+    if bias.size == rows.shape[-1]:  # NOTE: as it was (small results: no reshape a band)
+        rows += bias
+    elif rows.flags.c_contiguous:
         wide = rows.reshape(-1, bias.size)  # NOTE: a view of contiguous rows
         wide += bias
     else:
