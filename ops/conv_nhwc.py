@@ -60,7 +60,7 @@ def nhwc_rows(x: np.ndarray, weight: np.ndarray, *bias: np.ndarray, kernel: tupl
     rows to copy are 2/3 as many floats. Several images take row taps instead where they copy
     fewer rows, at most 32 input channels or at least 16 output pixels across (`nhwc_row_taps`:
     0.74-0.87x the time at 16-32 channels; 0.66-0.81x at 64-128 channels 16-32 pixels across;
-    at 8 across 0.86-1.01x at 64 channels, 1.05-1.10x at 128, at 4 across 1.0-1.33x)."""
+    at 8 across 0.85-1.01x at 64 channels, 1.05-1.10x at 128, at 4 across 1.0-1.33x)."""
     n, h, w, c = x.shape
     o, (oh, ow), (top, bottom, left, right) = weight.shape[0], out_size, pads
     matrix = weight.transpose(2, 3, 1, 0).reshape(-1, o)
@@ -83,7 +83,7 @@ def nhwc_rows(x: np.ndarray, weight: np.ndarray, *bias: np.ndarray, kernel: tupl
         return out
     copied = stride[0] * (oh + (kernel[0] - 1) * dilation[0] // stride[0])  # NOTE: row taps
     if n > 1 and kernel[0] > 1 and copied <= kernel[0] * oh and (c <= 32 or ow >= 16):  # NOTE:
-        # past 32 channels 0.66-0.81x the time from 16 pixels across; 0.86-1.10x at 8 (batch 32)
+        # past 32 channels 0.66-0.81x the time from 16 pixels across; 0.85-1.10x at 8 (batch 32)
         return nhwc_row_taps(x, weight, *bias, out=out, stride=stride, dilation=dilation,
                              pads=pads, threads=threads)
     target = out

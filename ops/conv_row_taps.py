@@ -25,8 +25,9 @@ def nhwc_row_taps(x: np.ndarray, weight: np.ndarray, *bias: np.ndarray, out: np.
     batch 1 nothing gained for more memory (bands of output rows small enough to keep one
     image's peak ran 1.1-1.5x slower), so `nhwc_rows` takes it for several images of up to
     32 channels, or more from 16 output pixels across (0.66-0.81x at 64-128 channels, 16-32
-    pixels; at 8 across 0.86-1.01x at 64 channels but 1.05-1.10x at 128, batch 32). Blocks of images of about 512 KiB of rows stay in cache; with `threads`,
-    parts cut at their bounds run one thread's GEMMs."""
+    pixels; at 8 across 0.85-1.01x at 64 channels but 1.05-1.10x at 128, batch 32). Blocks
+    of images of about 512 KiB of rows stay in cache; with `threads`, parts cut at their
+    bounds run one thread's GEMMs."""
     n, h, w, c = x.shape
     o, _, kh, kw = weight.shape
     _, oh, ow, _ = out.shape
