@@ -12,6 +12,7 @@ plus outputs, marked `XLA`).
 
     python benchmarks/resnet.py [--quick] [--threads N]   (also: benchmarks/run.py --only resnet)
     python benchmarks/resnet.py --profile     (amber's time per op of the generated code)
+    python benchmarks/resnet.py --layers      (each forward convolution against JAX's)
     python benchmarks/resnet.py --lines [--threads N]   (wall time per generated line)
     python benchmarks/resnet.py --against DIR (amber from DIR/amber against this checkout)
     python benchmarks/resnet.py --against DIR --threads 2   (the same at 2 threads, wall time)
@@ -358,6 +359,56 @@ def profile_lines(batch: int = 32, threads: int = 2, calls: int = 20, top: int =
             print(f"  {seconds / calls * 1e3:7.2f} ms  {text[:90]}")
 
 
+LAYERS = (("stem", 3, 16, 3, 1, 32), ("stage1 (x2)", 16, 16, 3, 1, 32),
+          ("stage2.conv1", 16, 32, 3, 2, 32), ("stage2.conv2", 32, 32, 3, 1, 16),
+          ("stage2.project", 16, 32, 1, 2, 32), ("stage3.conv1", 32, 64, 3, 2, 16),
+          ("stage3.conv2", 64, 64, 3, 1, 8), ("stage3.project", 32, 64, 1, 2, 16))
+"""The ResNet's convolutions: name, in and out channels, kernel, stride, input size."""
+
+
+def compare_layers(batch: int = 32, rounds: int = 15, calls: int = 5) -> None:
+    """Each forward convolution alone at one thread, CPU time, interleaved rounds: amber's
+    channels-last kernel (what the layout pass runs) against `jax.lax.conv_general_dilated`
+    under jit in the layout XLA prefers on CPU (NHWC, HWIO), bias added in both."""
+    import numpy as np
+
+    from amber.ops.conv_nhwc import conv2d_nhwc_kernel
+    jax = None
+    if importlib.util.find_spec("jax") is not None:
+        import jax
+        jax.config.update("jax_platforms", "cpu")
+    rng = np.random.default_rng(0)
+    print(f"forward convolutions, batch {batch}, 1 thread, CPU ms (medians of {rounds} "
+          f"interleaved rounds, load {os.getloadavg()[0]:.1f})")
+    for name, c, o, k, stride, size in LAYERS:
+        x = (rng.standard_normal((batch, c, size, size), dtype=np.float32).transpose(0, 2, 3, 1)
+             if c < 16 else rng.standard_normal((batch, size, size, c), dtype=np.float32))  # NOTE:
+        # the stem reads a channels-last view of the user's NCHW images
+        w = rng.standard_normal((o, c, k, k), dtype=np.float32)
+        b = rng.standard_normal(o, dtype=np.float32)
+        fns = {"amber": lambda: conv2d_nhwc_kernel(x, w, b, stride=(stride, stride),
+                                                   pad_mode="same")}
+        if jax is not None:
+            step = (stride, stride)
+            conv = jax.jit(lambda x, w, b: jax.lax.conv_general_dilated(
+                x, w, step, "SAME", dimension_numbers=("NHWC", "HWIO", "NHWC")) + b)
+            args = (jax.numpy.asarray(x), jax.numpy.asarray(w.transpose(2, 3, 1, 0)),
+                    jax.numpy.asarray(b))
+            assert np.allclose(conv(*args), fns["amber"](), rtol=1e-3, atol=1e-3), name
+            fns["jax"] = lambda: conv(*args).block_until_ready()
+        times: dict[str, list[float]] = {key: [] for key in fns}
+        for r in range(rounds):
+            for key in (list(fns) if r % 2 else list(fns)[::-1]):
+                start = time.process_time()
+                for _ in range(calls):
+                    fns[key]()
+                times[key].append((time.process_time() - start) / calls * 1e3)
+        cells = {key: statistics.median(v) for key, v in times.items()}
+        ratio = f", amber/jax {cells['amber'] / cells['jax']:.2f}x" if "jax" in cells else ""
+        print(f"  {name:<15} {c:>2} -> {o:<2} {k}x{k} stride {stride} {size:>2}px: " +
+              "; ".join(f"{key} {t:6.3f}" for key, t in cells.items()) + ratio)
+
+
 def thread_env(threads: int) -> dict[str, str]:
     env = {**os.environ, "AMBER_CACHE": "0"}
     for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS",
@@ -484,6 +535,8 @@ def main(argv: list[str] | None = None) -> None:
     mode.add_argument("--against", metavar="DIR",
                       help="amber from DIR/amber against this checkout, a fresh process per "
                            "version and round (at --threads, default 1)")
+    mode.add_argument("--layers", action="store_true",
+                      help="each forward convolution alone against JAX's (one thread)")
     mode.add_argument("--pair", metavar="DIR",
                       help="amber from DIR/amber and this checkout in one process, call by call "
                            "(at --threads, default 1)")
@@ -496,6 +549,9 @@ def main(argv: list[str] | None = None) -> None:
     if args.profile:  # NOTE: one BLAS thread, set before NumPy loads
         subprocess.run([sys.executable, "-c", f"import sys; sys.path.insert(0, {str(HERE)!r}); "
                         "import resnet; resnet.profile_ops()"], env=thread_env(1), check=True)
+    elif args.layers:
+        subprocess.run([sys.executable, "-c", f"import sys; sys.path.insert(0, {str(HERE)!r}); "
+                        "import resnet; resnet.compare_layers()"], env=thread_env(1), check=True)
     elif args.lines:  # NOTE: thread counts set before NumPy loads
         threads = args.threads or 2
         subprocess.run([sys.executable, "-c", f"import sys; sys.path.insert(0, {str(HERE)!r}); "

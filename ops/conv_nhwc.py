@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from .batch_rules import LOOP_ACROSS, folded
-from .conv_kernels import im2col, image_block, pad_hw
+from .conv_kernels import add_bias, im2col, image_block, pad_hw, wide_bias
 from .conv_row_taps import nhwc_row_taps, nhwc_row_taps_grad_weight
 from .elementwise import helper_call
 from .nn_kernels import add_windows, window_pads
@@ -57,23 +57,33 @@ def nhwc_rows(x: np.ndarray, weight: np.ndarray, *bias: np.ndarray, kernel: tupl
     (stride 1 across, an even output width) a row holds the window of two neighbouring pixels
     and the GEMM gives both (`paired_weights`): 4/3 of the multiply-adds, but BLAS ran
     [pixels/2, 192] @ [192, 32] 1.25x faster than [pixels, 144] @ [144, 16], and the window
-    rows to copy are 2/3 as many floats. Several images of at most 32 input channels take row
-    taps instead where they copy fewer rows (`nhwc_row_taps`: 0.74-0.87x the time)."""
+    rows to copy are 2/3 as many floats. Several images take row taps instead where they copy
+    fewer rows, at most 32 input channels or at least 16 output pixels across (`nhwc_row_taps`:
+    0.74-0.87x the time at 16-32 channels; 0.66-0.81x at 64-128 channels 16-32 pixels across;
+    at 8 across 0.85-1.01x at 64 channels, 1.05-1.10x at 128, at 4 across 1.0-1.33x)."""
     n, h, w, c = x.shape
     o, (oh, ow), (top, bottom, left, right) = weight.shape[0], out_size, pads
     matrix = weight.transpose(2, 3, 1, 0).reshape(-1, o)
     out = np.empty((n, oh, ow, o), np.result_type(x, weight, *bias))
     work = n * oh * ow * matrix.size
-    if kernel == (1, 1) and not any(pads):  # NOTE: the pixels are the rows: one GEMM
+    if kernel == (1, 1) and not any(pads):  # NOTE: the pixels are the rows: a GEMM an image
+        matrix, wide = np.ascontiguousarray(matrix), wide_bias(bias, oh * ow, out.size)  # NOTE:
+        # a stack of GEMMs ran 1.9-2.5x slower on the weight's transposed view
+
         def pixels(start: int, stop: int) -> None:
-            rows = out.reshape(-1, o)
-            np.matmul(x[:, ::stride[0], ::stride[1]].reshape(-1, c), matrix, out=rows)
-            for b in bias:
-                rows += b
-        run_parts(pixels, [(0, n)], threads)
+            """One GEMM per image (a stack): [8192, 16] @ [16, 32] in one call took 1.7-1.9x
+            the time of 32 calls of [256, 16] (OpenBLAS, batch 32), and parts cut at images
+            run the same GEMMs."""
+            rows = out[start:stop].reshape(stop - start, -1, o)
+            np.matmul(x[start:stop, ::stride[0], ::stride[1]].reshape(stop - start, -1, c),
+                      matrix, out=rows)
+            for b in wide:
+                add_bias(rows, b)
+        run_parts(pixels, thread_ranges(n, threads, work), threads)
         return out
     copied = stride[0] * (oh + (kernel[0] - 1) * dilation[0] // stride[0])  # NOTE: row taps
-    if n > 1 and kernel[0] > 1 and copied <= kernel[0] * oh and c <= 32:  # NOTE: rows copied
+    if n > 1 and kernel[0] > 1 and copied <= kernel[0] * oh and (c <= 32 or ow >= 16):  # NOTE:
+        # past 32 channels 0.66-0.81x the time from 16 pixels across; 0.85-1.10x at 8 (batch 32)
         return nhwc_row_taps(x, weight, *bias, out=out, stride=stride, dilation=dilation,
                              pads=pads, threads=threads)
     target = out
@@ -83,6 +93,7 @@ def nhwc_rows(x: np.ndarray, weight: np.ndarray, *bias: np.ndarray, kernel: tupl
         kernel, ow = (kernel[0], (kernel[1] - 1) * dilation[1] + 2), ow // 2
         out_size, stride, dilation = (oh, ow), (stride[0], 2), (dilation[0], 1)
         target = out.reshape(n, oh, ow, 2 * o)
+    bias = wide_bias(bias, ow if n == 1 else oh * ow, out.size)  # NOTE: bands: rows of ow
     step = even_step(n, image_block(matrix.shape[0] * oh * ow * x.itemsize))
     if n == 1:  # NOTE: one image: its bands of output rows split over the threads
         band = max(1, (1 << 17) // (ow * matrix.shape[0] * x.itemsize))
@@ -123,7 +134,7 @@ def nhwc_rows(x: np.ndarray, weight: np.ndarray, *bias: np.ndarray, kernel: tupl
             done = target[i:i + len(part)].reshape(-1, matrix.shape[1])
             np.matmul(rows[:len(done)], matrix, out=done)
             for b in bias:
-                done += b
+                add_bias(done, b)
     run_parts(long_calls, thread_ranges(n, threads, work, step), threads)  # NOTE: at one
     # thread's block bounds: a GEMM of other rows may round its last rows differently
     return out
@@ -153,8 +164,8 @@ def nhwc_band_rows(windows: np.ndarray, matrix: np.ndarray, bias: tuple[np.ndarr
         rows = out[:, r:min(r + band, stop)].reshape(-1, o)
         np.matmul(windows[:, r:min(r + band, stop)].reshape(-1, matrix.shape[0]), matrix,
                   out=rows)
-        for b in bias:
-            rows += b
+        for b in bias:  # NOTE: a bias repeated over rows (`wide_bias`) or not
+            add_bias(rows, b)
 
 
 COLUMNS_MAX_CHANNELS = 15
@@ -171,10 +182,11 @@ def nhwc_columns(x: np.ndarray, weight: np.ndarray, *bias: np.ndarray, kernel: t
     turned around (columns.T @ [K, O]) so that the pixels come out channels-last, bias added
     in cache. With `threads`, ranges of whole blocks go to the threads: the same GEMMs."""
     n, o, (oh, ow) = x.shape[0], weight.shape[0], out_size
-    matrix = weight.reshape(o, -1).T
+    matrix = np.ascontiguousarray(weight.reshape(o, -1).T)  # NOTE: 0.89x the transposed
+    # view's time in the stack of GEMMs below (the ResNet's stem)
     out = np.empty((n, oh * ow, o), np.result_type(x, weight, *bias))
     step = even_step(n, image_block(matrix.shape[0] * oh * ow * x.itemsize))
-    images = x.transpose(0, 3, 1, 2)
+    images, bias = x.transpose(0, 3, 1, 2), wide_bias(bias, oh * ow, out.size)
 
     def blocks(start: int, stop: int) -> None:
         for i in range(start, stop, step):
@@ -182,7 +194,7 @@ def nhwc_columns(x: np.ndarray, weight: np.ndarray, *bias: np.ndarray, kernel: t
             cols = im2col(images[i:j], kernel, out_size, stride, dilation, pads)
             np.matmul(cols.transpose(0, 2, 1), matrix, out=out[i:j])
             for b in bias:
-                out[i:j] += b
+                add_bias(out[i:j], b)
     run_parts(blocks, thread_ranges(n, threads, out.size * matrix.shape[0], step), threads)
     return out.reshape(n, oh, ow, o)
 
@@ -498,7 +510,7 @@ _NHWC = {**_CONV2D, "threads": 1}
 _KERNEL_HELPERS = (window_pads, image_block, nhwc_out_size, nhwc_windows, nhwc_band_rows,
                    *PARALLEL_HELPERS, paired_weights, nhwc_rows, pad_hw, im2col, nhwc_columns,
                    nhwc_columns_grad_weight, nhwc_phase_rows, nhwc_row_taps,
-                   nhwc_row_taps_grad_weight)
+                   nhwc_row_taps_grad_weight, wide_bias, add_bias)
 
 conv2d_nhwc = OpDef(
     "conv2d_nhwc", ("x", "weight", "*bias"), kernel=conv2d_nhwc_kernel, infer=_conv2d_nhwc_infer,

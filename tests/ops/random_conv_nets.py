@@ -21,7 +21,7 @@ from amber import nn
 
 CHANNELS = (1, 2, 3, 4, 5, 8, 15, 16, 17, 24, 31, 32, 33, 48, 64, 70)
 """Input and output channels: both sides of the thresholds (pixel pairs at <= 16 output
-channels, window rows at >= 16 input channels, row taps at <= 32)."""
+channels, window rows at >= 16 input channels, row taps at <= 32 or >= 16 pixels across)."""
 BATCHES = (1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 23, 24, 25, 33, 40)
 """Batch sizes around the image blocks (powers of two, 7, 24) and the thread splits."""
 

@@ -69,6 +69,7 @@ def test_nhwc_input_gradient_per_element(pad_mode, stride) -> None:
 
 
 ROW_TAPS = [  # x_shape, w_shape, stride, pads, dilation: several images, <= 32 channels
+    ((3, 48, 5, 17), (5, 48, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1)),     # 48 channels, 17 across
     ((2, 32, 14, 199), (3, 32, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1)),  # weight gradient in bands
     ((1, 24, 7, 9), (5, 24, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1)),      # one image: all taps
     ((9, 24, 6, 7), (5, 24, 3, 2), (1, 1), (1, 0, 0, 1), (1, 1)),      # blocks, the last partial
@@ -183,3 +184,24 @@ def test_few_channels_take_columns_and_write_nhwc(x_shape, w_shape, stride, pads
         assert np.array_equal(conv2d_nhwc_kernel(xh, w, bias, threads=2, **attrs), got)
         assert np.array_equal(conv2d_nhwc_grad_weight_kernel(
             xh, g.transpose(NHWC), w_shape=w_shape, threads=2, **attrs), dw)
+
+
+@pytest.mark.parametrize("shape, unit", [((64, 32, 16), 32), ((2, 96, 24), 96),
+                                         ((1024, 64, 3), 64), ((4, 16, 6), 1)])
+def test_a_wide_bias_adds_the_bits_of_a_broadcast_add(shape, unit) -> None:
+    """wide_bias repeats a bias over rows (a power of two dividing `unit`, up to 1024 floats)
+    and add_bias adds it, also to a strided view: the bits of `rows + bias`."""
+    from amber.ops.conv_kernels import add_bias, wide_bias
+    rng = np.random.default_rng(len(shape))
+    rows = rng.standard_normal(shape).astype(np.float32)
+    bias = rng.standard_normal(shape[-1]).astype(np.float32)
+    (wide,) = wide_bias((bias,), unit, 1 << 16)
+    assert wide.size % bias.size == 0 and unit % (wide.size // bias.size) == 0
+    assert wide.size > bias.size or unit == 1
+    expected = rows + bias
+    add_bias(rows, wide)
+    assert np.array_equal(rows, expected)
+    strided = rng.standard_normal(shape[::-1]).astype(np.float32).transpose(2, 1, 0)
+    expected = strided + bias
+    add_bias(strided, wide)
+    assert np.array_equal(strided, expected)

@@ -26,17 +26,19 @@ needs_blas_control = pytest.mark.skipif(
     reason="NumPy's BLAS is not an OpenBLAS amber can hold at one thread: kernels keep one part")
 
 # (x NCHW, w OIHW, stride, pads, dilation): each large enough to be split over two threads
-# (over 2 * 2**22 multiply-adds, `thread_ranges`), but the 1x1 projection
+# (over 2 * 2**22 multiply-adds, `thread_ranges`), but the small 1x1 projection
 CASES = [
     ((16, 16, 16, 16), (16, 16, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1)),
     ((17, 16, 31, 29), (24, 16, 3, 3), (2, 2), (1, 0, 1, 2), (1, 1)),
-    ((6, 32, 14, 14), (32, 32, 1, 1), (2, 2), (0, 0, 0, 0), (1, 1)),  # one GEMM: one part
+    ((6, 32, 14, 14), (32, 32, 1, 1), (2, 2), (0, 0, 0, 0), (1, 1)),  # one part
+    ((9, 32, 24, 22), (64, 32, 1, 1), (1, 1), (0, 0, 0, 0), (1, 1)),  # 1x1: parts of images
     ((1, 16, 64, 60), (16, 16, 3, 3), (1, 1), (2, 2, 2, 2), (2, 2)),
     ((1, 32, 49, 45), (32, 32, 3, 3), (2, 1), (1, 1, 1, 1), (1, 1)),
     ((23, 16, 16, 16), (16, 16, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1)),  # blocks of 7 and the rest
     ((2, 32, 40, 41), (24, 32, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1)),  # row taps, two images
     ((10, 24, 16, 15), (20, 24, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1)),  # row taps, images
-    ((8, 64, 8, 8), (64, 64, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1)),  # blocks of 7 and a lone one
+    ((8, 64, 9, 7), (64, 64, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1)),  # blocks of 7 and a lone one
+    ((4, 64, 6, 17), (40, 64, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1)),  # row taps, 64 channels
     ((19, 16, 24, 27), (40, 16, 3, 3), (2, 3), (1, 1, 0, 2), (2, 1)),  # phase rows, 16 + 3
 ]
 
@@ -46,7 +48,7 @@ def test_the_cases_split() -> None:
         out = [(x[2 + a] + pads[2 * a] + pads[2 * a + 1] - (w[2 + a] - 1) * dilation[a] - 1) //
                stride[a] + 1 for a in (0, 1)]
         work = x[0] * out[0] * out[1] * w[0] * w[1] * w[2] * w[3]
-        assert splits(work, 2) == (w[2:] != (1, 1))
+        assert splits(work, 2) == (x != (6, 32, 14, 14))
 
 
 @needs_blas_control
