@@ -427,6 +427,8 @@ def fresh(batch: int, threads: int, rounds: int, jax: bool = True,
     env = thread_env(threads)
     if tree is not None:
         env["PYTHONPATH"] = tree
+    if torch:  # NOTE: spinning beside OpenBLAS's threads, PyTorch's OpenMP threads took 408 ms
+        env.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # a 2-thread forward here, waiting 22 ms
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
     if out.returncode:
         raise RuntimeError(out.stderr[-2000:])
