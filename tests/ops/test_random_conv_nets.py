@@ -3,22 +3,23 @@
 bias sums, threads, gradient pairs, kept buffers) where the generator makes two rules meet.
 
 For each net:
-- the forward compiled with a symbolic batch at `num_threads` 1 and 2 equals `net.construct`
-  at the dtype's tolerance on three batch sizes; with BLAS held at one thread the two thread
-  counts agree bit for bit (the promise of `test_conv_threads.py`); a result the caller holds
-  is not changed by the next call;
+- the forward compiled with a symbolic batch (three sizes) and with static shapes (two calls,
+  whose temporaries are kept across calls) at `num_threads` 1 and 2 equals `net.construct` at
+  the dtype's tolerance; with BLAS held at one thread the two thread counts agree bit for bit
+  (the promise of `test_conv_threads.py`); a result the caller holds is not changed by the next
+  call;
 - (float64) `amber.grad` of a loss through the net, compiled, equals the eager gradient and
   central differences along random directions of the input and of all weights together;
-- a compiled `TrainOneStepCell` (SGD with momentum, symbolic batch, one compile) stepped three
-  times on different batch sizes leaves the parameters eager stepping leaves, and the losses
-  it returned stay as returned.
+- a compiled `TrainOneStepCell` (momentum, symbolic batch, one compile) stepped three times on
+  different batch sizes makes the updates eager steps make from the same state, and the
+  losses it returned stay as returned.
 
 CI checks a fixed sample of small nets. The long run (nice it; about 1-3 s a net):
     AMBER_CONV_FUZZ=2000 nice python -m pytest tests/ops/test_random_conv_nets.py -q
 draws that many nets from `AMBER_CONV_FUZZ_SEED` (default 0) on, with larger convolutions
 (`AMBER_CONV_FUZZ_WORK` multiply-adds a batch, default 3e7, enough to split over threads),
-one test per net (`-x` stops at the first failure, `-k 'net[1234]'` reruns one). A failure's
-net prints as the layers a user writes; each one fixed becomes a case of `FOUND_BY_FUZZING`.
+one test per net (`-x` stops at the first failure, `-k 1234` reruns seed 1234). A failure
+prints its net as the layers a user writes.
 """
 from __future__ import annotations
 
@@ -34,7 +35,7 @@ from amber import nn
 from amber.ops.parallel import hold_blas, kernel_threads
 
 sys.path.insert(0, os.path.dirname(__file__))
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(__file__)), "graph", "passes"))
+sys.path.append(os.path.join(os.path.dirname(os.path.dirname(__file__)), "graph", "passes"))
 from central_differences import SquaredSum, finite_difference  # noqa: E402
 from random_conv_nets import Spec, build, random_spec  # noqa: E402
 
