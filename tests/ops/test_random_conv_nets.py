@@ -42,9 +42,10 @@ from random_conv_nets import Spec, build, random_spec  # noqa: E402
 LONG_RUN = int(os.environ.get("AMBER_CONV_FUZZ", "0"))
 FIRST_SEED = int(os.environ.get("AMBER_CONV_FUZZ_SEED", "0"))
 LONG_WORK = int(float(os.environ.get("AMBER_CONV_FUZZ_WORK", "3e7")))
-SEEDS = range(FIRST_SEED, FIRST_SEED + LONG_RUN) if LONG_RUN else range(1000, 1012)
-WORK = LONG_WORK if LONG_RUN else 400_000
-"""CI's sample: a dozen nets of at most 0.4M multiply-adds a batch."""
+NETS = [(seed, LONG_WORK) for seed in range(FIRST_SEED, FIRST_SEED + LONG_RUN)] or \
+    [(seed, 400_000) for seed in range(1000, 1012)] + [(1153, 12_000_000)]
+"""(seed, multiply-adds a batch at most). CI's sample: a dozen small nets, and one whose
+16-channel 5x5 gradients are paired on two threads (static shapes, 8.6M multiply-adds)."""
 STEPS = (1e-8, 3e-9)
 """Central differences' steps: float64 rounding stays under 1e-6 relative, and a step this
 small seldom moves a ReLU's or a max's input across its kink (1e-6 did, in 1 of 20 nets; 1e-8
@@ -125,9 +126,9 @@ def check_gradients(spec: Spec, threads: int) -> None:
     loss = SquaredSum(net)
     amber.set_context(num_threads=threads)
     grad = amber.grad(loss, grad_position=0, weights=weights)
-    # NOTE: static shapes (kept temporaries) for a third of the nets, two sizes of a symbolic
-    # batch for the others
-    static = spec.seed % 3 == 0
+    # NOTE: static shapes (kept temporaries; gradient pairs at 2 threads need them) for half
+    # the nets, two sizes of a symbolic batch for the others
+    static = spec.seed % 4 in (1, 2)
     fast = amber.jit(grad, dynamic=None if static else {"x": 0})
     rng = np.random.default_rng(spec.seed)
     held = []
@@ -217,15 +218,15 @@ def check_net(spec: Spec) -> None:
     before = amber.get_context().options.num_threads
     try:
         check_forward(spec)
-        check_gradients(spec, 1 + spec.seed % 2)
+        check_gradients(spec, 1 + spec.seed % 2)  # NOTE: static at 2 threads when seed % 4 == 1
         check_train_steps(spec, 2 - spec.seed % 2)
     finally:
         amber.set_context(num_threads=before)
 
 
-@pytest.mark.parametrize("seed", SEEDS)
-def test_random_conv_net(seed: int) -> None:
-    spec = random_spec(np.random.default_rng(seed), seed, WORK)
+@pytest.mark.parametrize("seed, work", NETS)
+def test_random_conv_net(seed: int, work: int) -> None:
+    spec = random_spec(np.random.default_rng(seed), seed, work)
     try:
         check_net(spec)
     except AssertionError as error:
