@@ -118,7 +118,8 @@ def assert_differences(derivative: float, fn, scale: float, what: str) -> None:
 
 
 def check_gradients(spec: Spec, threads: int) -> None:
-    """float64: compiled gradients == eager ones == central differences along directions."""
+    """float64: compiled gradients == eager ones == central differences along directions;
+    at 1 and 2 threads bit for bit."""
     spec = copy.copy(spec)
     spec.dtype = np.float64
     net = build(spec)
@@ -129,7 +130,8 @@ def check_gradients(spec: Spec, threads: int) -> None:
     # NOTE: static shapes (kept temporaries; gradient pairs at 2 threads need them) for half
     # the nets, two sizes of a symbolic batch for the others
     static = spec.seed % 4 in (1, 2)
-    fast = amber.jit(grad, dynamic=None if static else {"x": 0})
+    dynamic = None if static else {"x": 0}
+    fast = amber.jit(grad, dynamic=dynamic)
     rng = np.random.default_rng(spec.seed)
     held = []
     for call, batch in enumerate(spec.batches[:1] * 2 if static else spec.batches[:2]):
@@ -159,6 +161,20 @@ def check_gradients(spec: Spec, threads: int) -> None:
         finally:
             for w, s in zip(weights, starts):
                 w[...] = s
+    if BLAS_HELD:  # NOTE: and the other thread count's bit for bit, BLAS at one thread
+        results = []
+        for count in (threads, 3 - threads):
+            amber.set_context(num_threads=count)  # NOTE: before the call: a jit compiles again
+            # when the setting changed
+            run = fast if count == threads else amber.jit(grad, dynamic=dynamic)
+            hold_blas(kernel_threads(), 1)
+            try:
+                dx, dws = run(x)
+                results.append((dx, *dws))
+            finally:
+                hold_blas(kernel_threads(), -1)
+        for one, two in zip(*results):
+            np.testing.assert_array_equal(one, two, err_msg="gradients at 1 and 2 threads differ")
 
 
 def train_step(net: nn.Cell) -> nn.Cell:
