@@ -87,7 +87,7 @@ def nhwc_rows(x: np.ndarray, weight: np.ndarray, *bias: np.ndarray, kernel: tupl
         return nhwc_row_taps(x, weight, *bias, out=out, stride=stride, dilation=dilation,
                              pads=pads, threads=threads)
     target = out
-    if o <= 16 and stride[1] == 1 and ow % 2 == 0 and kernel[1] > 1:  # NOTE: PAIRED_MAX_OUT
+    if pixel_pairs(o, stride[1], ow, kernel[1]):
         # NOTE: a row is a pixel pair's window and gives both pixels' channels (NHWC order)
         matrix, bias = paired_weights(weight, dilation[1]), tuple(np.tile(b, 2) for b in bias)
         kernel, ow = (kernel[0], (kernel[1] - 1) * dilation[1] + 2), ow // 2
@@ -138,6 +138,13 @@ def nhwc_rows(x: np.ndarray, weight: np.ndarray, *bias: np.ndarray, kernel: tupl
     run_parts(long_calls, thread_ranges(n, threads, work, step), threads)  # NOTE: at one
     # thread's block bounds: a GEMM of other rows may round its last rows differently
     return out
+
+
+def pixel_pairs(out_channels: int, stride_across: int, out_width: int, kernel_width: int) -> bool:
+    """Whether a window row holds two neighbouring pixels' windows (`paired_weights`): at most
+    16 output channels, stride 1 across, an even output width, a kernel wider than one pixel.
+    The forward, the weight gradient and the balance of a gradient pair read this one rule."""
+    return out_channels <= 16 and stride_across == 1 and out_width % 2 == 0 and kernel_width > 1
 
 
 def paired_weights(weight: np.ndarray, dilation: int) -> np.ndarray:
@@ -273,7 +280,7 @@ def conv2d_nhwc_grad_weight_kernel(x: np.ndarray, g: np.ndarray, *, w_shape: tup
         (out,) = run_parts(lambda start, stop: x[:, ::stride[0], ::stride[1]].reshape(-1, c).T @
                            g.reshape(-1, o), [(0, n)], threads)
         return np.ascontiguousarray(out.reshape(kh, kw, c, o).transpose(3, 2, 0, 1))
-    paired = o <= 16 and stride[1] == 1 and ow % 2 == 0 and kw > 1  # NOTE: as nhwc_rows
+    paired = pixel_pairs(o, stride[1], ow, kw)
     if not paired and n > 1 and stride[0] == 1 and kh > 1 and dilation[0] <= oh and c <= 32:
         return nhwc_row_taps_grad_weight(x, g, w_shape, stride, dilation, pads, threads)
     geometry = ((kh, kw), (oh, ow), stride, dilation)
@@ -508,8 +515,8 @@ def _onnx_conv2d_nhwc(e: Any, x: str, w: str, *bias: str) -> str:
 _NHWC = {**_CONV2D, "threads": 1}
 """conv2d's attributes, and the threads the kernel may split its blocks over."""
 _KERNEL_HELPERS = (window_pads, image_block, nhwc_out_size, nhwc_windows, nhwc_band_rows,
-                   *PARALLEL_HELPERS, paired_weights, nhwc_rows, pad_hw, im2col, nhwc_columns,
-                   nhwc_columns_grad_weight, nhwc_phase_rows, nhwc_row_taps,
+                   *PARALLEL_HELPERS, pixel_pairs, paired_weights, nhwc_rows, pad_hw, im2col,
+                   nhwc_columns, nhwc_columns_grad_weight, nhwc_phase_rows, nhwc_row_taps,
                    nhwc_row_taps_grad_weight, wide_bias, add_bias)
 
 conv2d_nhwc = OpDef(

@@ -14,7 +14,7 @@ import numpy as np
 
 from .batch_rules import LOOP_ACROSS
 from .conv_nhwc import (_KERNEL_HELPERS, _NHWC, _grad_input_infer, _grad_weight_infer,
-                        conv2d_nhwc_grad_input_kernel, conv2d_nhwc_grad_weight_kernel)
+                        conv2d_nhwc_grad_input_kernel, conv2d_nhwc_grad_weight_kernel, pixel_pairs)
 from .elementwise import helper_call
 from .nn_kernels import add_windows
 from .opdef import NO_GRAD, REQUIRED, OpDef
@@ -51,8 +51,8 @@ def conv2d_nhwc_grads_kernel(x: np.ndarray, g: np.ndarray, weight: np.ndarray, *
         return (conv2d_nhwc_grad_input_kernel(g, weight, x_shape=x_shape, **geometry),
                 conv2d_nhwc_grad_weight_kernel(x, g, w_shape=w_shape, **geometry))
     ow, o = g.shape[2:]
-    by_weights = max(stride) == 1 and o <= 16 and ow % 2 == 0 and w_shape[3] > 1  # NOTE: pixel
-    # pairs, as conv2d_nhwc_grad_weight_kernel takes them
+    by_weights = max(stride) == 1 and pixel_pairs(o, stride[1], ow, w_shape[3])  # NOTE: as
+    # conv2d_nhwc_grad_weight_kernel takes them
     share = by_weights or max(stride) > 1
     local = getattr(shared, "local", None) if share else None
 
