@@ -525,6 +525,13 @@ def pair(tree: str, threads: int = 1, rounds: int = 21) -> None:
                   f"(load {os.getloadavg()[0]:.1f})")
 
 
+def in_fresh_process(call: str, threads: int) -> None:
+    """`resnet.<call>` in a fresh process whose BLAS / XLA thread counts are `threads`: they
+    must be set before NumPy loads."""
+    subprocess.run([sys.executable, "-c", f"import sys; sys.path.insert(0, {str(HERE)!r}); "
+                    f"import resnet; resnet.{call}"], env=thread_env(threads), check=True)
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(
         description="The small CIFAR ResNet of issue 28: amber beside JAX (and torch), or "
@@ -548,21 +555,14 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     if args.threads is not None and args.threads < 1:
         parser.error("--threads must be 1 or more")
-    if args.profile:  # NOTE: one BLAS thread, set before NumPy loads
-        subprocess.run([sys.executable, "-c", f"import sys; sys.path.insert(0, {str(HERE)!r}); "
-                        "import resnet; resnet.profile_ops()"], env=thread_env(1), check=True)
+    if args.profile:
+        in_fresh_process("profile_ops()", 1)
     elif args.layers:
-        subprocess.run([sys.executable, "-c", f"import sys; sys.path.insert(0, {str(HERE)!r}); "
-                        "import resnet; resnet.compare_layers()"], env=thread_env(1), check=True)
-    elif args.lines:  # NOTE: thread counts set before NumPy loads
-        threads = args.threads or 2
-        subprocess.run([sys.executable, "-c", f"import sys; sys.path.insert(0, {str(HERE)!r}); "
-                        f"import resnet; resnet.profile_lines(threads={threads})"],
-                       env=thread_env(threads), check=True)
-    elif args.pair is not None:  # NOTE: thread counts set before NumPy loads
-        subprocess.run([sys.executable, "-c", f"import sys; sys.path.insert(0, {str(HERE)!r}); "
-                        f"import resnet; resnet.pair({args.pair!r}, {args.threads or 1})"],
-                       env=thread_env(args.threads or 1), check=True)
+        in_fresh_process("compare_layers()", 1)
+    elif args.lines:
+        in_fresh_process(f"profile_lines(threads={args.threads or 2})", args.threads or 2)
+    elif args.pair is not None:
+        in_fresh_process(f"pair({args.pair!r}, {args.threads or 1})", args.threads or 1)
     elif args.against is not None:
         against(args.against, threads=args.threads or 1)
     else:
