@@ -97,7 +97,7 @@ def thread_ranges(count: int, threads: int, work: float, align: int = 1) -> list
     one part per thread, but no more parts than `work` (multiply-adds of the whole range) pays
     for at 2**22 a part, and one part where amber cannot hold BLAS at one thread
     (`blas_controls`). Measured (real-time priority, ResNet-like 3x3 layers at 2 threads;
-    docs/performance.md): 4.7M multiply-adds ran 0.70-1.13x one thread's speed split in two,
+    docs/performance-history.md): 4.7M multiply-adds ran 0.70-1.13x one thread's speed split in two,
     9.4M 0.93-1.36x, 18.9M 0.92-1.54x, 37.7M 1.28-1.68x, 75.5M 1.42-1.79x. Where the calling
     thread has set `kernel_threads().local.fine` (a gradient pair's longer gradient,
     ops/conv_pairs.py), up to 4 parts a thread instead, for `run_parts`' threads to share."""

@@ -2,7 +2,9 @@
 executed, page by page (a page's blocks in order, in one module, from a file so amber can read
 their source), in a scratch directory with `samples/` importable; a block marked
 ```python fragment (an excerpt of generated code, or a snippet naming the reader's own files)
-must at least parse. Every relative link between the pages leads to a file that exists."""
+must at least parse. Every relative link between the pages leads to a file that exists, and a
+link to a section of a page (`page.md#anchor`, `#anchor`) to a heading of that page. Every page
+can be reached from the README by following links."""
 from __future__ import annotations
 
 import ast
@@ -22,6 +24,7 @@ ROOT = Path(__file__).resolve().parent.parent
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 FENCE = re.compile(r"^```([^\n`]*)\n(.*?)^```", re.S | re.M)
 LINK = re.compile(r"\]\(([^)#\s]+)(#[^)\s]*)?\)")
+HEADING = re.compile(r"^#{1,6} +(.+?) *$", re.M)
 
 
 def blocks(page: Path) -> list[tuple[str, str, int]]:
@@ -70,8 +73,37 @@ def test_links_lead_somewhere(page: Path) -> None:
         assert (page.parent / target).exists(), f"{_id(page)} links to missing {target}"
 
 
+def anchors(page: Path) -> set[str]:
+    """The anchors GitHub gives the headings of `page`: lower case, punctuation dropped, spaces
+    as hyphens, a repeated heading suffixed -1, -2, ..."""
+    found: set[str] = set()
+    seen: dict[str, int] = {}
+    for title in HEADING.findall(FENCE.sub("", page.read_text(encoding="utf-8"))):
+        slug = re.sub(r"[^\w\- ]", "", title.strip().lower()).replace(" ", "-")
+        found.add(f"{slug}-{seen[slug]}" if slug in seen else slug)
+        seen[slug] = seen.get(slug, 0) + 1
+    return found
+
+
+@pytest.mark.parametrize("page", PAGES, ids=_id)
+def test_section_links_lead_to_a_heading(page: Path) -> None:
+    text = FENCE.sub("", page.read_text(encoding="utf-8"))
+    for target, anchor in re.findall(r"\]\(([^)#\s]*)(#[^)\s]+)\)", text):
+        dest = page.parent / target if target else page
+        if re.match(r"[a-z]+:", target) or dest.suffix != ".md" or not dest.exists():
+            continue  # NOTE: a URL, or a missing page test_links_lead_somewhere reports
+        assert anchor[1:] in anchors(dest), f"{_id(page)} links to {target}{anchor}: no such heading"
+
+
 def test_every_page_is_reachable_from_the_readme() -> None:
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    linked = {Path(t).name for t, _ in LINK.findall(readme)}
-    missing = [p.name for p in PAGES[1:] if p.name not in linked]
-    assert not missing, f"docs pages the README does not link to: {missing}"
+    reached, todo = set(), [ROOT / "README.md"]
+    while todo:  # NOTE: a page linked from a linked page counts (the history from its topic page)
+        page = todo.pop()
+        text = FENCE.sub("", page.read_text(encoding="utf-8"))
+        for target, _ in LINK.findall(text):
+            dest = (page.parent / target).resolve()
+            if dest.suffix == ".md" and dest.exists() and dest not in reached:
+                reached.add(dest)
+                todo.append(dest)
+    missing = [p.name for p in PAGES[1:] if p.resolve() not in reached]
+    assert not missing, f"docs pages no link from the README leads to: {missing}"

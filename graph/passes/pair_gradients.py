@@ -26,7 +26,7 @@ PAIR_MIN_WORK = 1 << 22
 layers (real-time priority, wall time of both gradients paired against one after the other
 at one thread, and against each split by images): 9.4M-75.5M ran 0.51-0.98x and 0.68-1.06x;
 the 1x1 projections at batch 32 (4.2M) 0.72-0.82x; 4.7M 3x3 layers 0.92-0.97x at 4 images but
-1.06-1.11x at 2; smaller ones lost more (2.4M, one image: 1.3-1.6x). docs/performance.md."""
+1.06-1.11x at 2; smaller ones lost more (2.4M, one image: 1.3-1.6x). docs/performance-history.md."""
 
 _GEOMETRY = ("stride", "padding", "pad_mode", "dilation", "groups")
 
