@@ -12,7 +12,7 @@ from .diskcache import DiskCache
 from .loader import fake_filename, load_function
 from .native import compile_with_fallback, load_native
 from .pipeline import Artifact
-from .tiers import NativeTiers, native_generator
+from .tiers import NativeTiers, kernels_chosen, native_generator
 
 
 def _eager_marker(*args: Any) -> Any:
@@ -66,8 +66,14 @@ def entry_from_artifact(artifact: Artifact, title: str, nargs: int, store: Store
         background, numpy_store = tiers
         entry = load(artifact.code, numpy_store)
         entry.prepare(nargs)
-        background.start(entry, lambda: compile_with_fallback(with_kernels, load, title)[1],
-                         title)
+
+        def make_native() -> CompiledFunction | None:
+            if kernels_chosen(artifact):
+                return compile_with_fallback(with_kernels, load, title)[1]
+            if store is not None:  # NOTE: no loop goes native: the NumPy code is this
+                store(entry, artifact)  # backend's code too, for a warm process to find
+            return None
+        background.start(entry, make_native, title)
         return entry
     code, entry = compile_with_fallback(artifact.regenerate, load, title)
     artifact.code = code

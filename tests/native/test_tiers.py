@@ -46,6 +46,37 @@ def test_auto_runs_numpy_first_then_switches_also_when_warm(numba, monkeypatch) 
     np.testing.assert_allclose(warm(X), first, rtol=1e-6, atol=1e-6)
 
 
+def grow_big(x):
+    """A loop over 8192 floats: above AUTO_MAX_ELEMENTS, auto keeps it NumPy."""
+    while np.sum(np.abs(x)) < 1e6:
+        x = x * 2.0 + 1.0
+    return x
+
+
+def test_which_loops_go_native_is_decided_in_the_background(numba, monkeypatch) -> None:
+    """The first call builds no kernel source (choosing the loops did, 8-20% of that call);
+    a loop auto keeps NumPy leaves the NumPy code stored under auto's key too, so a warm
+    process compiles nothing."""
+    from amber.codegen import native
+    monkeypatch.setenv("AMBER_CACHE", "1")
+    reset_context()
+    chose = []
+    real = native.select_regions
+    monkeypatch.setattr(native, "select_regions", lambda *a, **k: chose.append(
+        __import__("threading").current_thread().name) or real(*a, **k))
+    x = np.ones(8192, np.float32)
+    expected = amber.jit(grow_big, backend="numpy")(x)
+    cold = amber.jit(grow_big, backend="auto")
+    np.testing.assert_array_equal(cold(x), expected)
+    assert cold.wait_kernels(120)
+    assert chose and all(name.startswith("amber-native") for name in chose), chose
+    assert "@numba.njit(" not in cold.code and cold.stats.compiles == 1
+    warm = amber.jit(grow_big, backend="auto")
+    np.testing.assert_array_equal(warm(x), expected)
+    assert warm.stats.compiles == 0 and warm.stats.disk_hits == 1
+    assert warm.wait_kernels(120) and "@numba.njit(" not in warm.code
+
+
 def _entry(fn) -> CompiledFunction:
     return CompiledFunction(fn=fn, source="", filename="<t>", function_name="f", line_map={})
 
