@@ -1,8 +1,14 @@
 """The fixed cost of a call: a compiled call of a tiny function and of a tiny Cell, against its
 generated function called directly, and the parts of the fast path (the call key, the guard
-check). CPU time, best of 7 rounds of 20,000 calls (the best: other processes only add)."""
+check). CPU time, best of 7 rounds of 20,000 calls (the best: other processes only add).
+
+Then the same cost cold, as a training step meets it: each call right after a 512x512 matmul
+has pushed the interpreter's code and objects out of the caches (median of 1,000 calls each,
+alternating). Cold, every Python frame and object the call path
+touches costs several times its figure in a tight loop."""
 from __future__ import annotations
 
+import statistics
 import time
 from typing import Any, Callable
 
@@ -37,6 +43,19 @@ def per_call(fn: Callable[..., Any], *args: Any, calls: int = 20000) -> float:
     return best * 1e6
 
 
+def cold_per_call(calls: dict[str, Callable[[], Any]], rounds: int = 1000) -> dict[str, float]:
+    """Median CPU microseconds of each call made right after evicting the caches."""
+    big = np.ones((512, 512), np.float32)
+    times: dict[str, list[float]] = {name: [] for name in calls}
+    for r in range(rounds):
+        for name, call in calls.items() if r % 2 else reversed(calls.items()):
+            big @ big
+            start = time.thread_time()
+            call()
+            times[name].append(time.thread_time() - start)
+    return {name: statistics.median(t) * 1e6 for name, t in times.items()}
+
+
 def report() -> None:
     x = np.ones((2, 4), np.float32)
     print("\n## Per-call dispatch: CPU us per call (best of 7 rounds of 20,000 calls)")
@@ -52,6 +71,10 @@ def report() -> None:
               f" -> fixed cost {whole - alone:4.2f} (call key {per_call(call_key, (x,), {}):4.2f},"
               f" guard check {per_call(binding.plan.holds, instance):4.2f}, the rest: binding "
               f"lookup, argument gathering, the wrapper's frames)")
+        cold = cold_per_call({"jit": lambda: fast(x),
+                              "alone": lambda: entry.fn(*binding.arrays, x)})
+        print(f"  {'':<17}  cold: jit call {cold['jit']:5.1f}, the generated function alone "
+              f"{cold['alone']:5.1f} -> fixed cost {cold['jit'] - cold['alone']:4.1f}")
 
 
 if __name__ == "__main__":

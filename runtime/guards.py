@@ -56,7 +56,7 @@ class GuardPlan:
     Built right after a full check passed; `holds` is then true while every guarded object is
     the same one (and, for lists, dicts and primitives, holds the same objects), and the
     guards the plan cannot read that way still pass their full check."""
-    __slots__ = ("same", "checks")
+    __slots__ = ("same", "checks", "holds")
 
     def __init__(self, guards: Sequence[GuardLike], instance: Any,
                  param_paths: Sequence[str] = ()) -> None:
@@ -65,9 +65,11 @@ class GuardPlan:
         for path in param_paths:
             snapshot.same(*access(instance, path))
         self.same = snapshot.function()
+        self.holds: Callable[[Any], bool] = self._holds_all if self.checks else self.same
+        """True if the guards checked when the plan was made still hold for `instance` (the
+        generated test itself when it covers every guard: one Python call less per call)."""
 
-    def holds(self, instance: Any) -> bool:
-        """True if the guards checked when the plan was made still hold for `instance`."""
+    def _holds_all(self, instance: Any) -> bool:
         if not self.same(instance):
             return False
         for check in self.checks:

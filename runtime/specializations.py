@@ -67,7 +67,7 @@ class _Binding:
     """One instance's view of one entry: its parameters, gathered and kept as plain arrays, and
     the `GuardPlan` telling on each call that the guarded objects and the parameters are still
     the very ones seen when the binding was made (any change makes a new binding)."""
-    __slots__ = ("entry", "arrays", "eager", "plan")
+    __slots__ = ("entry", "arrays", "eager", "plan", "holds")
 
     def __init__(self, entry: CompiledFunction, instance: Any, arrays: tuple[Any, ...]) -> None:
         """Bind `entry` to `instance`, whose guards hold and whose parameters are `arrays`."""
@@ -75,6 +75,7 @@ class _Binding:
         self.eager = entry.origin == "eager"
         self.arrays = arrays
         self.plan = GuardPlan(entry.guards, instance, entry.param_paths)
+        self.holds = self.plan.holds
 
 
 class _InstanceState:
@@ -150,14 +151,16 @@ class JitBase:
                 binding = state.bindings.get(key)
                 if binding is not None:
                     self._last_binding = (state, key, binding)
-        if binding is None or not binding.plan.holds(instance):
+        if binding is None or not binding.holds(instance):
             binding = self._bind(instance, key, args, kwargs)
             if self._tiers.holding:  # NOTE: kernels compile after the call that made them
                 try:
                     return self._call(binding, instance, args, kwargs)
                 finally:
                     self._tiers.release()
-        entry = self.last = binding.entry  # NOTE: `_call` inline: this is the hot path
+        entry = binding.entry  # NOTE: `_call` inline: this is the hot path
+        if self.last is not entry:  # NOTE: a write is a Python call under JitCell.__setattr__
+            self.last = entry
         if binding.eager:
             return self._eager(instance, args, kwargs)
         try:
