@@ -9,8 +9,8 @@ import numpy as np
 from . import onnx as ox
 from .batch_rules import LOOP_PYTHON, mse_loss_batch, nll_loss_batch
 from .elementwise import helper_call, optional, unsupported
-from .nn_kernels import (check_class_ids, label_index, log_softmax_kernel, nll_loss_kernel,
-                         pick_labels, softmax_cross_entropy_grad_kernel,
+from .nn_kernels import (check_class_ids, label_index, log_softmax_kernel, mean_all,
+                         nll_loss_kernel, pick_labels, softmax_cross_entropy_grad_kernel,
                          softmax_cross_entropy_kernel, softmax_cross_entropy_with_grad_kernel,
                          softmax_kernel)
 from .batching import axis_batch, broadcast_like, per_sample_axes
@@ -154,7 +154,7 @@ softmax_cross_entropy = OpDef(
     "softmax_cross_entropy", ("logits", "labels"), kernel=softmax_cross_entropy_kernel,
     infer=_softmax_cross_entropy_infer, attrs=_XENT, can_raise=True, fresh=True,
     emit=helper_call(softmax_cross_entropy_kernel, "logits, labels", _XENT),
-    helpers=(log_softmax_kernel, check_class_ids, label_index, pick_labels,
+    helpers=(log_softmax_kernel, check_class_ids, label_index, pick_labels, mean_all,
              softmax_cross_entropy_kernel),
     grad=_softmax_cross_entropy_grad, batch=_softmax_cross_entropy_batch)
 """MindSpore SoftmaxCrossEntropyWithLogits(sparse, reduction) on logits [..., C]."""
@@ -212,7 +212,7 @@ softmax_cross_entropy_with_grad = OpDef(
     emit=helper_call(softmax_cross_entropy_with_grad_kernel, "logits, labels, g",
                      {"reduction": "none"}),
     attrs={"reduction": "none"},
-    helpers=(check_class_ids, label_index, pick_labels,
+    helpers=(check_class_ids, label_index, pick_labels, mean_all,
              softmax_cross_entropy_with_grad_kernel), can_raise=True,
     fresh=True, expand=_xent_with_grad_expand, batch=LOOP_PYTHON)
 """(sparse softmax cross entropy, its gradient) from one softmax: what a train step needs; made

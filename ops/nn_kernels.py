@@ -181,7 +181,7 @@ def label_index(labels: np.ndarray, classes: int) -> tuple[np.ndarray, np.ndarra
     first."""
     ids = labels.reshape(-1)
     if ids.dtype.itemsize < 8:
-        ids = ids.view(f"u{ids.dtype.itemsize}")
+        ids = ids.view({1: np.uint8, 2: np.uint16, 4: np.uint32}[ids.dtype.itemsize])
     else:
         check_class_ids(labels, classes)
     return np.arange(ids.size), ids
@@ -197,6 +197,16 @@ def pick_labels(rows: np.ndarray, at: tuple[np.ndarray, np.ndarray],
         raise
 
 
+def mean_all(values: np.ndarray) -> np.ndarray:
+    """`values.mean()`, bit for bit: for float32 and float64 the very steps of NumPy's own
+    (one sum, then its type of the sum over the count as an intp), without the Python layers
+    around them, which cost a train step more than the sum of a batch's losses."""
+    if values.dtype.char not in "fd" or not values.size:
+        return values.mean()
+    total = np.add.reduce(values, axis=None)
+    return total.dtype.type(total / np.intp(values.size))
+
+
 def softmax_cross_entropy_kernel(logits: np.ndarray, labels: np.ndarray, *, sparse: bool = False,
                                  reduction: str = "none") -> np.ndarray:
     """Cross entropy of softmax(logits) against one-hot/probability labels, or class ids when
@@ -210,7 +220,7 @@ def softmax_cross_entropy_kernel(logits: np.ndarray, labels: np.ndarray, *, spar
         loss = np.log(np.exp(shifted, out=shifted).sum(axis=-1)) - label_logit
     else:
         loss = -(labels * log_softmax_kernel(logits, axis=-1)).sum(axis=-1)
-    return loss if reduction == "none" else loss.sum() if reduction == "sum" else loss.mean()
+    return loss if reduction == "none" else loss.sum() if reduction == "sum" else mean_all(loss)
 
 
 def softmax_cross_entropy_grad_kernel(logits: np.ndarray, labels: np.ndarray, g: np.ndarray, *,
@@ -239,12 +249,13 @@ def softmax_cross_entropy_with_grad_kernel(logits: np.ndarray, labels: np.ndarra
     the same numbers the two kernels give apart."""
     classes = logits.shape[-1]
     at = label_index(labels, classes)
-    shifted = logits - logits.max(axis=-1, keepdims=True)
+    # NOTE: ufunc reductions are what .max() and .sum() call, less their Python frames
+    shifted = logits - np.maximum.reduce(logits, axis=-1, keepdims=True)
     label_logit = pick_labels(shifted.reshape(-1, classes), at, labels).reshape(labels.shape)
     probs = np.exp(shifted, out=shifted)  # NOTE: the shifted logits are not read again
-    total = probs.sum(axis=-1, keepdims=True)
+    total = np.add.reduce(probs, axis=-1, keepdims=True)
     loss = np.log(total[..., 0]) - label_logit
-    loss = loss if reduction == "none" else loss.sum() if reduction == "sum" else loss.mean()
+    loss = loss if reduction == "none" else loss.sum() if reduction == "sum" else mean_all(loss)
     probs = probs.astype(np.result_type(probs, g), copy=False)
     probs /= total
     probs.reshape(-1, classes)[at] -= 1

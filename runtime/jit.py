@@ -10,7 +10,9 @@ from ..frontend.errors import CompileError
 from ..common.tensor import as_results, as_tensors
 from ..nn.cell import Cell
 from .context import CompileOptions
+from . import context as _ctx
 from .dynamic import DynamicShapes
+from .fast_path import MISS
 from ..frontend.targets import FunctionWithRoot
 from .roots import FunctionRoot, RootOf
 from .specializations import JitBase, JitStats
@@ -152,6 +154,11 @@ class JitCell(JitFunction):
         self.__dict__["_ready"] = True  # NOTE: from here on, new attributes go to the cell
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        fast = self._fast  # NOTE: `_run`'s first step, here: a train step's call, one frame less
+        if fast is not None and _ctx._context.jit_enabled:
+            result = fast(self._instance, args, kwargs)
+            if result is not MISS:
+                return as_tensors(result)
         try:
             return as_tensors(self._run(self._instance, args, kwargs))  # a Cell call's result
         except CompileError as err:

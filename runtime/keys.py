@@ -54,7 +54,10 @@ def holds_wide_int(key: Hashable) -> bool:
 def call_key(args: tuple, kwargs: dict) -> Hashable:
     """The key of a whole call (positional arguments, then keywords by name)."""
     if not kwargs:
-        return tuple([(a.shape, a.dtype) if type(a) is _ndarray else arg_key(a) for a in args])
+        key = []  # NOTE: a loop, not a comprehension: no frame of its own on the hot path
+        for a in args:
+            key.append((a.shape, a.dtype) if type(a) is _ndarray else arg_key(a))
+        return tuple(key)
     return (_KW, tuple(map(arg_key, args)),
             tuple(sorted((k, arg_key(v)) for k, v in kwargs.items())))
 

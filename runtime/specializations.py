@@ -31,6 +31,7 @@ from .guards import GuardPlan
 from .dynamic import DynamicShapes, Shapes, symbolic_note
 from .keys import (call_key, describe_key, holds_wide_int, key_components, persistable,
                    what_changed)
+from .fast_path import MISS, fast_call
 from .entries import Store, _eager_marker, _has_entries, _source_file, entry_from_artifact
 from .paths import access
 from .pipeline import Artifact, compile_target
@@ -67,7 +68,7 @@ class _Binding:
     """One instance's view of one entry: its parameters, gathered and kept as plain arrays, and
     the `GuardPlan` telling on each call that the guarded objects and the parameters are still
     the very ones seen when the binding was made (any change makes a new binding)."""
-    __slots__ = ("entry", "arrays", "eager", "plan")
+    __slots__ = ("entry", "arrays", "eager", "plan", "holds", "fast")
 
     def __init__(self, entry: CompiledFunction, instance: Any, arrays: tuple[Any, ...]) -> None:
         """Bind `entry` to `instance`, whose guards hold and whose parameters are `arrays`."""
@@ -75,6 +76,9 @@ class _Binding:
         self.eager = entry.origin == "eager"
         self.arrays = arrays
         self.plan = GuardPlan(entry.guards, instance, entry.param_paths)
+        self.holds = self.plan.holds
+        self.fast: Any = _UNMADE
+        """Its `fast_path.fast_call` (None where there is none), made once it is called last."""
 
 
 class _InstanceState:
@@ -88,6 +92,9 @@ class _InstanceState:
 
 def _none() -> None:
     return None
+
+
+_UNMADE = object()
 
 
 class JitBase:
@@ -108,6 +115,8 @@ class JitBase:
         self._cache: dict[Hashable, list[CompiledFunction]] = {}
         self._states: dict[int, _InstanceState] = {}
         self._last_binding: tuple[_InstanceState, Hashable, _Binding] | None = None
+        self._fast: Callable[[Any, tuple, dict], Any] | None = None
+        """The fast call of the last binding (see fast_path.py): tried first on each call."""
         """(state, call key, binding) of the last call whose guards held: a call of the same
         instance with an equal key takes its binding without the two dict lookups (its guards
         are still checked)."""
@@ -139,6 +148,11 @@ class JitBase:
     def _run(self, instance: Any, args: tuple, kwargs: dict) -> Any:
         if not _ctx._context.jit_enabled:
             return self._eager(instance, args, kwargs)
+        fast = self._fast
+        if fast is not None:
+            result = fast(instance, args, kwargs)
+            if result is not MISS:
+                return result
         key = call_key(args, kwargs)
         last = self._last_binding  # NOTE: the common case, one instance called with one key
         if last is not None and last[1] == key and last[0].ref() is instance:
@@ -149,15 +163,17 @@ class JitBase:
             if state is not None and state.ref() is instance:
                 binding = state.bindings.get(key)
                 if binding is not None:
-                    self._last_binding = (state, key, binding)
-        if binding is None or not binding.plan.holds(instance):
+                    self._remember(state, key, binding)
+        if binding is None or not binding.holds(instance):
             binding = self._bind(instance, key, args, kwargs)
             if self._tiers.holding:  # NOTE: kernels compile after the call that made them
                 try:
                     return self._call(binding, instance, args, kwargs)
                 finally:
                     self._tiers.release()
-        entry = self.last = binding.entry  # NOTE: `_call` inline: this is the hot path
+        entry = binding.entry  # NOTE: `_call` inline: this is the hot path
+        if self.last is not entry:  # NOTE: a write is a Python call under JitCell.__setattr__
+            self.last = entry
         if binding.eager:
             return self._eager(instance, args, kwargs)
         try:
@@ -196,8 +212,17 @@ class JitBase:
             if len(state.bindings) >= MAX_BINDINGS:
                 state.bindings.clear()
             state.bindings[key] = binding
-            self._last_binding = (state, key, binding)
+            self._remember(state, key, binding)
             return binding
+
+    def _remember(self, state: _InstanceState, key: Hashable, binding: _Binding) -> None:
+        """Make `binding` the last one (its fast call made the first time)."""
+        if binding.fast is _UNMADE:
+            entry = binding.entry
+            binding.fast = None if binding.eager or entry.gather is not None else \
+                fast_call(key, state.ref, binding.plan, entry, binding.arrays)
+        self._last_binding = (state, key, binding)
+        self._fast = binding.fast
 
     def _signature(self, instance: Any, key: Hashable, args: tuple,
                    kwargs: dict) -> tuple[Shapes, Hashable]:
@@ -292,7 +317,7 @@ class JitBase:
             del self._states[ident]
         last = self._last_binding
         if last is not None and last[0].ref is ref:  # NOTE: not keeping its parameters alive
-            self._last_binding = None
+            self._last_binding = self._fast = None
 
     # -- specializing ------------------------------------------------------------------------
     def _specialize(self, instance: Any, key: Hashable, args: tuple, kwargs: dict,
@@ -502,7 +527,7 @@ class JitBase:
             self._cache.clear()
             self._tiers.cancel()  # NOTE: kernels of forgotten entries are no longer wanted
             self._states.clear()
-            self._last_binding = None
+            self._last_binding = self._fast = None
             self._history.clear()
             self.last = None
 

@@ -206,3 +206,24 @@ def test_a_sum_keeping_a_short_last_axis_is_a_vector_matrix_product(dtype):
         code = fast.code
         assert code.count("np.ones(") == 1 and "@ x.reshape(" in code
         assert "y.sum(axis=(0, 1))" in code and "keepdims=True" in code
+
+
+def test_all_and_any_of_one_bool_are_the_value():
+    """all/any over a rank-0 bool (a finite-loss check) compile to `np.bool_(x)`: the same value
+    and kind as eager's `.all()`/`.any()`, from a NumPy scalar and from a 0-d array; reductions
+    of other ranks, or keeping dims, keep the method."""
+    import amber
+
+    def truths(x, v):
+        b = x > 0
+        return b.all(), b.any(), np.isnan(x).any(), (v > 0).all(), b.all(keepdims=True)
+
+    fast = amber.jit(truths)
+    v = np.array([1.0, -1.0])
+    for x in (np.float32(1.0), np.float64(-2.0), np.float64(np.nan), np.array(0.5),
+              np.array(np.nan, np.float32)):
+        got, want = fast(x, v), truths(x, v)
+        assert [type(g) for g in got] == [type(w) for w in want]
+        for g, w in zip(got, want):
+            np.testing.assert_array_equal(g, w)
+    assert fast.code.count("np.bool_(") == 3 and ".all(keepdims=True)" in fast.code

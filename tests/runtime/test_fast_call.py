@@ -171,3 +171,38 @@ def test_a_helper_rebound_or_given_new_code_is_seen_by_the_place_check(tmp_path)
     finally:
         sys.path.remove(str(tmp_path))
         sys.modules.pop("placed_helpers", None)
+
+
+def test_the_one_frame_fast_call_falls_back_for_what_it_does_not_check() -> None:
+    """The last binding's generated fast call (runtime/fast_path.py) takes plain arrays of the
+    key's shapes and very dtype objects only; an equal dtype that is another object, keywords,
+    a subclass or another arity take the general path, which gives the same results; an error
+    in the generated code still names the user's line."""
+    net, x = Scale(2.0), np.ones(3, np.float32)
+    net(x), net(x)
+    runner = type(net).__call__
+    assert runner._fast is not None
+    other_dtype = np.dtype(np.float32, metadata={"unit": "m"})  # NOTE: equal, not identical
+    assert other_dtype == x.dtype and other_dtype is not x.dtype
+    for arg in (x.view(other_dtype), x.view(amber.Tensor), x[None], x.astype(np.float64), x):
+        np.testing.assert_array_equal(net(arg), eager(net, arg))
+    np.testing.assert_array_equal(net(x=x), eager(net, x))
+    specializations = runner.stats.specializations
+    net(x), net(x.view(other_dtype))
+    assert runner.stats.specializations == specializations
+
+
+def test_an_error_on_the_fast_call_names_the_users_line() -> None:
+    class Picky(nn.Cell):
+        def construct(self, x, i):
+            return x[i] * 2.0
+
+    fast = amber.jit(Picky())
+    x, i = np.ones(3, np.float32), np.array(1)
+    fast(x, i), fast(x, i)
+    try:
+        fast(x, np.array(5))
+    except IndexError as err:
+        assert any("compiled by amber" in note for note in getattr(err, "__notes__", []))
+    else:
+        raise AssertionError("an index out of range did not raise")
