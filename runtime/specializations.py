@@ -115,11 +115,11 @@ class JitBase:
         self._cache: dict[Hashable, list[CompiledFunction]] = {}
         self._states: dict[int, _InstanceState] = {}
         self._last_binding: tuple[_InstanceState, Hashable, _Binding] | None = None
-        self._fast: Callable[[Any, tuple, dict], Any] | None = None
-        """The fast call of the last binding (see fast_path.py): tried first on each call."""
         """(state, call key, binding) of the last call whose guards held: a call of the same
         instance with an equal key takes its binding without the two dict lookups (its guards
         are still checked)."""
+        self._fast: Callable[[Any, tuple, dict], Any] | None = None
+        """The fast call of the last binding (see fast_path.py): tried first on each call."""
         self._history: list[dict[str, str]] = []
         self._reason = ""
         """Why the next specialization is made, when the call key alone does not say."""
