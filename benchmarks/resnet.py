@@ -315,7 +315,9 @@ def profile_lines(batch: int = 32, threads: int = 2, calls: int = 20, top: int =
         found: dict[str, Any] = {}
 
         def trace(frame: Any, event: str, arg: Any) -> None:
-            if frame.f_code.co_name == entry.name and frame.f_code.co_filename.startswith("<amb"):
+            if frame.f_code.co_name == entry.name and \
+                    frame.f_code.co_filename == compiled.last.filename:  # NOTE: a disk
+                # cache entry's module is named by its file, a fresh one "<amber:...>"
                 found.setdefault("frame", (frame.f_code.co_filename, frame.f_globals))
         sys.setprofile(trace)
         fns[kind](*args)
@@ -532,6 +534,39 @@ def in_fresh_process(call: str, threads: int) -> None:
                     f"import resnet; resnet.{call}"], env=thread_env(threads), check=True)
 
 
+def forward_for(seconds: float, batch: int = 32) -> None:
+    """amber's one-thread forward called for `seconds` of wall time; prints its median ms."""
+    import numpy as np
+    fns = amber_versions(build_net())
+    x = np.random.default_rng(0).standard_normal((batch, 3, 32, 32), dtype=np.float32)
+    fns["forward"](x)
+    times, end = [], time.perf_counter() + seconds
+    while time.perf_counter() < end:
+        start = time.perf_counter()
+        fns["forward"](x)
+        times.append(time.perf_counter() - start)
+    print(json.dumps(statistics.median(times) * 1e3))
+
+
+def ceiling(seconds: float = 5.0, rounds: int = 3) -> None:
+    """What this machine's second core gives: amber's one-thread forward (batch 32) alone, and
+    in two processes at once (each with its own core, no thread of amber's shared); the ratio
+    bounds what splitting one call over two threads can gain here."""
+    code = (f"import sys; sys.path.insert(0, {str(HERE)!r}); import resnet; "
+            f"resnet.forward_for({seconds})")
+
+    def run(count: int) -> list[float]:
+        procs = [subprocess.Popen([sys.executable, "-c", code], env=thread_env(1),
+                                  stdout=subprocess.PIPE, text=True) for _ in range(count)]
+        return [float(p.communicate()[0].strip().splitlines()[-1]) for p in procs]
+    for _ in range(rounds):
+        alone, both = run(1)[0], run(2)
+        print(f"  forward batch 32, 1 thread: alone {alone:.2f} ms; two processes at once "
+              f"{both[0]:.2f} and {both[1]:.2f} ms: the two cores give "
+              f"{2 * alone / max(both):.2f}-{2 * alone / min(both):.2f}x one's throughput "
+              f"(load {os.getloadavg()[0]:.1f})")
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(
         description="The small CIFAR ResNet of issue 28: amber beside JAX (and torch), or "
@@ -546,6 +581,9 @@ def main(argv: list[str] | None = None) -> None:
                            "version and round (at --threads, default 1)")
     mode.add_argument("--layers", action="store_true",
                       help="each forward convolution alone against JAX's (one thread)")
+    mode.add_argument("--ceiling", action="store_true",
+                      help="what the second core gives: the one-thread forward alone and in two "
+                           "processes at once")
     mode.add_argument("--pair", metavar="DIR",
                       help="amber from DIR/amber and this checkout in one process, call by call "
                            "(at --threads, default 1)")
@@ -561,6 +599,8 @@ def main(argv: list[str] | None = None) -> None:
         in_fresh_process("compare_layers()", 1)
     elif args.lines:
         in_fresh_process(f"profile_lines(threads={args.threads or 2})", args.threads or 2)
+    elif args.ceiling:
+        ceiling()
     elif args.pair is not None:
         in_fresh_process(f"pair({args.pair!r}, {args.threads or 1})", args.threads or 1)
     elif args.against is not None:
