@@ -28,6 +28,7 @@ import time
 import weakref
 from typing import Any, Callable, Iterator
 
+from ..common.parsing import PARSE_LOCK
 from . import log
 from .compiled import CompiledFunction
 from .native import numba_installed
@@ -347,4 +348,5 @@ def native_generator(artifact: Any) -> Callable[[frozenset[int]], Any] | None:
 def kernels_chosen(artifact: Any) -> bool:
     """Whether `auto` compiles any loop of the artifact's graph as a Numba kernel."""
     from ..codegen.native import select_regions
-    return bool(select_regions(artifact.graph, "auto"))
+    with PARSE_LOCK:  # NOTE: building a kernel parses templates (common/parsing.py)
+        return bool(select_regions(artifact.graph, "auto"))

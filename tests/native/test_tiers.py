@@ -55,21 +55,29 @@ def grow_big(x):
 
 def test_which_loops_go_native_is_decided_in_the_background(numba, monkeypatch) -> None:
     """The first call builds no kernel source (choosing the loops did, 8-20% of that call);
-    a loop auto keeps NumPy leaves the NumPy code stored under auto's key too, so a warm
-    process compiles nothing."""
+    the background chooses under the parse lock (CPython 3.11's AST conversion is not
+    thread-safe: common/parsing.py); a loop auto keeps NumPy leaves the NumPy code stored under
+    auto's key too, so a warm process compiles nothing."""
+    import threading
+
     from amber.codegen import native
+    from amber.common.parsing import PARSE_LOCK
     monkeypatch.setenv("AMBER_CACHE", "1")
     reset_context()
     chose = []
     real = native.select_regions
-    monkeypatch.setattr(native, "select_regions", lambda *a, **k: chose.append(
-        __import__("threading").current_thread().name) or real(*a, **k))
+
+    def spy(*args, **kwargs):
+        chose.append((threading.current_thread().name, PARSE_LOCK._is_owned()))
+        return real(*args, **kwargs)
+    monkeypatch.setattr(native, "select_regions", spy)
     x = np.ones(8192, np.float32)
     expected = amber.jit(grow_big, backend="numpy")(x)
     cold = amber.jit(grow_big, backend="auto")
     np.testing.assert_array_equal(cold(x), expected)
     assert cold.wait_kernels(120)
-    assert chose and all(name.startswith("amber-native") for name in chose), chose
+    assert chose and all(name.startswith("amber-native") and locked for name, locked in chose), \
+        chose
     assert "@numba.njit(" not in cold.code and cold.stats.compiles == 1
     warm = amber.jit(grow_big, backend="auto")
     np.testing.assert_array_equal(warm(x), expected)
