@@ -421,17 +421,23 @@ def thread_env(threads: int) -> dict[str, str]:
     return env
 
 
+def resnet_command(call: str) -> list[str]:
+    """The command line running `resnet.<call>` (this module) in a fresh Python process."""
+    return [sys.executable, "-c", f"import sys, json; sys.path.insert(0, {str(HERE)!r}); "
+            f"import resnet; {call}"]
+
+
 def fresh(batch: int, threads: int, rounds: int, jax: bool = True,
           tree: str | None = None, torch: bool = False) -> dict[str, Any]:
     """`measure` in a fresh process; `tree`: a directory whose `amber` package it imports."""
-    code = (f"import sys, json; sys.path.insert(0, {str(HERE)!r}); import resnet; "
-            f"print(json.dumps(resnet.measure({batch}, {threads}, {rounds}, {jax}, {torch})))")
+    command = resnet_command(
+        f"print(json.dumps(resnet.measure({batch}, {threads}, {rounds}, {jax}, {torch})))")
     env = thread_env(threads)
     if tree is not None:
         env["PYTHONPATH"] = tree
     if torch:  # NOTE: spinning beside OpenBLAS's threads, PyTorch's OpenMP threads took 408 ms
         env.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # a 2-thread forward here, waiting 22 ms
-    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    out = subprocess.run(command, env=env, capture_output=True, text=True)
     if out.returncode:
         raise RuntimeError(out.stderr[-2000:])
     return json.loads(out.stdout.strip().splitlines()[-1])
@@ -530,8 +536,7 @@ def pair(tree: str, threads: int = 1, rounds: int = 21) -> None:
 def in_fresh_process(call: str, threads: int) -> None:
     """`resnet.<call>` in a fresh process whose BLAS / XLA thread counts are `threads`: they
     must be set before NumPy loads."""
-    subprocess.run([sys.executable, "-c", f"import sys; sys.path.insert(0, {str(HERE)!r}); "
-                    f"import resnet; resnet.{call}"], env=thread_env(threads), check=True)
+    subprocess.run(resnet_command(f"resnet.{call}"), env=thread_env(threads), check=True)
 
 
 def forward_for(seconds: float, batch: int = 32) -> None:
@@ -552,12 +557,11 @@ def ceiling(seconds: float = 5.0, rounds: int = 3) -> None:
     """What this machine's second core gives: amber's one-thread forward (batch 32) alone, and
     in two processes at once (each with its own core, no thread of amber's shared); the ratio
     bounds what splitting one call over two threads can gain here."""
-    code = (f"import sys; sys.path.insert(0, {str(HERE)!r}); import resnet; "
-            f"resnet.forward_for({seconds})")
+    command = resnet_command(f"resnet.forward_for({seconds})")
 
     def run(count: int) -> list[float]:
-        procs = [subprocess.Popen([sys.executable, "-c", code], env=thread_env(1),
-                                  stdout=subprocess.PIPE, text=True) for _ in range(count)]
+        procs = [subprocess.Popen(command, env=thread_env(1), stdout=subprocess.PIPE, text=True)
+                 for _ in range(count)]
         return [float(p.communicate()[0].strip().splitlines()[-1]) for p in procs]
     for _ in range(rounds):
         alone, both = run(1)[0], run(2)
