@@ -11,9 +11,9 @@ allocator is not traced, so JAX's figure is its compiled call's memory analysis 
 plus outputs, marked `XLA`).
 
     python benchmarks/resnet.py [--quick] [--threads N]   (also: benchmarks/run.py --only resnet)
-    python benchmarks/resnet.py --profile     (amber's time per op of the generated code)
+    python benchmarks/resnet.py --profile     (amber's time per op: resnet_profile.py)
     python benchmarks/resnet.py --layers      (each forward convolution against JAX's)
-    python benchmarks/resnet.py --lines [--threads N]   (wall time per generated line)
+    python benchmarks/resnet.py --lines [--threads N]   (wall time per line: resnet_profile.py)
     python benchmarks/resnet.py --against DIR (amber from DIR/amber against this checkout)
     python benchmarks/resnet.py --against DIR --threads 2   (the same at 2 threads, wall time)
     python benchmarks/resnet.py --pair DIR [--threads N]    (both in one process, call by call)
@@ -78,6 +78,15 @@ def build_net(package: str = "amber") -> Any:
             return self.fc(x.mean(axis=(2, 3)))
 
     return ResNet()
+
+
+def settle() -> None:
+    """Wait for amber's background builds (its native parts, `ops/conv_native.py`) to end,
+    so that timed rounds see the steady state, not a build sharing the interpreter."""
+    import threading
+    for thread in threading.enumerate():
+        if thread.name.startswith("amber-native"):
+            thread.join()
 
 
 def amber_versions(net: Any, package: str = "amber") -> dict[str, Callable[..., Any]]:
@@ -228,6 +237,7 @@ def measure(batch: int, threads: int, rounds: int, jax: bool = True,
             peers["torch"] = torch_fns
         args = (x,) if kind == "forward" else (x, y)
         first = {name: fns[kind](*args) for name, fns in peers.items()}
+        settle()
         ref = first["amber"]
         for name, got in first.items():
             pairs = [(got, ref)] if kind == "forward" else [(got[0], ref[0]), (got[1], ref[1])]
@@ -267,98 +277,8 @@ def _warmed_up(batch: int) -> tuple[dict[str, Any], dict[str, tuple]]:
     inputs = {"forward": (x,), "train": (x, y)}
     for kind, args in inputs.items():
         fns[kind](*args)
+    settle()
     return fns, inputs
-
-
-def profile_ops(batch: int = 32, calls: int = 10, top: int = 14) -> None:
-    """Where amber's forward and train step spend their time, per call: cProfile's own time
-    of each function of the generated code (its kernels, and the entry function, whose own
-    time is the inline NumPy expressions) and of the NumPy methods they call (`reshape` here
-    is mostly the copies that build convolution columns; a GEMM counts in its caller)."""
-    import cProfile
-    import pstats
-
-    fns, inputs = _warmed_up(batch)
-    for kind, args in inputs.items():
-        profiler = cProfile.Profile(time.process_time)  # NOTE: CPU time: fair on a busy machine
-        profiler.enable()
-        for _ in range(calls):
-            fns[kind](*args)
-        profiler.disable()
-        stats = pstats.Stats(profiler).stats
-        rows = sorted(((own / calls, name if file.startswith("<amber:") else
-                        f"{file.rsplit('/', 1)[-1]}:{name}" if line else name)
-                       for (file, line, name), (_, _, own, _, _) in stats.items()),
-                      reverse=True)[:top]
-        total = sum(own for (_, _, own, _, _) in stats.values()) / calls
-        print(f"\n{kind}, batch {batch}, 1 thread: {total * 1e3:.1f} ms of CPU a call under "
-              "cProfile")
-        for own, name in rows:
-            print(f"  {own * 1e3:7.2f} ms  {name}")
-
-
-def profile_lines(batch: int = 32, threads: int = 2, calls: int = 20, top: int = 16) -> None:
-    """Wall time per statement of the generated entry function (kernels count in the line
-    that calls them): its code is compiled again with a `perf_counter` stamp after each
-    top-level statement. Wall time, so at 2 threads it shows what the threads saved; the
-    stamps add about 1 us a statement."""
-    import ast
-    import linecache
-
-    import amber
-    amber.set_context(num_threads=threads)
-    fns, inputs = _warmed_up(batch)
-    for kind, args in inputs.items():
-        compiled = fns["jit"][kind]
-        entry = [node for node in ast.parse(compiled.code).body
-                 if isinstance(node, ast.FunctionDef)][-1]
-        found: dict[str, Any] = {}
-
-        def trace(frame: Any, event: str, arg: Any) -> None:
-            if frame.f_code.co_name == entry.name and \
-                    frame.f_code.co_filename == compiled.last.filename:  # NOTE: a disk
-                # cache entry's module is named by its file, a fresh one "<amber:...>"
-                found.setdefault("frame", (frame.f_code.co_filename, frame.f_globals))
-        sys.setprofile(trace)
-        fns[kind](*args)
-        sys.setprofile(None)
-        filename, module = found["frame"]
-        spent: dict[int, float] = {}
-        last = [0.0]
-
-        def stamp(line: int) -> None:
-            now = time.perf_counter()
-            if line:
-                spent[line] = spent.get(line, 0.0) + now - last[0]
-            last[0] = now
-        body = [ast.parse("_stamp(0)").body[0]]
-        for statement in entry.body:
-            body += [statement, ast.parse(f"_stamp({statement.lineno})").body[0]]
-        entry.body, entry.decorator_list = body, []
-        namespace: dict[str, Any] = {}
-        module["_stamp"] = stamp  # NOTE: the swapped code reads the module's globals
-        exec(compile(ast.fix_missing_locations(ast.Module([entry], [])), filename, "exec"),
-             module, namespace)
-        target = module[entry.name]
-        while hasattr(target, "__wrapped__"):  # NOTE: @one_blas_thread, @reuses_buffers
-            target = target.__wrapped__
-        plain, target.__code__ = target.__code__, namespace[entry.name].__code__
-        try:
-            fns[kind](*args)
-            spent.clear()
-            start = time.perf_counter()
-            for _ in range(calls):
-                fns[kind](*args)
-            total = (time.perf_counter() - start) / calls
-        finally:
-            target.__code__ = plain
-            del module["_stamp"]
-        print(f"\n{kind}, batch {batch}, {threads} thread(s): {total * 1e3:.1f} ms wall a call "
-              f"(load {os.getloadavg()[0]:.1f})")
-        for line, seconds in sorted(spent.items(), key=lambda item: -item[1])[:top]:
-            text = linecache.getline(filename, line).strip() or compiled.code.splitlines()[
-                line - 1].strip()
-            print(f"  {seconds / calls * 1e3:7.2f} ms  {text[:90]}")
 
 
 LAYERS = (("stem", 3, 16, 3, 1, 32), ("stage1 (x2)", 16, 16, 3, 1, 32),
@@ -422,9 +342,10 @@ def thread_env(threads: int) -> dict[str, str]:
 
 
 def resnet_command(call: str) -> list[str]:
-    """The command line running `resnet.<call>` (this module) in a fresh Python process."""
+    """The command line running `call` (`resnet.<name>(...)`, this module, or
+    `resnet_profile.<name>(...)`) in a fresh Python process."""
     return [sys.executable, "-c", f"import sys, json; sys.path.insert(0, {str(HERE)!r}); "
-            f"import resnet; {call}"]
+            f"import resnet, resnet_profile; {call}"]
 
 
 def fresh(batch: int, threads: int, rounds: int, jax: bool = True,
@@ -518,6 +439,7 @@ def pair(tree: str, threads: int = 1, rounds: int = 21) -> None:
             first = [np.asarray(fn[kind](*args)[0] if kind == "train" else fn[kind](*args))
                      for fn in fns.values()]
             assert np.allclose(*first, rtol=2e-3, atol=2e-4), f"{kind}: the versions disagree"
+            settle()
             samples: dict[str, list[float]] = {name: [] for name in fns}
             calls = max(1, 8 // batch) * 3
             for k in range(rounds):
@@ -534,9 +456,9 @@ def pair(tree: str, threads: int = 1, rounds: int = 21) -> None:
 
 
 def in_fresh_process(call: str, threads: int) -> None:
-    """`resnet.<call>` in a fresh process whose BLAS / XLA thread counts are `threads`: they
-    must be set before NumPy loads."""
-    subprocess.run(resnet_command(f"resnet.{call}"), env=thread_env(threads), check=True)
+    """`call` (as `resnet_command` takes it) in a fresh process whose BLAS / XLA thread counts
+    are `threads`: they must be set before NumPy loads."""
+    subprocess.run(resnet_command(call), env=thread_env(threads), check=True)
 
 
 def forward_for(seconds: float, batch: int = 32) -> None:
@@ -598,15 +520,16 @@ def main(argv: list[str] | None = None) -> None:
     if args.threads is not None and args.threads < 1:
         parser.error("--threads must be 1 or more")
     if args.profile:
-        in_fresh_process("profile_ops()", 1)
+        in_fresh_process("resnet_profile.profile_ops()", 1)
     elif args.layers:
-        in_fresh_process("compare_layers()", 1)
+        in_fresh_process("resnet.compare_layers()", 1)
     elif args.lines:
-        in_fresh_process(f"profile_lines(threads={args.threads or 2})", args.threads or 2)
+        in_fresh_process(f"resnet_profile.profile_lines(threads={args.threads or 2})",
+                         args.threads or 2)
     elif args.ceiling:
         ceiling()
     elif args.pair is not None:
-        in_fresh_process(f"pair({args.pair!r}, {args.threads or 1})", args.threads or 1)
+        in_fresh_process(f"resnet.pair({args.pair!r}, {args.threads or 1})", args.threads or 1)
     elif args.against is not None:
         against(args.against, threads=args.threads or 1)
     else:

@@ -5,13 +5,22 @@ takes it back after; when both threads do so every few microseconds, each hand-o
 between the cores costs more than the call, so short calls gain nothing from a second thread.
 amber's convolution kernels split their blocks over threads this way (ops/parallel.py).
 
-    python benchmarks/two_threads.py
+`--kernels` runs amber's one-thread forward convolution of each ResNet stage (16 images) alone,
+then two at once: as two threads of one process and as two processes. Two processes take about
+the time of one alone; two threads each take longer, the cost of sharing one interpreter (its
+lock, and the interpreter's state moving between the cores at each hand-over).
+
+    python benchmarks/two_threads.py [--kernels]
 """
 from __future__ import annotations
 
+import argparse
+import multiprocessing
 import os
+import statistics
 import threading
 import time
+from typing import Any
 
 for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
@@ -60,5 +69,74 @@ def main(rounds: int = 3) -> None:
               f"{gains[0]:.2f}-{gains[-1]:.2f}x one")
 
 
+STAGES = ((32, 16), (16, 32), (8, 64))
+"""The ResNet's stride-1 3x3 convolutions: image size, channels in and out."""
+
+
+def convolve(size: int, channels: int, calls: int, seed: int,
+             start: Any = None) -> float:
+    """Median wall seconds of amber's one-thread NHWC convolution of 16 images (after
+    `start.wait()`, a barrier the two runs at once share)."""
+    from amber.ops.conv_nhwc import conv2d_nhwc_kernel
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal((16, size, size, channels), dtype=np.float32)
+    weight = rng.standard_normal((channels, channels, 3, 3), dtype=np.float32)
+    bias = rng.standard_normal(channels, dtype=np.float32)
+    conv2d_nhwc_kernel(x, weight, bias, pad_mode="same")
+    if start is not None:
+        start.wait()
+    times = []
+    for _ in range(calls):
+        begin = time.perf_counter()
+        conv2d_nhwc_kernel(x, weight, bias, pad_mode="same")
+        times.append(time.perf_counter() - begin)
+    return statistics.median(times)
+
+
+def _in_process(found: Any, *args: Any) -> None:
+    found.put(convolve(*args))
+
+
+def kernels(rounds: int = 5, calls: int = 200) -> None:
+    """Each stage's convolution alone, as two threads at once and as two processes at once."""
+    fork = multiprocessing.get_context("fork")
+    print(f"## amber's one-thread convolutions, two at once: time a call against one alone "
+          f"(median of {calls} calls; median and range of {rounds} rounds; load "
+          f"{os.getloadavg()[0]:.1f})")
+    for size, channels in STAGES:
+        ratios: dict[str, list[float]] = {"threads": [], "processes": []}
+        for _ in range(rounds):
+            before = convolve(size, channels, calls, 0)
+            found: list[float] = []
+            barrier = threading.Barrier(2)
+            pair = [threading.Thread(target=lambda k=k: found.append(
+                convolve(size, channels, calls, k, barrier))) for k in range(2)]
+            for thread in pair:
+                thread.start()
+            for thread in pair:
+                thread.join()
+            alone = min(before, convolve(size, channels, calls, 0))  # NOTE: either side of
+            # the pair: the machine's speed drifts
+            ratios["threads"].append(max(found) / alone)
+            queue, barrier = fork.Queue(), fork.Barrier(2)
+            both = [fork.Process(target=_in_process,
+                                 args=(queue, size, channels, calls, k, barrier)) for k in range(2)]
+            for process in both:
+                process.start()
+            times = [queue.get() for _ in both]
+            for process in both:
+                process.join()
+            ratios["processes"].append(max(times) / alone)
+        print(f"  {size}x{size}, {channels} channels: " + ", ".join(
+            f"two {way} {statistics.median(r):.2f}x ({min(r):.2f}-{max(r):.2f})"
+            for way, r in ratios.items()))
+
+
 if __name__ == "__main__":
-    main()
+    parser = argparse.ArgumentParser(description="What a second thread gains on this machine.")
+    parser.add_argument("--kernels", action="store_true",
+                        help="amber's convolutions two at once: threads against processes")
+    if parser.parse_args().kernels:
+        kernels()
+    else:
+        main()

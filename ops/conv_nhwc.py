@@ -13,8 +13,11 @@ from typing import Any
 import numpy as np
 
 from .batch_rules import LOOP_ACROSS, folded
+from .conv_columns import (columns_geometry, native_columns, nhwc_columns,
+                           nhwc_columns_grad_weight)
 from .conv_kernels import add_bias, im2col, image_block, pad_hw, wide_bias
-from .conv_row_taps import nhwc_row_taps, nhwc_row_taps_grad_weight
+from .conv_native import build_native_parts, build_or_warn, native_parts
+from .conv_row_taps import native_row_taps, nhwc_row_taps, nhwc_row_taps_grad_weight
 from .elementwise import helper_call
 from .nn_kernels import add_windows, window_pads
 from .parallel import HELPERS as PARALLEL_HELPERS, even_step, run_parts, thread_ranges
@@ -48,7 +51,8 @@ def nhwc_windows(images: np.ndarray, block: np.ndarray, kernel: tuple[int, int],
 
 def nhwc_rows(x: np.ndarray, weight: np.ndarray, *bias: np.ndarray, kernel: tuple[int, int],
               out_size: tuple[int, int], stride: tuple[int, int], dilation: tuple[int, int],
-              pads: tuple[int, int, int, int], threads: int = 1) -> np.ndarray:
+              pads: tuple[int, int, int, int], threads: int = 1,
+              native: bool = False) -> np.ndarray:
     """NHWC convolution (one group): window rows of a block of images (a band of output rows of
     one image) @ [KH*KW*C, O], written straight into the NHWC result, bias added in cache. With
     `threads`, each worker takes a range of images (of output rows, for one image) with its
@@ -85,7 +89,7 @@ def nhwc_rows(x: np.ndarray, weight: np.ndarray, *bias: np.ndarray, kernel: tupl
     if n > 1 and kernel[0] > 1 and copied <= kernel[0] * oh and (c <= 32 or ow >= 16):  # NOTE:
         # past 32 channels 0.66-0.81x the time from 16 pixels across; 0.85-1.10x at 8 (batch 32)
         return nhwc_row_taps(x, weight, *bias, out=out, stride=stride, dilation=dilation,
-                             pads=pads, threads=threads)
+                             pads=pads, threads=threads, native=native)
     target = out
     if pixel_pairs(o, stride[1], ow, kernel[1]):
         # NOTE: a row is a pixel pair's window and gives both pixels' channels (NHWC order)
@@ -95,8 +99,18 @@ def nhwc_rows(x: np.ndarray, weight: np.ndarray, *bias: np.ndarray, kernel: tupl
         target = out.reshape(n, oh, ow, 2 * o)
     bias = wide_bias(bias, ow if n == 1 else oh * ow, out.size)  # NOTE: bands: rows of ow
     step = even_step(n, image_block(matrix.shape[0] * oh * ow * x.itemsize))
+    band = max(1, (1 << 17) // (ow * matrix.shape[0] * x.itemsize))  # NOTE: one image's
+    parts = native_parts() if native and native_rows(x, matrix, bias, target, step) else None
+    if parts is not None:  # NOTE: the same numbers, without the interpreter lock
+        geometry = np.array([*kernel, *stride, *dilation, top, left, h + top + bottom,
+                             w + left + right], np.int64)
+        given = np.ascontiguousarray(bias[0]) if bias else matrix[0]
+        size, unit = (oh, band) if n == 1 else (n, step)
+        run_parts(lambda start, stop: parts.rows_forward(x, matrix, given, bool(bias), target,
+                                                         start, stop, unit, geometry),
+                  thread_ranges(size, threads, work, unit), threads)
+        return out
     if n == 1:  # NOTE: one image: its bands of output rows split over the threads
-        band = max(1, (1 << 17) // (ow * matrix.shape[0] * x.itemsize))
         block = np.zeros((1, h + top + bottom, w + left + right, c), x.dtype)
         windows = nhwc_windows(x, block, kernel, out_size, stride, dilation, pads)
         run_parts(lambda start, stop: nhwc_band_rows(windows, matrix, bias, target, start, stop),
@@ -140,6 +154,23 @@ def nhwc_rows(x: np.ndarray, weight: np.ndarray, *bias: np.ndarray, kernel: tupl
     return out
 
 
+def native_rows(x: np.ndarray, matrix: np.ndarray, bias: tuple[np.ndarray, ...],
+                target: np.ndarray, step: int = 0) -> bool:
+    """Whether `conv_native`'s window-rows parts compute this convolution (or weight gradient:
+    `matrix` its result, `target` its adjoint) as the NumPy parts do: one image in bands of
+    output rows (each at least 2 pixels: no GEMM of one row) or several in blocks of `step`
+    (the forward cuts a block of one image in bands: then not), float32
+    throughout, at most one bias, input rows contiguous across, C-ordered matrix and result,
+    and GEMMs np.matmul hands to `cblas_sgemm` (no side of 1: gemv or dot)."""
+    n, c = x.shape[0], x.shape[3]
+    return ((n > 1 and (step == 0 or step > 1 and n % step != 1) or n == 1 and
+             target.shape[2] > 1) and len(bias) <= 1 and
+            x.dtype == matrix.dtype == target.dtype == np.float32 and
+            all(b.dtype == np.float32 for b in bias) and x.strides[2:] == (4 * c, 4) and
+            matrix.flags.c_contiguous and target.flags.c_contiguous and
+            min(target.shape[1] * target.shape[2], *matrix.shape, target.shape[3]) > 1)
+
+
 def pixel_pairs(out_channels: int, stride_across: int, out_width: int, kernel_width: int) -> bool:
     """Whether a window row holds two neighbouring pixels' windows (`paired_weights`): at most
     16 output channels, stride 1 across, an even output width, a kernel wider than one pixel.
@@ -175,73 +206,13 @@ def nhwc_band_rows(windows: np.ndarray, matrix: np.ndarray, bias: tuple[np.ndarr
             add_bias(rows, b)
 
 
-COLUMNS_MAX_CHANNELS = 15
-"""Up to this many input channels (window.ROWS_MIN_CHANNELS - 1) the NHWC kernels take im2col
-columns of the channels-first input: a window row of a 3-channel image is 3 floats long, and
-copying such short runs made the row form 1.5-2x slower on the ResNet's stem."""
-
-
-def nhwc_columns(x: np.ndarray, weight: np.ndarray, *bias: np.ndarray, kernel: tuple[int, int],
-                 out_size: tuple[int, int], stride: tuple[int, int], dilation: tuple[int, int],
-                 pads: tuple[int, int, int, int], threads: int = 1) -> np.ndarray:
-    """NHWC convolution of a few-channel NHWC `x` (usually a view of a user's NCHW input):
-    im2col columns of its channels-first order, a block of images at a time, and the GEMM
-    turned around (columns.T @ [K, O]) so that the pixels come out channels-last, bias added
-    in cache. With `threads`, ranges of whole blocks go to the threads: the same GEMMs."""
-    n, o, (oh, ow) = x.shape[0], weight.shape[0], out_size
-    matrix = np.ascontiguousarray(weight.reshape(o, -1).T)  # NOTE: 0.89x the transposed
-    # view's time in the stack of GEMMs below (the ResNet's stem)
-    out = np.empty((n, oh * ow, o), np.result_type(x, weight, *bias))
-    step = even_step(n, image_block(matrix.shape[0] * oh * ow * x.itemsize))
-    images, bias = x.transpose(0, 3, 1, 2), wide_bias(bias, oh * ow, out.size)
-
-    def blocks(start: int, stop: int) -> None:
-        for i in range(start, stop, step):
-            j = min(i + step, stop)
-            cols = im2col(images[i:j], kernel, out_size, stride, dilation, pads)
-            np.matmul(cols.transpose(0, 2, 1), matrix, out=out[i:j])
-            for b in bias:
-                add_bias(out[i:j], b)
-    run_parts(blocks, thread_ranges(n, threads, out.size * matrix.shape[0], step), threads)
-    return out.reshape(n, oh, ow, o)
-
-
-def nhwc_columns_grad_weight(x: np.ndarray, g: np.ndarray, w_shape: tuple[int, ...],
-                             stride: tuple[int, int], dilation: tuple[int, int],
-                             pads: tuple[int, int, int, int], threads: int = 1) -> np.ndarray:
-    """The OIHW weight gradient of `nhwc_columns`: columns [K, pixels] @ the NHWC adjoint's
-    pixel rows [pixels, O], summed over blocks of images. With `threads`, workers compute the
-    blocks' products one thread would, added in one thread's order: the same result."""
-    n, (oh, ow), o = x.shape[0], g.shape[1:3], w_shape[0]
-    k = w_shape[1] * w_shape[2] * w_shape[3]
-    out = np.zeros((k, o), np.result_type(x, g))
-    step = even_step(n, image_block(k * oh * ow * x.itemsize))
-    images, rows = x.transpose(0, 3, 1, 2), g.reshape(n, oh * ow, o)
-
-    def blocks(start: int, stop: int) -> list[np.ndarray]:
-        found = []
-        for i in range(start, stop, step):
-            j = min(i + step, stop)
-            cols = im2col(images[i:j], w_shape[2:], (oh, ow), stride, dilation, pads)
-            product = np.matmul(cols, rows[i:j]).sum(axis=0)
-            if start == 0:  # NOTE: the first part adds as it goes, as one thread does
-                np.add(out, product, out=out)
-            else:
-                found.append(product)
-        return found
-    for part in run_parts(blocks, thread_ranges(n, threads, n * oh * ow * k * o, step),
-                          threads):
-        for product in part:
-            out += product
-    return np.ascontiguousarray(out.T).reshape(w_shape)
-
-
 def conv2d_nhwc_kernel(x: np.ndarray, weight: np.ndarray, *bias: np.ndarray,
                        stride: tuple[int, int] = (1, 1),
                        padding: tuple[int, int, int, int] = (0, 0, 0, 0),
                        pad_mode: str = "valid", dilation: tuple[int, int] = (1, 1),
-                       groups: int = 1, threads: int = 1) -> np.ndarray:
-    """conv2d of NHWC `x` with OIHW `weight`, NHWC result (`threads`: see `nhwc_rows`)."""
+                       groups: int = 1, threads: int = 1, native: bool = False) -> np.ndarray:
+    """conv2d of NHWC `x` with OIHW `weight`, NHWC result (`threads`: see `nhwc_rows`;
+    `native`: parts may run as `conv_native`'s, the same numbers)."""
     if groups != 1:
         raise ValueError(f"conv2d_nhwc: groups={groups} (only 1 is implemented)")
     kernel = weight.shape[2:]
@@ -249,16 +220,17 @@ def conv2d_nhwc_kernel(x: np.ndarray, weight: np.ndarray, *bias: np.ndarray,
     size = nhwc_out_size(x.shape[1:3], kernel, stride, dilation, pads)
     if x.shape[3] <= 15:  # NOTE: COLUMNS_MAX_CHANNELS (generated code has no module constants)
         return nhwc_columns(x, weight, *bias, kernel=kernel, out_size=size, stride=stride,
-                            dilation=dilation, pads=pads, threads=threads)
+                            dilation=dilation, pads=pads, threads=threads, native=native)
     return nhwc_rows(x, weight, *bias, kernel=kernel, out_size=size, stride=stride,
-                     dilation=dilation, pads=pads, threads=threads)
+                     dilation=dilation, pads=pads, threads=threads, native=native)
 
 
 def conv2d_nhwc_grad_weight_kernel(x: np.ndarray, g: np.ndarray, *, w_shape: tuple[int, ...],
                             stride: tuple[int, int] = (1, 1),
                             padding: tuple[int, int, int, int] = (0, 0, 0, 0),
                             pad_mode: str = "valid", dilation: tuple[int, int] = (1, 1),
-                            groups: int = 1, threads: int = 1) -> np.ndarray:
+                            groups: int = 1, threads: int = 1,
+                            native: bool = False) -> np.ndarray:
     """d conv2d_nhwc / d weight (OIHW): window rows.T @ the NHWC adjoint's pixel rows (pixel
     pairs where `nhwc_rows` takes them: 1.1x faster on the ResNet's 16-channel stage; row taps,
     `nhwc_row_taps_grad_weight`, at stride 1 down, 17-32 output and at most 32 input
@@ -274,7 +246,8 @@ def conv2d_nhwc_grad_weight_kernel(x: np.ndarray, g: np.ndarray, *, w_shape: tup
     top, bottom, left, right = pads = window_pads((h, w), (kh, kw), stride, dilation, pad_mode,
                                                   padding)
     if c <= 15:  # NOTE: COLUMNS_MAX_CHANNELS
-        return nhwc_columns_grad_weight(x, g, w_shape, stride, dilation, pads, threads)
+        return nhwc_columns_grad_weight(x, g, w_shape, stride, dilation, pads, threads,
+                                        native)
     k, work = kh * kw * c, n * oh * ow * kh * kw * c * o
     if (kh, kw) == (1, 1) and not any(pads):  # NOTE: one GEMM over the pixels
         (out,) = run_parts(lambda start, stop: x[:, ::stride[0], ::stride[1]].reshape(-1, c).T @
@@ -300,7 +273,18 @@ def conv2d_nhwc_grad_weight_kernel(x: np.ndarray, g: np.ndarray, *, w_shape: tup
             np.add(out, product, out=out)
         else:
             found.append(product)
-    if n == 1:  # NOTE: one image, its bands of output rows split over the threads
+    if native and native_rows(x, out, (), g) and native_parts() is not None:
+        parts, geometry = native_parts(), np.array(  # NOTE: the same numbers, lock-free
+            [*geometry[0], *geometry[2], *geometry[3], top, left, h + top + bottom,
+             w + left + right], np.int64)
+        size, unit = (oh, band) if n == 1 else (n, step)
+
+        def blocks(start: int, stop: int) -> list[np.ndarray]:
+            kept = np.empty((-(-(stop - start) // unit) if start else 0, k, cols), np.float32)
+            parts.rows_grad_weight(x, g, out, kept, start > 0, start, stop, unit, geometry)
+            return list(kept)
+        products = run_parts(blocks, thread_ranges(size, threads, work, unit), threads)
+    elif n == 1:  # NOTE: one image, its bands of output rows split over the threads
         block = np.zeros((1, h + top + bottom, w + left + right, c), x.dtype)
         windows = nhwc_windows(x, block, *geometry, pads)
 
@@ -336,7 +320,8 @@ def conv2d_nhwc_grad_input_kernel(g: np.ndarray, weight: np.ndarray, *, x_shape:
                            stride: tuple[int, int] = (1, 1),
                            padding: tuple[int, int, int, int] = (0, 0, 0, 0),
                            pad_mode: str = "valid", dilation: tuple[int, int] = (1, 1),
-                           groups: int = 1, threads: int = 1) -> np.ndarray:
+                           groups: int = 1, threads: int = 1,
+                           native: bool = False) -> np.ndarray:
     """d conv2d_nhwc / d x, NHWC (`x_shape` is the NCHW shape). Stride 1: the NHWC convolution
     of the adjoint with the flipped, transposed kernels. Strided across (stride up to the
     kernel's width, dilation 1 across): `nhwc_phase_rows`. Otherwise pixel rows of the adjoint
@@ -359,7 +344,7 @@ def conv2d_nhwc_grad_input_kernel(g: np.ndarray, weight: np.ndarray, *, x_shape:
         flipped = weight[:, :, ::-1, ::-1].transpose(1, 0, 2, 3)
         return nhwc_rows(g, flipped, kernel=(kh, kw), out_size=(h, w), stride=(1, 1),
                          dilation=dilation, pads=(before[0], after[0], before[1], after[1]),
-                         threads=threads)
+                         threads=threads, native=native)
     if dilation[1] == 1 and 2 <= stride[1] <= kw:  # NOTE: runs of stride[1] pixels
         return nhwc_phase_rows(g, weight, (h, w), stride, dilation[0],
                                (top, bottom, left, right), threads)
@@ -458,6 +443,8 @@ def _one_group(op: str, attrs: Any) -> None:
     threads = attrs.pop("threads", 1)  # NOTE: how the kernel runs, not what it computes
     if type(threads) is not int or threads < 1:
         raise ValueError(f"{op}: threads must be an int >= 1, got {threads!r}")
+    if type(attrs.pop("native", False)) is not bool:
+        raise ValueError(f"{op}: native must be True or False")
 
 
 def _conv2d_nhwc_infer(x: Type, weight: Type, *bias: Type, **attrs: Any) -> Tensor:
@@ -512,9 +499,13 @@ def _onnx_conv2d_nhwc(e: Any, x: str, w: str, *bias: str) -> str:
     return e.node("Transpose", out, perm=list(TO_NHWC))
 
 
-_NHWC = {**_CONV2D, "threads": 1}
-"""conv2d's attributes, and the threads the kernel may split its blocks over."""
+_NHWC = {**_CONV2D, "threads": 1, "native": False}
+"""conv2d's attributes, the threads the kernel may split its blocks over, and whether its parts
+may run as native code (`conv_native`: the same numbers; the layout pass sets it where the
+compile's backend may use Numba)."""
 _KERNEL_HELPERS = (window_pads, image_block, nhwc_out_size, nhwc_windows, nhwc_band_rows,
+                   native_parts, build_or_warn, build_native_parts, native_rows, native_row_taps,
+                   native_columns, columns_geometry,
                    *PARALLEL_HELPERS, pixel_pairs, paired_weights, nhwc_rows, pad_hw, im2col,
                    nhwc_columns, nhwc_columns_grad_weight, nhwc_phase_rows, nhwc_row_taps,
                    nhwc_row_taps_grad_weight, wide_bias, add_bias)

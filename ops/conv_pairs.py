@@ -27,7 +27,8 @@ def conv2d_nhwc_grads_kernel(x: np.ndarray, g: np.ndarray, weight: np.ndarray, *
                              stride: tuple[int, int] = (1, 1),
                              padding: tuple[int, int, int, int] = (0, 0, 0, 0),
                              pad_mode: str = "valid", dilation: tuple[int, int] = (1, 1),
-                             groups: int = 1, threads: int = 1) -> tuple[np.ndarray, np.ndarray]:
+                             groups: int = 1, threads: int = 1,
+                             native: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """(conv2d_nhwc_grad_input(g, weight), conv2d_nhwc_grad_weight(x, g)), the longer on the
     calling thread at `threads` with its blocks cut into up to 4 parts a thread
     (`kernel_threads().local.fine`), the other on a pool worker at one thread: the longer's
@@ -43,7 +44,7 @@ def conv2d_nhwc_grads_kernel(x: np.ndarray, g: np.ndarray, weight: np.ndarray, *
     Every part starts at one thread's block bounds: the same GEMMs, the same bits. Where
     amber cannot hold BLAS at one thread (`blas_controls`), one after the other."""
     geometry = {"stride": stride, "padding": padding, "pad_mode": pad_mode,
-                "dilation": dilation, "groups": groups}
+                "dilation": dilation, "groups": groups, "native": native}
     shared = kernel_threads() if threads > 1 else None
     if shared is None or shared.blas is None:  # NOTE: two GEMMs on BLAS's own threads
         threads = 1  # would wait for each other

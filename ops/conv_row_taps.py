@@ -8,12 +8,14 @@ from __future__ import annotations
 import numpy as np
 
 from .conv_kernels import add_bias, wide_bias
+from .conv_native import native_parts
 from .parallel import even_step, run_parts, thread_ranges
 
 
 def nhwc_row_taps(x: np.ndarray, weight: np.ndarray, *bias: np.ndarray, out: np.ndarray,
                   stride: tuple[int, int], dilation: tuple[int, int],
-                  pads: tuple[int, int, int, int], threads: int = 1) -> np.ndarray:
+                  pads: tuple[int, int, int, int], threads: int = 1,
+                  native: bool = False) -> np.ndarray:
     """NHWC convolution into `out` [N, OH, OW, O]: each padded input row's windows across
     ([OW, KW*C], copied once) serve all KH kernel rows, and output row oy is the sum over ky
     of input rows oy * sy + ky * dilation @ [KW*C, O]. The rows are copied grouped by their
@@ -36,8 +38,17 @@ def nhwc_row_taps(x: np.ndarray, weight: np.ndarray, *bias: np.ndarray, out: np.
     runs = oh + (kh - 1) * dilation[0] // sy  # NOTE: rows of each residue mod sy
     per_image = sy * runs * ow * kw * c  # NOTE: floats of an image's row windows
     step = even_step(n, max(1, (1 << 19) // (per_image * x.itemsize)))  # NOTE: halves
-    bias = wide_bias(bias, oh * ow, out.size)
     height = max(h + top + bottom, sy * runs)  # NOTE: zero rows below: residues read past
+    parts = native_parts() if native and native_row_taps(x, matrices, bias, out) else None
+    if parts is not None:  # NOTE: the same numbers, without the interpreter lock (`native`:
+        # the compile's backend may use Numba)
+        geometry = np.array([sy, sx, *dilation, top, left, height, w + left + right], np.int64)
+        given = np.ascontiguousarray(bias[0]) if bias else matrices[0, 0]
+        run_parts(lambda start, stop: parts.row_taps(x, matrices, given, bool(bias), out, start,
+                                                     stop, step, geometry),
+                  thread_ranges(n, threads, n * oh * ow * matrices.size, step), threads)
+        return out
+    bias = wide_bias(bias, oh * ow, out.size)
 
     def images(start: int, stop: int) -> None:
         block = np.zeros((min(step, stop - start), height, w + left + right, c), x.dtype)
@@ -64,6 +75,18 @@ def nhwc_row_taps(x: np.ndarray, weight: np.ndarray, *bias: np.ndarray, out: np.
                 add_bias(done, add)
     run_parts(images, thread_ranges(n, threads, n * oh * ow * matrices.size, step), threads)
     return out
+
+
+def native_row_taps(x: np.ndarray, matrices: np.ndarray, bias: tuple[np.ndarray, ...],
+                    out: np.ndarray) -> bool:
+    """Whether `conv_native`'s part can compute this row-taps convolution as the NumPy part
+    does: float32 throughout, at most one bias, input rows contiguous across (W, C), and GEMMs
+    that np.matmul hands to `cblas_sgemm` (no side of 1, which it sends to gemv or dot)."""
+    c = x.shape[3]
+    return (x.dtype == matrices.dtype == out.dtype == np.float32 and len(bias) <= 1 and
+            all(b.dtype == np.float32 and b.shape == out.shape[3:] for b in bias) and
+            x.strides[2:] == (4 * c, 4) and out.flags.c_contiguous and
+            min(out.shape[1] * out.shape[2], out.shape[3], matrices.shape[1]) > 1)
 
 
 def nhwc_row_taps_grad_weight(x: np.ndarray, g: np.ndarray, w_shape: tuple[int, ...],

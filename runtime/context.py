@@ -51,11 +51,17 @@ class CompileOptions:
     an onnxruntime session (inference only: gradients and training are refused).
 
     `num_threads`: how many threads a convolution's kernel may split its blocks over (see
-    docs/performance.md, Threads); 1 runs them on the caller. Default: `default_threads()`."""
+    docs/performance.md, Threads); 1 runs them on the caller. Default: `default_threads()`.
+
+    `native`: whether a convolution's parts may run as native code (ops/conv_native.py: the
+    same numbers, without the interpreter lock); None: where the backend may use Numba ("auto"
+    with Numba installed, "numba"). A jit compile settles it before the NumPy tier of "auto"
+    is compiled (`native_parts`)."""
     opt_level: int = 2
     verify: bool = False
     backend: str = "auto"
     num_threads: int = field(default_factory=lambda: default_threads())
+    native: bool | None = None
 
     def __post_init__(self) -> None:
         if self.opt_level not in (0, 1, 2):
@@ -72,11 +78,19 @@ class CompileOptions:
         "numba" without it raises ImportError."""
         return resolve_backend(self.backend)
 
+    @property
+    def native_parts(self) -> bool:
+        """`native`, or where it is None whether the backend may use Numba."""
+        if self.native is not None:
+            return self.native
+        return self.codegen_backend in ("auto", "numba")
+
     def cache_token(self) -> str:
         """The part of the cache key that depends on the options (verify changes nothing)."""
         backend = self.codegen_backend
         return f"O{self.opt_level}" + ("" if backend == "numpy" else f"-{backend}") + \
-            ("" if self.num_threads == 1 else f"-t{self.num_threads}")
+            ("" if self.num_threads == 1 else f"-t{self.num_threads}") + \
+            ("-native" if self.native_parts else "")
 
 
 @dataclass(frozen=True, slots=True)

@@ -67,7 +67,8 @@ def optimize(graph: Any, options: CompileOptions, on_pass: PassCallback | None =
     """Passes: run the pipeline of `options.opt_level` over `graph`, in place."""
     from ..graph.passes import optimize as run_passes
     return run_passes(graph, level=options.opt_level, verify_each=options.verify,
-                      on_pass=on_pass, threads=options.num_threads)
+                      on_pass=on_pass, threads=options.num_threads,
+                      native=options.native_parts)
 
 
 def generate(graph: Any, title: str = "", signature: str = "", backend: str = "numpy",

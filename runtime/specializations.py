@@ -329,6 +329,8 @@ class JitBase:
             options = dataclasses.replace(options, backend=self.backend)
         if options.backend != "numpy" and holds_wide_int(key):
             options = dataclasses.replace(options, backend="numpy")  # NOTE: see holds_wide_int
+        options = dataclasses.replace(options, native=options.native_parts)  # NOTE: before
+        # auto's NumPy tier replaces the backend
         title, signature = self._title(instance), describe_key(key)
         # NOTE: compile-first: the background compiles queued meanwhile wait (tiers.py)
         gate = FOREGROUND.held() if options.backend == "numba" else contextlib.nullcontext()

@@ -49,15 +49,17 @@ __all__ = ["PASSES", "PIPELINES", "DEFAULT_LEVEL", "Pass", "PassError", "PassHoo
 
 
 def optimize(graph: ir.Graph, level: int = DEFAULT_LEVEL, verify_each: bool = False,
-             on_pass: PassHook | None = None, threads: int = 1) -> ir.Graph:
+             on_pass: PassHook | None = None, threads: int = 1,
+             native: bool = False) -> ir.Graph:
     """Run the pipeline for optimization `level` (0, 1 or 2) over `graph`, in place.
 
     `on_pass(report, graph)` is called after each pass (how `amber dump --stage all` shows the IR
     after every pass); `verify_each` runs the verifier after each pass; `threads` is how many
-    threads the convolution kernels may use (the layout pass writes it on them)."""
+    threads the convolution kernels may use (the layout pass writes it on them), `native`
+    whether their parts may run as native code (the compile's backend may use Numba)."""
     if level not in PIPELINES:
         raise ValueError(f"optimization level must be one of {sorted(PIPELINES)}, not {level!r}")
-    table = PASSES if threads == 1 else {
-        **PASSES, "layout": functools.partial(layout.run, threads=threads),
+    table = PASSES if threads == 1 and not native else {
+        **PASSES, "layout": functools.partial(layout.run, threads=threads, native=native),
         "pair_gradients": functools.partial(pair_gradients.run, threads=threads)}
     return PassManager(PIPELINES[level], table, verify_each, on_pass).run(graph)

@@ -40,19 +40,20 @@ _NHWC_OF = {window.conv2d: conv_nhwc.conv2d_nhwc,
             window.conv2d_grad_weight: conv_nhwc.conv2d_nhwc_grad_weight}
 
 
-def run(graph: Graph, rw: Rewriter, threads: int = 1) -> bool:
+def run(graph: Graph, rw: Rewriter, threads: int = 1, native: bool = False) -> bool:
     """Convolutions to NHWC, then transposes moved down and cancelled; True if anything.
     `threads` > 1 (`set_context(num_threads=...)`) goes on each NHWC convolution, and on the
     one-group convolutions left NCHW: their kernels may split their blocks over that many
-    threads."""
+    threads. `native` (the compile's backend may use Numba) goes on each NHWC convolution:
+    its parts may run as native code (ops/conv_native.py), the same numbers."""
     for node in list(graph.walk()):
         if node.op in _NHWC_OF and node.parent is not None and _rows_conv(node):
-            _to_nhwc(node, rw, threads)
+            _to_nhwc(node, rw, threads, native)
     _sink_transposes(graph, rw)
     joining = [node for node in graph.walk() if node.op in _NHWC_OF and
                node.parent is not None and _joins_chain(node)]
     for node in joining:
-        _to_nhwc(node, rw, threads)
+        _to_nhwc(node, rw, threads, native)
     if joining:
         _sink_transposes(graph, rw)
     for node in graph.walk():
@@ -130,13 +131,14 @@ def _transpose(b: Any, value: Value, perm: tuple[int, ...]) -> Value:
     return b.op(shaping.transpose, value, perm=perm, name=value.name)
 
 
-def _to_nhwc(node: Node, rw: Rewriter, threads: int) -> None:
+def _to_nhwc(node: Node, rw: Rewriter, threads: int, native: bool) -> None:
     """`conv(x, w)` -> `transpose(conv_nhwc(transpose(x), w))` (the gradients alike: every 4-d
     image operand in, the 4-d image result out; the weight gradient's result is OIHW)."""
     b = rw.builder(InsertPoint.before(node), node.loc)
     images = (0, 1) if node.op is window.conv2d_grad_weight else (0,)
     inputs = [_transpose(b, v, TO_NHWC) if k in images else v for k, v in enumerate(node.inputs)]
-    attrs = {**node.attrs, **({"threads": threads} if threads > 1 else {})}
+    attrs = {**node.attrs, **({"threads": threads} if threads > 1 else {}),
+             **({"native": True} if native else {})}
     out = b.op(_NHWC_OF[node.op], *inputs, name=node.output.name, **attrs)
     if node.op is not window.conv2d_grad_weight:
         out = _transpose(b, out, TO_NCHW)

@@ -74,7 +74,8 @@ def _pair(grad_input: Node, grad_weight: Node, rw: Rewriter) -> None:
     attrs = {k: grad_input.attrs[k] for k in _GEOMETRY}
     both = b.op(conv2d_nhwc_grads, grad_weight.inputs[0], grad_input.inputs[0],
                 grad_input.inputs[1], x_shape=grad_input.attrs["x_shape"],
-                w_shape=grad_weight.attrs["w_shape"], threads=2, **attrs)
+                w_shape=grad_weight.attrs["w_shape"], threads=2,
+                native=grad_input.attrs.get("native", False), **attrs)
     dx = b.op("tuple_getitem", both, index=0)
     dw = b.op("tuple_getitem", both, index=1)
     rw.replace(grad_input, [dx])

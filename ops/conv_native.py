@@ -1,0 +1,332 @@
+"""The row-taps convolution's part (ops/conv_row_taps.py) as one native call: Numba code that
+holds no interpreter lock from its first copy to its last add, so two threads' parts run as
+two processes would. In NumPy, every call of a part hands the lock back and takes it again,
+and when the other thread holds it meanwhile the wait and the interpreter's state moving
+between cores cost each thread 1.3-1.5x its time alone, where two processes cost 1.0-1.2x
+(`benchmarks/two_threads.py --kernels`).
+
+The native part computes what the NumPy part computes, bit for bit: the same copies, the same
+GEMMs on the OpenBLAS NumPy loaded, called as `np.matmul` calls it (`cblas_?gemm`, row major,
+no transposes, alpha 1 and beta 0), the same adds in the same order. So whether a call finds it
+built changes no result. Numba is imported, and the part compiled, on a background thread the
+first time a kernel asks (`native_parts`); until then, and without Numba, NumPy's OpenBLAS or a
+C library, the kernels run their NumPy parts. `AMBER_NATIVE_KERNELS=0` keeps them NumPy.
+Codegen copies these helpers into generated modules by source, like the kernels.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+
+def native_parts() -> Any:
+    """The process's built native parts (`.row_taps`, see `build_native_parts`), or None: not
+    built yet (the first call starts the build on a background thread), not buildable here,
+    or turned off (`AMBER_NATIVE_KERNELS=0`). Shared through `sys.modules` by every generated
+    module; built again in a forked child."""
+    import os
+    import sys
+    shared = sys.modules.get("_amber_native_parts")
+    if shared is not None and shared.pid == os.getpid():
+        return shared.ready
+    import threading
+    import types
+    fresh = types.ModuleType("_amber_native_parts")
+    fresh.pid, fresh.ready, fresh.failed = os.getpid(), None, None
+    if shared is None:
+        shared = sys.modules.setdefault("_amber_native_parts", fresh)
+    else:
+        shared = sys.modules["_amber_native_parts"] = fresh
+    if shared is fresh and os.environ.get("AMBER_NATIVE_KERNELS", "1") != "0":
+        threading.Thread(target=build_or_warn, args=(fresh,), name="amber-native-parts",
+                         daemon=True).start()
+    return shared.ready
+
+
+def build_or_warn(shared: Any) -> None:
+    """`build_native_parts`, a failure kept in `shared.failed` and said once as a warning (the
+    kernels keep their NumPy parts: the same numbers, slower)."""
+    try:
+        build_native_parts(shared)
+    except Exception:  # NOTE: on a background thread: nobody else would see it
+        import sys
+        import warnings
+        failure = sys.exc_info()[1]
+        shared.failed = f"{type(failure).__name__}: {failure}"
+        warnings.warn(f"amber: convolutions keep their NumPy parts: the native parts could "
+                      f"not be built ({shared.failed.splitlines()[0]})", RuntimeWarning)
+
+
+def build_native_parts(shared: Any) -> None:
+    """Compile the native parts and publish them as `shared.ready`; leave it None where Numba,
+    NumPy's OpenBLAS (its `cblas_sgemm`) or the C library's `memcpy` is not found."""
+    import ctypes
+    import glob
+    import importlib.util
+    import os
+    import types
+    if importlib.util.find_spec("numba") is None:
+        return
+    here = os.path.dirname(np.__file__)
+    sgemm = None
+    for path in (glob.glob(os.path.join(here, "..", "numpy.libs", "*openblas*")) +
+                 glob.glob(os.path.join(here, ".dylibs", "*openblas*"))):
+        try:
+            lib = ctypes.CDLL(path)
+        except OSError:
+            continue
+        for name, index in (("scipy_cblas_sgemm64_", ctypes.c_int64),
+                            ("cblas_sgemm64_", ctypes.c_int64), ("cblas_sgemm", ctypes.c_int)):
+            if hasattr(lib, name):
+                sgemm = getattr(lib, name)
+                address = ctypes.c_int64  # NOTE: pointers pass as 64-bit integers
+                sgemm.restype = None
+                sgemm.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_int, index, index, index,
+                                  ctypes.c_float, address, index, address, index,
+                                  ctypes.c_float, address, index]
+                break
+        if sgemm is not None:
+            break
+    try:
+        memcpy = ctypes.CDLL(None).memcpy
+    except (OSError, AttributeError, TypeError):
+        return
+    if sgemm is None or ctypes.sizeof(ctypes.c_void_p) != 8:
+        return
+    memcpy.restype, memcpy.argtypes = ctypes.c_int64, [ctypes.c_int64] * 3
+    import numba
+
+    @numba.njit("void(float32[:, :, :, :], float32[:, :, ::1], float32[::1], boolean, "
+                "float32[:, :, :, ::1], int64, int64, int64, int64[::1])", nogil=True)
+    def row_taps(x, matrices, bias, biased, out, start, stop, step, geometry):
+        """`nhwc_row_taps`' images start..stop into `out` (see there); `geometry`: (sy, sx,
+        dy, dx, top, left, height, width) of the zero-bordered block."""
+        n, h, w, c = x.shape
+        kh, kwc, o = matrices.shape
+        oh, ow = out.shape[1], out.shape[2]
+        sy, sx, dy, dx, top, left, height, width = geometry
+        kw = kwc // c
+        runs = oh + (kh - 1) * dy // sy
+        per_image = sy * runs * ow * kwc
+        count = min(step, stop - start)
+        block = np.zeros((count, height, width, c), np.float32)
+        taps = np.empty(count * per_image, np.float32)
+        product = np.empty(count * oh * ow * o, np.float32)
+        pixels = oh * ow
+        for i in range(start, stop, step):
+            b = min(i + step, stop) - i
+            for k in range(b):  # NOTE: the image into the block's interior, a row at a time
+                for y in range(h):
+                    memcpy(block[k, top + y, left].ctypes.data, x[i + k, y].ctypes.data,
+                           4 * w * c)
+            for k in range(b):  # NOTE: each padded row's windows across, grouped by residue
+                for residue in range(sy):
+                    for run in range(runs):
+                        row = block[k, run * sy + residue].ctypes.data
+                        to = taps.ctypes.data + 4 * (((k * sy + residue) * runs + run) * ow * kwc)
+                        for ox in range(ow):
+                            if dx == 1:
+                                memcpy(to + 4 * ox * kwc, row + 4 * ox * sx * c, 4 * kwc)
+                            else:
+                                for kx in range(kw):
+                                    memcpy(to + 4 * (ox * kwc + kx * c),
+                                           row + 4 * (ox * sx + kx * dx) * c, 4 * c)
+            done = out[i:i + b].reshape(b * pixels * o)
+            for ky in range(kh):
+                first, residue = divmod(ky * dy, sy)
+                for k in range(b):
+                    rows = taps.ctypes.data + 4 * (((k * sy + residue) * runs + first) * ow * kwc)
+                    into = (done.ctypes.data if ky == 0 else product.ctypes.data) + \
+                        4 * k * pixels * o
+                    sgemm(101, 111, 111, pixels, o, kwc, np.float32(1.0), rows, kwc,
+                          matrices[ky].ctypes.data, o, np.float32(0.0), into, o)
+                if ky:
+                    for e in range(b * pixels * o):
+                        done[e] += product[e]
+            if biased:
+                for r in range(b * pixels):
+                    for j in range(o):
+                        done[r * o + j] += bias[j]
+
+    @numba.njit(nogil=True)
+    def window_rows(block, b, first, last, rows, geometry, ow):
+        """Output rows first..last of images 0..b of the zero-bordered `block` as window rows
+        [b * (last - first) * ow, KH*KW*C] at `rows` (an address), in the order of
+        `nhwc_windows(...)[:, first:last].reshape(-1, K)`; `geometry`: (kh, kw, sy, sx, dy,
+        dx, ...)."""
+        c = block.shape[3]
+        kh, kw, sy, sx, dy, dx = geometry[0], geometry[1], geometry[2], geometry[3], \
+            geometry[4], geometry[5]
+        k, count = kh * kw * c, last - first
+        for i in range(b):
+            for oy in range(first, last):
+                for ky in range(kh):
+                    line = block[i, oy * sy + ky * dy].ctypes.data
+                    to = rows + 4 * (((i * count + oy - first) * ow) * k + ky * kw * c)
+                    for ox in range(ow):
+                        if dx == 1:
+                            memcpy(to + 4 * ox * k, line + 4 * ox * sx * c, 4 * kw * c)
+                        else:
+                            for kx in range(kw):
+                                memcpy(to + 4 * (ox * k + kx * c),
+                                       line + 4 * (ox * sx + kx * dx) * c, 4 * c)
+
+    @numba.njit(nogil=True)
+    def fill_block(x, i, b, block, top, left):
+        """Images i..i+b of `x` (rows contiguous across) into the interior of `block`."""
+        h, w, c = x.shape[1], x.shape[2], x.shape[3]
+        for k in range(b):
+            for y in range(h):
+                memcpy(block[k, top + y, left].ctypes.data, x[i + k, y].ctypes.data, 4 * w * c)
+
+    @numba.njit("void(float32[:, :, :, :], float32[:, ::1], float32[::1], boolean, "
+                "float32[:, :, :, ::1], int64, int64, int64, int64[::1])", nogil=True)
+    def rows_forward(x, matrix, bias, biased, out, start, stop, step, geometry):
+        """`nhwc_rows`' images start..stop (`step` images a block) into `out` [N, OH, OW, O]
+        (pixel pairs: OW halved, O doubled): window rows @ `matrix`, then the bias. One image
+        (N = 1): its output rows start..stop, in bands of `step` rows. `geometry`: (kh, kw,
+        sy, sx, dy, dx, top, left, height, width) of the zero-bordered block."""
+        n, c = x.shape[0], x.shape[3]
+        oh, ow, o = out.shape[1], out.shape[2], out.shape[3]
+        k = matrix.shape[0]
+        count = 1 if n == 1 else min(step, stop - start)
+        band = step if n == 1 else oh
+        block = np.zeros((count, geometry[8], geometry[9], c), np.float32)
+        rows = np.empty(count * band * ow * k, np.float32)
+        if n == 1:
+            fill_block(x, 0, 1, block, geometry[6], geometry[7])
+        for i in range(start, stop, step):
+            b, first, last = min(i + step, stop) - i, 0, oh
+            if n == 1:
+                b, first, last = 1, i, min(i + step, stop)
+            else:
+                fill_block(x, i, b, block, geometry[6], geometry[7])
+            window_rows(block, b, first, last, rows.ctypes.data, geometry, ow)
+            m, at = b * (last - first) * ow, (first * ow * o) if n == 1 else i * oh * ow * o
+            sgemm(101, 111, 111, m, o, k, np.float32(1.0), rows.ctypes.data, k,
+                  matrix.ctypes.data, o, np.float32(0.0), out.ctypes.data + 4 * at, o)
+            if biased:
+                done = out.reshape(n * oh * ow * o)
+                for r in range(m):
+                    for j in range(o):
+                        done[at + r * o + j] += bias[j]
+
+    @numba.njit("void(float32[:, :, :, :], float32[:, :, :, ::1], float32[:, ::1], "
+                "float32[:, :, ::1], boolean, int64, int64, int64, int64[::1])", nogil=True)
+    def rows_grad_weight(x, g, out, kept, keep, start, stop, step, geometry):
+        """`conv2d_nhwc_grad_weight`'s images start..stop (`step` a block; one image: its
+        output rows in bands of `step`): each block's window rows.T @ its adjoint pixels
+        [pixels, O], added to `out` [K, O] in order, or (`keep`) kept in `kept` [blocks, K, O]
+        for the caller to add after the first part."""
+        n, c = x.shape[0], x.shape[3]
+        oh, ow, o = g.shape[1], g.shape[2], g.shape[3]
+        k = out.shape[0]
+        count = 1 if n == 1 else min(step, stop - start)
+        band = step if n == 1 else oh
+        block = np.zeros((count, geometry[8], geometry[9], c), np.float32)
+        rows = np.empty(count * band * ow * k, np.float32)
+        product = np.empty((k, o), np.float32)
+        if n == 1:
+            fill_block(x, 0, 1, block, geometry[6], geometry[7])
+        for j, i in enumerate(range(start, stop, step)):
+            b, first, last = min(i + step, stop) - i, 0, oh
+            if n == 1:
+                b, first, last = 1, i, min(i + step, stop)
+            else:
+                fill_block(x, i, b, block, geometry[6], geometry[7])
+            window_rows(block, b, first, last, rows.ctypes.data, geometry, ow)
+            into = kept[j] if keep else product
+            pixels = g.ctypes.data + 4 * ((first * ow * o) if n == 1 else i * oh * ow * o)
+            sgemm(101, 112, 111, k, o, b * (last - first) * ow, np.float32(1.0),
+                  rows.ctypes.data, k, pixels, o, np.float32(0.0), into.ctypes.data, o)
+            if not keep:
+                for r in range(k):
+                    for q in range(o):
+                        out[r, q] += product[r, q]
+
+    @numba.njit(nogil=True)
+    def columns(images, i, b, block, cols, geometry, oh, ow):
+        """`im2col` of NCHW images i..i+b (rows contiguous across) into `cols` [b, C*KH*KW,
+        OH*OW], through the zero-bordered `block` [b, C, height, width]; `geometry`: (kh, kw,
+        sy, sx, dy, dx, top, left, ...)."""
+        c, h, w = images.shape[1], images.shape[2], images.shape[3]
+        kh, kw, sy, sx, dy, dx, top, left = geometry[0], geometry[1], geometry[2], \
+            geometry[3], geometry[4], geometry[5], geometry[6], geometry[7]
+        for k in range(b):
+            for ch in range(c):
+                for y in range(h):
+                    memcpy(block[k, ch, top + y, left:].ctypes.data,
+                           images[i + k, ch, y].ctypes.data, 4 * w)
+        for k in range(b):
+            for ch in range(c):
+                for ky in range(kh):
+                    for kx in range(kw):
+                        to = cols[k, (ch * kh + ky) * kw + kx]
+                        for oy in range(oh):
+                            line = block[k, ch, oy * sy + ky * dy]
+                            if sx == 1:
+                                memcpy(to[oy * ow:].ctypes.data, line[kx * dx:].ctypes.data,
+                                       4 * ow)
+                            else:
+                                for ox in range(ow):
+                                    to[oy * ow + ox] = line[ox * sx + kx * dx]
+
+    @numba.njit("void(float32[:, :, :, :], float32[:, ::1], float32[::1], boolean, "
+                "float32[:, :, ::1], int64, int64, int64, int64[::1])", nogil=True)
+    def columns_forward(images, matrix, bias, biased, out, start, stop, step, geometry):
+        """`nhwc_columns`' images start..stop of NCHW `images` into `out` [N, OH*OW, O]:
+        per image, its columns.T @ `matrix` [K, O], then the bias; `geometry` as `columns`',
+        then (oh, ow, height, width)."""
+        c, o, k = images.shape[1], out.shape[2], matrix.shape[0]
+        oh, ow, height, width = geometry[8], geometry[9], geometry[10], geometry[11]
+        pixels = oh * ow
+        count = min(step, stop - start)
+        block = np.zeros((count, c, height, width), np.float32)
+        cols = np.empty((count, k, pixels), np.float32)
+        for i in range(start, stop, step):
+            b = min(i + step, stop) - i
+            columns(images, i, b, block, cols, geometry, oh, ow)
+            for n in range(b):
+                sgemm(101, 112, 111, pixels, o, k, np.float32(1.0), cols[n].ctypes.data,
+                      pixels, matrix.ctypes.data, o, np.float32(0.0), out[i + n].ctypes.data, o)
+                if biased:
+                    for r in range(pixels):
+                        for j in range(o):
+                            out[i + n, r, j] += bias[j]
+
+    @numba.njit("void(float32[:, :, :, :], float32[:, :, ::1], float32[:, ::1], "
+                "float32[:, :, ::1], boolean, int64, int64, int64, int64[::1])", nogil=True)
+    def columns_grad_weight(images, rows, out, kept, keep, start, stop, step, geometry):
+        """`nhwc_columns_grad_weight`'s images start..stop: per block, the sum over its images
+        (in order) of columns [K, pixels] @ adjoint rows [pixels, O], added to `out` or kept in
+        `kept` as `rows_grad_weight` does; `geometry` as `columns_forward`'s."""
+        c, o, k = images.shape[1], rows.shape[2], out.shape[0]
+        oh, ow, height, width = geometry[8], geometry[9], geometry[10], geometry[11]
+        pixels = oh * ow
+        count = min(step, stop - start)
+        block = np.zeros((count, c, height, width), np.float32)
+        cols = np.empty((count, k, pixels), np.float32)
+        products = np.empty((count, k, o), np.float32)
+        for j, i in enumerate(range(start, stop, step)):
+            b = min(i + step, stop) - i
+            columns(images, i, b, block, cols, geometry, oh, ow)
+            for n in range(b):
+                sgemm(101, 111, 111, k, o, pixels, np.float32(1.0), cols[n].ctypes.data,
+                      pixels, rows[i + n].ctypes.data, o, np.float32(0.0),
+                      products[n].ctypes.data, o)
+            into = kept[j] if keep else products[0]
+            if keep:
+                into[:, :] = products[0]
+            for n in range(1, b):  # NOTE: the sum over axis 0, as NumPy adds it: in order
+                for r in range(k):
+                    for q in range(o):
+                        into[r, q] += products[n, r, q]
+            if not keep:
+                for r in range(k):
+                    for q in range(o):
+                        out[r, q] += into[r, q]
+    shared.ready = types.SimpleNamespace(row_taps=row_taps, rows_forward=rows_forward,
+                                         rows_grad_weight=rows_grad_weight,
+                                         columns_forward=columns_forward,
+                                         columns_grad_weight=columns_grad_weight)

@@ -1,0 +1,198 @@
+"""The convolutions' native parts (ops/conv_native.py) against their NumPy parts: the same bits,
+for random geometries, at one thread and two, whenever the parts are built; the build never
+holds up a call, and nothing builds where the compile's backend is NumPy."""
+from __future__ import annotations
+
+import collections
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+import types
+from typing import Any
+
+import numpy as np
+import pytest
+
+import amber
+from amber import nn
+from amber.ops import conv_native
+from amber.ops.conv_nhwc import (conv2d_nhwc_grad_input_kernel, conv2d_nhwc_grad_weight_kernel,
+                                 conv2d_nhwc_kernel)
+from amber.ops.conv_pairs import conv2d_nhwc_grads_kernel
+
+pytestmark = pytest.mark.skipif(importlib.util.find_spec("numba") is None,
+                                reason="the native parts need Numba (the native extra)")
+
+
+@pytest.fixture(scope="module")
+def built() -> Any:
+    """The process's native parts, built (or the test skips: no OpenBLAS NumPy exposes)."""
+    conv_native.native_parts()
+    for thread in threading.enumerate():
+        if thread.name == "amber-native-parts":
+            thread.join(120)
+    parts = conv_native.native_parts()
+    assert sys.modules["_amber_native_parts"].failed is None  # NOTE: a build that raised
+    if parts is None:
+        pytest.skip("NumPy's BLAS is not an OpenBLAS with cblas_sgemm: no native parts")
+    return parts
+
+
+def counting(parts: Any, used: collections.Counter) -> Any:
+    """`parts` whose every call is counted in `used`."""
+    def count(name: str) -> Any:
+        def call(*args: Any) -> Any:
+            used[name] += 1
+            return getattr(parts, name)(*args)
+        return call
+    return types.SimpleNamespace(**{name: count(name) for name in vars(parts)})
+
+
+def geometries(seed: int, count: int) -> Any:
+    """Random channels-last convolutions (images, weight, bias or none, conv2d attributes),
+    those with an empty result left out."""
+    rng = np.random.default_rng(seed)
+    made = 0
+    while made < count:
+        n, c, o = int(rng.integers(1, 7)), int(rng.integers(1, 50)), int(rng.integers(1, 50))
+        h, w = int(rng.integers(1, 14)), int(rng.integers(1, 14))
+        kernel = (int(rng.integers(1, 4)), int(rng.integers(1, 4)))
+        attrs = {"stride": tuple(int(v) for v in rng.integers(1, 3, 2)),
+                 "dilation": tuple(int(v) for v in rng.integers(1, 3, 2)),
+                 "pad_mode": ("same", "valid", "pad")[int(rng.integers(0, 3))]}
+        if attrs["pad_mode"] == "pad":
+            attrs["padding"] = tuple(int(v) for v in rng.integers(0, 3, 4))
+        x = rng.standard_normal((n + 1, h, w, c), dtype=np.float32)
+        x = x[1:] if rng.random() < 0.3 else x[:n]  # NOTE: a view: rows still contiguous
+        if c <= 15 and rng.random() < 0.8:  # NOTE: as the stem's: a view of NCHW images
+            x = rng.standard_normal((n, c, h, w), dtype=np.float32).transpose(0, 2, 3, 1)
+        weight = rng.standard_normal((o, c, *kernel), dtype=np.float32)
+        bias = (rng.standard_normal(o, dtype=np.float32),) if rng.random() < 0.7 else ()
+        try:
+            y = conv2d_nhwc_kernel(x, weight, *bias, **attrs)
+        except (ValueError, ZeroDivisionError):  # NOTE: a window wider than the padded image
+            continue
+        if y.size:
+            made += 1
+            yield x, weight, bias, attrs, rng.standard_normal(y.shape, dtype=np.float32)
+
+
+def kernels(x: np.ndarray, weight: np.ndarray, bias: tuple, attrs: dict,
+            g: np.ndarray) -> dict[str, Any]:
+    n, h, w, c = x.shape
+    return {
+        "forward": lambda **k: conv2d_nhwc_kernel(x, weight, *bias, **attrs, **k),
+        "input gradient": lambda **k: conv2d_nhwc_grad_input_kernel(
+            g, weight, x_shape=(n, c, h, w), **attrs, **k),
+        "weight gradient": lambda **k: conv2d_nhwc_grad_weight_kernel(
+            x, g, w_shape=weight.shape, **attrs, **k),
+        "gradient pair": lambda **k: conv2d_nhwc_grads_kernel(
+            x, g, weight, x_shape=(n, c, h, w), w_shape=weight.shape, **attrs, **k)}
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_native_parts_give_the_numpy_parts_bits(built: Any, seed: int,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    shared = sys.modules["_amber_native_parts"]
+    used: collections.Counter = collections.Counter()
+    calls = 0
+    for x, weight, bias, attrs, g in geometries(seed, 100):
+        for name, kernel in kernels(x, weight, bias, attrs, g).items():
+            for threads in (1, 2):
+                monkeypatch.setattr(shared, "ready", None)
+                want = kernel(threads=threads, native=True)
+                monkeypatch.setattr(shared, "ready", counting(built, used))
+                got = kernel(threads=threads, native=True)
+                calls += 1
+                for a, b in zip(*(r if isinstance(r, tuple) else (r,) for r in (got, want))):
+                    assert a.dtype == b.dtype and a.shape == b.shape
+                    assert np.array_equal(a, b), (name, x.shape, weight.shape, attrs, threads)
+    assert calls > 400
+    assert min(used[name] for name in vars(built)) >= 8, used
+
+
+def test_native_false_or_float64_runs_the_numpy_parts(built: Any,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    used: collections.Counter = collections.Counter()
+    monkeypatch.setattr(sys.modules["_amber_native_parts"], "ready", counting(built, used))
+    x, weight, bias, attrs, g = next(geometries(7, 1))
+    for kernel in kernels(x, weight, bias, attrs, g).values():
+        kernel(threads=2)
+    wide = kernels(x.astype(np.float64), weight.astype(np.float64),
+                   tuple(b.astype(np.float64) for b in bias), attrs, g.astype(np.float64))
+    for kernel in wide.values():
+        kernel(threads=2, native=True)
+    assert not used
+
+
+class Block(nn.Cell):
+    def __init__(self) -> None:
+        super().__init__()
+        self.conv = nn.Conv2d(16, 16, 3, pad_mode="same", has_bias=True)
+        self.relu = nn.ReLU()
+
+    def construct(self, x: np.ndarray) -> np.ndarray:
+        return self.relu(self.conv(self.relu(self.conv(x))) + x)
+
+
+def test_the_backend_decides_and_the_code_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
+    x = np.random.default_rng(0).standard_normal((4, 16, 8, 8)).astype(np.float32)
+    amber.set_seed(0)
+    auto = amber.jit(Block(), backend="auto")
+    amber.set_seed(0)
+    plain = amber.jit(Block(), backend="numpy")
+    np.testing.assert_array_equal(auto(x), plain(x))
+    entry = "def Block_construct"
+    assert "native=True" in auto.code[auto.code.index(entry):]
+    assert "native=" not in plain.code[plain.code.index(entry):]
+
+
+_PROBE = """
+import json, sys, threading, time
+import numpy as np
+import amber
+sys.path.insert(0, {here!r})
+from test_conv_native import Block
+x = np.random.default_rng(0).standard_normal((4, 16, 8, 8)).astype(np.float32)
+net = amber.jit(Block(), backend={backend!r})
+first = net(x)
+shared = sys.modules.get("_amber_native_parts")
+building = shared is not None and shared.ready is None
+for thread in threading.enumerate():
+    if thread.name == "amber-native-parts":
+        thread.join(120)
+again = net(x)
+print(json.dumps({{"numba": "numba" in sys.modules, "building": building,
+                  "built": shared is not None and shared.ready is not None,
+                  "same": bool(np.array_equal(first, again))}}))
+"""
+
+
+@pytest.mark.parametrize("backend", ["auto", "numpy"])
+def test_the_build_runs_behind_the_first_call(backend: str, tmp_path: Any) -> None:
+    code = textwrap.dedent(_PROBE.format(here=os.path.dirname(__file__), backend=backend))
+    env = {**os.environ, "AMBER_CACHE": "0", "AMBER_CACHE_DIR": str(tmp_path)}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
+                         check=True, timeout=300)
+    found = json.loads(out.stdout.strip().splitlines()[-1])
+    assert found["same"]
+    if backend == "numpy":
+        assert not found["numba"] and not found["built"]
+    else:  # NOTE: the first call did not wait for Numba's compile (seconds)
+        assert found["building"] and found["built"]
+
+
+def test_amber_native_kernels_0_turns_them_off(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("AMBER_NATIVE_KERNELS", "0")
+    monkeypatch.delitem(sys.modules, "_amber_native_parts", raising=False)
+    start = time.perf_counter()
+    assert conv_native.native_parts() is None
+    assert time.perf_counter() - start < 1
+    assert not any(t.name == "amber-native-parts" and t.is_alive()
+                   for t in threading.enumerate())
+    monkeypatch.delitem(sys.modules, "_amber_native_parts", raising=False)
