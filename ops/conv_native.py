@@ -326,7 +326,109 @@ def build_native_parts(shared: Any) -> None:
                 for r in range(k):
                     for q in range(o):
                         out[r, q] += into[r, q]
-    shared.ready = types.SimpleNamespace(row_taps=row_taps, rows_forward=rows_forward,
+    @numba.njit("void(float32[:, :, :, :], float32[:, :, :, ::1], float32[:, :, ::1], "
+                "float32[:, :, ::1], boolean, int64, int64, int64[::1])", nogil=True)
+    def row_taps_grad_weight(x, g, out, kept, keep, start, stop, geometry):
+        """`nhwc_row_taps_grad_weight`'s images start..stop (stride 1 down): per image and
+        band of output rows, its row windows copied once, then for each kernel row ky the
+        shifted rows.T @ the adjoint's pixels, added to `out[ky]` [KW*C, O], or (`keep`) kept
+        in order in `kept`; `geometry`: (sx, dy, dx, top, left, height, width, band)."""
+        h, w, c = x.shape[1], x.shape[2], x.shape[3]
+        oh, ow, o = g.shape[1], g.shape[2], g.shape[3]
+        kh, kwc = out.shape[0], out.shape[1]
+        sx, dy, dx, top, left, height, width, band = geometry[0], geometry[1], geometry[2], \
+            geometry[3], geometry[4], geometry[5], geometry[6], geometry[7]
+        kw, reach = kwc // c, (kh - 1) * dy
+        image = np.zeros((height, width, c), np.float32)
+        taps = np.empty((min(band, oh) + reach) * ow * kwc, np.float32)
+        product = np.empty((kwc, o), np.float32)
+        j = 0
+        for i in range(start, stop):
+            for y in range(h):
+                memcpy(image[top + y, left].ctypes.data, x[i, y].ctypes.data, 4 * w * c)
+            for first in range(0, oh, band):
+                count = min(first + band, oh) - first
+                for row in range(count + reach):
+                    line = image[first + row].ctypes.data
+                    to = taps.ctypes.data + 4 * row * ow * kwc
+                    for ox in range(ow):
+                        if dx == 1:
+                            memcpy(to + 4 * ox * kwc, line + 4 * ox * sx * c, 4 * kwc)
+                        else:
+                            for kx in range(kw):
+                                memcpy(to + 4 * (ox * kwc + kx * c),
+                                       line + 4 * (ox * sx + kx * dx) * c, 4 * c)
+                pixels = g.ctypes.data + 4 * ((i * oh + first) * ow * o)
+                for ky in range(kh):
+                    into = kept[j] if keep else product
+                    sgemm(101, 112, 111, kwc, o, count * ow, np.float32(1.0),
+                          taps.ctypes.data + 4 * ky * dy * ow * kwc, kwc, pixels, o,
+                          np.float32(0.0), into.ctypes.data, o)
+                    if keep:
+                        j += 1
+                    else:
+                        for r in range(kwc):
+                            for q in range(o):
+                                out[ky, r, q] += product[r, q]
+    @numba.njit("void(float32[:, :, :, :], float32[:, :, ::1], int64[:, ::1], "
+                "float32[:, :, :, :, ::1], int64, int64, int64, int64[::1])", nogil=True)
+    def phase_rows(g, matrices, phases, out, start, stop, step, geometry):
+        """`nhwc_phase_rows`' images start..stop into `out` [N, rows, SY, runs, SX*C]: the
+        adjoint in a zero border, window rows of all kernel rows, then per row phase py its
+        taps' columns (`phases[py]`: first tap, taps, gap; no taps: zero rows) @
+        `matrices[py]`, copied into the phase's rows; `geometry`: (reach, groups, rows,
+        runs, adjoint rows and pixels read)."""
+        o, sy, width = g.shape[3], out.shape[2], out.shape[4]
+        reach, groups, rows_y, runs_x, oh, ow = geometry[0], geometry[1], geometry[2], \
+            geometry[3], geometry[4], geometry[5]
+        line = (reach + 1) * groups * o
+        count = min(step, stop - start)
+        block = np.zeros((count, reach + rows_y, groups - 1 + runs_x, o), np.float32)
+        rows = np.empty(count * rows_y * runs_x * line, np.float32)
+        gathered = np.empty(count * rows_y * runs_x * line, np.float32)
+        product = np.empty(count * rows_y * runs_x * width, np.float32)
+        for i in range(start, stop, step):
+            b = min(i + step, stop) - i
+            for k in range(b):
+                for y in range(oh):
+                    memcpy(block[k, reach + y, groups - 1].ctypes.data, g[i + k, y].ctypes.data,
+                           4 * ow * o)
+            for k in range(b):
+                for y in range(rows_y):
+                    for x in range(runs_x):
+                        at = rows.ctypes.data + 4 * ((k * rows_y + y) * runs_x + x) * line
+                        for t in range(reach + 1):
+                            memcpy(at + 4 * t * groups * o, block[k, y + t, x].ctypes.data,
+                                   4 * groups * o)
+            m = b * rows_y * runs_x
+            for py in range(sy):
+                first, taps, gap = phases[py, 0], phases[py, 1], phases[py, 2]
+                if taps == 0:
+                    for k in range(b):
+                        for y in range(rows_y):
+                            out[i + k, y, py] = 0
+                    continue
+                k_dim = taps * groups * o
+                if gap == 1 or taps == 1:  # NOTE: a view of the rows, as NumPy's reshape
+                    a, lda = rows.ctypes.data + 4 * first * groups * o, line
+                else:  # NOTE: NumPy's reshape copies these taps out first
+                    for r in range(m):
+                        for t in range(taps):
+                            memcpy(gathered.ctypes.data + 4 * (r * k_dim + t * groups * o),
+                                   rows.ctypes.data + 4 * (r * line + (first + t * gap) *
+                                                           groups * o), 4 * groups * o)
+                    a, lda = gathered.ctypes.data, k_dim
+                sgemm(101, 111, 111, m, width, k_dim, np.float32(1.0), a, lda,
+                      matrices[py].ctypes.data, width, np.float32(0.0), product.ctypes.data,
+                      width)
+                for k in range(b):
+                    for y in range(rows_y):
+                        memcpy(out[i + k, y, py].ctypes.data,
+                               product.ctypes.data + 4 * (k * rows_y + y) * runs_x * width,
+                               4 * runs_x * width)
+    shared.ready = types.SimpleNamespace(row_taps=row_taps, phase_rows=phase_rows,
+                                         row_taps_grad_weight=row_taps_grad_weight,
+                                         rows_forward=rows_forward,
                                          rows_grad_weight=rows_grad_weight,
                                          columns_forward=columns_forward,
                                          columns_grad_weight=columns_grad_weight)

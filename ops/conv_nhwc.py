@@ -255,7 +255,8 @@ def conv2d_nhwc_grad_weight_kernel(x: np.ndarray, g: np.ndarray, *, w_shape: tup
         return np.ascontiguousarray(out.reshape(kh, kw, c, o).transpose(3, 2, 0, 1))
     paired = pixel_pairs(o, stride[1], ow, kw)
     if not paired and n > 1 and stride[0] == 1 and kh > 1 and dilation[0] <= oh and c <= 32:
-        return nhwc_row_taps_grad_weight(x, g, w_shape, stride, dilation, pads, threads)
+        return nhwc_row_taps_grad_weight(x, g, w_shape, stride, dilation, pads, threads,
+                                         native)
     geometry = ((kh, kw), (oh, ow), stride, dilation)
     if paired:  # NOTE: pixel pairs' windows @ the adjoint's pairs of pixels, folded after
         geometry = ((kh, (kw - 1) * dilation[1] + 2), (oh, ow // 2), (stride[0], 2),
@@ -347,7 +348,7 @@ def conv2d_nhwc_grad_input_kernel(g: np.ndarray, weight: np.ndarray, *, x_shape:
                          threads=threads, native=native)
     if dilation[1] == 1 and 2 <= stride[1] <= kw:  # NOTE: runs of stride[1] pixels
         return nhwc_phase_rows(g, weight, (h, w), stride, dilation[0],
-                               (top, bottom, left, right), threads)
+                               (top, bottom, left, right), threads, native)
     matrix = weight.transpose(0, 2, 3, 1).reshape(o, -1)
     out = np.zeros((n, h + top + bottom, w + left + right, c), np.result_type(g, weight))
     step = even_step(n, image_block(kh * kw * c * oh * ow * out.itemsize))
@@ -364,7 +365,7 @@ def conv2d_nhwc_grad_input_kernel(g: np.ndarray, weight: np.ndarray, *, x_shape:
 
 def nhwc_phase_rows(g: np.ndarray, weight: np.ndarray, size: tuple[int, int],
                     stride: tuple[int, int], dilation: int, pads: tuple[int, int, int, int],
-                    threads: int = 1) -> np.ndarray:
+                    threads: int = 1, native: bool = False) -> np.ndarray:
     """The strided input gradient (dilation 1 across, stride up to the kernel's width) as one
     stride-1 product per row phase, written straight into its rows of the result. Padded
     input row sy * Y + py only reads kernel rows ky with ky * dilation % sy == py, at adjoint
@@ -425,10 +426,40 @@ def nhwc_phase_rows(g: np.ndarray, weight: np.ndarray, size: tuple[int, int],
                     continue
                 np.matmul(flat[:, :, :, phase[0]].reshape(len(done), -1), phase[1], out=done)
                 out[i:i + b, :, py] = done.reshape(windows.shape[:3] + (-1,))
-    run_parts(images, thread_ranges(n, threads, n * g.shape[1] * g.shape[2] * kh * kw * c * o,
-                                    step), threads)
+    parts = native_parts() if native and native_phases(g, out, rows_y * runs_x) else None
+    if parts is not None:  # NOTE: the same numbers, without the interpreter lock
+        matrices, layout = phase_matrices(phases, sx * c, out.dtype)
+        geometry = np.array([reach, groups, rows_y, runs_x, oh, ow], np.int64)
+
+    def lock_free(start: int, stop: int) -> None:
+        parts.phase_rows(g, matrices, layout, out, start, stop, step, geometry)
+    run_parts(images if parts is None else lock_free,
+              thread_ranges(n, threads, n * g.shape[1] * g.shape[2] * kh * kw * c * o, step),
+              threads)
     full = out.reshape(n, rows_y * sy, runs_x * sx, c)
     return full[:, top:top + size[0], left:left + size[1]]
+
+
+def native_phases(g: np.ndarray, out: np.ndarray, pixels: int) -> bool:
+    """Whether `conv_native.phase_rows` computes this strided input gradient as the NumPy part
+    does: float32, adjoint rows contiguous across, and GEMMs np.matmul hands to `cblas_sgemm`
+    (at least 2 output channels and 2 pixels a phase: no side of 1)."""
+    return (g.dtype == out.dtype == np.float32 and g.strides[2:] == (4 * g.shape[3], 4) and
+            g.shape[3] > 1 and pixels > 1)
+
+
+def phase_matrices(phases: list, width: int, dtype: np.dtype) -> tuple[np.ndarray, np.ndarray]:
+    """`nhwc_phase_rows`' phases for `conv_native.phase_rows`: their matrices stacked (zero
+    rows below the shorter ones) and (first tap, taps, gap) per phase, (0, 0, 0) for none."""
+    size = max([phase[1].shape[0] for phase in phases if phase is not None] or [1])
+    matrices = np.zeros((len(phases), size, width), dtype)
+    layout = np.zeros((len(phases), 3), np.int64)
+    for py, phase in enumerate(phases):
+        if phase is not None:
+            taps, matrix = phase
+            matrices[py, :len(matrix)] = matrix
+            layout[py] = taps.start, len(range(taps.start, taps.stop, taps.step)), taps.step
+    return matrices, layout
 
 
 def _permuted(t: Type, perm: tuple[int, ...]) -> Type:
@@ -505,7 +536,7 @@ may run as native code (`conv_native`: the same numbers; the layout pass sets it
 compile's backend may use Numba)."""
 _KERNEL_HELPERS = (window_pads, image_block, nhwc_out_size, nhwc_windows, nhwc_band_rows,
                    native_parts, build_or_warn, build_native_parts, native_rows, native_row_taps,
-                   native_columns, columns_geometry,
+                   native_columns, columns_geometry, native_phases, phase_matrices,
                    *PARALLEL_HELPERS, pixel_pairs, paired_weights, nhwc_rows, pad_hw, im2col,
                    nhwc_columns, nhwc_columns_grad_weight, nhwc_phase_rows, nhwc_row_taps,
                    nhwc_row_taps_grad_weight, wide_bias, add_bias)

@@ -79,19 +79,22 @@ def nhwc_row_taps(x: np.ndarray, weight: np.ndarray, *bias: np.ndarray, out: np.
 
 def native_row_taps(x: np.ndarray, matrices: np.ndarray, bias: tuple[np.ndarray, ...],
                     out: np.ndarray) -> bool:
-    """Whether `conv_native`'s part can compute this row-taps convolution as the NumPy part
-    does: float32 throughout, at most one bias, input rows contiguous across (W, C), and GEMMs
-    that np.matmul hands to `cblas_sgemm` (no side of 1, which it sends to gemv or dot)."""
+    """Whether `conv_native`'s part can compute this row-taps convolution (or weight gradient:
+    `matrices` its result, `out` the adjoint) as the NumPy part does: float32 throughout, at
+    most one bias, input rows contiguous across (W, C), C-ordered results, and GEMMs that
+    np.matmul hands to `cblas_sgemm` (no side of 1, which it sends to gemv or dot)."""
     c = x.shape[3]
     return (x.dtype == matrices.dtype == out.dtype == np.float32 and len(bias) <= 1 and
             all(b.dtype == np.float32 and b.shape == out.shape[3:] for b in bias) and
             x.strides[2:] == (4 * c, 4) and out.flags.c_contiguous and
-            min(out.shape[1] * out.shape[2], out.shape[3], matrices.shape[1]) > 1)
+            matrices.flags.c_contiguous and
+            min(out.shape[2], out.shape[3], matrices.shape[1]) > 1)
 
 
 def nhwc_row_taps_grad_weight(x: np.ndarray, g: np.ndarray, w_shape: tuple[int, ...],
                               stride: tuple[int, int], dilation: tuple[int, int],
-                              pads: tuple[int, int, int, int], threads: int = 1) -> np.ndarray:
+                              pads: tuple[int, int, int, int], threads: int = 1,
+                              native: bool = False) -> np.ndarray:
     """The OIHW weight gradient of `nhwc_row_taps` at stride 1 down: per image (band of output
     rows of a large one), its row windows copied once, and for each kernel row ky the shifted
     rows.T @ the adjoint's pixels ([KW*C, O]). Against all taps' window rows (or pixel
@@ -135,7 +138,18 @@ def nhwc_row_taps_grad_weight(x: np.ndarray, g: np.ndarray, w_shape: tuple[int, 
                 products(image, i, r, min(r + band, oh), found, start > 0)
         return found
     work = n * oh * ow * kh * kw * c * o
-    for part in run_parts(images, thread_ranges(n, threads, work), threads):  # NOTE: the
+    parts = native_parts() if native and native_row_taps(x, out, (), g) else None
+    if parts is not None:  # NOTE: the same numbers, without the interpreter lock
+        geometry = np.array([stride[1], dilation[0], dilation[1], top, left, h + top + bottom,
+                             w + left + right, band], np.int64)
+        bands = -(-oh // band)
+
+        def lock_free(start: int, stop: int) -> list:
+            kept = np.empty(((stop - start) * bands * kh if start else 0, kw * c, o), np.float32)
+            parts.row_taps_grad_weight(x, g, out, kept, start > 0, start, stop, geometry)
+            return [(j % kh, product) for j, product in enumerate(kept)]
+    task = images if parts is None else lock_free
+    for part in run_parts(task, thread_ranges(n, threads, work), threads):  # NOTE: the
         # first part added as it went, as one thread does
         for ky, product in part:
             out[ky] += product

@@ -63,7 +63,7 @@ def geometries(seed: int, count: int) -> Any:
         h, w = int(rng.integers(1, 14)), int(rng.integers(1, 14))
         kernel = (int(rng.integers(1, 4)), int(rng.integers(1, 4)))
         attrs = {"stride": tuple(int(v) for v in rng.integers(1, 3, 2)),
-                 "dilation": tuple(int(v) for v in rng.integers(1, 3, 2)),
+                 "dilation": tuple(int(v) for v in rng.integers(1, 4, 2)),
                  "pad_mode": ("same", "valid", "pad")[int(rng.integers(0, 3))]}
         if attrs["pad_mode"] == "pad":
             attrs["padding"] = tuple(int(v) for v in rng.integers(0, 3, 4))
