@@ -32,7 +32,8 @@ def nhwc_columns(x: np.ndarray, weight: np.ndarray, *bias: np.ndarray, kernel: t
     out = np.empty((n, oh * ow, o), np.result_type(x, weight, *bias))
     step = even_step(n, image_block(matrix.shape[0] * oh * ow * x.itemsize))
     images, bias = x.transpose(0, 3, 1, 2), wide_bias(bias, oh * ow, out.size)
-    parts = native_parts() if native and native_columns(images, matrix, bias, out) else None
+    parts = native_parts() if native and native_columns(images, matrix, bias, out) and \
+        columns_copied(images, kernel, out_size, stride, dilation, pads) else None
     if parts is not None:  # NOTE: the same numbers, without the interpreter lock
         geometry = columns_geometry(images, kernel, out_size, stride, dilation, pads)
         given = np.ascontiguousarray(bias[0]) if bias else matrix[0]
@@ -64,7 +65,8 @@ def nhwc_columns_grad_weight(x: np.ndarray, g: np.ndarray, w_shape: tuple[int, .
     out = np.zeros((k, o), np.result_type(x, g))
     step = even_step(n, image_block(k * oh * ow * x.itemsize))
     images, rows = x.transpose(0, 3, 1, 2), g.reshape(n, oh * ow, o)
-    parts = native_parts() if native and native_columns(images, out, (), rows) else None
+    parts = native_parts() if native and native_columns(images, out, (), rows) and \
+        columns_copied(images, w_shape[2:], (oh, ow), stride, dilation, pads) else None
 
     def blocks(start: int, stop: int) -> list[np.ndarray]:
         found = []
@@ -100,6 +102,28 @@ def native_columns(images: np.ndarray, matrix: np.ndarray, bias: tuple[np.ndarra
             all(b.dtype == np.float32 for b in bias) and images.strides[3] == 4 and
             matrix.flags.c_contiguous and target.flags.c_contiguous and
             min(*target.shape[1:], *matrix.shape) > 1)
+
+
+def columns_copied(images: np.ndarray, kernel: tuple[int, int], out_size: tuple[int, int],
+                   stride: tuple[int, int], dilation: tuple[int, int],
+                   pads: tuple[int, int, int, int]) -> bool:
+    """Whether `im2col` copies its windows into contiguous columns (the GEMMs then read a
+    contiguous matrix, as `conv_native`'s do). Some geometries (a 1x1 kernel at a stride)
+    reshape to a strided view, which NumPy 1 multiplies without BLAS: the native parts would
+    round differently. Asked of a view over a one-float buffer: setting its shape only
+    succeeds without a copy, and reads nothing."""
+    n, c, h, w = images.shape
+    height, width = h + pads[0] + pads[1], w + pads[2] + pads[3]
+    shape = (n, c, *kernel, *out_size)
+    windows = np.lib.stride_tricks.as_strided(
+        np.zeros(1, np.float32), shape, (4 * c * height * width, 4 * height * width,
+                                         4 * width * dilation[0], 4 * dilation[1],
+                                         4 * width * stride[0], 4 * stride[1]))
+    try:
+        windows.shape = (n, c * kernel[0] * kernel[1], out_size[0] * out_size[1])
+    except AttributeError:  # NOTE: "incompatible shape for in-place modification": a copy
+        return True
+    return False
 
 
 def columns_geometry(images: np.ndarray, kernel: tuple[int, int], out_size: tuple[int, int],

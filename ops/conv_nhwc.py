@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from .batch_rules import LOOP_ACROSS, folded
-from .conv_columns import (columns_geometry, native_columns, nhwc_columns,
+from .conv_columns import (columns_copied, columns_geometry, native_columns, nhwc_columns,
                            nhwc_columns_grad_weight)
 from .conv_kernels import add_bias, im2col, image_block, pad_hw, wide_bias
 from .conv_native import build_native_parts, build_or_warn, native_parts
@@ -536,7 +536,8 @@ may run as native code (`conv_native`: the same numbers; the layout pass sets it
 compile's backend may use Numba)."""
 _KERNEL_HELPERS = (window_pads, image_block, nhwc_out_size, nhwc_windows, nhwc_band_rows,
                    native_parts, build_or_warn, build_native_parts, native_rows, native_row_taps,
-                   native_columns, columns_geometry, native_phases, phase_matrices,
+                   native_columns, columns_copied, columns_geometry, native_phases,
+                   phase_matrices,
                    *PARALLEL_HELPERS, pixel_pairs, paired_weights, nhwc_rows, pad_hw, im2col,
                    nhwc_columns, nhwc_columns_grad_weight, nhwc_phase_rows, nhwc_row_taps,
                    nhwc_row_taps_grad_weight, wide_bias, add_bias)
