@@ -6,9 +6,10 @@ Each (threads, batch) cell runs in a fresh process, so the BLAS / XLA thread cou
 anything loads: at one thread the clock is the process's CPU time, at more the wall time (CPU
 time would add the threads up). Versions are checked equal on the first call (forward output;
 the train step's loss and an updated weight), then timed in interleaved rounds, medians.
-Peak memory: tracemalloc's peak during one call for amber (NumPy's allocations); XLA's own
-allocator is not traced, so JAX's figure is its compiled call's memory analysis (temporaries
-plus outputs, marked `XLA`).
+Peak memory: tracemalloc's peak during one call for amber (NumPy's allocations; that call runs
+the convolutions' NumPy parts, whose buffers the native parts allocate alike, unseen by
+tracemalloc: ops/conv_native.py); XLA's own allocator is not traced, so JAX's figure is its
+compiled call's memory analysis (temporaries plus outputs, marked `XLA`).
 
     python benchmarks/resnet.py [--quick] [--threads N]   (also: benchmarks/run.py --only resnet)
     python benchmarks/resnet.py --profile     (amber's time per op: resnet_profile.py)
@@ -255,11 +256,15 @@ def measure(batch: int, threads: int, rounds: int, jax: bool = True,
             if "peak" in fns:
                 peak = fns["peak"](kind, *args)
             else:
-                tracemalloc.start()
-                base = tracemalloc.get_traced_memory()[0]
-                fns[kind](*args)
+                built = sys.modules.get("_amber_native_parts")
+                parts, built.ready = (built.ready, None) if built else (None, None)
+                tracemalloc.start()  # NOTE: with the NumPy parts: Numba's allocator is not
+                base = tracemalloc.get_traced_memory()[0]  # traced; the native parts take
+                fns[kind](*args)  # buffers of the same sizes
                 peak = f"{(tracemalloc.get_traced_memory()[1] - base) // 1024} KiB"
                 tracemalloc.stop()
+                if built:
+                    built.ready = parts
             results[f"{kind}/{name}"] = (statistics.median(samples[name]), peak)
     return results
 

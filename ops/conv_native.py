@@ -385,7 +385,11 @@ def build_native_parts(shared: Any) -> None:
         count = min(step, stop - start)
         block = np.zeros((count, reach + rows_y, groups - 1 + runs_x, o), np.float32)
         rows = np.empty(count * rows_y * runs_x * line, np.float32)
-        gathered = np.empty(count * rows_y * runs_x * line, np.float32)
+        spread = 0  # NOTE: a copy of the taps only where some phase's are not adjacent
+        for py in range(sy):
+            if phases[py, 1] > 1 and phases[py, 2] > 1:
+                spread = count * rows_y * runs_x * line
+        gathered = np.empty(spread, np.float32)
         product = np.empty(count * rows_y * runs_x * width, np.float32)
         for i in range(start, stop, step):
             b = min(i + step, stop) - i
