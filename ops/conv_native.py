@@ -24,11 +24,14 @@ def native_parts() -> Any:
     """The process's built native parts (`.row_taps`, see `build_native_parts`), or None: not
     built yet (the first call starts the build on a background thread), not buildable here,
     or turned off (`AMBER_NATIVE_KERNELS=0`). Shared through `sys.modules` by every generated
-    module; built again in a forked child."""
+    module; a forked child keeps its parent's, or builds them again if they were not built."""
     import os
     import sys
     shared = sys.modules.get("_amber_native_parts")
     if shared is not None and shared.pid == os.getpid():
+        return shared.ready
+    if shared is not None and shared.ready is not None:  # NOTE: a forked child of a process
+        shared.pid = os.getpid()  # that built them: the compiled code came along
         return shared.ready
     import threading
     import types

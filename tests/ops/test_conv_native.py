@@ -196,3 +196,17 @@ def test_amber_native_kernels_0_turns_them_off(monkeypatch: pytest.MonkeyPatch) 
     assert not any(t.name == "amber-native-parts" and t.is_alive()
                    for t in threading.enumerate())
     monkeypatch.delitem(sys.modules, "_amber_native_parts", raising=False)
+
+
+def test_a_forked_child_keeps_the_built_parts(built: Any) -> None:
+    if not hasattr(os, "fork"):
+        pytest.skip("no fork on this platform")
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # NOTE: the child: the parts at once, no build thread
+        ok = conv_native.native_parts() is built and not any(
+            t.name == "amber-native-parts" for t in threading.enumerate())
+        os.write(write, b"1" if ok else b"0")
+        os._exit(0)
+    os.waitpid(pid, 0)
+    assert os.read(read, 1) == b"1"
