@@ -19,6 +19,8 @@ from typing import Any
 
 import numpy as np
 
+from .parallel import openblas_libraries
+
 
 def native_parts() -> Any:
     """The process's built native parts (`.row_taps`, see `build_native_parts`), or None: not
@@ -65,20 +67,12 @@ def build_native_parts(shared: Any) -> None:
     """Compile the native parts and publish them as `shared.ready`; leave it None where Numba,
     NumPy's OpenBLAS (its `cblas_sgemm`) or the C library's `memcpy` is not found."""
     import ctypes
-    import glob
     import importlib.util
-    import os
     import types
     if importlib.util.find_spec("numba") is None:
         return
-    here = os.path.dirname(np.__file__)
     sgemm = None
-    for path in (glob.glob(os.path.join(here, "..", "numpy.libs", "*openblas*")) +
-                 glob.glob(os.path.join(here, ".dylibs", "*openblas*"))):
-        try:
-            lib = ctypes.CDLL(path)
-        except OSError:
-            continue
+    for lib in openblas_libraries():
         for name, index in (("scipy_cblas_sgemm64_", ctypes.c_int64),
                             ("cblas_sgemm64_", ctypes.c_int64), ("cblas_sgemm", ctypes.c_int)):
             if hasattr(lib, name):
@@ -99,6 +93,18 @@ def build_native_parts(shared: Any) -> None:
         return
     memcpy.restype, memcpy.argtypes = ctypes.c_int64, [ctypes.c_int64] * 3
     import numba
+
+    @numba.njit(nogil=True)
+    def windows_across(to, apart, line, ow, kw, c, sx, dx):
+        """The windows of one padded row at `line` (an address), pixel ox's KW*C floats to
+        `to + ox * apart` floats: one copy a pixel at dilation 1 across, one a tap else."""
+        for ox in range(ow):
+            if dx == 1:
+                memcpy(to + 4 * ox * apart, line + 4 * ox * sx * c, 4 * kw * c)
+            else:
+                for kx in range(kw):
+                    memcpy(to + 4 * (ox * apart + kx * c), line + 4 * (ox * sx + kx * dx) * c,
+                           4 * c)
 
     @numba.njit("void(float32[:, :, :, :], float32[:, :, ::1], float32[::1], boolean, "
                 "float32[:, :, :, ::1], int64, int64, int64, int64[::1])", nogil=True)
@@ -126,15 +132,9 @@ def build_native_parts(shared: Any) -> None:
             for k in range(b):  # NOTE: each padded row's windows across, grouped by residue
                 for residue in range(sy):
                     for run in range(runs):
-                        row = block[k, run * sy + residue].ctypes.data
                         to = taps.ctypes.data + 4 * (((k * sy + residue) * runs + run) * ow * kwc)
-                        for ox in range(ow):
-                            if dx == 1:
-                                memcpy(to + 4 * ox * kwc, row + 4 * ox * sx * c, 4 * kwc)
-                            else:
-                                for kx in range(kw):
-                                    memcpy(to + 4 * (ox * kwc + kx * c),
-                                           row + 4 * (ox * sx + kx * dx) * c, 4 * c)
+                        windows_across(to, kwc, block[k, run * sy + residue].ctypes.data, ow,
+                                       kw, c, sx, dx)
             done = out[i:i + b].reshape(b * pixels * o)
             for ky in range(kh):
                 first, residue = divmod(ky * dy, sy)
@@ -165,15 +165,9 @@ def build_native_parts(shared: Any) -> None:
         for i in range(b):
             for oy in range(first, last):
                 for ky in range(kh):
-                    line = block[i, oy * sy + ky * dy].ctypes.data
                     to = rows + 4 * (((i * count + oy - first) * ow) * k + ky * kw * c)
-                    for ox in range(ow):
-                        if dx == 1:
-                            memcpy(to + 4 * ox * k, line + 4 * ox * sx * c, 4 * kw * c)
-                        else:
-                            for kx in range(kw):
-                                memcpy(to + 4 * (ox * k + kx * c),
-                                       line + 4 * (ox * sx + kx * dx) * c, 4 * c)
+                    windows_across(to, k, block[i, oy * sy + ky * dy].ctypes.data, ow, kw, c,
+                                   sx, dx)
 
     @numba.njit(nogil=True)
     def fill_block(x, i, b, block, top, left):
@@ -183,6 +177,30 @@ def build_native_parts(shared: Any) -> None:
             for y in range(h):
                 memcpy(block[k, top + y, left].ctypes.data, x[i + k, y].ctypes.data, 4 * w * c)
 
+    @numba.njit(nogil=True)
+    def rows_buffers(x, start, stop, step, geometry, oh, ow, k):
+        """A part's zero-bordered block (holding its one image already, for N = 1) and window
+        rows buffer."""
+        n, c = x.shape[0], x.shape[3]
+        count = 1 if n == 1 else min(step, stop - start)
+        block = np.zeros((count, geometry[8], geometry[9], c), np.float32)
+        rows = np.empty(count * (step if n == 1 else oh) * ow * k, np.float32)
+        if n == 1:
+            fill_block(x, 0, 1, block, geometry[6], geometry[7])
+        return block, rows
+
+    @numba.njit(nogil=True)
+    def block_rows(x, block, rows, i, stop, step, geometry, oh, ow):
+        """The window rows of the block at `i` (for N = 1: of the image's output rows from i)
+        into `rows`; (images, first output row, last)."""
+        if x.shape[0] == 1:
+            b, first, last = 1, i, min(i + step, stop)
+        else:
+            b, first, last = min(i + step, stop) - i, 0, oh
+            fill_block(x, i, b, block, geometry[6], geometry[7])
+        window_rows(block, b, first, last, rows.ctypes.data, geometry, ow)
+        return b, first, last
+
     @numba.njit("void(float32[:, :, :, :], float32[:, ::1], float32[::1], boolean, "
                 "float32[:, :, :, ::1], int64, int64, int64, int64[::1])", nogil=True)
     def rows_forward(x, matrix, bias, biased, out, start, stop, step, geometry):
@@ -190,22 +208,12 @@ def build_native_parts(shared: Any) -> None:
         (pixel pairs: OW halved, O doubled): window rows @ `matrix`, then the bias. One image
         (N = 1): its output rows start..stop, in bands of `step` rows. `geometry`: (kh, kw,
         sy, sx, dy, dx, top, left, height, width) of the zero-bordered block."""
-        n, c = x.shape[0], x.shape[3]
+        n = x.shape[0]
         oh, ow, o = out.shape[1], out.shape[2], out.shape[3]
         k = matrix.shape[0]
-        count = 1 if n == 1 else min(step, stop - start)
-        band = step if n == 1 else oh
-        block = np.zeros((count, geometry[8], geometry[9], c), np.float32)
-        rows = np.empty(count * band * ow * k, np.float32)
-        if n == 1:
-            fill_block(x, 0, 1, block, geometry[6], geometry[7])
+        block, rows = rows_buffers(x, start, stop, step, geometry, oh, ow, k)
         for i in range(start, stop, step):
-            b, first, last = min(i + step, stop) - i, 0, oh
-            if n == 1:
-                b, first, last = 1, i, min(i + step, stop)
-            else:
-                fill_block(x, i, b, block, geometry[6], geometry[7])
-            window_rows(block, b, first, last, rows.ctypes.data, geometry, ow)
+            b, first, last = block_rows(x, block, rows, i, stop, step, geometry, oh, ow)
             m, at = b * (last - first) * ow, (first * ow * o) if n == 1 else i * oh * ow * o
             sgemm(101, 111, 111, m, o, k, np.float32(1.0), rows.ctypes.data, k,
                   matrix.ctypes.data, o, np.float32(0.0), out.ctypes.data + 4 * at, o)
@@ -222,23 +230,13 @@ def build_native_parts(shared: Any) -> None:
         output rows in bands of `step`): each block's window rows.T @ its adjoint pixels
         [pixels, O], added to `out` [K, O] in order, or (`keep`) kept in `kept` [blocks, K, O]
         for the caller to add after the first part."""
-        n, c = x.shape[0], x.shape[3]
+        n = x.shape[0]
         oh, ow, o = g.shape[1], g.shape[2], g.shape[3]
         k = out.shape[0]
-        count = 1 if n == 1 else min(step, stop - start)
-        band = step if n == 1 else oh
-        block = np.zeros((count, geometry[8], geometry[9], c), np.float32)
-        rows = np.empty(count * band * ow * k, np.float32)
+        block, rows = rows_buffers(x, start, stop, step, geometry, oh, ow, k)
         product = np.empty((k, o), np.float32)
-        if n == 1:
-            fill_block(x, 0, 1, block, geometry[6], geometry[7])
         for j, i in enumerate(range(start, stop, step)):
-            b, first, last = min(i + step, stop) - i, 0, oh
-            if n == 1:
-                b, first, last = 1, i, min(i + step, stop)
-            else:
-                fill_block(x, i, b, block, geometry[6], geometry[7])
-            window_rows(block, b, first, last, rows.ctypes.data, geometry, ow)
+            b, first, last = block_rows(x, block, rows, i, stop, step, geometry, oh, ow)
             into = kept[j] if keep else product
             pixels = g.ctypes.data + 4 * ((first * ow * o) if n == 1 else i * oh * ow * o)
             sgemm(101, 112, 111, k, o, b * (last - first) * ow, np.float32(1.0),
@@ -275,18 +273,22 @@ def build_native_parts(shared: Any) -> None:
                                 for ox in range(ow):
                                     to[oy * ow + ox] = line[ox * sx + kx * dx]
 
+    @numba.njit(nogil=True)
+    def columns_buffers(images, k, start, stop, step, geometry):
+        """A part's zero-bordered NCHW block and columns [images, K, OH*OW]."""
+        count = min(step, stop - start)
+        return (np.zeros((count, images.shape[1], geometry[10], geometry[11]), np.float32),
+                np.empty((count, k, geometry[8] * geometry[9]), np.float32))
+
     @numba.njit("void(float32[:, :, :, :], float32[:, ::1], float32[::1], boolean, "
                 "float32[:, :, ::1], int64, int64, int64, int64[::1])", nogil=True)
     def columns_forward(images, matrix, bias, biased, out, start, stop, step, geometry):
         """`nhwc_columns`' images start..stop of NCHW `images` into `out` [N, OH*OW, O]:
         per image, its columns.T @ `matrix` [K, O], then the bias; `geometry` as `columns`',
         then (oh, ow, height, width)."""
-        c, o, k = images.shape[1], out.shape[2], matrix.shape[0]
-        oh, ow, height, width = geometry[8], geometry[9], geometry[10], geometry[11]
+        o, k, oh, ow = out.shape[2], matrix.shape[0], geometry[8], geometry[9]
         pixels = oh * ow
-        count = min(step, stop - start)
-        block = np.zeros((count, c, height, width), np.float32)
-        cols = np.empty((count, k, pixels), np.float32)
+        block, cols = columns_buffers(images, k, start, stop, step, geometry)
         for i in range(start, stop, step):
             b = min(i + step, stop) - i
             columns(images, i, b, block, cols, geometry, oh, ow)
@@ -304,13 +306,10 @@ def build_native_parts(shared: Any) -> None:
         """`nhwc_columns_grad_weight`'s images start..stop: per block, the sum over its images
         (in order) of columns [K, pixels] @ adjoint rows [pixels, O], added to `out` or kept in
         `kept` as `rows_grad_weight` does; `geometry` as `columns_forward`'s."""
-        c, o, k = images.shape[1], rows.shape[2], out.shape[0]
-        oh, ow, height, width = geometry[8], geometry[9], geometry[10], geometry[11]
+        o, k, oh, ow = rows.shape[2], out.shape[0], geometry[8], geometry[9]
         pixels = oh * ow
-        count = min(step, stop - start)
-        block = np.zeros((count, c, height, width), np.float32)
-        cols = np.empty((count, k, pixels), np.float32)
-        products = np.empty((count, k, o), np.float32)
+        block, cols = columns_buffers(images, k, start, stop, step, geometry)
+        products = np.empty((len(block), k, o), np.float32)
         for j, i in enumerate(range(start, stop, step)):
             b = min(i + step, stop) - i
             columns(images, i, b, block, cols, geometry, oh, ow)
@@ -352,15 +351,8 @@ def build_native_parts(shared: Any) -> None:
             for first in range(0, oh, band):
                 count = min(first + band, oh) - first
                 for row in range(count + reach):
-                    line = image[first + row].ctypes.data
-                    to = taps.ctypes.data + 4 * row * ow * kwc
-                    for ox in range(ow):
-                        if dx == 1:
-                            memcpy(to + 4 * ox * kwc, line + 4 * ox * sx * c, 4 * kwc)
-                        else:
-                            for kx in range(kw):
-                                memcpy(to + 4 * (ox * kwc + kx * c),
-                                       line + 4 * (ox * sx + kx * dx) * c, 4 * c)
+                    windows_across(taps.ctypes.data + 4 * row * ow * kwc, kwc,
+                                   image[first + row].ctypes.data, ow, kw, c, sx, dx)
                 pixels = g.ctypes.data + 4 * ((i * oh + first) * ow * o)
                 for ky in range(kh):
                     into = kept[j] if keep else product

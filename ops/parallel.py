@@ -39,15 +39,7 @@ def blas_controls() -> Any:
     because workers would wait on each other's GEMMs for BLAS's own threads. OpenBLAS's count
     is process-wide (its "local" setter too, in the pthreads builds NumPy ships)."""
     import ctypes
-    import glob
-    import os
-    here = os.path.dirname(np.__file__)
-    for path in (glob.glob(os.path.join(here, "..", "numpy.libs", "*openblas*")) +
-                 glob.glob(os.path.join(here, ".dylibs", "*openblas*"))):
-        try:
-            lib = ctypes.CDLL(path)
-        except OSError:
-            continue
+    for lib in openblas_libraries():
         for prefix, suffix in (("scipy_openblas", "64_"), ("openblas", "64_"), ("openblas", "")):
             try:
                 get = getattr(lib, f"{prefix}_get_num_threads{suffix}")
@@ -62,6 +54,22 @@ def blas_controls() -> Any:
                 pass
             return get, set_count
     return None
+
+
+def openblas_libraries() -> list[Any]:
+    """The OpenBLAS libraries NumPy's wheel ships (`numpy.libs/` on Linux and Windows,
+    `.dylibs/` on macOS), loaded with ctypes: the one NumPy itself calls."""
+    import ctypes
+    import glob
+    import os
+    here, found = os.path.dirname(np.__file__), []
+    for path in (glob.glob(os.path.join(here, "..", "numpy.libs", "*openblas*")) +
+                 glob.glob(os.path.join(here, ".dylibs", "*openblas*"))):
+        try:
+            found.append(ctypes.CDLL(path))
+        except OSError:
+            continue
+    return found
 
 
 def hold_blas(shared: Any, change: int) -> None:
@@ -195,7 +203,7 @@ def one_blas_thread(fn: Callable[..., Any]) -> Callable[..., Any]:
     return call
 
 
-HELPERS = (blas_controls, kernel_threads, hold_blas, worker_pool, thread_ranges, run_parts,
+HELPERS = (openblas_libraries, blas_controls, kernel_threads, hold_blas, worker_pool, thread_ranges, run_parts,
            even_step)
 """The helpers a kernel that calls `run_parts`, `thread_ranges` and `even_step` lists in its
 OpDef."""
