@@ -82,9 +82,16 @@ def build_net(package: str = "amber") -> Any:
 
 
 def settle() -> None:
-    """Wait for amber's background builds (its native parts, `ops/conv_native.py`) to end,
-    so that timed rounds see the steady state, not a build sharing the interpreter."""
+    """Build amber's native parts now (`ops/conv_native.py`: a process builds them after 10 s
+    of convolutions) and wait for every background build, so that timed rounds see the steady
+    state, not a build sharing the interpreter."""
     import threading
+    try:
+        from amber.ops.conv_native import build_now
+    except ImportError:  # NOTE: an amber from before the native parts (--pair, --against)
+        pass
+    else:
+        build_now()
     for thread in threading.enumerate():
         if thread.name.startswith("amber-native"):
             thread.join()

@@ -24,43 +24,82 @@ from .parallel import openblas_libraries
 
 def native_parts() -> Any:
     """The process's built native parts (`.row_taps`, see `build_native_parts`), or None: not
-    built yet (the first call starts the build on a background thread), not buildable here,
-    or turned off (`AMBER_NATIVE_KERNELS=0`). Shared through `sys.modules` by every generated
-    module; a forked child keeps its parent's, or builds them again if they were not built."""
+    built yet, not buildable here, or turned off (`AMBER_NATIVE_KERNELS=0`). The first kernel
+    to ask sets the time the build may start: 10 s later (`AMBER_NATIVE_KERNELS=now`: at once),
+    so that only a process that keeps running convolutions (a training loop, not a call or two)
+    pays for it; the first kernel to ask after that starts it on a background thread. Shared
+    through `sys.modules` by every generated module; a forked child keeps its parent's parts,
+    or builds them as a process of its own."""
     import os
     import sys
     shared = sys.modules.get("_amber_native_parts")
     if shared is not None and shared.pid == os.getpid():
+        if shared.due is not None:
+            start_build(shared)
         return shared.ready
     if shared is not None and shared.ready is not None:  # NOTE: a forked child of a process
         shared.pid = os.getpid()  # that built them: the compiled code came along
         return shared.ready
-    import threading
+    import time
     import types
     fresh = types.ModuleType("_amber_native_parts")
     fresh.pid, fresh.ready, fresh.failed = os.getpid(), None, None
+    when = os.environ.get("AMBER_NATIVE_KERNELS", "")
+    fresh.due = None if when == "0" else time.perf_counter() + (0 if when == "now" else 10)
     if shared is None:
         shared = sys.modules.setdefault("_amber_native_parts", fresh)
     else:
         shared = sys.modules["_amber_native_parts"] = fresh
-    if shared is fresh and os.environ.get("AMBER_NATIVE_KERNELS", "1") != "0":
-        threading.Thread(target=build_or_warn, args=(fresh,), name="amber-native-parts",
-                         daemon=True).start()
+    if shared.due is not None:
+        start_build(shared)
     return shared.ready
+
+
+def start_build(shared: Any) -> None:
+    """Start building the native parts on a thread of their own once `shared.due` is past."""
+    import time
+    if time.perf_counter() >= shared.due:
+        import threading
+        shared.due = None
+        threading.Thread(target=build_or_warn, args=(shared,), name="amber-native-parts",
+                         daemon=True).start()
 
 
 def build_or_warn(shared: Any) -> None:
     """`build_native_parts`, a failure kept in `shared.failed` and said once as a warning (the
-    kernels keep their NumPy parts: the same numbers, slower)."""
+    kernels keep their NumPy parts: the same numbers, slower). The build yields the
+    interpreter lock every 0.5 ms instead of 5: a call running meanwhile waits that long for it
+    after each NumPy call, not ten times as long (a ResNet step took 0.5-0.8 s instead of 0.05
+    while a build held the lock for 5 ms at a time; 0.07-0.39 s with 0.5 ms)."""
+    import sys
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(min(interval, 5e-4))
     try:
         build_native_parts(shared)
     except Exception:  # NOTE: on a background thread: nobody else would see it
-        import sys
         import warnings
         failure = sys.exc_info()[1]
         shared.failed = f"{type(failure).__name__}: {failure}"
         warnings.warn(f"amber: convolutions keep their NumPy parts: the native parts could "
                       f"not be built ({shared.failed.splitlines()[0]})", RuntimeWarning)
+    finally:
+        sys.setswitchinterval(interval)
+
+
+def build_now() -> Any:
+    """Build the native parts at once (for benchmarks and tests: a kernel must have asked, or
+    this asks) and wait for them; the parts, or None where they cannot be built here."""
+    import sys
+    import threading
+    native_parts()
+    shared = sys.modules["_amber_native_parts"]
+    if shared.due is not None:
+        shared.due = 0.0
+        native_parts()
+    for thread in threading.enumerate():
+        if thread.name == "amber-native-parts":
+            thread.join()
+    return shared.ready
 
 
 def build_native_parts(shared: Any) -> None:

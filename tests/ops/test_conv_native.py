@@ -32,11 +32,7 @@ pytestmark = pytest.mark.skipif(importlib.util.find_spec("numba") is None,
 @pytest.fixture(scope="module")
 def built() -> Any:
     """The process's native parts, built (or the test skips: no OpenBLAS NumPy exposes)."""
-    conv_native.native_parts()
-    for thread in threading.enumerate():
-        if thread.name == "amber-native-parts":
-            thread.join(120)
-    parts = conv_native.native_parts()
+    parts = conv_native.build_now()
     assert sys.modules["_amber_native_parts"].failed is None  # NOTE: a build that raised
     if parts is None:
         pytest.skip("NumPy's BLAS is not an OpenBLAS with cblas_sgemm: no native parts")
@@ -162,29 +158,34 @@ x = np.random.default_rng(0).standard_normal((4, 16, 8, 8)).astype(np.float32)
 net = amber.jit(Block(), backend={backend!r})
 first = net(x)
 shared = sys.modules.get("_amber_native_parts")
-building = shared is not None and shared.ready is None
+building = shared is not None and shared.ready is None and any(
+    thread.name == "amber-native-parts" for thread in threading.enumerate())
+due = shared is not None and shared.due is not None
 for thread in threading.enumerate():
     if thread.name == "amber-native-parts":
         thread.join(120)
 again = net(x)
-print(json.dumps({{"numba": "numba" in sys.modules, "building": building,
+print(json.dumps({{"numba": "numba" in sys.modules, "building": building, "due": due,
                   "built": shared is not None and shared.ready is not None,
                   "same": bool(np.array_equal(first, again))}}))
 """
 
 
-@pytest.mark.parametrize("backend", ["auto", "numpy"])
-def test_the_build_runs_behind_the_first_call(backend: str, tmp_path: Any) -> None:
+@pytest.mark.parametrize("backend, when", [("auto", "now"), ("auto", ""), ("numpy", "now")])
+def test_the_build_runs_behind_the_calls(backend: str, when: str, tmp_path: Any) -> None:
     code = textwrap.dedent(_PROBE.format(here=os.path.dirname(__file__), backend=backend))
-    env = {**os.environ, "AMBER_CACHE": "0", "AMBER_CACHE_DIR": str(tmp_path)}
+    env = {**os.environ, "AMBER_CACHE": "0", "AMBER_CACHE_DIR": str(tmp_path),
+           "AMBER_NATIVE_KERNELS": when}
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
                          check=True, timeout=300)
     found = json.loads(out.stdout.strip().splitlines()[-1])
     assert found["same"]
     if backend == "numpy":
         assert not found["numba"] and not found["built"]
-    else:  # NOTE: the first call did not wait for Numba's compile (seconds)
+    elif when == "now":  # NOTE: the first call did not wait for Numba's compile (seconds)
         assert found["building"] and found["built"]
+    else:  # NOTE: by default a process builds them only after 10 s of convolutions
+        assert found["due"] and not found["building"] and not found["numba"]
 
 
 def test_amber_native_kernels_0_turns_them_off(monkeypatch: pytest.MonkeyPatch) -> None:
