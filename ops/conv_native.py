@@ -1,16 +1,18 @@
-"""The row-taps convolution's part (ops/conv_row_taps.py) as one native call: Numba code that
-holds no interpreter lock from its first copy to its last add, so two threads' parts run as
-two processes would. In NumPy, every call of a part hands the lock back and takes it again,
-and when the other thread holds it meanwhile the wait and the interpreter's state moving
-between cores cost each thread 1.3-1.5x its time alone, where two processes cost 1.0-1.2x
+"""A convolution kernel's parts (ops/conv_nhwc.py, conv_row_taps.py, conv_columns.py: a block
+of images, or a band of one image's output rows) as native calls: Numba code that holds no
+interpreter lock from its first copy to its last add, so two threads' parts run as two
+processes would. In NumPy every call of a part hands the lock back and takes it again, and
+when the other thread holds it meanwhile, the wait and the interpreter's state moving between
+cores cost each thread 1.3-1.5x its time alone, where two processes cost 1.0-1.2x
 (`benchmarks/two_threads.py --kernels`).
 
-The native part computes what the NumPy part computes, bit for bit: the same copies, the same
-GEMMs on the OpenBLAS NumPy loaded, called as `np.matmul` calls it (`cblas_?gemm`, row major,
-no transposes, alpha 1 and beta 0), the same adds in the same order. So whether a call finds it
-built changes no result. Numba is imported, and the part compiled, on a background thread the
-first time a kernel asks (`native_parts`); until then, and without Numba, NumPy's OpenBLAS or a
-C library, the kernels run their NumPy parts. `AMBER_NATIVE_KERNELS=0` keeps them NumPy.
+A native part computes what its NumPy part computes, bit for bit: the same copies, the same
+GEMMs on the OpenBLAS NumPy loaded, called with the arguments `np.matmul` passes to
+`cblas_sgemm` (row major, its transposes and leading dimensions, alpha 1 and beta 0), the same
+adds in the same order. So whether a call finds the parts built changes no result. Numba is
+imported, and the parts compiled, on a background thread once convolutions have run for 10 s
+(`native_parts`); until then, and without Numba, NumPy's OpenBLAS or a C library, the kernels
+run their NumPy parts. `AMBER_NATIVE_KERNELS=0` keeps them NumPy, `=now` builds at once.
 Codegen copies these helpers into generated modules by source, like the kernels.
 """
 from __future__ import annotations
@@ -145,6 +147,14 @@ def build_native_parts(shared: Any) -> None:
                     memcpy(to + 4 * (ox * apart + kx * c), line + 4 * (ox * sx + kx * dx) * c,
                            4 * c)
 
+    @numba.njit(nogil=True)
+    def fill_block(x, i, b, block, top, left):
+        """Images i..i+b of `x` (rows contiguous across) into the interior of `block`."""
+        h, w, c = x.shape[1], x.shape[2], x.shape[3]
+        for k in range(b):
+            for y in range(h):
+                memcpy(block[k, top + y, left].ctypes.data, x[i + k, y].ctypes.data, 4 * w * c)
+
     @numba.njit("void(float32[:, :, :, :], float32[:, :, ::1], float32[::1], boolean, "
                 "float32[:, :, :, ::1], int64, int64, int64, int64[::1])", nogil=True)
     def row_taps(x, matrices, bias, biased, out, start, stop, step, geometry):
@@ -164,10 +174,7 @@ def build_native_parts(shared: Any) -> None:
         pixels = oh * ow
         for i in range(start, stop, step):
             b = min(i + step, stop) - i
-            for k in range(b):  # NOTE: the image into the block's interior, a row at a time
-                for y in range(h):
-                    memcpy(block[k, top + y, left].ctypes.data, x[i + k, y].ctypes.data,
-                           4 * w * c)
+            fill_block(x, i, b, block, top, left)
             for k in range(b):  # NOTE: each padded row's windows across, grouped by residue
                 for residue in range(sy):
                     for run in range(runs):
@@ -207,14 +214,6 @@ def build_native_parts(shared: Any) -> None:
                     to = rows + 4 * (((i * count + oy - first) * ow) * k + ky * kw * c)
                     windows_across(to, k, block[i, oy * sy + ky * dy].ctypes.data, ow, kw, c,
                                    sx, dx)
-
-    @numba.njit(nogil=True)
-    def fill_block(x, i, b, block, top, left):
-        """Images i..i+b of `x` (rows contiguous across) into the interior of `block`."""
-        h, w, c = x.shape[1], x.shape[2], x.shape[3]
-        for k in range(b):
-            for y in range(h):
-                memcpy(block[k, top + y, left].ctypes.data, x[i + k, y].ctypes.data, 4 * w * c)
 
     @numba.njit(nogil=True)
     def rows_buffers(x, start, stop, step, geometry, oh, ow, k):
