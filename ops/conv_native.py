@@ -42,10 +42,12 @@ def native_parts() -> Any:
     if shared is not None and shared.ready is not None:  # NOTE: a forked child of a process
         shared.pid = os.getpid()  # that built them: the compiled code came along
         return shared.ready
+    import threading
     import time
     import types
     fresh = types.ModuleType("_amber_native_parts")
     fresh.pid, fresh.ready, fresh.failed = os.getpid(), None, None
+    fresh.lock = threading.Lock()  # NOTE: two kernels asking at once start one build
     when = os.environ.get("AMBER_NATIVE_KERNELS", "")
     fresh.due = None if when == "0" else time.perf_counter() + (0 if when == "now" else 10)
     if shared is None:
@@ -60,9 +62,12 @@ def native_parts() -> Any:
 def start_build(shared: Any) -> None:
     """Start building the native parts on a thread of their own once `shared.due` is past."""
     import time
-    if time.perf_counter() >= shared.due:
+    if time.perf_counter() >= (shared.due or 0.0):
         import threading
-        shared.due = None
+        with shared.lock:
+            if shared.due is None:
+                return
+            shared.due = None
         threading.Thread(target=build_or_warn, args=(shared,), name="amber-native-parts",
                          daemon=True).start()
 
