@@ -165,7 +165,7 @@ def build_native_parts(shared: Any) -> None:
     def row_taps(x, matrices, bias, biased, out, start, stop, step, geometry):
         """`nhwc_row_taps`' images start..stop into `out` (see there); `geometry`: (sy, sx,
         dy, dx, top, left, height, width) of the zero-bordered block."""
-        n, h, w, c = x.shape
+        c = x.shape[3]
         kh, kwc, o = matrices.shape
         oh, ow = out.shape[1], out.shape[2]
         sy, sx, dy, dx, top, left, height, width = geometry

@@ -274,8 +274,8 @@ def conv2d_nhwc_grad_weight_kernel(x: np.ndarray, g: np.ndarray, *, w_shape: tup
             np.add(out, product, out=out)
         else:
             found.append(product)
-    if native and native_rows(x, out, (), g) and native_parts() is not None:
-        parts, geometry = native_parts(), np.array(  # NOTE: the same numbers, lock-free
+    if native and native_rows(x, out, (), g) and (parts := native_parts()) is not None:
+        geometry = np.array(  # NOTE: the same numbers, without the interpreter lock
             [*geometry[0], *geometry[2], *geometry[3], top, left, h + top + bottom,
              w + left + right], np.int64)
         size, unit = (oh, band) if n == 1 else (n, step)

@@ -203,7 +203,7 @@ def one_blas_thread(fn: Callable[..., Any]) -> Callable[..., Any]:
     return call
 
 
-HELPERS = (openblas_libraries, blas_controls, kernel_threads, hold_blas, worker_pool, thread_ranges, run_parts,
-           even_step)
+HELPERS = (openblas_libraries, blas_controls, kernel_threads, hold_blas, worker_pool,
+           thread_ranges, run_parts, even_step)
 """The helpers a kernel that calls `run_parts`, `thread_ranges` and `even_step` lists in its
 OpDef."""

@@ -92,7 +92,8 @@ def test_section_links_lead_to_a_heading(page: Path) -> None:
         dest = page.parent / target if target else page
         if re.match(r"[a-z]+:", target) or dest.suffix != ".md" or not dest.exists():
             continue  # NOTE: a URL, or a missing page test_links_lead_somewhere reports
-        assert anchor[1:] in anchors(dest), f"{_id(page)} links to {target}{anchor}: no such heading"
+        assert anchor[1:] in anchors(dest), \
+            f"{_id(page)} links to {target}{anchor}: no such heading"
 
 
 def test_every_page_is_reachable_from_the_readme() -> None:
