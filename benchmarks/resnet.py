@@ -263,8 +263,10 @@ def measure(batch: int, threads: int, rounds: int, jax: bool = True,
             if "peak" in fns:
                 peak = fns["peak"](kind, *args)
             else:
-                built = sys.modules.get("_amber_native_parts")
-                parts, built.ready = (built.ready, None) if built else (None, None)
+                built = sys.modules.get("_amber_native_parts")  # NOTE: None under an amber
+                parts = built.ready if built else None  # from before the native parts
+                if built:
+                    built.ready = None
                 tracemalloc.start()  # NOTE: with the NumPy parts: Numba's allocator is not
                 base = tracemalloc.get_traced_memory()[0]  # traced; the native parts take
                 fns[kind](*args)  # buffers of the same sizes

@@ -13,10 +13,11 @@ adds in the same order. So whether a call finds the parts built changes no resul
 imported, and the parts compiled, on a background thread once convolutions have run for 10 s
 (`native_parts`); until then, and without Numba, NumPy's OpenBLAS or a C library, the kernels
 run their NumPy parts. `AMBER_NATIVE_KERNELS=0` keeps them NumPy, `=now` builds at once.
-Codegen copies these helpers into generated modules by source, like the kernels.
+Generated modules carry only `native_parts`, which asks amber for the parts it built.
 """
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 import numpy as np
@@ -24,36 +25,55 @@ import numpy as np
 from .parallel import openblas_libraries
 
 
+PARTS = "_amber_native_parts"
+"""The `sys.modules` name of the process's one state of the native parts (`parts_state`)."""
+
+
 def native_parts() -> Any:
     """The process's built native parts (`.row_taps`, see `build_native_parts`), or None: not
-    built yet, not buildable here, or turned off (`AMBER_NATIVE_KERNELS=0`). The first kernel
-    to ask sets the time the build may start: 10 s later (`AMBER_NATIVE_KERNELS=now`: at once),
-    so that only a process that keeps running convolutions (a training loop, not a call or two)
-    pays for it; the first kernel to ask after that starts it on a background thread. Shared
-    through `sys.modules` by every generated module; a forked child keeps its parent's parts,
-    or builds them as a process of its own."""
+    built yet, not buildable here, turned off (`AMBER_NATIVE_KERNELS=0`), or no amber in this
+    process. Generated modules carry this lookup, not the build: it asks amber's
+    `ask_for_parts`, kept in `sys.modules` with the state, so a module run without amber keeps
+    its NumPy parts (the same numbers)."""
+    import sys
+    ask = getattr(sys.modules.get("_amber_native_parts"), "ask", None)
+    return None if ask is None else ask()
+
+
+def parts_state() -> Any:
+    """A fresh state of the native parts: none built, none asked for yet."""
+    import os
+    import threading
+    import types
+    fresh = types.ModuleType(PARTS)
+    fresh.pid, fresh.ready, fresh.failed, fresh.asked, fresh.due = \
+        os.getpid(), None, None, False, None
+    fresh.lock = threading.Lock()  # NOTE: two kernels asking at once start one build
+    fresh.ask = ask_for_parts
+    return fresh
+
+
+def ask_for_parts() -> Any:
+    """`native_parts` in a process running amber. The first ask sets the time the build may
+    start: 10 s later (`AMBER_NATIVE_KERNELS=now`: at once), so that only a process that keeps
+    running convolutions (a training loop, not a call or two) pays for it; the first ask after
+    that starts it on a background thread. A forked child keeps its parent's built parts, or
+    builds them as a process of its own (its parent's build thread did not come along)."""
     import os
     import sys
-    shared = sys.modules.get("_amber_native_parts")
-    if shared is not None and shared.pid == os.getpid():
-        if shared.due is not None:
-            start_build(shared)
-        return shared.ready
-    if shared is not None and shared.ready is not None:  # NOTE: a forked child of a process
-        shared.pid = os.getpid()  # that built them: the compiled code came along
-        return shared.ready
-    import threading
     import time
-    import types
-    fresh = types.ModuleType("_amber_native_parts")
-    fresh.pid, fresh.ready, fresh.failed = os.getpid(), None, None
-    fresh.lock = threading.Lock()  # NOTE: two kernels asking at once start one build
-    when = os.environ.get("AMBER_NATIVE_KERNELS", "")
-    fresh.due = None if when == "0" else time.perf_counter() + (0 if when == "now" else 10)
-    if shared is None:
-        shared = sys.modules.setdefault("_amber_native_parts", fresh)
-    else:
-        shared = sys.modules["_amber_native_parts"] = fresh
+    shared = sys.modules[PARTS]
+    if shared.pid != os.getpid():
+        if shared.ready is None:
+            shared = sys.modules[PARTS] = parts_state()
+        shared.pid = os.getpid()
+    if not shared.asked:
+        with shared.lock:
+            if not shared.asked:
+                when = os.environ.get("AMBER_NATIVE_KERNELS", "")
+                shared.due = None if when == "0" else \
+                    time.perf_counter() + (0 if when == "now" else 10)
+                shared.asked = True
     if shared.due is not None:
         start_build(shared)
     return shared.ready
@@ -94,15 +114,15 @@ def build_or_warn(shared: Any) -> None:
 
 
 def build_now() -> Any:
-    """Build the native parts at once (for benchmarks and tests: a kernel must have asked, or
-    this asks) and wait for them; the parts, or None where they cannot be built here."""
+    """Build the native parts at once (for benchmarks and tests) and wait for them; the parts,
+    or None where they cannot be built here."""
     import sys
     import threading
-    native_parts()
-    shared = sys.modules["_amber_native_parts"]
+    ask_for_parts()
+    shared = sys.modules[PARTS]
     if shared.due is not None:
         shared.due = 0.0
-        native_parts()
+        ask_for_parts()
     for thread in threading.enumerate():
         if thread.name == "amber-native-parts":
             thread.join()
@@ -474,3 +494,6 @@ def build_native_parts(shared: Any) -> None:
                                          rows_grad_weight=rows_grad_weight,
                                          columns_forward=columns_forward,
                                          columns_grad_weight=columns_grad_weight)
+
+
+sys.modules.setdefault(PARTS, parts_state())  # NOTE: before any kernel asks (`native_parts`)

@@ -16,7 +16,7 @@ from .batch_rules import LOOP_ACROSS, folded
 from .conv_columns import (columns_copied, columns_geometry, native_columns, nhwc_columns,
                            nhwc_columns_grad_weight)
 from .conv_kernels import add_bias, im2col, image_block, pad_hw, wide_bias
-from .conv_native import build_native_parts, build_or_warn, native_parts, start_build
+from .conv_native import native_parts
 from .conv_row_taps import native_row_taps, nhwc_row_taps, nhwc_row_taps_grad_weight
 from .elementwise import helper_call
 from .nn_kernels import add_windows, window_pads
@@ -535,10 +535,8 @@ _NHWC = {**_CONV2D, "threads": 1, "native": False}
 may run as native code (`conv_native`: the same numbers; the layout pass sets it where the
 compile's backend may use Numba)."""
 _KERNEL_HELPERS = (window_pads, image_block, nhwc_out_size, nhwc_windows, nhwc_band_rows,
-                   native_parts, start_build, build_or_warn, build_native_parts, native_rows,
-                   native_row_taps,
-                   native_columns, columns_copied, columns_geometry, native_phases,
-                   phase_matrices,
+                   native_parts, native_rows, native_row_taps, native_columns, columns_copied,
+                   columns_geometry, native_phases, phase_matrices,
                    *PARALLEL_HELPERS, pixel_pairs, paired_weights, nhwc_rows, pad_hw, im2col,
                    nhwc_columns, nhwc_columns_grad_weight, nhwc_phase_rows, nhwc_row_taps,
                    nhwc_row_taps_grad_weight, wide_bias, add_bias)

@@ -148,6 +148,20 @@ def test_the_backend_decides_and_the_code_says_so(monkeypatch: pytest.MonkeyPatc
     assert "native=" not in plain.code[plain.code.index(entry):]
 
 
+
+def test_a_generated_module_asks_amber_for_the_parts(built: Any,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    x = np.random.default_rng(1).standard_normal((4, 16, 8, 8)).astype(np.float32)
+    net = amber.jit(Block(), backend="auto")
+    used: collections.Counter = collections.Counter()
+    monkeypatch.setattr(sys.modules[conv_native.PARTS], "ready", None)
+    want = net(x)
+    monkeypatch.setattr(sys.modules[conv_native.PARTS], "ready", counting(built, used))
+    np.testing.assert_array_equal(net(x), want)
+    assert used  # NOTE: the module's own `native_parts` found amber's
+    assert "def native_parts" in net.code and "numba" not in net.code  # no build code in it
+
+
 _PROBE = """
 import json, sys, threading, time
 import numpy as np
@@ -190,13 +204,13 @@ def test_the_build_runs_behind_the_calls(backend: str, when: str, tmp_path: Any)
 
 def test_amber_native_kernels_0_turns_them_off(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("AMBER_NATIVE_KERNELS", "0")
-    monkeypatch.delitem(sys.modules, "_amber_native_parts", raising=False)
+    monkeypatch.setitem(sys.modules, conv_native.PARTS, conv_native.parts_state())
     start = time.perf_counter()
     assert conv_native.native_parts() is None
     assert time.perf_counter() - start < 1
+    assert sys.modules[conv_native.PARTS].due is None
     assert not any(t.name == "amber-native-parts" and t.is_alive()
                    for t in threading.enumerate())
-    monkeypatch.delitem(sys.modules, "_amber_native_parts", raising=False)
 
 
 def test_a_forked_child_keeps_the_built_parts(built: Any) -> None:
