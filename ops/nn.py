@@ -16,6 +16,7 @@ from . import onnx as ox
 from . import native
 from .batch_rules import LOOP_EFFECT, dot_batch, gather_batch, whole_batch
 from .batching import first_only_batch, matmul_batch
+from .blas import HELPERS as _BLAS_HELPERS, subtract_product_kernel
 from .elementwise import helper_call, optional, unsupported
 from .nn_kernels import (assign_add_kernel, assign_kernel, assign_sub_kernel,
                          dropout_kernel, embedding_kernel)
@@ -307,6 +308,28 @@ assign_sub = OpDef(
 """`param -= value` in place (MindSpore AssignSub)."""
 
 
+def _assign_sub_product_infer(param: Type, a: Type, b: Type, *, transpose_a: bool = False,
+                              transpose_b: bool = False) -> Tensor:
+    product = _matmul_infer(a, b, transpose_a=transpose_a, transpose_b=transpose_b)
+    if not (param.rank == a.rank == b.rank == 2 and product == param and
+            param.dtype in (np.float32, np.float64) and a.dtype == b.dtype == param.dtype):
+        raise ValueError(f"assign_sub_product: param {param} -= {a} @ {b} needs 2-D operands "
+                         f"of param's float dtype and a product of its shape")
+    return param
+
+
+_TRANSPOSES = {"transpose_a": False, "transpose_b": False}
+
+assign_sub_product = OpDef(
+    "assign_sub_product", ("param", "a", "b"), kernel=subtract_product_kernel,
+    infer=_assign_sub_product_infer, attrs=_TRANSPOSES,
+    emit=helper_call(subtract_product_kernel, "param, a, b", _TRANSPOSES),
+    helpers=_BLAS_HELPERS, effects=True, writes=0, same_object=True, grad=NO_GRAD,
+    batch=LOOP_EFFECT)
+"""`param -= a @ b` in place, as one GEMM adding into `param` (ops/blas.py): an optimizer's
+update of a weight whose gradient is a product, made by the `update_in_gemm` pass."""
+
+
 def _bind_dense(input: Any, weight: Any, bias: Any = None):
     return (input, weight, *optional(bias)), {"has_bias": bias is not None}
 
@@ -377,7 +400,7 @@ class AssignSub(Primitive):
 
 
 OPS = (matmul, dot, dense, dropout, dropout_mask, embedding, gather, assign, assign_add,
-       assign_sub)
+       assign_sub, assign_sub_product)
 FUNCTIONS = (
     OpFunction("matmul", matmul, _pair_binder),
     OpFunction("bmm", matmul, lambda input_x, mat2: ((input_x, mat2), {})),

@@ -10,7 +10,7 @@ import functools
 from .. import ir
 from . import (batch_loop_matmuls, cse, dce, fold_constants, fuse, fuse_loss_grad, layout, licm,
                pair_gradients, place_gradients, place_threads, plan_memory, scale_operand, simplify,
-               stack_tapes)
+               stack_tapes, update_in_gemm)
 from .manager import Pass, PassError, PassHook, PassManager, PassReport, Step
 
 PASSES: dict[str, Pass] = {
@@ -22,6 +22,7 @@ PASSES: dict[str, Pass] = {
     "batch_loop_matmuls": batch_loop_matmuls.run,
     "fuse": fuse.run,
     "scale_operand": scale_operand.run,
+    "update_in_gemm": update_in_gemm.run,
     "fuse_loss_grad": fuse_loss_grad.run,
     "layout": layout.run,
     "pair_gradients": pair_gradients.run,
@@ -37,8 +38,8 @@ PIPELINES: dict[int, tuple[Step, ...]] = {
     0: (),
     1: (CLEANUPS,),  # a group: repeated until a round changes nothing
     # NOTE: plan_memory comes last: in-place marks assume no pass reorders nodes after it
-    2: ((*CLEANUPS, "licm", "batch_loop_matmuls", "fuse", "scale_operand", "fuse_loss_grad",
-         "layout"), "pair_gradients", "place_threads", "stack_tapes", "place_gradients",
+    2: ((*CLEANUPS, "licm", "batch_loop_matmuls", "fuse", "scale_operand", "update_in_gemm",
+         "fuse_loss_grad", "layout"), "pair_gradients", "place_threads", "stack_tapes", "place_gradients",
         "plan_memory"),
 }
 
