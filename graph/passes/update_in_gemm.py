@@ -62,21 +62,25 @@ def _fits(param: Value, *operands: Value) -> bool:
 
 def _undisturbed(matmul: Node, update: Node) -> bool:
     """Nothing between the product and the update may change what the product reads: no
-    region, no effect that could write an array, except writes to another array than the
-    operands where both operands are fresh arrays (made by the step, aliasing nothing)."""
+    region, no effect that could write an array, except in-place writes to the graph's inputs
+    (other parameters' updates) where both operands are fresh arrays (made by this call, so no
+    input, nor a view of one, shares their memory)."""
     block = update.parent
-    operands = matmul.inputs
     fresh = all(v.producer is not None and not v.producer.is_region and v.producer.op.fresh
-                for v in operands)
+                for v in matmul.inputs)
     for node in block.nodes[block.index(matmul) + 1:block.index(update)]:
         if node.is_region:
             return False
         if not node.op.effects or node.op.reads_only:
             continue
         written = node.op.writes
-        if written is None or not fresh or any(node.inputs[written] is v for v in operands):
+        if written is None or not fresh or not _graph_input(node.inputs[written]):
             return False
     return True
+
+
+def _graph_input(value: Value) -> bool:
+    return value.producer is None and isinstance(getattr(value.owner, "parent", None), Graph)
 
 
 def _take_order(old: Node, new: Node) -> None:

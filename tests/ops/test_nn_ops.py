@@ -274,6 +274,7 @@ def samples():
         (losses.softmax_cross_entropy_grad, (logits, ids, rand(5)), {"reduction": "none"}),
         (losses.softmax_cross_entropy_with_grad, (logits, ids, np.float32(2.0)),
          {"reduction": "sum"}),
+        (nn.assign_sub_product, (rand(5, 4), rand(3, 5), rand(3, 4)), {"transpose_a": True}),
     ]
     return [(f.op, *f.bind(*args, **kwargs)) for f, args, kwargs in bound] + [
         (op, args, op.full_attrs(attrs)) for op, args, attrs in gradients]

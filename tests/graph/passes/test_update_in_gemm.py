@@ -86,6 +86,16 @@ UNCHANGED = {
           %u = assign_sub(%w, %g) : f32[300,200]
           return %u
         }""",
+    "a view of a fresh operand written between": """
+        graph @f(%w: f32[300,200], %v: f32[3], %a: f32[300,64], %x: f32[64,200]) {
+          %a_1 = exp(%a) : f32[300,64]
+          %x_1 = exp(%x) : f32[64,200]
+          %g = matmul(%a_1, %x_1) : f32[300,200]
+          %r = reshape(%a_1, shape=(19200,)) : f32[19200]
+          %z = setitem(%r, %v, index=(slice(0, 3, None),)) : f32[19200]
+          %u = assign_sub(%w, %g) : f32[300,200]
+          return %u
+        }""",
     "an update inside a loop (Numba kernels have no spelling for the call)": """
         graph @f(%w: f32[300,200], %a: f32[300,64], %x: f32[64,200], %n: int) {
           %0 = constant(value=0) : int
