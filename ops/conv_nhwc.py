@@ -379,7 +379,7 @@ def nhwc_phase_rows(g: np.ndarray, weight: np.ndarray, size: tuple[int, int],
     multiply-adds (4/3 at 3x3, stride 2). Workers take ranges of blocks of images."""
     n, oh, ow, o = g.shape
     _, c, kh, kw = weight.shape
-    (sy, sx), (top, bottom, left, right) = stride, pads
+    (sy, sx), (top, _, left, _) = stride, pads
     rows_y, runs_x = -(-(top + size[0]) // sy), -(-(left + size[1]) // sx)  # NOTE: rows
     # and runs in the bottom and right padding are cropped: not computed
     groups, reach = -(-kw // sx), (kh - 1) * dilation // sy
