@@ -15,6 +15,7 @@ import warnings
 from types import TracebackType
 from typing import Any, Callable
 
+from ..common.parsing import lock_numba_parsing
 from .warn import warn_user
 
 INSTALL_HINT = "pip install 'amber-jit[native]' (or pip install numba scipy)"
@@ -60,6 +61,7 @@ def import_numba() -> None:
     modules (Numba's imports are circular)."""
     with _IMPORT_LOCK:
         import numba  # noqa: F401
+        lock_numba_parsing()
         from numba.core.errors import NumbaPerformanceWarning
         # NOTE: a filter for the whole process, set once: `catch_warnings` around each load
         # is not thread-safe, and a kernel thread's exit could restore another thread's filters

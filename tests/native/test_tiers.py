@@ -154,3 +154,47 @@ def test_numba_is_imported_only_by_the_background_compile(numba, backend, tmp_pa
     else:
         assert found["numba"] and threads and all(t.startswith("amber-native:")
                                                   for t in threads)
+
+
+def test_numba_converts_its_trees_under_amber_s_parse_lock(numba, monkeypatch) -> None:
+    """CPython 3.11 shares the AST conversion's depth counter between threads: Numba parses
+    (each kernel's source, for its first line; array expressions) on the kernel's thread, so
+    it waits for amber's parsing (common/parsing.py), and amber's for it."""
+    import ast
+    import threading
+
+    from numba.misc import firstlinefinder
+    from numba.np.ufunc import array_exprs
+
+    from amber.common.parsing import PARSE_LOCK
+    from amber.runtime.native import import_numba
+    import_numba()
+    done = []
+    with PARSE_LOCK:
+        for convert in (lambda: firstlinefinder.ast.parse("x + 1"),
+                        lambda: array_exprs.ast.parse("x + 1"),
+                        lambda: array_exprs.compile(ast.parse("y = 2"), "<t>", "exec")):
+            thread = threading.Thread(target=lambda c=convert: done.append(c()))
+            thread.start()
+            thread.join(0.2)
+            assert thread.is_alive() and not done  # NOTE: waits for the lock this thread holds
+            PARSE_LOCK.release()
+            thread.join(10)
+            PARSE_LOCK.acquire()
+            assert not thread.is_alive() and len(done) == 1
+            done.clear()
+    assert array_exprs.ast.Name is ast.Name and firstlinefinder.ast.walk is ast.walk
+    parsed = []
+    locked_parse = array_exprs.ast.parse
+
+    def spy(*args, **kwargs):
+        parsed.append(args[0])
+        return locked_parse(*args, **kwargs)
+    monkeypatch.setattr(type(array_exprs.ast), "parse", staticmethod(spy))
+    a, b = np.linspace(-1.0, 1.0, 16), np.linspace(0.0, 2.0, 16)
+    np.testing.assert_array_equal(numba.njit(array_arithmetic)(a, b), array_arithmetic(a, b))
+    assert parsed  # NOTE: Numba's array-expression lowering went through the locked parse
+
+
+def array_arithmetic(a, b):
+    return a * 2.0 + b
