@@ -22,7 +22,8 @@ from typing import Any
 
 import numpy as np
 
-from .parallel import openblas_libraries
+from .yielding import yielding_often
+from .blas import cblas_gemm
 
 
 PARTS = "_amber_native_parts"
@@ -94,23 +95,18 @@ def start_build(shared: Any) -> None:
 
 def build_or_warn(shared: Any) -> None:
     """`build_native_parts`, a failure kept in `shared.failed` and said once as a warning (the
-    kernels keep their NumPy parts: the same numbers, slower). The build yields the
-    interpreter lock every 0.5 ms instead of 5: a call running meanwhile waits that long for it
-    after each NumPy call, not ten times as long (a ResNet step took 0.5-0.8 s instead of 0.05
-    while a build held the lock for 5 ms at a time; 0.07-0.39 s with 0.5 ms)."""
+    kernels keep their NumPy parts: the same numbers, slower). Calls running meanwhile get the
+    interpreter lock back every 0.5 ms, not every 5 (ops/yielding.py)."""
     import sys
-    interval = sys.getswitchinterval()
-    sys.setswitchinterval(min(interval, 5e-4))
     try:
-        build_native_parts(shared)
+        with yielding_often():
+            build_native_parts(shared)
     except Exception:  # NOTE: on a background thread: nobody else would see it
         import warnings
         failure = sys.exc_info()[1]
         shared.failed = f"{type(failure).__name__}: {failure}"
         warnings.warn(f"amber: convolutions keep their NumPy parts: the native parts could "
                       f"not be built ({shared.failed.splitlines()[0]})", RuntimeWarning)
-    finally:
-        sys.setswitchinterval(interval)
 
 
 def build_now() -> Any:
@@ -137,25 +133,12 @@ def build_native_parts(shared: Any) -> None:
     import types
     if importlib.util.find_spec("numba") is None:
         return
-    sgemm = None
-    for lib in openblas_libraries():
-        for name, index in (("scipy_cblas_sgemm64_", ctypes.c_int64),
-                            ("cblas_sgemm64_", ctypes.c_int64), ("cblas_sgemm", ctypes.c_int)):
-            if hasattr(lib, name):
-                sgemm = getattr(lib, name)
-                address = ctypes.c_int64  # NOTE: pointers pass as 64-bit integers
-                sgemm.restype = None
-                sgemm.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_int, index, index, index,
-                                  ctypes.c_float, address, index, address, index,
-                                  ctypes.c_float, address, index]
-                break
-        if sgemm is not None:
-            break
+    sgemm = cblas_gemm("s")
     try:
         memcpy = ctypes.CDLL(None).memcpy
     except (OSError, AttributeError, TypeError):
         return
-    if sgemm is None or ctypes.sizeof(ctypes.c_void_p) != 8:
+    if sgemm is None:
         return
     memcpy.restype, memcpy.argtypes = ctypes.c_int64, [ctypes.c_int64] * 3
     import numba

@@ -29,6 +29,7 @@ import weakref
 from typing import Any, Callable, Iterator
 
 from ..common.parsing import PARSE_LOCK
+from ..ops.yielding import yielding_often
 from . import log
 from .compiled import CompiledFunction
 from .native import numba_installed
@@ -224,7 +225,8 @@ class CompileQueue:
         threading.current_thread().name = f"amber-native:{job.title}"
         try:
             self._tell("start", job.title)
-            _promote_when_ready(entry, make_native, job.title, job.wanted)
+            with yielding_often():  # NOTE: calls running meanwhile get the lock back sooner
+                _promote_when_ready(entry, make_native, job.title, job.wanted)
         finally:
             del entry, make_native
             with self._cond:
