@@ -39,8 +39,8 @@ PIPELINES: dict[int, tuple[Step, ...]] = {
     1: (CLEANUPS,),  # a group: repeated until a round changes nothing
     # NOTE: plan_memory comes last: in-place marks assume no pass reorders nodes after it
     2: ((*CLEANUPS, "licm", "batch_loop_matmuls", "fuse", "scale_operand", "update_in_gemm",
-         "fuse_loss_grad", "layout"), "pair_gradients", "place_threads", "stack_tapes", "place_gradients",
-        "plan_memory"),
+         "fuse_loss_grad", "layout"), "pair_gradients", "place_threads", "stack_tapes",
+        "place_gradients", "plan_memory"),
 }
 
 DEFAULT_LEVEL = 2
