@@ -22,8 +22,8 @@ from typing import Any
 
 import numpy as np
 
-from .yielding import yielding_often
 from .blas import cblas_gemm
+from .yielding import yielding_often
 
 
 PARTS = "_amber_native_parts"
