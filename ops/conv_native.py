@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from .blas import cblas_gemm
-from .yielding import yielding_often
+from .background import NUMBA_IMPORT_LOCK, yielding_often
 
 
 PARTS = "_amber_native_parts"
@@ -96,7 +96,7 @@ def start_build(shared: Any) -> None:
 def build_or_warn(shared: Any) -> None:
     """`build_native_parts`, a failure kept in `shared.failed` and said once as a warning (the
     kernels keep their NumPy parts: the same numbers, slower). Calls running meanwhile get the
-    interpreter lock back every 0.5 ms, not every 5 (ops/yielding.py)."""
+    interpreter lock back every 0.5 ms, not every 5 (ops/background.py)."""
     import sys
     try:
         with yielding_often():
@@ -141,7 +141,8 @@ def build_native_parts(shared: Any) -> None:
     if sgemm is None:
         return
     memcpy.restype, memcpy.argtypes = ctypes.c_int64, [ctypes.c_int64] * 3
-    import numba
+    with NUMBA_IMPORT_LOCK:  # NOTE: the loop tier may be importing it on its own thread
+        import numba
 
     @numba.njit(nogil=True)
     def windows_across(to, apart, line, ow, kw, c, sx, dx):

@@ -10,12 +10,12 @@ from __future__ import annotations
 import functools
 import importlib.util
 import os
-import threading
 import warnings
 from types import TracebackType
 from typing import Any, Callable
 
 from ..common.parsing import lock_numba_parsing
+from ..ops.background import NUMBA_IMPORT_LOCK
 from .warn import warn_user
 
 INSTALL_HINT = "pip install 'amber-jit[native]' (or pip install numba scipy)"
@@ -52,14 +52,11 @@ class KernelFailure(Exception):
         self.kernel, self.reason = kernel, reason
 
 
-_IMPORT_LOCK = threading.Lock()
-
-
 def import_numba() -> None:
-    """Import Numba once, one thread at a time: a background compile (tiers.py) and a load on
-    the caller's thread importing it together can each see the other's half-initialized
-    modules (Numba's imports are circular)."""
-    with _IMPORT_LOCK:
+    """Import Numba once, one thread at a time (`NUMBA_IMPORT_LOCK`, which the native parts'
+    build takes too): a background compile (tiers.py) and a load on the caller's thread
+    importing it together can each see the other's half-initialized modules."""
+    with NUMBA_IMPORT_LOCK:
         import numba  # noqa: F401
         lock_numba_parsing()
         from numba.core.errors import NumbaPerformanceWarning

@@ -29,7 +29,7 @@ import weakref
 from typing import Any, Callable, Iterator
 
 from ..common.parsing import PARSE_LOCK
-from ..ops.yielding import yielding_often
+from ..ops.background import yielding_often
 from . import log
 from .compiled import CompiledFunction
 from .native import numba_installed

@@ -225,3 +225,22 @@ def test_a_forked_child_keeps_the_built_parts(built: Any) -> None:
         os._exit(0)
     os.waitpid(pid, 0)
     assert os.read(read, 1) == b"1"
+
+
+def test_the_build_imports_numba_under_amber_s_import_lock(built: Any,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """Numba's imports are circular: the build waits while another thread of amber imports it
+    (ops/background.py), and builds once that is done."""
+    from amber.ops.background import NUMBA_IMPORT_LOCK
+    monkeypatch.setenv("AMBER_NATIVE_KERNELS", "now")
+    monkeypatch.setitem(sys.modules, conv_native.PARTS, conv_native.parts_state())
+    found = []
+    with NUMBA_IMPORT_LOCK:
+        caller = threading.Thread(target=lambda: found.append(conv_native.build_now()))
+        caller.start()
+        caller.join(1.0)
+        (build,) = [t for t in threading.enumerate() if t.name == "amber-native-parts"]
+        waiting = sys._current_frames()[build.ident]  # NOTE: its innermost frame: the lock's
+        assert waiting.f_code.co_name == "build_native_parts" and not found  # line, not Numba
+    caller.join(300)
+    assert found and found[0] is not None and found[0] is not built

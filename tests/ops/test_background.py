@@ -1,10 +1,10 @@
-"""Background builds set a short switch interval while any of them runs (ops/yielding.py)."""
+"""Background builds set a short switch interval while any of them runs (ops/background.py)."""
 from __future__ import annotations
 
 import sys
 import threading
 
-from amber.ops.yielding import BUILD_INTERVAL, yielding_often
+from amber.ops.background import BUILD_INTERVAL, yielding_often
 
 
 def test_overlapping_builds_put_the_user_s_interval_back_when_the_last_ends() -> None:
