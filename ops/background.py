@@ -7,8 +7,9 @@ half-initialized modules, so every import of Numba amber makes takes `NUMBA_IMPO
 The builds share the interpreter with the calls running meanwhile. Python hands its lock to a
 waiting thread only every switch interval (5 ms by default), so a call waits up to that long
 after each NumPy call that released the lock: a ResNet step took 0.5-0.8 s instead of 0.05
-while the native parts were built, 0.07-0.39 s with 0.5 ms. `yielding_often` sets the shorter interval while any build runs, and puts the
-user's back when the last one ends (two builds may overlap).
+while the native parts were built, 0.07-0.39 s with 0.5 ms. `yielding_often` sets the shorter
+interval while any build runs, and puts the user's back when the last one ends (two builds may
+overlap).
 """
 from __future__ import annotations
 
