@@ -17,7 +17,11 @@ Generated modules carry only `native_parts`, which asks amber for the parts it b
 """
 from __future__ import annotations
 
+import os
 import sys
+import threading
+import time
+import types
 from typing import Any
 
 import numpy as np
@@ -33,19 +37,19 @@ PARTS = "_amber_native_parts"
 def native_parts() -> Any:
     """The process's built native parts (`.row_taps`, see `build_native_parts`), or None: not
     built yet, not buildable here, turned off (`AMBER_NATIVE_KERNELS=0`), or no amber in this
-    process. Generated modules carry this lookup, not the build: it asks amber's
-    `ask_for_parts`, kept in `sys.modules` with the state, so a module run without amber keeps
-    its NumPy parts (the same numbers)."""
+    process. Generated modules carry this lookup, not the build: until the parts are built it
+    asks amber's `ask_for_parts`, kept in `sys.modules` with the state, so a module run without
+    amber keeps its NumPy parts (the same numbers)."""
     import sys
-    ask = getattr(sys.modules.get("_amber_native_parts"), "ask", None)
+    shared = sys.modules.get("_amber_native_parts")
+    if shared is None or shared.ready is not None:  # NOTE: built: one lookup a kernel call
+        return None if shared is None else shared.ready
+    ask = getattr(shared, "ask", None)
     return None if ask is None else ask()
 
 
 def parts_state() -> Any:
     """A fresh state of the native parts: none built, none asked for yet."""
-    import os
-    import threading
-    import types
     fresh = types.ModuleType(PARTS)
     fresh.pid, fresh.ready, fresh.failed, fresh.asked, fresh.due = \
         os.getpid(), None, None, False, None
@@ -55,19 +59,11 @@ def parts_state() -> Any:
 
 
 def ask_for_parts() -> Any:
-    """`native_parts` in a process running amber. The first ask sets the time the build may
-    start: 10 s later (`AMBER_NATIVE_KERNELS=now`: at once), so that only a process that keeps
-    running convolutions (a training loop, not a call or two) pays for it; the first ask after
-    that starts it on a background thread. A forked child keeps its parent's built parts, or
-    builds them as a process of its own (its parent's build thread did not come along)."""
-    import os
-    import sys
-    import time
+    """`native_parts` in a process running amber, until the parts are built. The first ask
+    sets the time the build may start: 10 s later (`AMBER_NATIVE_KERNELS=now`: at once), so
+    that only a process that keeps running convolutions (a training loop, not a call or two)
+    pays for it; the first ask after that starts it on a background thread."""
     shared = sys.modules[PARTS]
-    if shared.pid != os.getpid():
-        if shared.ready is None:
-            shared = sys.modules[PARTS] = parts_state()
-        shared.pid = os.getpid()
     if not shared.asked:
         with shared.lock:
             if not shared.asked:
@@ -80,11 +76,22 @@ def ask_for_parts() -> Any:
     return shared.ready
 
 
+def after_fork() -> None:
+    """In a forked child: keep the parent's built parts (the compiled code came along), or
+    start from a fresh state, to build them as a process of its own (the parent's build thread
+    did not come along, and its lock may be held)."""
+    shared = sys.modules.get(PARTS)
+    if shared is None or getattr(shared, "ask", None) is not ask_for_parts:
+        return
+    if shared.ready is None:
+        sys.modules[PARTS] = parts_state()
+    else:
+        shared.pid, shared.lock = os.getpid(), threading.Lock()
+
+
 def start_build(shared: Any) -> None:
     """Start building the native parts on a thread of their own once `shared.due` is past."""
-    import time
     if time.perf_counter() >= (shared.due or 0.0):
-        import threading
         with shared.lock:
             if shared.due is None:
                 return
@@ -97,7 +104,6 @@ def build_or_warn(shared: Any) -> None:
     """`build_native_parts`, a failure kept in `shared.failed` and said once as a warning (the
     kernels keep their NumPy parts: the same numbers, slower). Calls running meanwhile get the
     interpreter lock back every 0.5 ms, not every 5 (ops/background.py)."""
-    import sys
     try:
         with yielding_often():
             build_native_parts(shared)
@@ -112,8 +118,6 @@ def build_or_warn(shared: Any) -> None:
 def build_now() -> Any:
     """Build the native parts at once (for benchmarks and tests) and wait for them; the parts,
     or None where they cannot be built here."""
-    import sys
-    import threading
     ask_for_parts()
     shared = sys.modules[PARTS]
     if shared.due is not None:
@@ -130,7 +134,6 @@ def build_native_parts(shared: Any) -> None:
     NumPy's OpenBLAS (its `cblas_sgemm`) or the C library's `memcpy` is not found."""
     import ctypes
     import importlib.util
-    import types
     if importlib.util.find_spec("numba") is None:
         return
     sgemm = cblas_gemm("s")
@@ -481,3 +484,5 @@ def build_native_parts(shared: Any) -> None:
 
 
 sys.modules.setdefault(PARTS, parts_state())  # NOTE: before any kernel asks (`native_parts`)
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=after_fork)

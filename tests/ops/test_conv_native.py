@@ -244,3 +244,22 @@ def test_the_build_imports_numba_under_amber_s_import_lock(built: Any,
         assert waiting.f_code.co_name == "build_native_parts" and not found  # line, not Numba
     caller.join(300)
     assert found and found[0] is not None and found[0] is not built
+
+
+def test_a_child_forked_before_the_build_starts_afresh(monkeypatch: pytest.MonkeyPatch) -> None:
+    if not hasattr(os, "fork"):
+        pytest.skip("no fork on this platform")
+    parent = conv_native.parts_state()
+    parent.asked, parent.due = True, time.perf_counter() + 3600  # NOTE: asked, not started
+    parent.lock.acquire()  # NOTE: as a build starting in another thread could hold it
+    monkeypatch.setitem(sys.modules, conv_native.PARTS, parent)
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # NOTE: the child: a state of its own, not asked yet, its lock free
+        child = sys.modules[conv_native.PARTS]
+        ok = child is not parent and not child.asked and child.lock.acquire(timeout=1)
+        os.write(write, b"1" if ok else b"0")
+        os._exit(0)
+    parent.lock.release()
+    os.waitpid(pid, 0)
+    assert os.read(read, 1) == b"1"
