@@ -67,14 +67,15 @@ def nhwc_columns_grad_weight(x: np.ndarray, g: np.ndarray, w_shape: tuple[int, .
     images, rows = x.transpose(0, 3, 1, 2), g.reshape(n, oh * ow, o)
     parts = native_parts() if native and native_columns(images, out, (), rows) and \
         columns_copied(images, w_shape[2:], (oh, ow), stride, dilation, pads) else None
+    if parts is not None:
+        geometry = columns_geometry(images, w_shape[2:], (oh, ow), stride, dilation, pads)
 
     def blocks(start: int, stop: int) -> list[np.ndarray]:
         found = []
         if parts is not None:  # NOTE: the same numbers, without the interpreter lock
             kept = np.empty((-(-(stop - start) // step) if start else 0, k, o), np.float32)
             parts.columns_grad_weight(images, rows, out, kept, start > 0, start, stop, step,
-                                      columns_geometry(images, w_shape[2:], (oh, ow), stride,
-                                                       dilation, pads))
+                                      geometry)
             return list(kept)
         for i in range(start, stop, step):
             j = min(i + step, stop)
