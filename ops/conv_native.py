@@ -42,8 +42,10 @@ def native_parts() -> Any:
     amber keeps its NumPy parts (the same numbers)."""
     import sys
     shared = sys.modules.get("_amber_native_parts")
-    if shared is None or shared.ready is not None:  # NOTE: built: one lookup a kernel call
-        return None if shared is None else shared.ready
+    if shared is None:
+        return None
+    if shared.ready is not None:  # NOTE: built: one lookup a kernel call
+        return shared.ready
     ask = getattr(shared, "ask", None)
     return None if ask is None else ask()
 
@@ -51,6 +53,8 @@ def native_parts() -> Any:
 def parts_state() -> Any:
     """A fresh state of the native parts: none built, none asked for yet."""
     fresh = types.ModuleType(PARTS)
+    # NOTE: `pid` is read by no code of this tree: ambers before this one, loaded beside it in
+    # one process (`benchmarks/resnet.py --pair`), check it on each kernel call
     fresh.pid, fresh.ready, fresh.failed, fresh.asked, fresh.due = \
         os.getpid(), None, None, False, None
     fresh.lock = threading.Lock()  # NOTE: two kernels asking at once start one build
@@ -167,6 +171,21 @@ def build_native_parts(shared: Any) -> None:
             for y in range(h):
                 memcpy(block[k, top + y, left].ctypes.data, x[i + k, y].ctypes.data, 4 * w * c)
 
+    @numba.njit(nogil=True)
+    def add_into(to, values):
+        """`to += values`, element by element in C order (as NumPy adds two arrays)."""
+        flat, more = to.reshape(to.size), values.reshape(values.size)
+        for e in range(more.size):
+            flat[e] += more[e]
+
+    @numba.njit(nogil=True)
+    def add_bias(flat, at, rows, o, bias):
+        """`bias[:o]` added to each of the `rows` rows of `o` floats from `flat[at]` (the
+        kernel may pass its bias widened, `wide_bias`: repeats of the first `o`)."""
+        for r in range(rows):
+            for j in range(o):
+                flat[at + r * o + j] += bias[j]
+
     @numba.njit("void(float32[:, :, :, :], float32[:, :, ::1], float32[::1], boolean, "
                 "float32[:, :, :, ::1], int64, int64, int64, int64[::1])", nogil=True)
     def row_taps(x, matrices, bias, biased, out, start, stop, step, geometry):
@@ -203,12 +222,9 @@ def build_native_parts(shared: Any) -> None:
                     sgemm(101, 111, 111, pixels, o, kwc, np.float32(1.0), rows, kwc,
                           matrices[ky].ctypes.data, o, np.float32(0.0), into, o)
                 if ky:
-                    for e in range(b * pixels * o):
-                        done[e] += product[e]
+                    add_into(done, product[:b * pixels * o])
             if biased:
-                for r in range(b * pixels):
-                    for j in range(o):
-                        done[r * o + j] += bias[j]
+                add_bias(done, 0, b * pixels, o, bias)
 
     @numba.njit(nogil=True)
     def window_rows(block, b, first, last, rows, geometry, ow):
@@ -268,10 +284,7 @@ def build_native_parts(shared: Any) -> None:
             sgemm(101, 111, 111, m, o, k, np.float32(1.0), rows.ctypes.data, k,
                   matrix.ctypes.data, o, np.float32(0.0), out.ctypes.data + 4 * at, o)
             if biased:
-                done = out.reshape(n * oh * ow * o)
-                for r in range(m):
-                    for j in range(o):
-                        done[at + r * o + j] += bias[j]
+                add_bias(out.reshape(n * oh * ow * o), at, m, o, bias)
 
     @numba.njit("void(float32[:, :, :, :], float32[:, :, :, ::1], float32[:, ::1], "
                 "float32[:, :, ::1], boolean, int64, int64, int64, int64[::1])", nogil=True)
@@ -292,9 +305,7 @@ def build_native_parts(shared: Any) -> None:
             sgemm(101, 112, 111, k, o, b * (last - first) * ow, np.float32(1.0),
                   rows.ctypes.data, k, pixels, o, np.float32(0.0), into.ctypes.data, o)
             if not keep:
-                for r in range(k):
-                    for q in range(o):
-                        out[r, q] += product[r, q]
+                add_into(out, product)
 
     @numba.njit(nogil=True)
     def columns(images, i, b, block, cols, geometry, oh, ow):
@@ -346,9 +357,7 @@ def build_native_parts(shared: Any) -> None:
                 sgemm(101, 112, 111, pixels, o, k, np.float32(1.0), cols[n].ctypes.data,
                       pixels, matrix.ctypes.data, o, np.float32(0.0), out[i + n].ctypes.data, o)
                 if biased:
-                    for r in range(pixels):
-                        for j in range(o):
-                            out[i + n, r, j] += bias[j]
+                    add_bias(out[i + n].reshape(pixels * o), 0, pixels, o, bias)
 
     @numba.njit("void(float32[:, :, :, :], float32[:, :, ::1], float32[:, ::1], "
                 "float32[:, :, ::1], boolean, int64, int64, int64, int64[::1])", nogil=True)
@@ -371,13 +380,10 @@ def build_native_parts(shared: Any) -> None:
             if keep:
                 into[:, :] = products[0]
             for n in range(1, b):  # NOTE: the sum over axis 0, as NumPy adds it: in order
-                for r in range(k):
-                    for q in range(o):
-                        into[r, q] += products[n, r, q]
+                add_into(into, products[n])
             if not keep:
-                for r in range(k):
-                    for q in range(o):
-                        out[r, q] += into[r, q]
+                add_into(out, into)
+
     @numba.njit("void(float32[:, :, :, :], float32[:, :, :, ::1], float32[:, :, ::1], "
                 "float32[:, :, ::1], boolean, int64, int64, int64[::1])", nogil=True)
     def row_taps_grad_weight(x, g, out, kept, keep, start, stop, geometry):
@@ -412,9 +418,8 @@ def build_native_parts(shared: Any) -> None:
                     if keep:
                         j += 1
                     else:
-                        for r in range(kwc):
-                            for q in range(o):
-                                out[ky, r, q] += product[r, q]
+                        add_into(out[ky], product)
+
     @numba.njit("void(float32[:, :, :, :], float32[:, :, ::1], int64[:, ::1], "
                 "float32[:, :, :, :, ::1], int64, int64, int64, int64[::1])", nogil=True)
     def phase_rows(g, matrices, phases, out, start, stop, step, geometry):
@@ -475,6 +480,7 @@ def build_native_parts(shared: Any) -> None:
                         memcpy(out[i + k, y, py].ctypes.data,
                                product.ctypes.data + 4 * (k * rows_y + y) * runs_x * width,
                                4 * runs_x * width)
+
     shared.ready = types.SimpleNamespace(row_taps=row_taps, phase_rows=phase_rows,
                                          row_taps_grad_weight=row_taps_grad_weight,
                                          rows_forward=rows_forward,
