@@ -89,8 +89,9 @@ def after_fork() -> None:
         return
     if shared.ready is None:
         sys.modules[PARTS] = parts_state()
-    else:
+    else:  # NOTE: GNU OpenMP ends a child that starts a team its parent had: no splits
         shared.pid, shared.lock = os.getpid(), threading.Lock()
+        shared.ready = types.SimpleNamespace(**{**vars(shared.ready), "team": 0})
 
 
 def start_build(shared: Any) -> None:
@@ -481,12 +482,51 @@ def build_native_parts(shared: Any) -> None:
                                product.ctypes.data + 4 * (k * rows_y + y) * runs_x * width,
                                4 * runs_x * width)
 
-    shared.ready = types.SimpleNamespace(row_taps=row_taps, phase_rows=phase_rows,
+    @numba.njit("void(float32[:, :, :, :], float32[:, ::1], float32[::1], boolean, "
+                "float32[:, :, :, ::1], int64[::1], int64, int64[::1], int64)", parallel=True,
+                nogil=True)
+    def rows_forward_split(x, matrix, bias, biased, out, bounds, step, geometry, team):
+        """`rows_forward` of each range bounds[p]..bounds[p + 1], on `team` threads."""
+        was = numba.get_num_threads()
+        numba.set_num_threads(team)
+        for p in numba.prange(len(bounds) - 1):
+            rows_forward(x, matrix, bias, biased, out, bounds[p], bounds[p + 1], step, geometry)
+        numba.set_num_threads(was)
+
+    @numba.njit("void(float32[:, :, :, :], float32[:, :, :, ::1], float32[:, ::1], "
+                "float32[:, :, ::1], int64[::1], int64[::1], int64, int64[::1], int64)",
+                parallel=True, nogil=True)
+    def rows_grad_weight_split(x, g, out, kept, offsets, bounds, step, geometry, team):
+        """`rows_grad_weight` of each range on `team` threads: the first adds into `out`,
+        range p > 0 keeps its blocks' products in kept[offsets[p - 1]:offsets[p]]."""
+        was = numba.get_num_threads()
+        numba.set_num_threads(team)
+        for p in numba.prange(len(bounds) - 1):
+            first = offsets[p - 1] if p else 0
+            rows_grad_weight(x, g, out, kept[first:offsets[p]], p > 0, bounds[p],
+                             bounds[p + 1], step, geometry)
+        numba.set_num_threads(was)
+
+    shared.ready = types.SimpleNamespace(team=team_size(numba),
+                                         row_taps=row_taps, phase_rows=phase_rows,
+                                         rows_forward_split=rows_forward_split,
+                                         rows_grad_weight_split=rows_grad_weight_split,
                                          row_taps_grad_weight=row_taps_grad_weight,
                                          rows_forward=rows_forward,
                                          rows_grad_weight=rows_grad_weight,
                                          columns_forward=columns_forward,
                                          columns_grad_weight=columns_grad_weight)
+
+
+def team_size(numba: Any) -> int:
+    """The threads of the splits' team (`NUMBA_NUM_THREADS`), or 0 where Numba runs parallel
+    code on its workqueue layer (no OpenMP or TBB found): it wakes its threads for each call
+    (64-279 us a call measured, against 4 us for OpenMP's spinning team) and aborts the
+    process when two threads call at once."""
+    from numba.np.ufunc import parallel
+    parallel._launch_threads()  # NOTE: picks the layer; the splits' compile did it already
+    layer = numba.threading_layer()
+    return numba.config.NUMBA_NUM_THREADS if layer in ("omp", "tbb") else 0
 
 
 sys.modules.setdefault(PARTS, parts_state())  # NOTE: before any kernel asks (`native_parts`)

@@ -20,7 +20,8 @@ from .conv_native import native_parts
 from .conv_row_taps import native_row_taps, nhwc_row_taps, nhwc_row_taps_grad_weight
 from .elementwise import helper_call
 from .nn_kernels import add_windows, window_pads
-from .parallel import HELPERS as PARALLEL_HELPERS, even_step, run_parts, thread_ranges
+from .parallel import (HELPERS as PARALLEL_HELPERS, band_rows, even_step, run_parts, run_team,
+                       team_bounds, thread_ranges)
 from .opdef import REQUIRED, GradContext, OpDef
 from .types import Tensor, Type, expect_tensor
 from .window import _CONV2D, _conv2d_infer, _window_grad_infer
@@ -67,12 +68,12 @@ def nhwc_rows(x: np.ndarray, weight: np.ndarray, *bias: np.ndarray, kernel: tupl
     at 8 across 0.85-1.01x at 64 channels, 1.05-1.10x at 128, at 4 across 1.0-1.33x)."""
     n, h, w, c = x.shape
     o, (oh, ow), (top, bottom, left, right) = weight.shape[0], out_size, pads
-    matrix = weight.transpose(2, 3, 1, 0).reshape(-1, o)
     out = np.empty((n, oh, ow, o), np.result_type(x, weight, *bias))
-    work = n * oh * ow * matrix.size
+    work = n * oh * ow * weight.size
     if kernel == (1, 1) and not any(pads):  # NOTE: the pixels are the rows: a GEMM an image
-        matrix, wide = np.ascontiguousarray(matrix), wide_bias(bias, oh * ow, out.size)  # NOTE:
+        matrix = np.ascontiguousarray(weight.transpose(2, 3, 1, 0).reshape(-1, o))  # NOTE:
         # a stack of GEMMs ran 1.9-2.5x slower on the weight's transposed view
+        wide = wide_bias(bias, oh * ow, out.size)
 
         def pixels(start: int, stop: int) -> None:
             """One GEMM per image (a stack): [8192, 16] @ [16, 32] in one call took 1.7-1.9x
@@ -91,29 +92,38 @@ def nhwc_rows(x: np.ndarray, weight: np.ndarray, *bias: np.ndarray, kernel: tupl
         return nhwc_row_taps(x, weight, *bias, out=out, stride=stride, dilation=dilation,
                              pads=pads, threads=threads, native=native)
     target = out
-    if pixel_pairs(o, stride[1], ow, kernel[1]):
-        # NOTE: a row is a pixel pair's window and gives both pixels' channels (NHWC order)
-        matrix, bias = paired_weights(weight, dilation[1]), tuple(np.tile(b, 2) for b in bias)
+    if not pixel_pairs(o, stride[1], ow, kernel[1]):
+        matrix = weight.transpose(2, 3, 1, 0).reshape(-1, o)
+    else:  # NOTE: a row is a pixel pair's window and gives both pixels' channels (NHWC order)
+        matrix, bias = paired_weights(weight, dilation[1]), tuple(np.concatenate((b, b))
+                                                                  for b in bias)
         kernel, ow = (kernel[0], (kernel[1] - 1) * dilation[1] + 2), ow // 2
         out_size, stride, dilation = (oh, ow), (stride[0], 2), (dilation[0], 1)
         target = out.reshape(n, oh, ow, 2 * o)
     bias = wide_bias(bias, ow if n == 1 else oh * ow, out.size)  # NOTE: bands: rows of ow
     step = even_step(n, image_block(matrix.shape[0] * oh * ow * x.itemsize))
-    band = max(1, (1 << 17) // (ow * matrix.shape[0] * x.itemsize))  # NOTE: one image's
+    band = band_rows(oh, ow * matrix.shape[0] * x.itemsize, work)  # NOTE: one image's
     parts = native_parts() if native and native_rows(x, matrix, bias, target, step) else None
     if parts is not None:  # NOTE: the same numbers, without the interpreter lock
         geometry = np.array([*kernel, *stride, *dilation, top, left, h + top + bottom,
                              w + left + right], np.int64)
         given = np.ascontiguousarray(bias[0]) if bias else matrix[0]
         size, unit = (oh, band) if n == 1 else (n, step)
+        ranges = thread_ranges(size, threads, work, unit)
+        bounds = team_bounds(parts, ranges, size, threads, work, unit)
+        if bounds is not None:  # NOTE: too little work for the pool: Numba's team
+            run_team(parts.rows_forward_split, x, matrix, given, bool(bias), target, bounds,
+                     unit, geometry, len(bounds) - 1)
+            return out
         run_parts(lambda start, stop: parts.rows_forward(x, matrix, given, bool(bias), target,
                                                          start, stop, unit, geometry),
-                  thread_ranges(size, threads, work, unit), threads)
+                  ranges, threads)
         return out
     if n == 1:  # NOTE: one image: its bands of output rows split over the threads
         block = np.zeros((1, h + top + bottom, w + left + right, c), x.dtype)
         windows = nhwc_windows(x, block, kernel, out_size, stride, dilation, pads)
-        run_parts(lambda start, stop: nhwc_band_rows(windows, matrix, bias, target, start, stop),
+        run_parts(lambda start, stop: nhwc_band_rows(windows, matrix, bias, target, start, stop,
+                                                     band),
                   thread_ranges(oh, threads, work, band), threads)
         return out
 
@@ -124,7 +134,7 @@ def nhwc_rows(x: np.ndarray, weight: np.ndarray, *bias: np.ndarray, kernel: tupl
             part = x[i:min(i + step, stop)]
             windows = nhwc_windows(part, block[:len(part)], kernel, out_size, stride, dilation,
                                    pads)
-            nhwc_band_rows(windows, matrix, bias, target[i:i + len(part)], 0, oh)
+            nhwc_band_rows(windows, matrix, bias, target[i:i + len(part)], 0, oh, band)
     if threads == 1:
         images(0, n)
         return out
@@ -142,7 +152,7 @@ def nhwc_rows(x: np.ndarray, weight: np.ndarray, *bias: np.ndarray, kernel: tupl
             windows = nhwc_windows(part, block[:len(part)], kernel, out_size, stride, dilation,
                                    pads)
             if len(part) == 1:  # NOTE: a lone image is banded at one thread: the same GEMMs
-                nhwc_band_rows(windows, matrix, bias, target[i:i + 1], 0, oh)
+                nhwc_band_rows(windows, matrix, bias, target[i:i + 1], 0, oh, band)
                 continue
             np.copyto(rows[:windows.size // matrix.shape[0]].reshape(windows.shape), windows)
             done = target[i:i + len(part)].reshape(-1, matrix.shape[1])
@@ -192,12 +202,11 @@ def paired_weights(weight: np.ndarray, dilation: int) -> np.ndarray:
 
 
 def nhwc_band_rows(windows: np.ndarray, matrix: np.ndarray, bias: tuple[np.ndarray, ...],
-                   out: np.ndarray, start: int, stop: int) -> None:
+                   out: np.ndarray, start: int, stop: int, band: int) -> None:
     """Output rows start..stop of `out` [B, OH, OW, O] from `windows`: all at once for several
-    images, in bands of at most 128 KiB of window rows for one."""
-    n, ow, o = windows.shape[0], windows.shape[2], matrix.shape[1]
-    band = stop - start if n > 1 else max(1, (1 << 17) // (ow * matrix.size // o *
-                                                             windows.itemsize))
+    images, in bands of `band` rows for one (`band_rows`)."""
+    o = matrix.shape[1]
+    band = stop - start if windows.shape[0] > 1 else band
     for r in range(start, stop, band):
         rows = out[:, r:min(r + band, stop)].reshape(-1, o)
         np.matmul(windows[:, r:min(r + band, stop)].reshape(-1, matrix.shape[0]), matrix,
@@ -264,7 +273,7 @@ def conv2d_nhwc_grad_weight_kernel(x: np.ndarray, g: np.ndarray, *, w_shape: tup
         g = g.reshape(n, oh, ow // 2, 2 * o)
     k, cols, row = kh * geometry[0][1] * c, g.shape[3], geometry[1][1]
     step = even_step(n, image_block(k * oh * row * x.itemsize))
-    band = oh if n > 1 else max(1, (1 << 17) // (row * k * x.itemsize))
+    band = oh if n > 1 else band_rows(oh, row * k * x.itemsize, work)
     out = np.zeros((k, cols), np.result_type(x, g))
 
     def add(found: list[np.ndarray], start: int, product: np.ndarray) -> None:
@@ -279,12 +288,23 @@ def conv2d_nhwc_grad_weight_kernel(x: np.ndarray, g: np.ndarray, *, w_shape: tup
             [*geometry[0], *geometry[2], *geometry[3], top, left, h + top + bottom,
              w + left + right], np.int64)
         size, unit = (oh, band) if n == 1 else (n, step)
+        ranges = thread_ranges(size, threads, work, unit)
+        bounds = team_bounds(parts, ranges, size, threads, work, unit)
 
         def blocks(start: int, stop: int) -> list[np.ndarray]:
             kept = np.empty((-(-(stop - start) // unit) if start else 0, k, cols), np.float32)
             parts.rows_grad_weight(x, g, out, kept, start > 0, start, stop, unit, geometry)
             return list(kept)
-        products = run_parts(blocks, thread_ranges(size, threads, work, unit), threads)
+        if bounds is not None:  # NOTE: Numba's team; part p > 0 keeps its blocks' products
+            offsets = np.cumsum([0] + [-(-(b - a) // unit) for a, b in zip(bounds[1:-1],
+                                                                           bounds[2:])],
+                                dtype=np.int64)
+            kept = np.empty((offsets[-1], k, cols), np.float32)
+            run_team(parts.rows_grad_weight_split, x, g, out, kept, offsets, bounds, unit,
+                     geometry, len(bounds) - 1)
+            products = [list(kept)]
+        else:
+            products = run_parts(blocks, ranges, threads)
     elif n == 1:  # NOTE: one image, its bands of output rows split over the threads
         block = np.zeros((1, h + top + bottom, w + left + right, c), x.dtype)
         windows = nhwc_windows(x, block, *geometry, pads)

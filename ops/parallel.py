@@ -142,11 +142,52 @@ def even_step(count: int, step: int) -> int:
     return best
 
 
-def splits(work: int, threads: int) -> bool:
-    """Whether `thread_ranges` may cut a kernel of `work` multiply-adds into more than one
-    part at `threads` (the rule `graph/passes/place_threads.py` reads at compile time, so a
-    kernel that would not split is spelled as one thread's). Tests keep the two in step."""
-    return threads > 1 and int(work) >> 22 >= 2
+def splits(work: int, threads: int, native: bool = False) -> bool:
+    """Whether `thread_ranges` (a `native` kernel's `team_bounds`) may cut a kernel of `work`
+    multiply-adds into more than one part at `threads` (the rule
+    `graph/passes/place_threads.py` reads at compile time, so a kernel that would not split is
+    spelled as one thread's). Tests keep them in step."""
+    return threads > 1 and int(work) >> (19 if native else 22) >= 2
+
+
+def team_bounds(parts: Any, ranges: list[tuple[int, int]], count: int, threads: int,
+                work: float, align: int = 1) -> Any:
+    """Where the pool keeps one part (`ranges`, from `thread_ranges`) but `work` pays for two
+    at 2**19 multiply-adds a part: the int64 bounds of `range(count)`'s parts, cut at
+    multiples of `align` as `thread_ranges` cuts, for a native part's split over Numba's
+    OpenMP team (`parts.team` threads, ops/conv_native.py); else None. The team takes a part
+    in about 4 us where a pool worker's wake-up took 29-50 (docs/performance.md#threads), so
+    the ResNet's batch-1 convolutions (1-3M multiply-adds, 30-70 us) split. Not inside a
+    gradient pair, whose other gradient has the second core."""
+    team = min(threads, getattr(parts, "team", 0))
+    if team < 2 or len(ranges) != 1 or getattr(kernel_threads().local, "fine", False):
+        return None
+    units = -(-count // align)
+    cut = min(team, units, int(work) >> 19)
+    if cut < 2:
+        return None
+    return np.array([min(count, units * k // cut * align) for k in range(cut + 1)], np.int64)
+
+
+def run_team(split: Callable[..., None], *args: Any) -> None:
+    """`split(*args)`, a native part's split over Numba's team, with BLAS held at one thread
+    as `run_parts` holds it (the parts call BLAS side by side)."""
+    shared = kernel_threads()
+    hold_blas(shared, 1)
+    try:
+        split(*args)
+    finally:
+        hold_blas(shared, -1)
+
+
+def band_rows(rows: int, row_bytes: int, work: float) -> int:
+    """Output rows a band of one image, by shape alone (so one thread's bands are two
+    threads'): 128 KiB of window rows, at most half the rows where `work` pays for a team
+    split (`team_bounds`), evened for two parts (`even_step`)."""
+    band = max(1, (1 << 17) // row_bytes)
+    if int(work) >> 19 >= 2:
+        band = min(band, -(-rows // 2))
+    return even_step(rows, band)
 
 
 def run_parts(task: Callable[[int, int], Any], parts: list[tuple[int, int]],
@@ -204,6 +245,6 @@ def one_blas_thread(fn: Callable[..., Any]) -> Callable[..., Any]:
 
 
 HELPERS = (openblas_libraries, blas_controls, kernel_threads, hold_blas, worker_pool,
-           thread_ranges, run_parts, even_step)
+           thread_ranges, run_parts, even_step, team_bounds, run_team, band_rows)
 """The helpers a kernel that calls `run_parts`, `thread_ranges` and `even_step` lists in its
 OpDef."""

@@ -1,12 +1,13 @@
 """Threads where they pay: a convolution keeps the `threads` the layout pass gave it only when
 its static shapes give its kernel work for more than one part (`ops/parallel.splits`, the rule
-`thread_ranges` applies at run time).
+`thread_ranges` and, for a `native` kernel, `team_bounds` apply at run time).
 
 A kernel that would not split is then spelled as one thread's, and a function none of whose
 kernels split is the one-thread function under one `@one_blas_thread` hold (codegen keeps it:
 BLAS's own threads made the batch-1 ResNet forward 5.6 ms instead of 0.8) and no pool. At
-batch 1 every ResNet convolution is below the threshold. A symbolic dimension keeps `threads`
-(the kernel decides per call).
+batch 1 the ResNet's convolutions are below the pool's threshold; a `native` one above 1M
+multiply-adds keeps its threads for Numba's team. A symbolic dimension keeps `threads` (the
+kernel decides per call).
 """
 from __future__ import annotations
 
@@ -28,7 +29,8 @@ def run(graph: Graph, rw: Rewriter) -> bool:
     for node in graph.walk():
         threads = node.attrs.get("threads", 1)
         work = conv_work(node)
-        if threads > 1 and work is not None and not splits(work, threads):
+        if threads > 1 and work is not None and \
+                not splits(work, threads, node.attrs.get("native", False)):
             rw.set_attr(node, "threads", 1)
     return rw.changed
 

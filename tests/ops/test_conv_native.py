@@ -24,6 +24,7 @@ from amber.ops import conv_native
 from amber.ops.conv_nhwc import (conv2d_nhwc_grad_input_kernel, conv2d_nhwc_grad_weight_kernel,
                                  conv2d_nhwc_kernel)
 from amber.ops.conv_pairs import conv2d_nhwc_grads_kernel
+from amber.ops.parallel import one_blas_thread
 
 pytestmark = pytest.mark.skipif(importlib.util.find_spec("numba") is None,
                                 reason="the native parts need Numba (the native extra)")
@@ -46,17 +47,23 @@ def counting(parts: Any, used: collections.Counter) -> Any:
             used[name] += 1
             return getattr(parts, name)(*args)
         return call
-    return types.SimpleNamespace(**{name: count(name) for name in vars(parts)})
+    return types.SimpleNamespace(**{name: count(name) if callable(part) else part
+                                    for name, part in vars(parts).items()})
 
 
-def geometries(seed: int, count: int) -> Any:
+def geometries(seed: int, count: int, large: bool = False) -> Any:
     """Random channels-last convolutions (images, weight, bias or none, conv2d attributes),
-    those with an empty result left out."""
+    those with an empty result left out; `large`: 1-3 images of 12-33 pixels a side and
+    16-63 channels, mostly one image (about 1-20M multiply-adds: Numba's team splits)."""
     rng = np.random.default_rng(seed)
     made = 0
     while made < count:
         n, c, o = int(rng.integers(1, 7)), int(rng.integers(1, 50)), int(rng.integers(1, 50))
         h, w = int(rng.integers(1, 14)), int(rng.integers(1, 14))
+        if large:
+            n = (1, 1, 2, 3)[int(rng.integers(0, 4))]
+            c, o = int(rng.integers(16, 64)), int(rng.integers(16, 64))
+            h, w = int(rng.integers(12, 34)), int(rng.integers(12, 34))
         kernel = (int(rng.integers(1, 4)), int(rng.integers(1, 4)))
         attrs = {"stride": tuple(int(v) for v in rng.integers(1, 3, 2)),
                  "dilation": tuple(int(v) for v in rng.integers(1, 4, 2)),
@@ -109,7 +116,27 @@ def test_native_parts_give_the_numpy_parts_bits(built: Any, seed: int,
                     assert a.dtype == b.dtype and a.shape == b.shape
                     assert np.array_equal(a, b), (name, x.shape, weight.shape, attrs, threads)
     assert calls > 400
-    assert min(used[name] for name in vars(built)) >= 8, used
+    assert min(used[name] for name in vars(built) if not name.endswith("_split") and
+               name != "team") >= 8, used
+
+
+def test_team_splits_give_one_thread_s_bits(built: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where the pool keeps one part, Numba's team takes the native parts' ranges
+    (`ops/parallel.team_bounds`): the NumPy parts' bits at one thread (BLAS at one thread,
+    as two threads hold it: OpenBLAS's own threads may round a GEMM differently)."""
+    if built.team < 2:
+        pytest.skip("Numba runs parallel code on its workqueue layer here: no team splits")
+    shared = sys.modules["_amber_native_parts"]
+    used: collections.Counter = collections.Counter()
+    for x, weight, bias, attrs, g in geometries(11, 40, large=True):
+        for name, kernel in kernels(x, weight, bias, attrs, g).items():
+            monkeypatch.setattr(shared, "ready", None)
+            want = one_blas_thread(lambda: kernel(threads=1, native=True))()
+            monkeypatch.setattr(shared, "ready", counting(built, used))
+            got = kernel(threads=2, native=True)
+            for a, b in zip(*(r if isinstance(r, tuple) else (r,) for r in (got, want))):
+                assert np.array_equal(a, b), (name, x.shape, weight.shape, attrs)
+    assert used["rows_forward_split"] >= 5 and used["rows_grad_weight_split"] >= 5, used
 
 
 def test_native_false_or_float64_runs_the_numpy_parts(built: Any,
@@ -219,12 +246,33 @@ def test_a_forked_child_keeps_the_built_parts(built: Any) -> None:
     read, write = os.pipe()
     pid = os.fork()
     if pid == 0:  # NOTE: the child: the parts at once, no build thread
-        ok = conv_native.native_parts() is built and not any(
+        kept = conv_native.native_parts()
+        ok = {**vars(kept), "team": built.team} == vars(built) and not any(
             t.name == "amber-native-parts" for t in threading.enumerate())
         os.write(write, b"1" if ok else b"0")
         os._exit(0)
     os.waitpid(pid, 0)
     assert os.read(read, 1) == b"1"
+
+
+def test_a_child_forked_after_a_team_split_runs_its_parts_alone(built: Any) -> None:
+    """GNU OpenMP ends a forked child that starts a team its parent started: the child's
+    kernels keep the native parts but not the splits, and compute the same numbers."""
+    if not hasattr(os, "fork"):
+        pytest.skip("no fork on this platform")
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((1, 32, 32, 16), dtype=np.float32)
+    weight = rng.standard_normal((16, 16, 3, 3), dtype=np.float32)
+    want = conv2d_nhwc_kernel(x, weight, pad_mode="same", threads=2, native=True)
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        got = conv2d_nhwc_kernel(x, weight, pad_mode="same", threads=2, native=True)
+        ok = conv_native.native_parts().team == 0 and np.array_equal(got, want)
+        os.write(write, b"1" if ok else b"0")
+        os._exit(0)
+    _, status = os.waitpid(pid, 0)
+    assert status == 0 and os.read(read, 1) == b"1"
 
 
 def test_the_build_imports_numba_under_amber_s_import_lock(built: Any,

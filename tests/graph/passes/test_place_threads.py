@@ -2,12 +2,15 @@
 where its static work splits (the same rule as `thread_ranges` at run time); a function none
 of whose kernels split is the one-thread function, character for character; a symbolic batch
 keeps `threads`."""
+import importlib.util
+import types
+
 import numpy as np
 import pytest
 
 import amber
 from amber import nn
-from amber.ops.parallel import kernel_threads, splits, thread_ranges
+from amber.ops.parallel import kernel_threads, splits, team_bounds, thread_ranges
 from central_differences import SquaredSum  # conftest puts it on the path
 
 
@@ -74,3 +77,27 @@ def test_the_compile_time_rule_is_the_run_time_rule() -> None:
     for work in (0, 1 << 20, (1 << 22) - 1, 1 << 22, 9 << 21, 1 << 30):
         for threads in (1, 2, 3):
             assert splits(work, threads) == (len(thread_ranges(64, threads, work)) > 1)
+
+
+def test_a_native_kernel_keeps_threads_for_numba_s_team(restore_threads) -> None:
+    """A convolution whose parts may run natively (`native=True`: backend "auto" or "numba")
+    keeps its threads from 1M multiply-adds, where Numba's team may take two parts
+    (`team_bounds`); below that, and with the NumPy backend, it is spelled as one thread's."""
+    amber.set_context(num_threads=2)
+    x = np.ones((1, 16, 32, 32), np.float32)
+    for backend, wide in (("auto", 32), ("numpy", 32), ("auto", 16)):
+        net = nn.Conv2d(16, 16, 3, pad_mode="same", has_bias=True)  # NOTE: 2.4M at 32x32
+        conv = amber.jit(net, backend=backend)
+        conv(x[..., :wide, :wide])
+        native = "native=True" in conv.code
+        assert native == (backend == "auto" and importlib.util.find_spec("numba") is not None)
+        assert ("threads=2" in conv.code) == (native and wide == 32), (backend, wide)
+
+
+def test_the_team_s_rule_is_the_compile_time_rule() -> None:
+    team = types.SimpleNamespace(team=2)
+    for work in (0, (1 << 20) - 1, 1 << 20, 1 << 22, (1 << 23) - 1):
+        for threads in (1, 2, 3):
+            bounds = team_bounds(team, [(0, 64)], 64, threads, work)
+            assert splits(work, threads, native=True) == (bounds is not None)
+            assert bounds is None or list(bounds) == [0, 32, 64]
