@@ -53,8 +53,9 @@ def counting(parts: Any, used: collections.Counter) -> Any:
 
 def geometries(seed: int, count: int, large: bool = False) -> Any:
     """Random channels-last convolutions (images, weight, bias or none, conv2d attributes),
-    those with an empty result left out; `large`: 1-3 images of 12-33 pixels a side and
-    16-63 channels, mostly one image (about 1-20M multiply-adds: Numba's team splits)."""
+    those with an empty result left out; `large`: 1-3 images of 12-47 pixels a side and
+    16-63 channels, mostly one image (about 1-40M multiply-adds: Numba's team splits, and
+    results past 64 Ki elements, whose bias is widened: `wide_bias`)."""
     rng = np.random.default_rng(seed)
     made = 0
     while made < count:
@@ -63,7 +64,7 @@ def geometries(seed: int, count: int, large: bool = False) -> Any:
         if large:
             n = (1, 1, 2, 3)[int(rng.integers(0, 4))]
             c, o = int(rng.integers(16, 64)), int(rng.integers(16, 64))
-            h, w = int(rng.integers(12, 34)), int(rng.integers(12, 34))
+            h, w = int(rng.integers(12, 48)), int(rng.integers(12, 48))
         kernel = (int(rng.integers(1, 4)), int(rng.integers(1, 4)))
         attrs = {"stride": tuple(int(v) for v in rng.integers(1, 3, 2)),
                  "dilation": tuple(int(v) for v in rng.integers(1, 4, 2)),
@@ -137,6 +138,54 @@ def test_team_splits_give_one_thread_s_bits(built: Any, monkeypatch: pytest.Monk
             for a, b in zip(*(r if isinstance(r, tuple) else (r,) for r in (got, want))):
                 assert np.array_equal(a, b), (name, x.shape, weight.shape, attrs)
     assert used["rows_forward_split"] >= 5 and used["rows_grad_weight_split"] >= 5, used
+
+
+class Bordered:
+    """NumPy for the convolution kernels' modules, whose `empty` and `zeros` give views into the
+    middle of byte buffers filled with a sentinel: a native part writing past the arrays it is
+    given (its outputs, kept products) changes a border, where a comparison of the results
+    alone may not see it."""
+    PAD = 256  # NOTE: bytes each side; a multiple of 64 keeps NumPy's alignment
+
+    def __init__(self) -> None:
+        self.made: list[np.ndarray] = []
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(np, name)
+
+    def empty(self, shape: Any, dtype: Any = float) -> np.ndarray:
+        shape = (int(shape),) if np.ndim(shape) == 0 else tuple(int(d) for d in shape)
+        dtype = np.dtype(dtype)
+        size = int(np.prod(shape)) * dtype.itemsize
+        base = np.full(size + 2 * self.PAD, 0xA5, np.uint8)
+        self.made.append(base)
+        return base[self.PAD:self.PAD + size].view(dtype).reshape(shape)
+
+    def zeros(self, shape: Any, dtype: Any = float) -> np.ndarray:
+        made = self.empty(shape, dtype)
+        made[...] = 0
+        return made
+
+    def intact(self) -> bool:
+        return all((base[:self.PAD] == 0xA5).all() and (base[-self.PAD:] == 0xA5).all()
+                   for base in self.made)
+
+
+def test_native_parts_write_only_their_arrays(built: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    from amber.ops import conv_columns, conv_nhwc, conv_row_taps
+    guard = Bordered()
+    for module in (conv_nhwc, conv_row_taps, conv_columns):
+        monkeypatch.setattr(module, "np", guard)
+    used: collections.Counter = collections.Counter()
+    monkeypatch.setattr(sys.modules["_amber_native_parts"], "ready", counting(built, used))
+    for large in (False, True):
+        for x, weight, bias, attrs, g in geometries(21, 40, large):
+            for name, kernel in kernels(x, weight, bias, attrs, g).items():
+                for threads in (1, 2):
+                    kernel(threads=threads, native=True)
+                    assert guard.intact(), (name, x.shape, weight.shape, attrs, threads)
+                    guard.made.clear()
+    assert len(used) >= 7, used
 
 
 def test_native_false_or_float64_runs_the_numpy_parts(built: Any,
