@@ -10,7 +10,11 @@ then two at once: as two threads of one process and as two processes. Two proces
 the time of one alone; two threads each take longer, the cost of sharing one interpreter (its
 lock, and the interpreter's state moving between the cores at each hand-over).
 
-    python benchmarks/two_threads.py [--kernels]
+`--team` times the batch-1 ResNet's window-rows convolutions (forward and weight gradient) at
+one thread and at two, where Numba's OpenMP team takes the native parts' two ranges
+(ops/parallel.team_bounds): the kernel as a generated module calls it, BLAS at one thread.
+
+    python benchmarks/two_threads.py [--kernels | --team]
 """
 from __future__ import annotations
 
@@ -132,11 +136,62 @@ def kernels(rounds: int = 5, calls: int = 200) -> None:
             for way, r in ratios.items()))
 
 
+TEAM_LAYERS = ((32, 16, 16, 1), (32, 16, 32, 2), (16, 32, 32, 1), (16, 32, 64, 2),
+               (8, 64, 64, 1))
+"""The batch-1 ResNet's 3x3 window-rows convolutions: input size, in and out channels, stride."""
+
+
+def team(rounds: int = 7, calls: int = 200) -> None:
+    """Each `TEAM_LAYERS` forward and weight gradient at one thread and at two (Numba's team):
+    medians of `rounds` rounds of `calls` calls, interleaved; the same bits checked first."""
+    import numba
+
+    from amber.ops.conv_native import build_now
+    from amber.ops.conv_nhwc import conv2d_nhwc_grad_weight_kernel, conv2d_nhwc_kernel
+    from amber.ops.parallel import one_blas_thread
+    parts = build_now()
+    if parts is None or parts.team < 2:
+        raise SystemExit("no team here: Numba, OpenBLAS and an OpenMP or TBB layer are needed")
+    print(f"## batch-1 convolutions, one thread against Numba's team of {parts.team} "
+          f"({numba.threading_layer()}): us a call, medians of {rounds} rounds of {calls} "
+          f"calls (load {os.getloadavg()[0]:.1f})")
+    rng = np.random.default_rng(0)
+    for size, c, o, stride in TEAM_LAYERS:
+        x = rng.standard_normal((1, size, size, c), dtype=np.float32)
+        w = rng.standard_normal((o, c, 3, 3), dtype=np.float32)
+        b = rng.standard_normal(o, dtype=np.float32)
+        g = rng.standard_normal((1, size // stride, size // stride, o), dtype=np.float32)
+        attrs = {"stride": (stride, stride), "pad_mode": "same", "native": True}
+        cells = []
+        for kind, kernel in (
+                ("forward", lambda k: conv2d_nhwc_kernel(x, w, b, threads=k, **attrs)),
+                ("weight gradient", lambda k: conv2d_nhwc_grad_weight_kernel(
+                    x, g, w_shape=w.shape, threads=k, **attrs))):
+            calls_of = {k: one_blas_thread(lambda k=k: [kernel(k) for _ in range(calls)])
+                        for k in (1, 2)}
+            assert np.array_equal(one_blas_thread(kernel)(1), kernel(2)), kind
+            times: dict[int, list[float]] = {1: [], 2: []}
+            for _ in range(rounds):
+                for k, run in calls_of.items():
+                    start = time.perf_counter()
+                    run()
+                    times[k].append((time.perf_counter() - start) / calls * 1e6)
+            one, two = (statistics.median(times[k]) for k in (1, 2))
+            cells.append(f"{kind} {one:.1f} -> {two:.1f} ({two / one:.2f}x)")
+        print(f"  {size}x{size}, {c} -> {o}, stride {stride}: " + "; ".join(cells))
+
+
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description="What a second thread gains on this machine.")
-    parser.add_argument("--kernels", action="store_true",
-                        help="amber's convolutions two at once: threads against processes")
-    if parser.parse_args().kernels:
+    mode = parser.add_mutually_exclusive_group()
+    mode.add_argument("--kernels", action="store_true",
+                      help="amber's convolutions two at once: threads against processes")
+    mode.add_argument("--team", action="store_true",
+                      help="batch-1 convolutions at one thread against Numba's team")
+    chosen = parser.parse_args()
+    if chosen.kernels:
         kernels()
+    elif chosen.team:
+        team()
     else:
         main()

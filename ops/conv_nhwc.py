@@ -110,7 +110,7 @@ def nhwc_rows(x: np.ndarray, weight: np.ndarray, *bias: np.ndarray, kernel: tupl
         given = np.ascontiguousarray(bias[0]) if bias else matrix[0]
         size, unit = (oh, band) if n == 1 else (n, step)
         ranges = thread_ranges(size, threads, work, unit)
-        bounds = team_bounds(parts, ranges, size, threads, work, unit)
+        bounds = team_bounds(parts, ranges, size, threads, work, unit, matrix.nbytes)
         if bounds is not None:  # NOTE: too little work for the pool: Numba's team
             run_team(parts.rows_forward_split, x, matrix, given, bool(bias), target, bounds,
                      unit, geometry, len(bounds) - 1)
@@ -289,7 +289,7 @@ def conv2d_nhwc_grad_weight_kernel(x: np.ndarray, g: np.ndarray, *, w_shape: tup
              w + left + right], np.int64)
         size, unit = (oh, band) if n == 1 else (n, step)
         ranges = thread_ranges(size, threads, work, unit)
-        bounds = team_bounds(parts, ranges, size, threads, work, unit)
+        bounds = team_bounds(parts, ranges, size, threads, work, unit, out.nbytes)
 
         def blocks(start: int, stop: int) -> list[np.ndarray]:
             kept = np.empty((-(-(stop - start) // unit) if start else 0, k, cols), np.float32)

@@ -147,23 +147,26 @@ def splits(work: int, threads: int, native: bool = False) -> bool:
     multiply-adds into more than one part at `threads` (the rule
     `graph/passes/place_threads.py` reads at compile time, so a kernel that would not split is
     spelled as one thread's). Tests keep them in step."""
-    return threads > 1 and int(work) >> (19 if native else 22) >= 2
+    return threads > 1 and int(work) >> (20 if native else 22) >= 2
 
 
 def team_bounds(parts: Any, ranges: list[tuple[int, int]], count: int, threads: int,
-                work: float, align: int = 1) -> Any:
+                work: float, align: int = 1, shared: int = 0) -> Any:
     """Where the pool keeps one part (`ranges`, from `thread_ranges`) but `work` pays for two
-    at 2**19 multiply-adds a part: the int64 bounds of `range(count)`'s parts, cut at
+    at 2**20 multiply-adds a part: the int64 bounds of `range(count)`'s parts, cut at
     multiples of `align` as `thread_ranges` cuts, for a native part's split over Numba's
     OpenMP team (`parts.team` threads, ops/conv_native.py); else None. The team takes a part
     in about 4 us where a pool worker's wake-up took 29-50 (docs/performance.md#threads), so
-    the ResNet's batch-1 convolutions (1-3M multiply-adds, 30-70 us) split. Not inside a
+    the ResNet's 2.4M-multiply-add convolutions at batch 1 split. Not where the `shared` bytes
+    every part reads from the caller's cache (the weight matrix) exceed 1/32 of `work`: the
+    64-channel layer's 147 KB took the gain (`benchmarks/two_threads.py --team`); not inside a
     gradient pair, whose other gradient has the second core."""
     team = min(threads, getattr(parts, "team", 0))
-    if team < 2 or len(ranges) != 1 or getattr(kernel_threads().local, "fine", False):
+    if team < 2 or len(ranges) != 1 or work < 32 * shared or \
+            getattr(kernel_threads().local, "fine", False):
         return None
     units = -(-count // align)
-    cut = min(team, units, int(work) >> 19)
+    cut = min(team, units, int(work) >> 20)
     if cut < 2:
         return None
     return np.array([min(count, units * k // cut * align) for k in range(cut + 1)], np.int64)
@@ -185,7 +188,7 @@ def band_rows(rows: int, row_bytes: int, work: float) -> int:
     threads'): 128 KiB of window rows, at most half the rows where `work` pays for a team
     split (`team_bounds`), evened for two parts (`even_step`)."""
     band = max(1, (1 << 17) // row_bytes)
-    if int(work) >> 19 >= 2:
+    if int(work) >> 20 >= 2:
         band = min(band, -(-rows // 2))
     return even_step(rows, band)
 

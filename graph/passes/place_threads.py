@@ -5,8 +5,8 @@ its static shapes give its kernel work for more than one part (`ops/parallel.spl
 A kernel that would not split is then spelled as one thread's, and a function none of whose
 kernels split is the one-thread function under one `@one_blas_thread` hold (codegen keeps it:
 BLAS's own threads made the batch-1 ResNet forward 5.6 ms instead of 0.8) and no pool. At
-batch 1 the ResNet's convolutions are below the pool's threshold; a `native` one above 1M
-multiply-adds keeps its threads for Numba's team. A symbolic dimension keeps `threads` (the
+batch 1 the ResNet's convolutions are below the pool's threshold; a `native` one of 2M
+multiply-adds or more keeps its threads for Numba's team. A symbolic dimension keeps `threads` (the
 kernel decides per call).
 """
 from __future__ import annotations

@@ -81,7 +81,7 @@ def test_the_compile_time_rule_is_the_run_time_rule() -> None:
 
 def test_a_native_kernel_keeps_threads_for_numba_s_team(restore_threads) -> None:
     """A convolution whose parts may run natively (`native=True`: backend "auto" or "numba")
-    keeps its threads from 1M multiply-adds, where Numba's team may take two parts
+    keeps its threads from 2M multiply-adds, where Numba's team may take two parts
     (`team_bounds`); below that, and with the NumPy backend, it is spelled as one thread's."""
     amber.set_context(num_threads=2)
     x = np.ones((1, 16, 32, 32), np.float32)
@@ -96,7 +96,7 @@ def test_a_native_kernel_keeps_threads_for_numba_s_team(restore_threads) -> None
 
 def test_the_team_s_rule_is_the_compile_time_rule() -> None:
     team = types.SimpleNamespace(team=2)
-    for work in (0, (1 << 20) - 1, 1 << 20, 1 << 22, (1 << 23) - 1):
+    for work in (0, (1 << 21) - 1, 1 << 21, 1 << 22, (1 << 23) - 1):
         for threads in (1, 2, 3):
             bounds = team_bounds(team, [(0, 64)], 64, threads, work)
             assert splits(work, threads, native=True) == (bounds is not None)
