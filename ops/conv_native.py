@@ -498,12 +498,11 @@ def build_native_parts(shared: Any) -> None:
                 parallel=True, nogil=True)
     def rows_grad_weight_split(x, g, out, kept, offsets, bounds, step, geometry, team):
         """`rows_grad_weight` of each range on `team` threads: the first adds into `out`,
-        range p > 0 keeps its blocks' products in kept[offsets[p - 1]:offsets[p]]."""
+        range p > 0 keeps its blocks' products in kept[offsets[p]:offsets[p + 1]]."""
         was = numba.get_num_threads()
         numba.set_num_threads(team)
         for p in numba.prange(len(bounds) - 1):
-            first = offsets[p - 1] if p else 0
-            rows_grad_weight(x, g, out, kept[first:offsets[p]], p > 0, bounds[p],
+            rows_grad_weight(x, g, out, kept[offsets[p]:offsets[p + 1]], p > 0, bounds[p],
                              bounds[p + 1], step, geometry)
         numba.set_num_threads(was)
 

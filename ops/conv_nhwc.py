@@ -296,8 +296,8 @@ def conv2d_nhwc_grad_weight_kernel(x: np.ndarray, g: np.ndarray, *, w_shape: tup
             parts.rows_grad_weight(x, g, out, kept, start > 0, start, stop, unit, geometry)
             return list(kept)
         if bounds is not None:  # NOTE: Numba's team; part p > 0 keeps its blocks' products
-            offsets = np.cumsum([0] + [-(-(b - a) // unit) for a, b in zip(bounds[1:-1],
-                                                                           bounds[2:])],
+            offsets = np.cumsum([0, 0] + [-(-(b - a) // unit) for a, b in zip(bounds[1:-1],
+                                                                              bounds[2:])],
                                 dtype=np.int64)
             kept = np.empty((offsets[-1], k, cols), np.float32)
             run_team(parts.rows_grad_weight_split, x, g, out, kept, offsets, bounds, unit,

@@ -119,8 +119,15 @@ def thread_ranges(count: int, threads: int, work: float, align: int = 1) -> list
             parts = 1
         elif getattr(getattr(shared, "local", None), "fine", False):
             parts = min(4 * threads, units, int(work) >> 22)
-    bounds = [min(count, units * k // parts * align) for k in range(parts + 1)]
+    bounds = part_bounds(count, parts, align)
     return [(a, b) for a, b in zip(bounds, bounds[1:]) if a < b]
+
+
+def part_bounds(count: int, parts: int, align: int) -> list[int]:
+    """The bounds of `range(count)` cut into `parts` near-even ranges at multiples of
+    `align` (`thread_ranges`' parts for the pool, `team_bounds`' for Numba's team)."""
+    units = -(-count // align)
+    return [min(count, units * k // parts * align) for k in range(parts + 1)]
 
 
 def even_step(count: int, step: int) -> int:
@@ -165,20 +172,19 @@ def team_bounds(parts: Any, ranges: list[tuple[int, int]], count: int, threads: 
     if team < 2 or len(ranges) != 1 or work < 32 * shared or \
             getattr(kernel_threads().local, "fine", False):
         return None
-    units = -(-count // align)
-    cut = min(team, units, int(work) >> 20)
+    cut = min(team, -(-count // align), int(work) >> 20)
     if cut < 2:
         return None
-    return np.array([min(count, units * k // cut * align) for k in range(cut + 1)], np.int64)
+    return np.array(part_bounds(count, cut, align), np.int64)
 
 
-def run_team(split: Callable[..., None], *args: Any) -> None:
-    """`split(*args)`, a native part's split over Numba's team, with BLAS held at one thread
-    as `run_parts` holds it (the parts call BLAS side by side)."""
+def run_team(fn: Callable[..., Any], *args: Any) -> Any:
+    """`fn(*args)` with BLAS held at one thread: a native part's split over Numba's team
+    (its parts call BLAS side by side, as `run_parts`' do), or a `one_blas_thread` function."""
     shared = kernel_threads()
     hold_blas(shared, 1)
     try:
-        split(*args)
+        return fn(*args)
     finally:
         hold_blas(shared, -1)
 
@@ -237,17 +243,12 @@ def one_blas_thread(fn: Callable[..., Any]) -> Callable[..., Any]:
     spinning for its timeout (~0.1 s here), taking the core amber's pool worker needs: a
     threaded convolution after one ran at 12 ms instead of 7."""
     def call(*args):
-        shared = kernel_threads()
-        hold_blas(shared, 1)
-        try:
-            return fn(*args)
-        finally:
-            hold_blas(shared, -1)
+        return run_team(fn, *args)
     call.__name__, call.__qualname__, call.__wrapped__ = fn.__name__, fn.__qualname__, fn
     return call
 
 
 HELPERS = (openblas_libraries, blas_controls, kernel_threads, hold_blas, worker_pool,
-           thread_ranges, run_parts, even_step, team_bounds, run_team, band_rows)
+           thread_ranges, part_bounds, run_parts, even_step, team_bounds, run_team, band_rows)
 """The helpers a kernel that calls `run_parts`, `thread_ranges` and `even_step` lists in its
 OpDef."""
