@@ -50,6 +50,22 @@ def reused_temporaries(graph: Graph) -> list[Node]:
     return chosen
 
 
+def buffer_order(node: Node) -> str:
+    """The memory order of `node`'s kept buffer: the one its result would have had without it,
+    so that a chain of ops on Fortran-ordered arrays (turned products, see
+    graph/passes/orient_products.py) does not write one into a C-ordered buffer, a transposing
+    copy (an MLP's ReLU mask took 4.5x the time). That is the op's `OpDef.buffer_order`, or for
+    an elementwise op NumPy's (order "K"): its first input of the result's shape's."""
+    while node.op.elementwise:
+        shape = node.output.type.shape
+        source = next((v.producer for v in node.inputs
+                       if isinstance(v.type, Tensor) and v.type.shape == shape), None)
+        if source is None or source.is_region or len(source.outputs) != 1:
+            return "C"
+        node = source
+    return node.op.buffer_order({k: v for k, v in node.attrs.items() if not k.startswith("__")})
+
+
 def _buffer_bytes(node: Node) -> int | None:
     """The bytes of `node`'s result if it could be computed into a buffer, else None."""
     if node.is_region or len(node.outputs) != 1 or not node.op.fresh or \
@@ -90,17 +106,19 @@ def _copied_into_array(user: Node, index: int) -> bool:
         isinstance(user.inputs[op.writes].type, Tensor)
 
 
-def buffers_class(name: str, buffers: list[tuple[str, Tensor]]) -> str:
-    """The source of the class holding one set of buffers: `(attribute, type)` each."""
-    slots = ", ".join(repr(attr) for attr, _ in buffers)
+def buffers_class(name: str, buffers: list[tuple[str, Tensor, str]]) -> str:
+    """The source of the class holding one set of buffers: `(attribute, type, memory order)`
+    each (`OpDef.buffer_order`)."""
+    slots = ", ".join(repr(attr) for attr, _, _ in buffers)
     lines = [f"class {name}:",
              '    """The large temporaries of one call that never leave it, kept for later calls',
              '    (see reuses_buffers)."""',
              f"    __slots__ = ({slots}{',' if len(buffers) == 1 else ''})",
              "",
              "    def __init__(self):"]
-    lines += [f"        self.{attr} = np.empty({t.shape!r}, {t.dtype.name!r})"
-              for attr, t in buffers]
+    lines += [f"        self.{attr} = np.empty({t.shape!r}, {t.dtype.name!r}"
+              f"{'' if order == 'C' else f', order={order!r}'})"
+              for attr, t, order in buffers]
     return "\n".join(lines) + "\n"
 
 

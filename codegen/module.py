@@ -15,7 +15,8 @@ from ..graph import Graph, Loc, Node
 from . import pyast as py
 from ..graph.sizes import size_sources
 from .emitter import EntrySize, Emitter, return_loc
-from .buffers import PARAMETER as BUFFERS, buffers_class, reused_temporaries, reuses_buffers
+from .buffers import (PARAMETER as BUFFERS, buffer_order, buffers_class, reused_temporaries,
+                      reuses_buffers)
 from .frees import plan_frees
 from .hazards import find_hazards
 from .helpers import collect_helpers, helper_source
@@ -124,8 +125,8 @@ def generate(graph: Graph, *, title: str = "", signature: str = "",
     chunks = [header, *(helper_source(fn) for fn in helpers),
               *("@" + HELPER_DECORATOR + "\n" + helper_source(fn) for fn in native_helpers)]
     if buffered:
-        chunks.append(buffers_class(buffers_name, [(emitter.buffers[n], n.output.type)
-                                                   for n in buffered]))
+        chunks.append(buffers_class(buffers_name, [(emitter.buffers[n], n.output.type,
+                                                    buffer_order(n)) for n in buffered]))
     prefix = "".join(chunk.rstrip("\n") + "\n\n\n" for chunk in chunks)
     body, line_map = _place_comments(function, emitter.markers, prefix.count("\n") + 1)
     source = prefix + body

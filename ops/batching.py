@@ -72,7 +72,7 @@ def matmul_batch(bc: BatchContext) -> Any:
     away); both batched, when they have one rank. Other mixes loop."""
     (x, y), (bx, by) = bc.inputs, bc.batched
     rx, ry = _rank(bc.types[0]), _rank(bc.types[1])
-    if rx is None or ry is None or not (rx and ry):
+    if rx is None or ry is None or not (rx and ry) or bc.attrs.get("turned"):
         return None
     if bx and by:
         fits = rx == ry >= 2

@@ -226,7 +226,7 @@ def _flat(x: Tensor, size: int) -> tuple[str, tuple]:
 def matmul_spelling(types: tuple[Type, ...], attrs: Mapping[str, Any]) -> Spelling | None:
     """`x @ y` of 1-d and 2-d arrays of one dtype: loops for small products, BLAS (`np.dot`)
     for large float ones."""
-    if attrs.get("transpose_a") or attrs.get("transpose_b"):
+    if attrs.get("transpose_a") or attrs.get("transpose_b") or attrs.get("turned"):
         return None
     return _product("x", "y", types[0], types[1])
 

@@ -26,9 +26,11 @@ from .types import (AnyType, Scalar, Tensor, Type, broadcast_shapes, check_axis,
 
 
 def _matmul_infer(x: Type, y: Type, *, transpose_a: bool = False,
-                  transpose_b: bool = False) -> Tensor:
+                  transpose_b: bool = False, turned: bool = False) -> Tensor:
     for role, t, flip in (("x", x, transpose_a), ("y", y, transpose_b)):
-        expect_tensor("matmul", role, t, min_rank=2 if flip else 1)
+        expect_tensor("matmul", role, t, min_rank=2 if flip or turned else 1)
+    if turned and (x.rank != 2 or y.rank != 2):
+        raise ValueError(f"matmul: turned=True takes 2-d operands, not {x} @ {y}")
     a = x.shape[:-2] + x.shape[:-3:-1] if transpose_a else x.shape
     b = y.shape[:-2] + y.shape[:-3:-1] if transpose_b else y.shape
     inner_b = b[0] if len(b) == 1 else b[-2]
@@ -45,24 +47,32 @@ def _matmul_infer(x: Type, y: Type, *, transpose_a: bool = False,
 
 
 def _matmul_kernel(x: np.ndarray, y: np.ndarray, *, transpose_a: bool = False,
-                   transpose_b: bool = False) -> np.ndarray:
+                   transpose_b: bool = False, turned: bool = False) -> np.ndarray:
+    if turned:  # NOTE: (a @ b).T is b.T @ a.T (see graph/passes/orient_products.py)
+        return np.matmul(y if transpose_b else y.T, x if transpose_a else x.T).T
     return np.matmul(np.swapaxes(x, -1, -2) if transpose_a else x,
                      np.swapaxes(y, -1, -2) if transpose_b else y)
 
 
 def _matmul_operands(attrs: Mapping[str, Any]) -> tuple[str, str]:
-    """The two operands as generated code spells them, transposed where the attributes say."""
+    """The two operands as generated code spells them, transposed where the attributes say;
+    turned, those of the transposed product (b.T, a.T: 2-d operands)."""
+    if attrs.get("turned"):
+        return ("y" if attrs.get("transpose_b") else "y.T",
+                "x" if attrs.get("transpose_a") else "x.T")
     return ("np.swapaxes(x, -1, -2)" if attrs.get("transpose_a") else "x",
             "np.swapaxes(y, -1, -2)" if attrs.get("transpose_b") else "y")
 
 
 def _matmul_emit(attrs: Mapping[str, Any]) -> str:
     a, b = _matmul_operands(attrs)
-    return f"{a} @ {b}"
+    return f"np.matmul({a}, {b}).T" if attrs.get("turned") else f"{a} @ {b}"
 
 
 def _matmul_into(attrs: Mapping[str, Any]) -> str:
     a, b = _matmul_operands(attrs)
+    if attrs.get("turned"):  # NOTE: `out` is Fortran-ordered (`into_order`): out.T is C-ordered
+        return f"np.matmul({a}, {b}, out=out.T).T"
     return f"np.matmul({a}, {b}, out=out)"
 
 
@@ -96,11 +106,13 @@ def _matmul_grad(ad: GradContext) -> tuple[Any, ...]:
 
 matmul = OpDef(
     "matmul", ("x", "y"), kernel=_matmul_kernel, infer=_matmul_infer, emit=_matmul_emit,
-    attrs={"transpose_a": False, "transpose_b": False}, operator="MatMult", fresh=True,
-    into=_matmul_into, grad=_matmul_grad, numba=native.matmul_spelling, onnx=ox.matmul,
-    batch=matmul_batch)
+    attrs={"transpose_a": False, "transpose_b": False, "turned": False}, operator="MatMult",
+    fresh=True, into=_matmul_into, into_order=lambda attrs: "F" if attrs.get("turned") else "C",
+    grad=_matmul_grad, numba=native.matmul_spelling, onnx=ox.matmul, batch=matmul_batch)
 """`x @ y` with NumPy semantics (1-d operands, broadcast batches); the transposes swap the last
-two axes of an operand first (MindSpore MatMul/BatchMatMul)."""
+two axes of an operand first (MindSpore MatMul/BatchMatMul). `turned` (2-d operands, set by
+`orient_products`) computes the same product as the transpose of b.T @ a.T, whose GEMM BLAS
+runs faster where the result has more columns than rows."""
 
 
 def _dot_infer(x: Type, y: Type) -> Tensor:

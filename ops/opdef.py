@@ -70,6 +70,10 @@ class OpDef:
     dtype that shares no memory with the inputs (`"np.matmul(x, y, out=out)"`), or None for
     attributes without one; where memory planning may place a result (a stack's row).
     Elementwise ops use their in-place form."""
+    into_order: Callable[[Mapping[str, Any]], str] | None = None
+    """`into_order(attrs)`: the memory order ("C" or "F") of a buffer `into` writes fastest,
+    where it is not "C" (a turned matmul writes its result's transpose); a kept buffer
+    (codegen/buffers.py) is made in it. Any order computes the same numbers."""
     specialize: Callable[[tuple[Type, ...], Mapping[str, Any]], Spelling | None] | None = None
     """`specialize(input_types, attrs)`: a faster spelling for these static input types (conv2d
     with its window geometry fixed, `x.sum()` for a tensor), or None where `emit` serves."""
@@ -126,6 +130,10 @@ class OpDef:
         if self.into is not None:
             return self.into(attrs)
         return self.inplace_template(attrs) if self.elementwise and self.inplace else None
+
+    def buffer_order(self, attrs: Mapping[str, Any]) -> str:
+        """The memory order of a buffer for `into_template` (see `into_order`)."""
+        return "C" if self.into_order is None else self.into_order(attrs)
 
     def inplace_template(self, attrs: Mapping[str, Any]) -> str:
         """The in-place expression for these attribute values."""

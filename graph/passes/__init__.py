@@ -9,8 +9,8 @@ import functools
 
 from .. import ir
 from . import (batch_loop_matmuls, cse, dce, fold_constants, fuse, fuse_loss_grad, layout, licm,
-               pair_gradients, place_gradients, place_threads, plan_memory, scale_operand, simplify,
-               stack_tapes, update_in_gemm)
+               orient_products, pair_gradients, place_gradients, place_threads, plan_memory,
+               scale_operand, simplify, stack_tapes, update_in_gemm)
 from .manager import Pass, PassError, PassHook, PassManager, PassReport, Step
 
 PASSES: dict[str, Pass] = {
@@ -29,6 +29,7 @@ PASSES: dict[str, Pass] = {
     "place_threads": place_threads.run,
     "stack_tapes": stack_tapes.run,
     "place_gradients": place_gradients.run,
+    "orient_products": orient_products.run,
     "plan_memory": plan_memory.run,
 }
 
@@ -40,7 +41,7 @@ PIPELINES: dict[int, tuple[Step, ...]] = {
     # NOTE: plan_memory comes last: in-place marks assume no pass reorders nodes after it
     2: ((*CLEANUPS, "licm", "batch_loop_matmuls", "fuse", "scale_operand", "update_in_gemm",
          "fuse_loss_grad", "layout"), "pair_gradients", "place_threads", "stack_tapes",
-        "place_gradients", "plan_memory"),
+        "orient_products", "place_gradients", "plan_memory"),
 }
 
 DEFAULT_LEVEL = 2

@@ -87,7 +87,8 @@ def _place(value: Value, reduction: Node, slot: tuple[str, int, int], rw: Rewrit
     sizes = [int(np.prod(v.type.shape, dtype=np.int64)) for v in matmul.inputs]
     dtype, offset, total = slot
     b = rw.builder(InsertPoint.before(matmul), matmul.loc)
-    new = b.op("placed_matmul", *matmul.inputs, name=value.name, **matmul.attrs,
+    new = b.op("placed_matmul", *matmul.inputs, name=value.name,
+               transpose_a=matmul.attrs["transpose_a"], transpose_b=matmul.attrs["transpose_b"],
                scaled=int(np.argmin(sizes)), mean=reduction.attrs.get("mean", True),
                degree=reduction.attrs.get("degree"), dtype=dtype, offset=offset, total=total,
                shape=tuple(out.shape))

@@ -45,7 +45,8 @@ def _rewrite(node: Node, rw: Rewriter) -> bool:
         return False
     b = rw.builder(InsertPoint.before(node), node.loc)
     update = b.op("assign_sub_product", param, *matmul.inputs, name=node.output.name,
-                  **matmul.attrs)
+                  transpose_a=matmul.attrs["transpose_a"],
+                  transpose_b=matmul.attrs["transpose_b"])
     _take_order(node, update.producer)
     rw.replace(node, [update])
     rw.erase(matmul)
