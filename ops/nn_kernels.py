@@ -230,7 +230,9 @@ def softmax_cross_entropy_grad_kernel(logits: np.ndarray, labels: np.ndarray, g:
     samples for 'mean'); class ids checked as the loss checks them."""
     classes = logits.shape[-1]
     at = label_index(labels, classes)
-    probs = np.exp(logits - logits.max(axis=-1, keepdims=True))
+    # NOTE: C order, so that `rows` is a view: NumPy's default ("K") follows the logits' layout,
+    # and a [B, T, C] transpose of [B, C, T] logits would reshape into a copy, losing the -1
+    probs = np.exp(np.subtract(logits, logits.max(axis=-1, keepdims=True), order="C"))
     probs = probs.astype(np.result_type(probs, g), copy=False)
     probs /= probs.sum(axis=-1, keepdims=True)
     rows = probs.reshape(-1, classes)
@@ -249,8 +251,9 @@ def softmax_cross_entropy_with_grad_kernel(logits: np.ndarray, labels: np.ndarra
     the same numbers the two kernels give apart."""
     classes = logits.shape[-1]
     at = label_index(labels, classes)
-    # NOTE: ufunc reductions are what .max() and .sum() call, less their Python frames
-    shifted = logits - np.maximum.reduce(logits, axis=-1, keepdims=True)
+    # NOTE: ufunc reductions are what .max() and .sum() call, less their Python frames; C order
+    # for the in-place -1 through a reshaped view below (see softmax_cross_entropy_grad_kernel)
+    shifted = np.subtract(logits, np.maximum.reduce(logits, axis=-1, keepdims=True), order="C")
     label_logit = pick_labels(shifted.reshape(-1, classes), at, labels).reshape(labels.shape)
     probs = np.exp(shifted, out=shifted)  # NOTE: the shifted logits are not read again
     total = np.add.reduce(probs, axis=-1, keepdims=True)

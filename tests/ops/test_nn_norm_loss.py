@@ -1,4 +1,6 @@
 """batch_norm, layer_norm, softmax, log_softmax and the losses against their formulas."""
+import itertools
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -160,6 +162,28 @@ def test_softmax_cross_entropy_soft_labels_and_errors():
                                        sparse=True, reduction="none")
     with pytest.raises(ValueError, match="reduction must be one of"):
         FN["softmax_cross_entropy"].bind("l", "y", reduction="avg")
+
+
+@pytest.mark.parametrize("perm", list(itertools.permutations(range(3))))
+@pytest.mark.parametrize("fortran", [False, True])
+@pytest.mark.parametrize("reduction", ["none", "mean"])
+def test_sparse_cross_entropy_gradient_for_logits_in_any_memory_layout(perm, fortran, reduction):
+    """Both gradient kernels take one off at each label through a [rows, classes] view: logits
+    a transpose of another array ([B, T, C] from [B, C, T]) or Fortran-ordered once made that
+    reshape a copy, and the gradient lacked the -1 (a silent wrong gradient). Checked against
+    softmax - one_hot in float64."""
+    logits = (rand(4, 6, 5) * 3).transpose(perm)
+    logits = np.asfortranarray(logits) if fortran else logits
+    labels = RNG.integers(0, logits.shape[-1], logits.shape[:-1]).astype(np.int32)
+    g = np.ones(labels.shape, np.float32) if reduction == "none" else np.float32(1.0)
+    shifted = logits.astype(np.float64) - logits.max(axis=-1, keepdims=True)
+    want = np.exp(shifted) / np.exp(shifted).sum(axis=-1, keepdims=True)
+    want -= np.eye(logits.shape[-1])[labels]
+    want /= labels.size if reduction == "mean" else 1
+    fused = losses.softmax_cross_entropy_with_grad.kernel(logits, labels, g, reduction=reduction)
+    alone = losses.softmax_cross_entropy_grad.kernel(logits, labels, g, reduction=reduction)
+    for got in (fused[1], alone):
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
 
 
 def nll_ref(log_probs, target, weight, ignore_index, reduction):
