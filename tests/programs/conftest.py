@@ -49,7 +49,7 @@ def has_loop(program: harness.Program) -> bool:
     try:
         found = _top_level_loops(inspect.getsourcefile(target)).get(target.__qualname__)
         if found is None:
-            return bool(_LOOP.search(inspect.getsource(target)))
+            return bool(_LOOP.search("".join(harness.source_lines(target)[0])))
         return found
     except (OSError, TypeError):
         return True
@@ -62,7 +62,7 @@ def _top_level_loops(path: str | None) -> dict[str, bool]:
     (Python 3.11): with a hundred Cell programs in a file, collecting took minutes."""
     if path is None:
         raise OSError("no source file")
-    with open(path, encoding="utf-8") as file:
+    with open(path, encoding="utf-8") as file, harness.PARSE_LOCK:  # NOTE: see source_lines
         tree = ast.parse(file.read())
     defined = [node for node in tree.body
                if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)]

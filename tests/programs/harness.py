@@ -20,6 +20,7 @@ from typing import Any, Callable
 import numpy as np
 
 import amber
+from amber.common.parsing import PARSE_LOCK
 from amber.runtime import JitFunction, JitMethod
 
 PROGRAMS_ATTR = "corpus_programs"
@@ -401,10 +402,19 @@ def check(program: Program, capsys: Any, subject: Subject | None = None) -> Subj
 NUMPY_1 = int(np.__version__.split(".")[0]) < 2
 
 
+def source_lines(obj: Any) -> tuple[list[str], int]:
+    """`inspect.getsourcelines` under amber's parse lock: for a class, Python 3.11 parses the
+    whole file, and a parse racing amber's background kernel builds on another thread can fail
+    with "AST constructor recursion depth mismatch" (amber/common/parsing.py; seen once in CI,
+    NumPy 1 run of 2026-11-29 22:50)."""
+    with PARSE_LOCK:
+        return inspect.getsourcelines(obj)
+
+
 def _check_refused(subject: Subject, program: Program, capsys: Any) -> None:
     """Under NumPy 1: eager runs, compiling raises a CompileError at one of the program's own
     lines (file:line:col and a caret)."""
-    lines, first = inspect.getsourcelines(program.target)
+    lines, first = source_lines(program.target)
     own = range(first, first + len(lines))
     for args in program.inputs:
         want = call(subject.eager, args, subject.eager_net, capsys)
@@ -468,7 +478,7 @@ def marked_lines(target: Any) -> set[tuple[str, int]]:
     it reaches by name."""
     found = set()
     for obj in _reachable(target):
-        lines, start = inspect.getsourcelines(obj)
+        lines, start = source_lines(obj)
         name = os.path.basename(inspect.getsourcefile(obj))
         markers = (ERROR_MARKER, NUMPY1_ERROR_MARKER) if NUMPY_1 else (ERROR_MARKER,)
         found.update((name, start + k) for k, text in enumerate(lines)
