@@ -3,6 +3,14 @@ on the same inputs, and assert equal results, printed output, argument mutations
 
 Category files mark programs with `@runs(...)`; `conftest.py` collects them into the `program`
 parametrization (ids = program names) and provides the `check_program` fixture.
+
+`AMBER_CORPUS_LAYOUT=both` (a long run, not CI's) hands both sides every array argument of rank
+2 or more in another memory layout, the same values: Fortran-ordered (rank 2) or a transposed
+copy seen through the inverse transpose (higher ranks). Kernels that wrote through a reshape
+assumed to be a view gave wrong gradients on such inputs once (cross entropy's, 2026-11-29).
+`AMBER_CORPUS_LAYOUT=compiled` relays the compiled side's arguments only: then only programs
+whose NumPy semantics depend on the layout (a reshape or ravel that is a view of a C-ordered
+input and a copy of another) may differ.
 """
 from __future__ import annotations
 
@@ -426,12 +434,32 @@ def _check_refused(subject: Subject, program: Program, capsys: Any) -> None:
             err.line in own and "^" in str(err), str(err)
 
 
+LAYOUT = os.environ.get("AMBER_CORPUS_LAYOUT", "")
+"""Which side's array arguments are relaid (see the module docstring): "", "compiled", "both"."""
+
+
+def relaid(args: Any, side: str) -> Any:
+    """`args` with every array of rank 2 or more in another memory layout (same values), on
+    the sides `LAYOUT` names; else `args` itself."""
+    if LAYOUT not in (side, "both"):
+        return args
+    if isinstance(args, np.ndarray) and args.ndim >= 2:
+        reverse = tuple(range(args.ndim))[::-1]
+        return np.asfortranarray(args) if args.ndim == 2 else \
+            np.ascontiguousarray(args.transpose(reverse)).transpose(reverse)
+    if isinstance(args, Kw):
+        return Kw({k: relaid(v, side) for k, v in args.items()})
+    if type(args) in (list, tuple):
+        return type(args)(relaid(v, side) for v in args)
+    return args
+
+
 def _run(subject: Subject, program: Program, k: int, args: tuple[Any, ...], capsys: Any,
          round_name: str = "") -> tuple[Outcome, Outcome, str]:
     change = program.between or (lambda net, k: None)
-    want = call(subject.eager, args, subject.eager_net, capsys,
+    want = call(subject.eager, relaid(args, "eager"), subject.eager_net, capsys,
                 lambda: change(subject.eager_net, k))
-    got = call(subject.compiled, args, subject.compiled_net, capsys,
+    got = call(subject.compiled, relaid(args, "compiled"), subject.compiled_net, capsys,
                lambda: change(subject.compiled_net, k))
     label = f"{program.name} input #{k} {describe(args)}{round_name}"
     _compare(got, want, label, subject.jitted)

@@ -282,7 +282,8 @@ def _check(program: harness.Program, k: int, capsys: Any) -> None:
         with pytest.raises(amber.CompileError, match=re.escape(refused)):
             fn(*copy.deepcopy(args), sens)
         return
-    grads = _made_or_refused(lambda: fn(*copy.deepcopy(args), sens), program, k)
+    grads = _made_or_refused(  # NOTE: AMBER_CORPUS_LAYOUT: the arrays in another layout
+        lambda: fn(*harness.relaid(copy.deepcopy(args), "compiled"), sens), program, k)
     if grads is None:
         return
     by_input, by_weight = grads if weights else (grads, ())
