@@ -346,6 +346,46 @@ def test_fresh_results_share_no_memory_with_inputs(name, case):
         assert not any(np.shares_memory(out, a) for a in arrays_in(inputs)), name
 
 
+def relaid(value):
+    """`value` with every array of rank 2 or more in another memory layout, the same values:
+    Fortran-ordered, or (rank 3 and up) a transposed copy seen through the inverse transpose."""
+    if isinstance(value, np.ndarray) and value.ndim >= 2:
+        reverse = tuple(range(value.ndim))[::-1]
+        return np.asfortranarray(value) if value.ndim == 2 else \
+            np.ascontiguousarray(value.transpose(reverse)).transpose(reverse)
+    if type(value) in (tuple, list):
+        return type(value)(map(relaid, value))
+    return value
+
+
+def close(a, b) -> bool:
+    """`same`, floats to rounding: a reduction may add in another order in another layout."""
+    if isinstance(a, np.ndarray | np.generic) and isinstance(b, np.ndarray | np.generic) and \
+            a.dtype == b.dtype and a.dtype.kind in "fc" and np.shape(a) == np.shape(b):
+        return bool(np.allclose(a, b, rtol=1e-5, atol=1e-6, equal_nan=True))
+    if isinstance(a, tuple | list) and type(a) is type(b) and len(a) == len(b):
+        return all(map(close, a, b))
+    return same(a, b)
+
+
+LAID_OUT = [(name, i) for name, i in CASES
+            if any(a.ndim >= 2 for a in arrays_in(SAMPLES[name][i][0]))]
+"""The samples with an array argument of rank 2 or more (one that has another layout)."""
+
+
+@pytest.mark.parametrize("name, case", LAID_OUT, ids=[f"{n}-{i}" for n, i in LAID_OUT])
+def test_kernels_compute_the_same_in_any_memory_layout(name, case):
+    """Arguments Fortran-ordered or transposed give the C-ordered arguments' result: a kernel
+    writing through a reshape it takes for a view would lose the write (cross entropy's
+    gradient did, on transposed logits)."""
+    op = registry.OPS[name]
+    inputs, attrs = SAMPLES[name][case]
+    attrs = op.full_attrs(attrs)
+    want, printed = run(lambda: op.kernel(*copy.deepcopy(inputs), **attrs))
+    got, relaid_printed = run(lambda: op.kernel(*relaid(copy.deepcopy(inputs)), **attrs))
+    assert close(got, want) and printed == relaid_printed, (name, got, want)
+
+
 def inplace_cases(op: OpDef) -> list[tuple[tuple, dict, int]]:
     """Samples whose result could overwrite input k: same shape and dtype, rank >= 1."""
     cases = []
