@@ -63,7 +63,7 @@ def buffer_order(node: Node) -> str:
         if source is None or source.is_region or len(source.outputs) != 1:
             return "C"
         node = source
-    return node.op.buffer_order({k: v for k, v in node.attrs.items() if not k.startswith("__")})
+    return node.op.buffer_order(node.op_attrs)
 
 
 def _buffer_bytes(node: Node) -> int | None:
@@ -75,7 +75,7 @@ def _buffer_bytes(node: Node) -> int | None:
     if not (isinstance(out, Tensor) and out.is_static and out.rank >= 1):
         return None
     size = math.prod(out.shape) * out.dtype.itemsize
-    attrs = {k: v for k, v in node.attrs.items() if not k.startswith("__")}
+    attrs = node.op_attrs
     if size < REUSE_MIN_BYTES or node.op.into_template(attrs) is None:
         return None
     return size

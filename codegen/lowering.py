@@ -52,7 +52,7 @@ def lower(graph: Graph, into_buffers: frozenset[Node] = frozenset()) -> dict[Nod
 
 def lower_node(node: Node, into_buffer: bool = False) -> Lowered:
     """The op node as generated code computes it (into its kept buffer if `into_buffer`)."""
-    attrs = {k: v for k, v in node.attrs.items() if not k.startswith("__")}
+    attrs = node.op_attrs
     if into_buffer:
         text = node.op.into_template(attrs)
         assert text is not None, f"codegen: {node.name} has no form writing into a buffer"

@@ -15,6 +15,14 @@ from .types import ListType, NoneType, Scalar, Tensor, TupleType, Type
 NOT_CONSTANT: Any = type("NotConstant", (), {"__repr__": lambda self: "NOT_CONSTANT"})()
 
 
+def static_float_matrices(values: Sequence[Value]) -> bool:
+    """All 2-D tensors of static shape and one dtype, float32 or float64: operands and results
+    a single BLAS GEMM takes as they are (`update_in_gemm`, `orient_products`)."""
+    types = [v.type for v in values]
+    return all(isinstance(t, Tensor) and t.rank == 2 and t.is_static and t.dtype == types[0].dtype
+               for t in types) and types[0].dtype in (np.float32, np.float64)
+
+
 def constant_of(value: Value) -> Any:
     """The compile-time value of `value` (made by a `constant` node), or `NOT_CONSTANT`."""
     node = value.producer

@@ -69,7 +69,7 @@ class _RuleContext:
 
     def __init__(self, transform: _Transform, scope: _Scope, node: Node, g: Adjoint) -> None:
         self.transform, self.scope, self.node = transform, scope, node
-        self.attrs = {k: v for k, v in node.attrs.items() if not k.startswith("__")}
+        self.attrs = node.op_attrs
         self.types = tuple(v.type for v in node.inputs)
         self.out_type = node.output.type
         if isinstance(g, list):
@@ -178,7 +178,7 @@ class _ExpandContext:
 
     def __init__(self, node: Node) -> None:
         self.node = node
-        self.attrs = {k: v for k, v in node.attrs.items() if not k.startswith("__")}
+        self.attrs = node.op_attrs
         self.types = tuple(v.type for v in node.inputs)
         self.out_type = node.output.type
         self.builder = Builder(InsertPoint.before(node), node.loc)

@@ -77,7 +77,7 @@ class _Interpreter:
             return Unbound(node.attrs["name"])
         inputs = [self.read(v) for v in node.inputs]
         # NOTE: `__`-prefixed attributes are codegen hints (INPLACE_ATTR), not op arguments
-        attrs = {k: v for k, v in node.attrs.items() if not k.startswith("__")}
+        attrs = node.op_attrs
         if holds_symbols(attrs):
             attrs = substitute(attrs, self.sizes)
         return node.op.kernel(*inputs, **attrs)

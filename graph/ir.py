@@ -146,6 +146,12 @@ class Node:
         return isinstance(self.op, str)
 
     @property
+    def op_attrs(self) -> dict[str, Any]:
+        """The attributes the op's kernel, rules and templates take: all but the `__` codegen
+        hints (`INPLACE_ATTR`, `INTO_ROW_ATTR`)."""
+        return {k: v for k, v in self.attrs.items() if not k.startswith("__")}
+
+    @property
     def effectful(self) -> bool:
         """True if the node (or anything nested in it) has a side effect."""
         if isinstance(self.op, OpDef):

@@ -49,7 +49,7 @@ def element_types(node: Node) -> tuple[Any, Any]:
 def element_form(node: Node) -> tuple[Form, Sequence[Any]]:
     """The node's prepared element expression (inputs as placeholders) and its helpers."""
     types = tuple(v.type for v in node.inputs)
-    attrs = {k: v for k, v in node.attrs.items() if not k.startswith("__")}
+    attrs = node.op_attrs
     spelling = node.op.numba_spelling(types, attrs)
     if spelling is None:
         raise NotNative(f"{node.name} has no Numba form for {', '.join(map(str, types))}")

@@ -288,7 +288,7 @@ class _Builder:
     def whole(self, node: Node) -> list[ast.stmt]:
         """An op over whole values, by its `numba` spelling."""
         types = tuple(v.type for v in node.inputs)
-        attrs = {k: v for k, v in node.attrs.items() if not k.startswith("__")}
+        attrs = node.op_attrs
         spelling = node.op.numba_spelling(types, attrs)
         if spelling is None:
             shown = ", ".join(map(str, types))

@@ -146,8 +146,7 @@ class NodeEmitter:
         self.scope, self.op = scope, node.name
         self.types = tuple(v.type for v in node.inputs)
         self.out_type = node.outputs[0].type if node.outputs else NoneType()
-        self.attrs: Mapping[str, Any] = {k: v for k, v in node.attrs.items()
-                                         if not k.startswith("__")}
+        self.attrs: Mapping[str, Any] = node.op_attrs
 
     def node(self, op_type: str, *inputs: str, outputs: int = 1, **attrs: Any) -> Any:
         return self.scope.node(op_type, *inputs, outputs=outputs, **attrs)

@@ -24,14 +24,12 @@ of NHWC results are not C-ordered either: memory order is not part of a value. A
 """
 from __future__ import annotations
 
-import numpy as np
-
 from ...ops import nn as nn_ops
 from ...ops import shaping
+from ..analysis import static_float_matrices
 from ..builder import InsertPoint
 from ..ir import Block, Graph, Node
 from ..rewriter import Rewriter
-from ..types import Tensor
 
 MIN_WORK = 1 << 16
 """Multiply-adds from which a product turns (below it the two GEMMs take the same time)."""
@@ -70,10 +68,9 @@ def _turn(node: Node, flags: list[bool], rw: Rewriter) -> None:
 def _pays(node: Node) -> bool:
     """Static 2-D float operands of one dtype, a result [M, N] with N > M of at least
     `MIN_WORK` multiply-adds, that no block returns."""
-    types = [v.type for v in (*node.inputs, node.output)]
-    if not all(isinstance(t, Tensor) and t.rank == 2 and t.is_static for t in types) or \
-            len({t.dtype for t in types}) != 1 or types[0].dtype not in (np.float32, np.float64):
+    if not static_float_matrices((*node.inputs, node.output)):
         return False
-    (m, n), inner = types[-1].shape, types[0].shape[0 if node.attrs.get("transpose_a") else 1]
+    m, n = node.output.type.shape
+    inner = node.inputs[0].type.shape[0 if node.attrs.get("transpose_a") else 1]
     return m < n and m * n * inner >= MIN_WORK and \
         not any(isinstance(use.user, Block) for use in node.output.uses)

@@ -18,10 +18,10 @@ from __future__ import annotations
 import numpy as np
 
 from ...ops import nn as nn_ops
+from ..analysis import static_float_matrices
 from ..builder import InsertPoint
 from ..ir import Graph, Node, Value
 from ..rewriter import Rewriter
-from ..types import Tensor
 
 MIN_SIZE = 1 << 14
 """Product elements from which the one call pays (between the two layers measured above)."""
@@ -55,10 +55,8 @@ def _rewrite(node: Node, rw: Rewriter) -> bool:
 
 def _fits(param: Value, *operands: Value) -> bool:
     """2-D static float tensors of one dtype, the product at least `MIN_SIZE` elements."""
-    types = [v.type for v in (param, *operands)]
-    return all(isinstance(t, Tensor) and t.rank == 2 and t.is_static and t.dtype == types[0].dtype
-               for t in types) and types[0].dtype in (np.float32, np.float64) and \
-        int(np.prod(types[0].shape)) >= MIN_SIZE
+    return static_float_matrices((param, *operands)) and \
+        int(np.prod(param.type.shape)) >= MIN_SIZE
 
 
 def _undisturbed(matmul: Node, update: Node) -> bool:
